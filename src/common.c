@@ -1,0 +1,118 @@
+/* common.c: the error, trace and notice printers behind common.h, and small helpers. Printing only:
+ * no function here exits or aborts. */
+#include "common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int g_rank = -1;
+static char g_host[256] = "?";
+
+void ddp_set_identity(int rank, const char *host) {
+  g_rank = rank;
+  snprintf(g_host, sizeof g_host, "%s", host ? host : "?");
+}
+int ddp_rank(void) { return g_rank; }
+const char *ddp_host(void) { return g_host; }
+
+const char *ddp_result_str(ddp_result r) {
+  switch (r) {
+    case DDP_OK: return "ok";
+    case DDP_ERR_USAGE: return "usage error";
+    case DDP_ERR_SYSTEM: return "system error";
+    case DDP_ERR_MPI: return "MPI error";
+    case DDP_ERR_CUDA: return "CUDA error";
+    case DDP_ERR_CUBLAS: return "cuBLAS error";
+    case DDP_ERR_NCCL: return "NCCL error";
+    case DDP_ERR_HWLOC: return "hwloc error";
+    case DDP_ERR_JSON: return "JSON error";
+    case DDP_ERR_TIMEOUT: return "timeout";
+    case DDP_ERR_CHECK: return "verification failure";
+    case DDP_ERR_INTERNAL: return "internal error";
+  }
+  return "unknown error";
+}
+
+int ddp_exit_code(ddp_result r) {
+  if (r == DDP_OK) return DDP_EXIT_OK;
+  if (r == DDP_ERR_USAGE) return DDP_EXIT_USAGE;
+  if (r == DDP_ERR_CHECK) return DDP_EXIT_CHECK;
+  return DDP_EXIT_RUNTIME;
+}
+
+const char *ddp_strerror_errno(void) { return strerror(errno); }
+
+ddp_result ddp_fail(ddp_result code, const char *file, int line, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "[ddpbench rank %d host %s] %s at %s:%d: %s\n", g_rank, g_host, ddp_result_str(code), file,
+          line, msg);
+  fflush(stderr);
+  return code;
+}
+
+void ddp_trace(const char *file, int line) {
+  fprintf(stderr, " .. rank %d host %s: from %s:%d\n", g_rank, g_host, file, line);
+}
+
+static int is_rank0(void) { return g_rank >= 0 ? g_rank == 0 : ddp_launcher_rank() == 0; }
+
+ddp_result ddp_usage_error(const char *fmt, ...) {
+  if (is_rank0()) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("ddpbench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+  }
+  return DDP_ERR_USAGE;
+}
+
+void ddp_notice(const char *fmt, ...) {
+  if (!is_rank0()) return;
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("ddpbench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  fflush(stderr);
+}
+
+double ddp_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *ddp_fmt_bytes(char *buf, size_t n, double bytes) {
+  static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    u++;
+  }
+  if (u == 0)
+    snprintf(buf, n, "%.0f %s", bytes, unit[u]);
+  else
+    snprintf(buf, n, "%.2f %s", bytes, unit[u]);
+  return buf;
+}
+
+int ddp_launcher_rank(void) {
+  static const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+  for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return atoi(v);
+  }
+  return 0;
+}

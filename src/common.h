@@ -1,0 +1,80 @@
+/* common.h: what every ddpbench file shares: the result enum that travels up every call chain, the
+ * rank/host-tagged error and trace printers, the check macros for libc, and the small helpers (timing,
+ * size formatting). Nothing here may exit the process or call MPI: errors are returned upwards and only
+ * main() turns a failure into MPI_Abort (a rank that exits on its own leaves its peers hanging). */
+#ifndef DDPBENCH_COMMON_H
+#define DDPBENCH_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  DDP_OK = 0,
+  DDP_ERR_USAGE,    /* bad command line, config or input file: exit code 2 */
+  DDP_ERR_SYSTEM,   /* libc / operating system */
+  DDP_ERR_MPI,
+  DDP_ERR_CUDA,
+  DDP_ERR_CUBLAS,
+  DDP_ERR_NCCL,
+  DDP_ERR_HWLOC,
+  DDP_ERR_JSON,
+  DDP_ERR_TIMEOUT,  /* a peer or the device stopped answering */
+  DDP_ERR_CHECK,    /* verification failed: data differs between ranks */
+  DDP_ERR_INTERNAL,
+} ddp_result;
+
+/* Process exit codes (documented in README): */
+enum { DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3 };
+
+const char *ddp_result_str(ddp_result r);
+int ddp_exit_code(ddp_result r);
+
+/* Identity printed in every error line. Set once after MPI starts; before that rank is -1. */
+void ddp_set_identity(int rank, const char *host);
+int ddp_rank(void);
+const char *ddp_host(void);
+
+/* Prints "[ddpbench rank R host H] <what> at FILE:LINE: message" to stderr and returns code. */
+ddp_result ddp_fail(ddp_result code, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Prints " .. rank R host H: from FILE:LINE" (a poor man's stack trace across ranks). */
+void ddp_trace(const char *file, int line);
+/* One-line user error "ddpbench: message" to stderr (rank 0 only); returns DDP_ERR_USAGE. */
+ddp_result ddp_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Notice "ddpbench: message" on stderr from rank 0 (or before MPI, from the process that will be rank 0). */
+void ddp_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define DDP_FAIL(code, ...) ddp_fail((code), __FILE__, __LINE__, __VA_ARGS__)
+#define DDP_TRY(call)                                  \
+  do {                                                 \
+    ddp_result r_ = (call);                            \
+    if (r_ != DDP_OK) {                                \
+      ddp_trace(__FILE__, __LINE__);                   \
+      return r_;                                       \
+    }                                                  \
+  } while (0)
+/* libc: cond false => error with strerror(errno). */
+#define DDP_CHECK_SYS(cond, what)                                                      \
+  do {                                                                                 \
+    if (!(cond)) return ddp_fail(DDP_ERR_SYSTEM, __FILE__, __LINE__, "%s: %s", (what), \
+                                 ddp_strerror_errno());                                \
+  } while (0)
+#define DDP_CHECK_ALLOC(p) \
+  do { if (!(p)) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory"); } while (0)
+const char *ddp_strerror_errno(void);
+
+/* Monotonic wall clock in seconds. */
+double ddp_now(void);
+/* "1.50 GiB"-style size into buf (binary units, as nccl-tests' sizes). */
+const char *ddp_fmt_bytes(char *buf, size_t n, double bytes);
+/* Rank of this process as the launcher tells it (OMPI, PMI, Slurm), before MPI starts; 0 if unknown. */
+int ddp_launcher_rank(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
