@@ -49,11 +49,12 @@ ddp_result ddp_usage_error(const char *fmt, ...) __attribute__((format(printf, 1
 void ddp_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #define DDP_FAIL(code, ...) ddp_fail((code), __FILE__, __LINE__, __VA_ARGS__)
+/* Relays a failure upwards with a trace line; usage errors are already one complete line for the user. */
 #define DDP_TRY(call)                                  \
   do {                                                 \
     ddp_result r_ = (call);                            \
     if (r_ != DDP_OK) {                                \
-      ddp_trace(__FILE__, __LINE__);                   \
+      if (r_ != DDP_ERR_USAGE) ddp_trace(__FILE__, __LINE__); \
       return r_;                                       \
     }                                                  \
   } while (0)

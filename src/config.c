@@ -1,0 +1,433 @@
+/* config.c: the key table, and parsing of the INI file (inih) and the command line into ddp_config.
+ * Every default lives in the table as text and goes through the same parser as user input, so --help
+ * prints exactly what a run uses. Never touches MPI or a device; errors are one line naming the key. */
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+typedef enum { T_INT, T_U64, T_DOUBLE, T_BOOL, T_ENUM, T_STR } key_type;
+
+typedef struct {
+  const char *key;
+  key_type type;
+  size_t offset;
+  const char *def;
+  double min, max;          /* T_INT, T_DOUBLE: inclusive range */
+  const char *choices;      /* T_ENUM: "a|b|c", stored as the index */
+  size_t size;              /* T_STR: buffer size */
+  const char *help;
+} key_spec;
+
+#define OFF(f) offsetof(ddp_config, f)
+#define SZ(f) sizeof(((ddp_config *)0)->f)
+static const key_spec KEYS[] = {
+    {"hidden", T_INT, OFF(hidden), "1024", 1, 65536, NULL, 0, "hidden size H (every layer is H x H)"},
+    {"layers", T_INT, OFF(layers), "4", 1, 4096, NULL, 0, "number of layers L"},
+    {"batch", T_INT, OFF(batch), "256", 1, 1 << 24, NULL, 0, "samples per rank per step"},
+    {"steps", T_INT, OFF(steps), "20", 1, 1000000, NULL, 0, "timed steps per phase"},
+    {"warmup", T_INT, OFF(warmup), "5", 0, 1000000, NULL, 0, "untimed steps before them"},
+    {"seed", T_U64, OFF(seed), "42", 0, 0, NULL, 0, "seed of the counter-based generator"},
+    {"lr", T_DOUBLE, OFF(lr), "0.01", 0, 1e6, NULL, 0, "SGD learning rate"},
+    {"momentum", T_DOUBLE, OFF(momentum), "0", 0, 1, NULL, 0, "SGD momentum (v = m*v + g; W -= lr*v)"},
+    {"precision", T_ENUM, OFF(precision), "fp32", 0, 0, "fp32|tf32|bf16|fp16", 0,
+     "GEMM inputs (fp32 master weights; 16-bit = autocast; tf32 needs the cuda device)"},
+    {"grad_comm", T_ENUM, OFF(grad_comm), "fp32", 0, 0, "fp32|-|bf16|fp16", 0,
+     "allreduce type (16-bit = PyTorch's compression hooks)"},
+    {"bucket_mb", T_DOUBLE, OFF(bucket_mb), "25", 1.0 / 1024, 1 << 20, NULL, 0, "bucket cap in MiB"},
+    {"first_bucket_mb", T_DOUBLE, OFF(first_bucket_mb), "1", 1.0 / 1024, 1 << 20, NULL, 0,
+     "cap of the first bucket in MiB"},
+    {"gradient_as_bucket_view", T_BOOL, OFF(gradient_as_bucket_view), "false", 0, 0, NULL, 0,
+     "write gradients straight into the buckets"},
+    {"loss_scale_init", T_DOUBLE, OFF(loss_scale_init), "65536", 1e-30, 1e30, NULL, 0, "fp16: initial loss scale"},
+    {"loss_scale_growth_factor", T_DOUBLE, OFF(loss_scale_growth_factor), "2", 1, 1e6, NULL, 0,
+     "fp16: scale growth factor (> 1)"},
+    {"loss_scale_backoff", T_DOUBLE, OFF(loss_scale_backoff), "0.5", 0, 1, NULL, 0,
+     "fp16: scale backoff factor (0 < b < 1)"},
+    {"loss_scale_growth_interval", T_INT, OFF(loss_scale_growth_interval), "2000", 1, INT_MAX, NULL, 0,
+     "fp16: finite steps before the scale grows"},
+    {"device", T_ENUM, OFF(device), "auto", 0, 0, "auto|cpu|cuda", 0, "auto = cuda when a GPU is visible"},
+    {"comm", T_ENUM, OFF(comm), "auto", 0, 0, "auto|mpi|nccl", 0, "auto = nccl on cuda, else mpi"},
+    {"cuda_graph", T_BOOL, OFF(cuda_graph), "false", 0, 0, NULL, 0, "capture the steady-state step in a CUDA graph"},
+    {"inject_nonfinite", T_INT, OFF(inject_nonfinite), "-1", -1, INT_MAX, NULL, 0,
+     "put a NaN into rank 0's gradient after step K's backward (-1 = off)"},
+    {"timeout", T_DOUBLE, OFF(timeout), "600", 0, 1e9, NULL, 0,
+     "seconds without progress before the job is aborted (0 = never)"},
+    {"peak_tflops", T_DOUBLE, OFF(peak_tflops), "0", 0, 1e6, NULL, 0,
+     "dense peak for MFU (0 = table of known GPUs)"},
+    {"bind", T_ENUM, OFF(bind), "auto", 0, 0, "auto|gpu|none", 0,
+     "bind each rank near its GPU (auto = gpu when locality is known)"},
+    {"pcie", T_BOOL, OFF(pcie), "false", 0, 0, NULL, 0, "print the topology matrix by PCIe path alone"},
+    {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
+    {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
+    {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite an existing --json file"},
+    {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
+};
+#define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+
+static const key_spec *key_find(const char *name) {
+  for (int i = 0; i < NKEYS; i++)
+    if (strcmp(KEYS[i].key, name) == 0) return &KEYS[i];
+  return NULL;
+}
+
+/* Index of value in "a|b|c", -1 if absent ("-" entries are placeholders that never match). */
+static int choice_index(const char *choices, const char *value) {
+  int idx = 0;
+  const char *p = choices;
+  size_t n = strlen(value);
+  while (*p) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len == n && strncmp(p, value, n) == 0 && strcmp(value, "-") != 0) return idx;
+    idx++;
+    if (!bar) break;
+    p = bar + 1;
+  }
+  return -1;
+}
+
+static const char *choice_name(const char *choices, int idx, char *buf, size_t n) {
+  const char *p = choices;
+  for (int i = 0; i < idx && p; i++) {
+    p = strchr(p, '|');
+    if (p) p++;
+  }
+  if (!p) return "?";
+  const char *bar = strchr(p, '|');
+  size_t len = bar ? (size_t)(bar - p) : strlen(p);
+  if (len >= n) len = n - 1;
+  memcpy(buf, p, len);
+  buf[len] = 0;
+  return buf;
+}
+
+static void choices_human(const char *choices, char *buf, size_t n) {
+  size_t o = 0;
+  buf[0] = 0;
+  for (const char *p = choices; *p && o + 2 < n;) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (!(len == 1 && *p == '-')) {
+      if (o) buf[o++] = '|';
+      if (o + len >= n) break;
+      memcpy(buf + o, p, len);
+      o += len;
+      buf[o] = 0;
+    }
+    if (!bar) break;
+    p = bar + 1;
+  }
+}
+
+static ddp_result bad(char *err, size_t errn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static ddp_result bad(char *err, size_t errn, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errn, fmt, ap);
+  va_end(ap);
+  return DDP_ERR_USAGE;
+}
+
+/* Sets key from text; on bad input writes "WHERE: message" into err and returns DDP_ERR_USAGE. */
+static ddp_result key_set(ddp_config *cfg, const char *key, const char *value, const char *where, char *err,
+                          size_t errn) {
+  const key_spec *k = key_find(key);
+  if (!k) return bad(err, errn, "%s: unknown key '%s' (ddpbench --help lists them)", where, key);
+  char *field = (char *)cfg + k->offset;
+  char *end = NULL;
+  errno = 0;
+  switch (k->type) {
+    case T_INT: {
+      long v = strtol(value, &end, 10);
+      if (end == value || *end || errno)
+        return bad(err, errn, "%s: %s must be an integer, got '%s'", where, k->key, value);
+      if (v < (long)k->min || v > (long)k->max)
+        return bad(err, errn, "%s: %s must be in [%.0f, %.0f], got %ld", where, k->key, k->min, k->max, v);
+      *(int *)field = (int)v;
+      break;
+    }
+    case T_U64: {
+      if (value[0] == '-') return bad(err, errn, "%s: %s must be a non-negative integer, got '%s'", where, k->key, value);
+      unsigned long long v = strtoull(value, &end, 0);
+      if (end == value || *end || errno)
+        return bad(err, errn, "%s: %s must be a non-negative integer, got '%s'", where, k->key, value);
+      *(unsigned long long *)field = v;
+      break;
+    }
+    case T_DOUBLE: {
+      double v = strtod(value, &end);
+      if (end == value || *end || errno || !isfinite(v))
+        return bad(err, errn, "%s: %s must be a number, got '%s'", where, k->key, value);
+      if (v < k->min || v > k->max)
+        return bad(err, errn, "%s: %s must be in [%g, %g], got %g", where, k->key, k->min, k->max, v);
+      *(double *)field = v;
+      break;
+    }
+    case T_BOOL: {
+      static const char *yes[] = {"1", "true", "yes", "on"}, *no[] = {"0", "false", "no", "off"};
+      int v = -1;
+      for (int i = 0; i < 4; i++) {
+        if (strcasecmp(value, yes[i]) == 0) v = 1;
+        if (strcasecmp(value, no[i]) == 0) v = 0;
+      }
+      if (v < 0) return bad(err, errn, "%s: %s must be true or false, got '%s'", where, k->key, value);
+      *(int *)field = v;
+      break;
+    }
+    case T_ENUM: {
+      int v = choice_index(k->choices, value);
+      if (v < 0) {
+        char list[128];
+        choices_human(k->choices, list, sizeof list);
+        return bad(err, errn, "%s: %s must be one of %s, got '%s'", where, k->key, list, value);
+      }
+      *(int *)field = v;
+      break;
+    }
+    case T_STR:
+      if (strlen(value) >= k->size)
+        return bad(err, errn, "%s: %s is longer than %zu characters", where, k->key, k->size - 1);
+      strcpy(field, value);
+      break;
+  }
+  return DDP_OK;
+}
+
+ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where) {
+  char err[512];
+  ddp_result r = key_set(cfg, key, value, where, err, sizeof err);
+  if (r != DDP_OK) ddp_usage_error("%s", err);
+  return r;
+}
+
+void config_defaults(ddp_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  char err[256];
+  for (int i = 0; i < NKEYS; i++) {
+    ddp_result r = key_set(cfg, KEYS[i].key, KEYS[i].def, "default", err, sizeof err);
+    (void)r; /* defaults are valid by construction; test_config checks every one */
+  }
+}
+
+const char *precision_name(ddp_precision p) {
+  static const char *n[] = {"fp32", "tf32", "bf16", "fp16"};
+  return (unsigned)p < 4 ? n[p] : "?";
+}
+const char *device_kind_name(ddp_device_kind d) {
+  static const char *n[] = {"auto", "cpu", "cuda"};
+  return (unsigned)d < 3 ? n[d] : "?";
+}
+const char *comm_kind_name(ddp_comm_kind c) {
+  static const char *n[] = {"auto", "mpi", "nccl"};
+  return (unsigned)c < 3 ? n[c] : "?";
+}
+const char *bind_name(ddp_bind b) {
+  static const char *n[] = {"auto", "gpu", "none"};
+  return (unsigned)b < 3 ? n[b] : "?";
+}
+
+scaler_cfg config_scaler(const ddp_config *cfg) {
+  scaler_cfg s = {cfg->loss_scale_init, cfg->loss_scale_growth_factor, cfg->loss_scale_backoff,
+                  cfg->loss_scale_growth_interval};
+  return s;
+}
+
+int config_phase_mask(const ddp_config *cfg) {
+  int mask = 0;
+  char buf[sizeof cfg->phases];
+  strcpy(buf, cfg->phases);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (strcmp(tok, "local") == 0) mask |= 1;
+    else if (strcmp(tok, "comm") == 0) mask |= 2;
+    else if (strcmp(tok, "ddp") == 0) mask |= 4;
+    else return -1;
+  }
+  return mask;
+}
+
+ddp_result config_validate(const ddp_config *cfg) {
+  if (cfg->bucket_mb * 1048576.0 < 1024.0)
+    return ddp_usage_error("bucket_mb must be at least 1 KiB (%g MiB), got %g", 1.0 / 1024, cfg->bucket_mb);
+  if (cfg->first_bucket_mb * 1048576.0 < 1024.0)
+    return ddp_usage_error("first_bucket_mb must be at least 1 KiB (%g MiB), got %g", 1.0 / 1024,
+                           cfg->first_bucket_mb);
+  if (cfg->loss_scale_growth_factor <= 1.0)
+    return ddp_usage_error("loss_scale_growth_factor must be greater than 1, got %g", cfg->loss_scale_growth_factor);
+  if (cfg->loss_scale_backoff <= 0.0 || cfg->loss_scale_backoff >= 1.0)
+    return ddp_usage_error("loss_scale_backoff must be between 0 and 1 (exclusive), got %g", cfg->loss_scale_backoff);
+  int mask = config_phase_mask(cfg);
+  if (mask <= 0) return ddp_usage_error("phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  if (cfg->precision == PREC_TF32 && cfg->device == DEV_CPU)
+    return ddp_usage_error("precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
+  if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)
+    return ddp_usage_error("comm nccl needs the cuda device");
+  if (cfg->cuda_graph && cfg->device == DEV_CPU) return ddp_usage_error("cuda_graph needs the cuda device");
+  /* Per-rank tensors are indexed with size_t but the BLAS interfaces take int dimensions. */
+  if ((double)cfg->batch * cfg->hidden > (double)INT_MAX)
+    return ddp_usage_error("batch x hidden (%d x %d) exceeds %d elements", cfg->batch, cfg->hidden, INT_MAX);
+  if (cfg->inject_nonfinite >= cfg->warmup + cfg->steps)
+    return ddp_usage_error("inject_nonfinite %d is past the last step (%d)", cfg->inject_nonfinite,
+                           cfg->warmup + cfg->steps - 1);
+  return DDP_OK;
+}
+
+/* ---- the INI file --------------------------------------------------------------------------------- */
+typedef struct {
+  ddp_config *cfg;
+  const char *path;
+  int failed;
+  char err[512];
+} ini_ctx;
+
+static int ini_on_key(void *user, const char *section, const char *name, const char *value) {
+  ini_ctx *c = user;
+  (void)section; /* sections only group keys for the reader */
+  if (c->failed) return 1;
+  if (strcmp(name, "config") == 0) {
+    snprintf(c->err, sizeof c->err, "key 'config' is not allowed inside a config file");
+    c->failed = 1;
+  } else if (key_set(c->cfg, name, value, "", c->err, sizeof c->err) != DDP_OK) {
+    c->failed = 1;
+  }
+  return !c->failed;
+}
+
+static ddp_result config_load_file(ddp_config *cfg, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return ddp_usage_error("--config %s: cannot read: %s", path, ddp_strerror_errno());
+  ini_ctx c = {.cfg = cfg, .path = path};
+  int line = ini_parse_file(f, ini_on_key, &c);
+  int read_error = ferror(f);
+  fclose(f);
+  if (read_error) return ddp_usage_error("--config %s: read error", path);
+  if (line == 0) return DDP_OK;
+  if (line < 0) return ddp_usage_error("--config %s: cannot parse (out of memory)", path);
+  if (!c.failed) return ddp_usage_error("%s:%d: syntax error (expected 'key = value' or '[section]')", path, line);
+  /* key_set wrote ": message" (empty where): prefix the file and line. */
+  return ddp_usage_error("%s:%d%s", path, line, c.err);
+}
+
+/* ---- the command line ----------------------------------------------------------------------------- */
+static void option_to_key(const char *opt, char *key, size_t n) {
+  size_t i = 0;
+  for (; opt[i] && opt[i] != '=' && i + 1 < n; i++) key[i] = opt[i] == '-' ? '_' : opt[i];
+  key[i] = 0;
+}
+
+ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *action) {
+  *action = CONFIG_RUN;
+  config_defaults(cfg);
+  size_t o = 0;
+  for (int i = 0; i < argc && o + 2 < sizeof cfg->command_line; i++) {
+    int w = snprintf(cfg->command_line + o, sizeof cfg->command_line - o, "%s%s", i ? " " : "", argv[i]);
+    if (w < 0) break;
+    o += (size_t)w;
+  }
+  /* Pass 1: --help, --version, --config. */
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      *action = CONFIG_HELP;
+      return DDP_OK;
+    }
+    if (strcmp(argv[i], "--version") == 0) {
+      *action = CONFIG_VERSION;
+      return DDP_OK;
+    }
+    if (strncmp(argv[i], "--config", 8) == 0 && (argv[i][8] == 0 || argv[i][8] == '=')) {
+      const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v || !*v) return ddp_usage_error("--config needs a file name");
+      snprintf(cfg->config_file, sizeof cfg->config_file, "%s", v);
+    }
+  }
+  if (cfg->config_file[0]) DDP_TRY(config_load_file(cfg, cfg->config_file));
+  /* Pass 2: every other option, in order. */
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strncmp(a, "--", 2) != 0 || a[2] == 0)
+      return ddp_usage_error("unexpected argument '%s' (options are --key value; see --help)", a);
+    char key[128];
+    option_to_key(a + 2, key, sizeof key);
+    if (strcmp(key, "config") == 0) {
+      if (!strchr(a, '=')) i++;
+      continue;
+    }
+    const key_spec *k = key_find(key);
+    char where[160];
+    snprintf(where, sizeof where, "--%.*s", (int)strcspn(a + 2, "="), a + 2);
+    if (!k) return ddp_usage_error("unknown option '%s' (ddpbench --help lists them)", where);
+    const char *eq = strchr(a, '=');
+    const char *value;
+    if (eq) {
+      value = eq + 1;
+    } else if (k->type == T_BOOL) {
+      value = "true"; /* a bare boolean switch turns it on */
+    } else {
+      if (i + 1 >= argc) return ddp_usage_error("%s needs a value", where);
+      value = argv[++i];
+    }
+    DDP_TRY(config_set(cfg, key, value, where));
+  }
+  DDP_TRY(config_validate(cfg));
+  if (cfg->json[0] && !cfg->force && access(cfg->json, F_OK) == 0)
+    return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", cfg->json);
+  return DDP_OK;
+}
+
+int config_key_at(const ddp_config *cfg, int i, const char **name, char *value, size_t n) {
+  if (i < 0 || i >= NKEYS) return 0;
+  const key_spec *k = &KEYS[i];
+  const char *field = (const char *)cfg + k->offset;
+  *name = k->key;
+  switch (k->type) {
+    case T_INT: snprintf(value, n, "%d", *(const int *)field); break;
+    case T_U64: snprintf(value, n, "%llu", *(const unsigned long long *)field); break;
+    case T_DOUBLE: snprintf(value, n, "%.17g", *(const double *)field); break;
+    case T_BOOL: snprintf(value, n, "%s", *(const int *)field ? "true" : "false"); break;
+    case T_ENUM: choice_name(k->choices, *(const int *)field, value, n); break;
+    case T_STR: snprintf(value, n, "%s", field); break;
+  }
+  return 1;
+}
+
+void config_print_help(FILE *out) {
+  fprintf(out,
+          "usage: mpirun -np N ddpbench [--config FILE] [--key value ...]\n"
+          "       ddpbench topo [--hwloc-xml FILE] [--pcie]      topology report of this (or a saved) machine\n"
+          "       mpirun -np N ddpbench doctor                    environment and topology checks only\n"
+          "\n"
+          "Trains a synthetic L-layer ReLU model the way PyTorch DDP does (bucketed allreduce overlapped with\n"
+          "the backward pass) in three phases - local (no communication), comm (the allreduces alone), ddp -\n"
+          "and reports step times, throughput, weak-scaling efficiency and whether all ranks agree.\n"
+          "Every key below can be written in the --config INI file as 'key = value' (underscores) or on the\n"
+          "command line as --key value (dashes); the command line wins. Booleans: --key alone means true.\n"
+          "\n");
+  for (int i = 0; i < NKEYS; i++) {
+    char opt[64], def[160];
+    snprintf(opt, sizeof opt, "--%s", KEYS[i].key);
+    for (char *p = opt; *p; p++)
+      if (*p == '_') *p = '-';
+    if (KEYS[i].type == T_ENUM) {
+      char list[128];
+      choices_human(KEYS[i].choices, list, sizeof list);
+      snprintf(def, sizeof def, "%s (default %s)", list, KEYS[i].def);
+    } else {
+      snprintf(def, sizeof def, "(default %s)", KEYS[i].def[0] ? KEYS[i].def : "none");
+    }
+    fprintf(out, "  %-30s %s %s\n", opt, KEYS[i].help, def);
+  }
+  fprintf(out,
+          "  %-30s %s\n  %-30s %s\n  %-30s %s\n\n"
+          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error.\n",
+          "--config FILE", "read keys from an INI file first", "--help", "this text", "--version",
+          "print the version and exit");
+}

@@ -1,0 +1,84 @@
+/* config.h: every setting of a run, where each comes from (built-in default < config file < command line),
+ * and the one table that names them: each key has a long option of the same name with dashes, a type, a
+ * default and a range. Parsing is pure: no MPI, no device; bad input gives one line naming the key (and
+ * the file and line) and DDP_ERR_USAGE, which main turns into exit code 2 before any rank starts work. */
+#ifndef DDPBENCH_CONFIG_H
+#define DDPBENCH_CONFIG_H
+
+#include <stdio.h>
+
+#include "common.h"
+#include "numerics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { PREC_FP32 = 0, PREC_TF32, PREC_BF16, PREC_FP16 } ddp_precision;
+typedef enum { DEV_AUTO = 0, DEV_CPU, DEV_CUDA } ddp_device_kind;
+typedef enum { COMM_AUTO = 0, COMM_MPI, COMM_NCCL } ddp_comm_kind;
+typedef enum { BIND_AUTO = 0, BIND_GPU, BIND_NONE } ddp_bind;
+
+typedef struct {
+  /* model */
+  int hidden, layers, batch; /* batch per rank */
+  /* schedule */
+  int steps, warmup;
+  unsigned long long seed;
+  double lr, momentum;
+  /* precision */
+  ddp_precision precision;
+  ddp_precision grad_comm; /* PREC_FP32, PREC_BF16 or PREC_FP16 */
+  double loss_scale_init, loss_scale_growth_factor, loss_scale_backoff;
+  int loss_scale_growth_interval;
+  /* DDP */
+  double bucket_mb, first_bucket_mb; /* MiB */
+  int gradient_as_bucket_view;
+  /* run */
+  ddp_device_kind device;
+  ddp_comm_kind comm;
+  int cuda_graph;
+  int inject_nonfinite; /* -1 = off */
+  double timeout;       /* seconds without progress before the watchdog aborts; 0 = never */
+  double peak_tflops;   /* 0 = from the table of known GPUs */
+  ddp_bind bind;
+  int pcie;              /* topology matrix by PCIe path alone */
+  char phases[64];       /* comma list of local,comm,ddp */
+  char json[1024];       /* "" = no JSON file */
+  char topo_xml[1024];   /* "" = do not write hwloc XML */
+  int force, quiet;
+  /* not keys: */
+  char config_file[1024];
+  char command_line[4096];
+} ddp_config;
+
+/* Result of parsing: run, or print help/version and exit 0. */
+typedef enum { CONFIG_RUN = 0, CONFIG_HELP, CONFIG_VERSION } config_action;
+
+/* Fills cfg from defaults, then the --config file, then the other options (argv[1..]). On bad input prints
+ * one line on stderr (rank 0 only) and returns DDP_ERR_USAGE. Checks that --json does not exist unless
+ * --force. */
+ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *action);
+/* Defaults only. */
+void config_defaults(ddp_config *cfg);
+/* Sets one key from a string, as the file and the command line do; `where` names the source for errors
+ * ("--hidden", "file.ini:12"). */
+ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where);
+/* Cross-key checks (run after all sources are applied). */
+ddp_result config_validate(const ddp_config *cfg);
+void config_print_help(FILE *out);
+const char *precision_name(ddp_precision p);
+const char *device_kind_name(ddp_device_kind d);
+const char *comm_kind_name(ddp_comm_kind c);
+const char *bind_name(ddp_bind b);
+scaler_cfg config_scaler(const ddp_config *cfg);
+/* Phases selected: bit 0 local, 1 comm, 2 ddp. */
+int config_phase_mask(const ddp_config *cfg);
+
+/* Iterate over keys for reporting: returns 0 past the end; fills name and the effective value as text. */
+int config_key_at(const ddp_config *cfg, int i, const char **name, char *value, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

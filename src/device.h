@@ -1,0 +1,153 @@
+/* device.h: the device interface, a struct of function pointers that the CPU device (device_cpu.c,
+ * OpenBLAS) and the CUDA device (device_cuda.c, cuBLASLt + kernels/ops.cu) fill in. The engine drives
+ * both exactly alike: memory, streams and events with CUDA's semantics (work on a stream runs in order;
+ * an event completes when the work recorded before it has; waiting on an event orders another stream
+ * after it without blocking the host), GEMMs, and the element-wise operations of the model.
+ *
+ * Every operation is enqueued on a stream and returns at once on the CUDA device; the CPU device runs it
+ * before returning, except host functions, which it may leave in flight (see host_func). Operations never
+ * synchronise the host with the device; only event_query/event_synchronize/stream_synchronize do.
+ * Per-step values the host needs (loss, loss scale, skipped steps) stay on the device in history arrays
+ * indexed by the device-side step counter, and are read after a phase. */
+#ifndef DDPBENCH_DEVICE_H
+#define DDPBENCH_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "numerics.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { DT_F32 = 0, DT_BF16, DT_F16 } ddp_dtype;
+static inline size_t dtype_size(ddp_dtype t) { return t == DT_F32 ? 4 : 2; }
+const char *dtype_name(ddp_dtype t);
+
+typedef struct ddp_stream ddp_stream; /* opaque, device-specific */
+typedef struct ddp_event ddp_event;
+typedef struct ddp_graph ddp_graph;
+
+/* Device-resident state of the training step, shared by the step's kernels. */
+typedef struct {
+  int step;      /* index of the current step within the phase (warmup included) */
+  int found_inf; /* set by unscale when a gradient is not finite; cleared by step_end */
+  float scale;   /* fp16 loss scale used by this step */
+  int tracker;   /* GradScaler's growth tracker */
+} ddp_step_state;
+
+/* C (m x n) = op(A) * op(B), column-major, as BLAS. A and B of ab_type, C of c_type, fp32 accumulation. */
+typedef struct {
+  int trans_a, trans_b;
+  int m, n, k;
+  const void *a;
+  int lda;
+  const void *b;
+  int ldb;
+  void *c;
+  int ldc;
+  ddp_dtype ab_type, c_type;
+  int tf32; /* fp32 inputs: let the tensor cores round them to tf32 */
+  int relu; /* epilogue: C = max(C, 0) */
+} ddp_gemm;
+
+/* Host function run in stream order. block = 1: run to completion. block = 0: make progress if it can and
+ * say whether it is complete (*done); the CPU device polls in-flight functions this way between its
+ * operations, so that e.g. a non-blocking MPI allreduce progresses while the backward pass runs. */
+typedef ddp_result (*ddp_host_fn)(void *arg, int block, int *done);
+
+typedef struct {
+  char name[128];      /* "NVIDIA H200", "cpu (OpenBLAS 0.3.21, 2 threads)" */
+  char pci_bus_id[32]; /* "0000:06:00.0", "" on the cpu device */
+  int ordinal;         /* CUDA device ordinal, -1 on cpu */
+  size_t memory;       /* bytes */
+  int cc_major, cc_minor, sm_count;
+} ddp_device_info;
+
+typedef struct ddp_device ddp_device;
+struct ddp_device {
+  const char *name;  /* "cpu" or "cuda" */
+  int host_memory;   /* 1 if device buffers are ordinary host memory (cpu) */
+  void *impl;
+  ddp_device_info info;
+
+  /* memory */
+  ddp_result (*alloc)(ddp_device *, void **p, size_t bytes);
+  void (*free)(ddp_device *, void *p);
+  ddp_result (*alloc_host)(ddp_device *, void **p, size_t bytes); /* pinned where that exists */
+  void (*free_host)(ddp_device *, void *p);
+  ddp_result (*copy)(ddp_device *, void *dst, const void *src, size_t bytes, ddp_stream *s); /* any direction */
+  ddp_result (*memset_zero)(ddp_device *, void *p, size_t bytes, ddp_stream *s);
+
+  /* streams, events, graphs */
+  ddp_result (*stream_create)(ddp_device *, ddp_stream **s, int high_priority);
+  void (*stream_destroy)(ddp_device *, ddp_stream *s);
+  ddp_result (*stream_synchronize)(ddp_device *, ddp_stream *s);
+  ddp_result (*event_create)(ddp_device *, ddp_event **e, int timing);
+  void (*event_destroy)(ddp_device *, ddp_event *e);
+  ddp_result (*event_record)(ddp_device *, ddp_event *e, ddp_stream *s);
+  ddp_result (*stream_wait_event)(ddp_device *, ddp_stream *s, ddp_event *e);
+  ddp_result (*event_query)(ddp_device *, ddp_event *e, int *done); /* never blocks */
+  ddp_result (*event_synchronize)(ddp_device *, ddp_event *e);
+  ddp_result (*event_elapsed_ms)(ddp_device *, float *ms, ddp_event *start, ddp_event *end);
+  ddp_result (*host_func)(ddp_device *, ddp_stream *s, ddp_host_fn fn, void *arg);
+  /* Capture of the work enqueued on s (and the streams that s's events fork to) into a graph; NULL where
+   * unsupported (cpu). */
+  ddp_result (*graph_begin)(ddp_device *, ddp_stream *s);
+  ddp_result (*graph_end)(ddp_device *, ddp_stream *s, ddp_graph **g);
+  ddp_result (*graph_launch)(ddp_device *, ddp_graph *g, ddp_stream *s);
+  void (*graph_destroy)(ddp_device *, ddp_graph *g);
+
+  /* math */
+  ddp_result (*gemm)(ddp_device *, ddp_stream *s, const ddp_gemm *g);
+  /* dst[i] = gen_value(gen_key(seed, tag), offset + i, bound), rounded to dt. */
+  ddp_result (*generate)(ddp_device *, ddp_stream *s, void *dst, ddp_dtype dt, size_t n, uint64_t seed,
+                         uint64_t tag, uint64_t offset, double bound);
+  /* dst = round_dt(src * factor); with pre_round, dst = round_dt(round_dt(src) * factor) (PyTorch's
+   * compression hook: cast first, then divide). dst == src allowed when the types match. */
+  ddp_result (*cast)(ddp_device *, ddp_stream *s, void *dst, ddp_dtype dt, const void *src, ddp_dtype st,
+                     size_t n, float factor, int pre_round);
+  /* dz = a > 0 ? da : 0 (the gradient through relu, given its output a); dz == da allowed. */
+  ddp_result (*relu_backward)(ddp_device *, ddp_stream *s, void *dz, const void *da, const void *a, ddp_dtype dt,
+                              size_t n);
+  /* MSE loss of y (dt) against t (fp32). Gradient of this rank's mean loss (as every DDP rank computes it;
+   * the 1/world of the bucket copy then makes the average the global batch's gradient):
+   * dz = round_dt((y - t) * (inv_local_batch * scale)) where y > 0 (relu of the last layer), 0 elsewhere.
+   * loss_hist[state->step] = 0.5 * inv_global_batch * sum((y - t)^2), this rank's share of the global loss.
+   * scale = state->scale when use_scale, else 1. */
+  ddp_result (*loss_grad)(ddp_device *, ddp_stream *s, void *dz, const void *y, const float *t, ddp_dtype dt,
+                          size_t n, float inv_local_batch, float inv_global_batch, ddp_step_state *state,
+                          int use_scale, double *loss_hist);
+  /* dst = src * (1 / state->scale); state->found_inf = 1 if any src value is not finite. dst == src allowed. */
+  ddp_result (*unscale)(ddp_device *, ddp_stream *s, float *dst, const float *src, size_t n, ddp_step_state *state);
+  /* Unless (state && state->found_inf): v = momentum * v + g (v may be NULL when momentum == 0, then v = g);
+   * w -= lr * v; w16 = round(w) when w16 != NULL. A skipped step changes nothing. */
+  ddp_result (*sgd)(ddp_device *, ddp_stream *s, float *w, const float *g, float *v, void *w16, ddp_dtype w16_type,
+                    size_t n, float lr, float momentum, const ddp_step_state *state);
+  /* Close the step: scale_hist/skip_hist[step] = scale, found_inf (when not NULL); scaler update when
+   * scaler != NULL; found_inf = 0; step += 1. */
+  ddp_result (*step_end)(ddp_device *, ddp_stream *s, ddp_step_state *state, const scaler_cfg *scaler,
+                         float *scale_hist, int *skip_hist);
+  /* p[0] = NaN when state->step == step (fault injection). */
+  ddp_result (*inject_nan)(ddp_device *, ddp_stream *s, void *p, ddp_dtype dt, const ddp_step_state *state,
+                           int step);
+
+  /* Library versions this device loaded, for the report ("" when not applicable). */
+  void (*destroy)(ddp_device *);
+};
+
+/* Creates the CPU device (OpenBLAS with `threads` threads; 0 = leave OpenBLAS's choice). */
+ddp_result device_cpu_create(ddp_device **out, int threads);
+/* Number of CUDA devices visible to this process (0 without a driver, a GPU or a CUDA build). Never fails. */
+int device_cuda_count(void);
+/* Creates the CUDA device on visible ordinal `ordinal`. DDP_ERR_USAGE in a build without CUDA. */
+ddp_result device_cuda_create(ddp_device **out, int ordinal);
+/* PCI bus id of a visible CUDA device before any context exists ("" without CUDA). */
+ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

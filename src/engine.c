@@ -1,0 +1,522 @@
+/* engine.c: the synthetic model's forward and backward passes, DDP's bucketed allreduce overlapped with the
+ * backward pass, AMP (16-bit GEMM inputs, fp32 master weights, dynamic loss scaling), SGD, and the timing of
+ * each phase with device events.
+ *
+ * Layout. Parameters are stored in gradient-ready order (index i = L - l holds layer l's weight), so that
+ * the master weights W, their gradients G, the momentum V and the flat bucket buffer share one layout and
+ * the optimizer is one pass over L*H*H elements. Matrices are row-major; the GEMMs below are written for
+ * column-major BLAS, where a row-major X (rows x H) is the column-major H x rows matrix.
+ *
+ * Streams. S (compute) runs the model; C (comm) runs the allreduces. Bucket b's allreduce waits on an
+ * event recorded on S after its last gradient was copied in, so it starts while S carries on with the
+ * backward pass; S waits on an event recorded on C after the last allreduce before it reads the reduced
+ * gradients. Nothing in a step blocks the host. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "numerics.h"
+
+struct engine {
+  ddp_config cfg;
+  ddp_device *dev;
+  ddp_comm *comm;
+  engine_progress_fn progress;
+  void *progress_ctx;
+  int H, L, B, world, rank;
+  size_t HH, BH;
+  ddp_dtype ct;     /* GEMM inputs and activations: fp32 or the 16-bit autocast type */
+  ddp_dtype comm_t; /* allreduce type */
+  int mixed, fp16;
+  scaler_cfg scaler;
+  ddp_stream *S, *C;
+  float *W, *G, *V, *bucket; /* L*H*H each (V only with momentum) */
+  void *W16, *comm16;        /* L*H*H, 16-bit (mixed / 16-bit grad_comm only) */
+  void *act;                 /* (L+1) * B*H of ct: a_0 = x, ..., a_L = y */
+  void *dz, *da, *dw16;      /* B*H, B*H, H*H scratch of ct */
+  float *t;                  /* B*H targets */
+  ddp_step_state *state;     /* device */
+  double *loss_hist;         /* device, [max steps] */
+  float *scale_hist;
+  int *skip_hist;
+  int hist_len;
+  bucket_plan plan;
+  int *bucket_of_param;   /* [L]: bucket holding parameter i */
+  int *last_of_bucket;    /* [L]: 1 if parameter i completes its bucket */
+  ddp_event **ev_ready;   /* [nbuckets], S -> C */
+  ddp_event *ev_fork, *ev_comm_done;
+  /* timing events, per timed step: */
+  ddp_event **ev_step;    /* [steps + 1] on S at each step's start and after the last */
+  ddp_event **ev_cend;    /* [steps] on S after the backward pass */
+  ddp_event **ev_bstart;  /* [steps * nbuckets] on C */
+  ddp_event **ev_bend;
+  int nev_steps;
+};
+
+const char *phase_name(ddp_phase p) {
+  static const char *n[] = {"local", "comm", "ddp"};
+  return (unsigned)p < PHASE_COUNT ? n[p] : "?";
+}
+
+void phase_result_free(phase_result *r) {
+  free(r->step_ms);
+  free(r->compute_ms);
+  free(r->bucket_ms);
+  free(r->loss);
+  free(r->scale);
+  free(r->skipped);
+  memset(r, 0, sizeof *r);
+}
+
+static size_t ct_size(const engine *e) { return dtype_size(e->ct); }
+static float *W_of(engine *e, int l) { return e->W + (size_t)(e->L - l) * e->HH; }
+static float *G_of(engine *e, int l) { return e->G + (size_t)(e->L - l) * e->HH; }
+static float *bucket_of(engine *e, int l) { return e->bucket + (size_t)(e->L - l) * e->HH; }
+static const void *Wc_of(engine *e, int l) { /* the GEMM's copy of W_l */
+  return e->mixed ? (const void *)((char *)e->W16 + (size_t)(e->L - l) * e->HH * ct_size(e)) : (const void *)W_of(e, l);
+}
+static void *act_of(engine *e, int l) { return (char *)e->act + (size_t)l * e->BH * ct_size(e); }
+
+/* ---- construction ------------------------------------------------------------------------------ */
+static ddp_result dalloc(engine *e, void **p, size_t bytes) { return e->dev->alloc(e->dev, p, bytes); }
+
+static ddp_result events_create(engine *e, ddp_event ***arr, int n, int timing) {
+  *arr = calloc((size_t)(n > 0 ? n : 1), sizeof **arr);
+  DDP_CHECK_ALLOC(*arr);
+  for (int i = 0; i < n; i++) DDP_TRY(e->dev->event_create(e->dev, &(*arr)[i], timing));
+  return DDP_OK;
+}
+
+static void events_destroy(engine *e, ddp_event **arr, int n) {
+  if (!arr) return;
+  for (int i = 0; i < n; i++)
+    if (arr[i]) e->dev->event_destroy(e->dev, arr[i]);
+  free(arr);
+}
+
+ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, ddp_comm *comm,
+                         engine_progress_fn progress, void *progress_ctx) {
+  engine *e = calloc(1, sizeof *e);
+  DDP_CHECK_ALLOC(e);
+  *out = e;
+  e->cfg = *cfg;
+  e->dev = dev;
+  e->comm = comm;
+  e->progress = progress;
+  e->progress_ctx = progress_ctx;
+  e->H = cfg->hidden;
+  e->L = cfg->layers;
+  e->B = cfg->batch;
+  e->world = comm->size;
+  e->rank = comm->rank;
+  e->HH = (size_t)e->H * e->H;
+  e->BH = (size_t)e->B * e->H;
+  e->ct = cfg->precision == PREC_BF16 ? DT_BF16 : cfg->precision == PREC_FP16 ? DT_F16 : DT_F32;
+  e->comm_t = cfg->grad_comm == PREC_BF16 ? DT_BF16 : cfg->grad_comm == PREC_FP16 ? DT_F16 : DT_F32;
+  e->mixed = e->ct != DT_F32;
+  e->fp16 = cfg->precision == PREC_FP16;
+  e->scaler = config_scaler(cfg);
+  size_t P = (size_t)e->L * e->HH;
+
+  DDP_TRY(dev->stream_create(dev, &e->S, 0));
+  DDP_TRY(dev->stream_create(dev, &e->C, 1)); /* high priority: the allreduce kernels should not queue */
+  DDP_TRY(dalloc(e, (void **)&e->W, P * 4));
+  DDP_TRY(dalloc(e, (void **)&e->G, P * 4));
+  DDP_TRY(dalloc(e, (void **)&e->bucket, P * 4));
+  if (cfg->momentum != 0) DDP_TRY(dalloc(e, (void **)&e->V, P * 4));
+  if (e->mixed) {
+    DDP_TRY(dalloc(e, &e->W16, P * ct_size(e)));
+    DDP_TRY(dalloc(e, &e->dw16, e->HH * ct_size(e)));
+  }
+  if (e->comm_t != DT_F32) DDP_TRY(dalloc(e, &e->comm16, P * 2));
+  DDP_TRY(dalloc(e, &e->act, (size_t)(e->L + 1) * e->BH * ct_size(e)));
+  DDP_TRY(dalloc(e, &e->dz, e->BH * ct_size(e)));
+  DDP_TRY(dalloc(e, &e->da, e->BH * ct_size(e)));
+  DDP_TRY(dalloc(e, (void **)&e->t, e->BH * 4));
+  DDP_TRY(dalloc(e, (void **)&e->state, sizeof *e->state));
+  e->hist_len = cfg->warmup + cfg->steps;
+  DDP_TRY(dalloc(e, (void **)&e->loss_hist, (size_t)e->hist_len * sizeof(double)));
+  DDP_TRY(dalloc(e, (void **)&e->scale_hist, (size_t)e->hist_len * sizeof(float)));
+  DDP_TRY(dalloc(e, (void **)&e->skip_hist, (size_t)e->hist_len * sizeof(int)));
+
+  /* Buckets over fp32 gradients in gradient-ready order (layer L first). */
+  size_t *counts = malloc((size_t)e->L * sizeof *counts);
+  DDP_CHECK_ALLOC(counts);
+  for (int i = 0; i < e->L; i++) counts[i] = e->HH;
+  ddp_result r = bucket_plan_build(&e->plan, counts, e->L, 4, (size_t)(cfg->first_bucket_mb * 1048576.0),
+                                   (size_t)(cfg->bucket_mb * 1048576.0));
+  free(counts);
+  DDP_TRY(r);
+  e->bucket_of_param = calloc((size_t)e->L, sizeof(int));
+  e->last_of_bucket = calloc((size_t)e->L, sizeof(int));
+  DDP_CHECK_ALLOC(e->bucket_of_param);
+  DDP_CHECK_ALLOC(e->last_of_bucket);
+  for (int b = 0; b < e->plan.nbuckets; b++) {
+    const ddp_bucket *bk = &e->plan.buckets[b];
+    for (int i = bk->first_param; i < bk->first_param + bk->nparams; i++) e->bucket_of_param[i] = b;
+    e->last_of_bucket[bk->first_param + bk->nparams - 1] = 1;
+  }
+
+  int nb = e->plan.nbuckets;
+  DDP_TRY(events_create(e, &e->ev_ready, nb, 0));
+  DDP_TRY(dev->event_create(dev, &e->ev_fork, 0));
+  DDP_TRY(dev->event_create(dev, &e->ev_comm_done, 0));
+  e->nev_steps = cfg->steps;
+  DDP_TRY(events_create(e, &e->ev_step, cfg->steps + 1, 1));
+  DDP_TRY(events_create(e, &e->ev_cend, cfg->steps, 1));
+  DDP_TRY(events_create(e, &e->ev_bstart, cfg->steps * nb, 1));
+  DDP_TRY(events_create(e, &e->ev_bend, cfg->steps * nb, 1));
+
+  /* The data: this rank's global samples, made once and reused every step. */
+  uint64_t first = (uint64_t)e->rank * e->BH;
+  DDP_TRY(dev->generate(dev, e->S, act_of(e, 0), e->ct, e->BH, cfg->seed, TAG_INPUT, first, 1.0));
+  DDP_TRY(dev->generate(dev, e->S, e->t, DT_F32, e->BH, cfg->seed, TAG_TARGET, first, 1.0));
+  return dev->stream_synchronize(dev, e->S);
+}
+
+void engine_free(engine *e) {
+  if (!e) return;
+  ddp_device *d = e->dev;
+  if (e->S) (void)d->stream_synchronize(d, e->S);
+  if (e->C) (void)d->stream_synchronize(d, e->C);
+  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->comm16, e->act, e->dz, e->da, e->dw16, e->t, e->state,
+                  e->loss_hist, e->scale_hist, e->skip_hist};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    if (bufs[i]) d->free(d, bufs[i]);
+  int nb = e->plan.nbuckets;
+  events_destroy(e, e->ev_ready, nb);
+  events_destroy(e, e->ev_step, e->nev_steps + 1);
+  events_destroy(e, e->ev_cend, e->nev_steps);
+  events_destroy(e, e->ev_bstart, e->nev_steps * nb);
+  events_destroy(e, e->ev_bend, e->nev_steps * nb);
+  if (e->ev_fork) d->event_destroy(d, e->ev_fork);
+  if (e->ev_comm_done) d->event_destroy(d, e->ev_comm_done);
+  if (e->S) d->stream_destroy(d, e->S);
+  if (e->C) d->stream_destroy(d, e->C);
+  bucket_plan_free(&e->plan);
+  free(e->bucket_of_param);
+  free(e->last_of_bucket);
+  free(e);
+}
+
+/* ---- one step ------------------------------------------------------------------------------------ */
+/* Bucket b's allreduce on C, in the grad_comm type. With 16-bit grad_comm this is PyTorch's compression
+ * hook: cast to 16 bits, divide by the world size, allreduce, cast back into the fp32 bucket. */
+static ddp_result bucket_allreduce(engine *e, int b, int timed, int step) {
+  ddp_device *d = e->dev;
+  const ddp_bucket *bk = &e->plan.buckets[b];
+  float *buf = e->bucket + bk->offset;
+  int nb = e->plan.nbuckets;
+  if (e->comm_t == DT_F32) {
+    if (timed) DDP_TRY(d->event_record(d, e->ev_bstart[step * nb + b], e->C));
+    DDP_TRY(e->comm->allreduce(e->comm, buf, bk->count, DT_F32, e->C));
+    if (timed) DDP_TRY(d->event_record(d, e->ev_bend[step * nb + b], e->C));
+    return DDP_OK;
+  }
+  void *c16 = (char *)e->comm16 + bk->offset * 2;
+  DDP_TRY(d->cast(d, e->C, c16, e->comm_t, buf, DT_F32, bk->count, 1.0f / (float)e->world, 1));
+  if (timed) DDP_TRY(d->event_record(d, e->ev_bstart[step * nb + b], e->C));
+  DDP_TRY(e->comm->allreduce(e->comm, c16, bk->count, e->comm_t, e->C));
+  if (timed) DDP_TRY(d->event_record(d, e->ev_bend[step * nb + b], e->C));
+  return d->cast(d, e->C, buf, DT_F32, c16, e->comm_t, bk->count, 1.0f, 0);
+}
+
+/* Comm phase step: the ddp phase's allreduces alone, same buckets and order. */
+static ddp_result step_comm(engine *e, int timed, int step) {
+  ddp_device *d = e->dev;
+  DDP_TRY(d->event_record(d, e->ev_fork, e->S));
+  DDP_TRY(d->stream_wait_event(d, e->C, e->ev_fork));
+  for (int b = 0; b < e->plan.nbuckets; b++) {
+    const ddp_bucket *bk = &e->plan.buckets[b];
+    int nb = e->plan.nbuckets;
+    void *buf = e->comm_t == DT_F32 ? (void *)(e->bucket + bk->offset) : (char *)e->comm16 + bk->offset * 2;
+    if (timed) DDP_TRY(d->event_record(d, e->ev_bstart[step * nb + b], e->C));
+    DDP_TRY(e->comm->allreduce(e->comm, buf, bk->count, e->comm_t, e->C));
+    if (timed) DDP_TRY(d->event_record(d, e->ev_bend[step * nb + b], e->C));
+  }
+  DDP_TRY(d->event_record(d, e->ev_comm_done, e->C));
+  return d->stream_wait_event(d, e->S, e->ev_comm_done);
+}
+
+/* A training step (local or ddp). timed: record compute and bucket events for timed step `step`. */
+static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
+  ddp_device *d = e->dev;
+  const ddp_config *cfg = &e->cfg;
+  const int H = e->H, B = e->B, L = e->L;
+  const int ddp = p == PHASE_DDP, view = ddp && cfg->gradient_as_bucket_view;
+  /* With fp32 grad_comm the copy into the bucket divides by the world size (DDP); a compression hook
+   * divides itself. */
+  const float bucket_factor = e->comm_t == DT_F32 ? 1.0f / (float)e->world : 1.0f;
+
+  /* Forward: z_l = a_{l-1} W_l^T, a_l = relu(z_l). Column-major: Z^c (H x B) = W^c^T (H x H) A^c (H x B). */
+  for (int l = 1; l <= L; l++) {
+    ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H,
+                  .b = act_of(e, l - 1), .ldb = H, .c = act_of(e, l), .ldc = H, .ab_type = e->ct, .c_type = e->ct,
+                  .tf32 = cfg->precision == PREC_TF32, .relu = 1};
+    DDP_TRY(d->gemm(d, e->S, &g));
+  }
+  /* Loss against t. Each rank differentiates the mean loss of its own batch, as every DDP rank does; the
+   * 1/world of the bucket copy turns the sum over ranks into the global batch's gradient,
+   * dL/dy = (y - t) / B_global. The loss recorded is this rank's share of the global loss. */
+  DDP_TRY(d->loss_grad(d, e->S, e->dz, act_of(e, L), e->t, e->ct, e->BH, 1.0f / (float)B,
+                       (float)(1.0 / ((double)B * e->world)), e->state, e->fp16, e->loss_hist));
+
+  /* Backward, last layer first. */
+  for (int l = L; l >= 1; l--) {
+    int i = L - l; /* parameter index in gradient-ready order */
+    /* dW_l = dz^T a_{l-1} (H x H row-major). Column-major: dW^c = A^c (H x B) dz^c^T (B x H). */
+    void *dw = e->mixed ? e->dw16 : view ? (void *)bucket_of(e, l) : (void *)G_of(e, l);
+    ddp_gemm gw = {.trans_a = 0, .trans_b = 1, .m = H, .n = H, .k = B, .a = act_of(e, l - 1), .lda = H, .b = e->dz,
+                   .ldb = H, .c = dw, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
+                   .tf32 = cfg->precision == PREC_TF32, .relu = 0};
+    DDP_TRY(d->gemm(d, e->S, &gw));
+    if (cfg->inject_nonfinite >= 0 && l == 1 && e->rank == 0)
+      DDP_TRY(d->inject_nan(d, e->S, dw, e->ct, e->state, cfg->inject_nonfinite));
+    if (l > 1) {
+      /* da_{l-1} = dz W_l (B x H). Column-major: dA^c = W^c (H x H) dz^c (H x B). Then through relu. */
+      ddp_gemm ga = {.trans_a = 0, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H, .b = e->dz,
+                     .ldb = H, .c = e->da, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
+                     .tf32 = cfg->precision == PREC_TF32, .relu = 0};
+      DDP_TRY(d->gemm(d, e->S, &ga));
+      DDP_TRY(d->relu_backward(d, e->S, e->dz, e->da, act_of(e, l - 1), e->ct, e->BH));
+    }
+    /* The fp32 gradient: autocast's 16-bit dW becomes fp32 (.grad); DDP copies it into its bucket
+     * divided by the world size, or (gradient_as_bucket_view) the gradient is the bucket. */
+    if (!ddp) {
+      if (e->mixed) DDP_TRY(d->cast(d, e->S, G_of(e, l), DT_F32, e->dw16, e->ct, e->HH, 1.0f, 0));
+      continue;
+    }
+    if (view) {
+      if (e->mixed)
+        DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, e->dw16, e->ct, e->HH, bucket_factor, 0));
+      else if (bucket_factor != 1.0f)
+        DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, bucket_of(e, l), DT_F32, e->HH, bucket_factor, 0));
+    } else {
+      if (e->mixed) DDP_TRY(d->cast(d, e->S, G_of(e, l), DT_F32, e->dw16, e->ct, e->HH, 1.0f, 0));
+      DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, G_of(e, l), DT_F32, e->HH, bucket_factor, 0));
+    }
+    if (e->last_of_bucket[i]) { /* all of bucket b's gradients exist: start its allreduce on C */
+      int b = e->bucket_of_param[i];
+      DDP_TRY(d->event_record(d, e->ev_ready[b], e->S));
+      DDP_TRY(d->stream_wait_event(d, e->C, e->ev_ready[b]));
+      DDP_TRY(bucket_allreduce(e, b, timed, step));
+    }
+  }
+  if (timed) DDP_TRY(d->event_record(d, e->ev_cend[step], e->S));
+
+  /* Gradients final: in G (local; ddp copies back from the bucket) or in the bucket (view). */
+  size_t P = (size_t)L * e->HH;
+  float *grad = view ? e->bucket : e->G;
+  if (ddp) {
+    DDP_TRY(d->event_record(d, e->ev_comm_done, e->C));
+    DDP_TRY(d->stream_wait_event(d, e->S, e->ev_comm_done));
+  }
+  if (e->fp16) {
+    DDP_TRY(d->unscale(d, e->S, grad, ddp && !view ? e->bucket : grad, P, e->state));
+  } else if (ddp && !view) {
+    DDP_TRY(d->copy(d, e->G, e->bucket, P * 4, e->S));
+  }
+  DDP_TRY(d->sgd(d, e->S, e->W, grad, e->V, e->mixed ? e->W16 : NULL, e->ct, P, (float)cfg->lr,
+                 (float)cfg->momentum, e->fp16 ? e->state : NULL));
+  return d->step_end(d, e->S, e->state, e->fp16 ? &e->scaler : NULL, e->scale_hist, e->skip_hist);
+}
+
+static ddp_result step_run(engine *e, ddp_phase p, int timed, int step) {
+  return p == PHASE_COMM ? step_comm(e, timed, step) : step_train(e, p, timed, step);
+}
+
+/* ---- phases ------------------------------------------------------------------------------------- */
+/* Master weights from the generator (Kaiming-uniform bound sqrt(6/H)), and their 16-bit copy. With
+ * broadcast, only rank 0 makes them and the others receive them, as DDP's constructor does. */
+static ddp_result weights_init(engine *e, int broadcast) {
+  ddp_device *d = e->dev;
+  size_t P = (size_t)e->L * e->HH;
+  if (!broadcast || e->rank == 0) {
+    double bound = sqrt(6.0 / e->H);
+    for (int l = 1; l <= e->L; l++)
+      DDP_TRY(d->generate(d, e->S, W_of(e, l), DT_F32, e->HH, e->cfg.seed, TAG_WEIGHT + (uint64_t)l, 0, bound));
+  }
+  if (broadcast) DDP_TRY(e->comm->broadcast(e->comm, e->W, P, DT_F32, 0, e->S));
+  if (e->mixed) DDP_TRY(d->cast(d, e->S, e->W16, e->ct, e->W, DT_F32, P, 1.0f, 0));
+  return DDP_OK;
+}
+
+/* Initial state of every phase (collective): weights broadcast from rank 0, zero momentum, a fresh scaler
+ * and step counter; for the comm phase, buckets filled with real values (never zeros). */
+static ddp_result phase_reset(engine *e, ddp_phase p) {
+  ddp_device *d = e->dev;
+  const ddp_config *cfg = &e->cfg;
+  size_t P = (size_t)e->L * e->HH;
+  ddp_step_state st = {0, 0, (float)cfg->loss_scale_init, 0};
+  DDP_TRY(d->copy(d, e->state, &st, sizeof st, e->S));
+  if (p == PHASE_COMM) {
+    DDP_TRY(d->generate(d, e->S, e->bucket, DT_F32, P, cfg->seed, TAG_FILL, 0, 1.0));
+    if (e->comm16) DDP_TRY(d->generate(d, e->S, e->comm16, e->comm_t, P, cfg->seed, TAG_FILL, 0, 1.0));
+  } else {
+    DDP_TRY(weights_init(e, 1));
+    if (e->V) DDP_TRY(d->memset_zero(d, e->V, P * 4, e->S));
+  }
+  return d->stream_synchronize(d, e->S); /* also keeps `st` alive until its copy is done */
+}
+
+/* Waits for ev, checking the comm for asynchronous errors; DDP_ERR_TIMEOUT after cfg.timeout seconds. */
+static ddp_result engine_wait(engine *e, ddp_event *ev, const char *what) {
+  double t0 = ddp_now();
+  for (;;) {
+    int done = 0;
+    DDP_TRY(e->dev->event_query(e->dev, ev, &done));
+    if (done) return DDP_OK;
+    DDP_TRY(e->comm->check(e->comm));
+    if (e->cfg.timeout > 0 && ddp_now() - t0 > e->cfg.timeout)
+      return DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not finish within %.0f s (a peer rank or the device stopped answering)",
+                      what, e->cfg.timeout);
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static ddp_result elapsed(engine *e, ddp_event *a, ddp_event *b, double *ms) {
+  float f = 0;
+  DDP_TRY(e->dev->event_elapsed_ms(e->dev, &f, a, b));
+  *ms = f;
+  return DDP_OK;
+}
+
+ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r) {
+  ddp_device *d = e->dev;
+  const ddp_config *cfg = &e->cfg;
+  const int nb = e->plan.nbuckets, steps = cfg->steps, warmup = cfg->warmup, total = warmup + steps;
+  memset(r, 0, sizeof *r);
+  r->phase = p;
+  r->warmup = warmup;
+  r->steps = steps;
+  r->nbuckets = nb;
+  r->step_ms = calloc((size_t)steps, sizeof(double));
+  r->compute_ms = calloc((size_t)steps, sizeof(double));
+  r->bucket_ms = calloc((size_t)steps * (size_t)(nb > 0 ? nb : 1), sizeof(double));
+  DDP_CHECK_ALLOC(r->step_ms);
+  DDP_CHECK_ALLOC(r->compute_ms);
+  DDP_CHECK_ALLOC(r->bucket_ms);
+  DDP_TRY(phase_reset(e, p));
+  DDP_TRY(e->comm->barrier(e->comm)); /* every rank starts the phase together */
+
+  int use_graph = cfg->cuda_graph && d->graph_begin;
+  ddp_graph *graph = NULL;
+  double t0 = ddp_now();
+  for (int s = 0; s < total; s++) {
+    int timed = s >= warmup, ts = s - warmup;
+    if (timed) DDP_TRY(d->event_record(d, e->ev_step[ts], e->S));
+    /* With --cuda-graph the first step runs eagerly (it initialises the libraries' lazy state); the
+     * steady-state step is then captured once and replayed. Inside a replay nothing is timed: the step
+     * events are recorded between replays. */
+    if (use_graph && s > 0) {
+      if (!graph) {
+        DDP_TRY(d->graph_begin(d, e->S));
+        ddp_result rr = step_run(e, p, 0, 0);
+        ddp_result re = d->graph_end(d, e->S, &graph);
+        DDP_TRY(rr);
+        DDP_TRY(re);
+      }
+      DDP_TRY(d->graph_launch(d, graph, e->S));
+    } else {
+      DDP_TRY(step_run(e, p, timed && !use_graph, ts));
+    }
+    if (e->progress) e->progress(e->progress_ctx, p, s, total);
+  }
+  DDP_TRY(d->event_record(d, e->ev_step[steps], e->S));
+  char what[64];
+  snprintf(what, sizeof what, "phase %s", phase_name(p));
+  DDP_TRY(engine_wait(e, e->ev_step[steps], what));
+  DDP_TRY(d->stream_synchronize(d, e->C));
+  r->wall_s = ddp_now() - t0;
+  if (graph) d->graph_destroy(d, graph);
+
+  /* Read the timings and the per-step histories. */
+  for (int s = 0; s < steps; s++) {
+    DDP_TRY(elapsed(e, e->ev_step[s], e->ev_step[s + 1], &r->step_ms[s]));
+    r->compute_ms[s] = NAN;
+    if (p != PHASE_COMM && !use_graph) DDP_TRY(elapsed(e, e->ev_step[s], e->ev_cend[s], &r->compute_ms[s]));
+    for (int b = 0; b < nb; b++) {
+      double *out = &r->bucket_ms[(size_t)s * nb + b];
+      *out = NAN;
+      if (!use_graph && p != PHASE_LOCAL)
+        DDP_TRY(elapsed(e, e->ev_bstart[s * nb + b], e->ev_bend[s * nb + b], out));
+    }
+  }
+  if (p != PHASE_COMM) {
+    r->loss = calloc((size_t)total, sizeof(double));
+    DDP_CHECK_ALLOC(r->loss);
+    DDP_TRY(d->copy(d, r->loss, e->loss_hist, (size_t)total * sizeof(double), e->S));
+    if (e->fp16) {
+      r->scale = calloc((size_t)total, sizeof(float));
+      r->skipped = calloc((size_t)total, sizeof(int));
+      DDP_CHECK_ALLOC(r->scale);
+      DDP_CHECK_ALLOC(r->skipped);
+      DDP_TRY(d->copy(d, r->scale, e->scale_hist, (size_t)total * sizeof(float), e->S));
+      DDP_TRY(d->copy(d, r->skipped, e->skip_hist, (size_t)total * sizeof(int), e->S));
+    }
+    DDP_TRY(d->stream_synchronize(d, e->S));
+  }
+  return DDP_OK;
+}
+
+/* ---- results ------------------------------------------------------------------------------------ */
+size_t engine_weight_count(const engine *e) { return (size_t)e->L * e->HH; }
+
+ddp_result engine_weights(engine *e, float *host) {
+  DDP_TRY(e->dev->copy(e->dev, host, e->W, engine_weight_count(e) * 4, e->S));
+  return e->dev->stream_synchronize(e->dev, e->S);
+}
+
+ddp_result engine_weights_checksum(engine *e, uint64_t *sum) {
+  size_t n = engine_weight_count(e) * 4;
+  unsigned char *h = malloc(n);
+  DDP_CHECK_ALLOC(h);
+  ddp_result r = engine_weights(e, (float *)h);
+  uint64_t x = 0xcbf29ce484222325ull;
+  for (size_t i = 0; r == DDP_OK && i < n; i++) x = (x ^ h[i]) * 0x100000001b3ull;
+  free(h);
+  *sum = x;
+  return r;
+}
+
+ddp_result engine_measure_gemm(engine *e, double *tflops) {
+  ddp_device *d = e->dev;
+  const int H = e->H, reps = 10, warm = 3;
+  /* Operands: two weight matrices (real values); output: the gradient scratch of the run's type. */
+  const void *a = Wc_of(e, 1), *b = Wc_of(e, e->L > 1 ? 2 : 1);
+  void *c = e->mixed ? e->dw16 : (void *)e->G;
+  ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = H, .k = H, .a = a, .lda = H, .b = b, .ldb = H, .c = c,
+                .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32, .relu = 0};
+  DDP_TRY(weights_init(e, 0));
+  for (int i = 0; i < warm; i++) DDP_TRY(d->gemm(d, e->S, &g));
+  double ms[10];
+  for (int i = 0; i < reps; i++) {
+    DDP_TRY(d->event_record(d, e->ev_step[0], e->S));
+    DDP_TRY(d->gemm(d, e->S, &g));
+    DDP_TRY(d->event_record(d, e->ev_step[1], e->S));
+    DDP_TRY(engine_wait(e, e->ev_step[1], "GEMM timing"));
+    DDP_TRY(elapsed(e, e->ev_step[0], e->ev_step[1], &ms[i]));
+  }
+  /* median */
+  for (int i = 1; i < reps; i++)
+    for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
+      double t = ms[j];
+      ms[j] = ms[j - 1];
+      ms[j - 1] = t;
+    }
+  double med = 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+  *tflops = 2.0 * (double)H * H * H / (med * 1e-3) / 1e12;
+  return DDP_OK;
+}
+
+const bucket_plan *engine_buckets(const engine *e) { return &e->plan; }
+
+double engine_comm_bytes(const engine *e) { return (double)e->plan.total_count * (double)dtype_size(e->comm_t); }
+
+double engine_flops_per_step(const engine *e) {
+  return (6.0 * e->L - 2.0) * (double)e->B * (double)e->H * (double)e->H;
+}

@@ -1,0 +1,72 @@
+/* engine.h: the DDP training engine. It owns the synthetic model (L bias-free H x H linear layers with
+ * ReLU, MSE loss, SGD), its buffers on the device, the bucket plan, and the three phases:
+ *   local  every rank trains its own copy, no communication (the "no DDP" baseline);
+ *   comm   the ddp phase's bucket allreduces alone, same sizes and order;
+ *   ddp    training with each bucket's allreduce launched on the comm stream as soon as its gradients
+ *          exist, overlapping the rest of the backward pass.
+ * It talks only to the device and comm interfaces; it never calls CUDA, BLAS or MPI itself, and enqueues a
+ * whole phase without synchronising the host with the device (results are read once the phase ends). */
+#ifndef DDPBENCH_ENGINE_H
+#define DDPBENCH_ENGINE_H
+
+#include "bucket.h"
+#include "comm.h"
+#include "config.h"
+#include "device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_COUNT } ddp_phase;
+const char *phase_name(ddp_phase p);
+
+/* What one rank measured in one phase. Arrays are owned by the result (phase_result_free). */
+typedef struct {
+  ddp_phase phase;
+  int warmup, steps; /* steps are the timed ones; histories cover warmup + steps */
+  double *step_ms;    /* [steps] step time on this rank */
+  double *compute_ms; /* [steps] forward + backward on the compute stream (NaN: comm phase, cuda graphs) */
+  double *bucket_ms;  /* [steps * nbuckets] each bucket's allreduce on the comm stream (NaN if not timed) */
+  int nbuckets;
+  double *loss;    /* [warmup + steps] this rank's share of the global loss (NULL for the comm phase) */
+  float *scale;    /* [warmup + steps] fp16 loss scale used in each step (NULL unless fp16) */
+  int *skipped;    /* [warmup + steps] 1 where the update was skipped (NULL unless fp16) */
+  double wall_s;   /* enqueue to completion of the whole phase, host clock */
+} phase_result;
+
+void phase_result_free(phase_result *r);
+
+/* Called on the host as steps are enqueued (progress lines, the watchdog's heartbeat). */
+typedef void (*engine_progress_fn)(void *ctx, ddp_phase p, int step, int nsteps);
+
+typedef struct engine engine;
+
+/* Builds the model and buffers for this comm's group: this rank holds global samples
+ * comm->rank * batch ... + batch - 1 of a global batch of batch * comm->size. */
+ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, ddp_comm *comm,
+                         engine_progress_fn progress, void *progress_ctx);
+void engine_free(engine *e);
+
+/* Runs one phase from the initial weights (broadcast from rank 0) and fills r. */
+ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r);
+
+/* Copies the current fp32 master weights to host memory (layer L first, each H x H row-major). */
+ddp_result engine_weights(engine *e, float *host);
+size_t engine_weight_count(const engine *e);
+/* FNV-1a 64 of the raw bytes of the current master weights. */
+ddp_result engine_weights_checksum(engine *e, uint64_t *sum);
+
+/* Times one H x H x H GEMM in the run's precision (median of 10 after 3 warm-ups): TFLOP/s. */
+ddp_result engine_measure_gemm(engine *e, double *tflops);
+
+const bucket_plan *engine_buckets(const engine *e);
+/* Bytes allreduced per step (in the grad_comm type). */
+double engine_comm_bytes(const engine *e);
+/* Model FLOPs per step per rank: (6L - 2) * B * H^2. */
+double engine_flops_per_step(const engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,30 @@
+/* main.c: ddpbench's entry point. An index of the program, in the order a run goes through it:
+ *
+ *   config.h    every setting, the INI file and the command line          (config_parse, config_print_help)
+ *   dist.h      MPI start-up, rank/local rank/host, gathers, abort         (dist_init, dist_abort)
+ *   topo.h      topology, binding near the GPU, environment checks          (topo_rank_init, topo_rank_report)
+ *   device.h    the device interface: cpu (OpenBLAS) and cuda (cuBLASLt)    (device_cpu_create, device_cuda_create)
+ *   comm.h      the comm interface: mpi and nccl                            (comm_mpi_create, comm_nccl_create)
+ *   engine.h    the model, DDP buckets, the local/comm/ddp phases           (engine_create, engine_run_phase)
+ *   report.h    figures, the human summary, the JSON document               (report_summarize, report_print)
+ *   run.h       the job that strings these together, and the watchdog      (run_main)
+ *
+ * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI) and `ddpbench doctor`
+ * (environment and topology checks across the ranks of an mpirun). */
+#include <string.h>
+
+#include "dist.h"
+#include "run.h"
+#include "topo.h"
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
+    ddp_dist d;
+    if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    int code = doctor_main(&d, argc - 1, argv + 1);
+    dist_finalize(&d);
+    return code;
+  }
+  return run_main(argc, argv);
+}

@@ -1,0 +1,21 @@
+/* nocuda.c: the CUDA device and NCCL comm entry points of a build without the CUDA toolkit: no GPU is
+ * ever visible, and asking for one is a usage error. */
+#include "comm.h"
+#include "device.h"
+
+int device_cuda_count(void) { return 0; }
+
+ddp_result device_cuda_create(ddp_device **out, int ordinal) {
+  *out = NULL;
+  return ddp_usage_error("this ddpbench was built without CUDA: --device cuda is not available");
+}
+
+ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n) {
+  if (n) buf[0] = 0;
+  return DDP_OK;
+}
+
+ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
+  *out = NULL;
+  return ddp_usage_error("this ddpbench was built without CUDA: --comm nccl is not available");
+}

@@ -1,0 +1,519 @@
+/* report.c: report_summarize (every derived figure), the human summary and the JSON document. Only
+ * formatting and arithmetic on gathered results: nothing here measures or communicates. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 0.0; }
+
+double peak_table_tflops(const char *name, ddp_precision p) {
+  /* Dense (no sparsity) tensor-core peaks of the SXM parts, from NVIDIA's datasheets; fp32 is the plain
+   * FMA rate. H200 shares H100's GH100 die and clocks. */
+  static const struct {
+    const char *prefix;
+    double fp32, tf32, bf16;
+  } gpus[] = {
+      {"NVIDIA H100", 66.9, 494.7, 989.4},
+      {"NVIDIA H200", 66.9, 494.7, 989.4},
+      {"NVIDIA A100", 19.5, 156.0, 312.0},
+  };
+  if (!name) return 0;
+  for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
+    if (strncmp(name, gpus[i].prefix, strlen(gpus[i].prefix)) == 0) {
+      if (strstr(name, "PCIe") || strstr(name, "NVL")) return 0; /* other clocks and power: not in the table */
+      return p == PREC_FP32 ? gpus[i].fp32 : p == PREC_TF32 ? gpus[i].tf32 : gpus[i].bf16;
+    }
+  return 0;
+}
+
+int report_env_allowed(const char *name) {
+  static const char *prefixes[] = {"NCCL_", "CUDA_", "OMPI_", "UCX_", "DDPBENCH_"};
+  static const char *exact[] = {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_ARRAY_JOB_ID",
+                                "SLURM_ARRAY_TASK_ID"};
+  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
+  for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+    if (strcmp(name, exact[i]) == 0) return 1;
+  return 0;
+}
+
+/* ---- figures ------------------------------------------------------------------------------------ */
+static double median_of(double *x, int n) { return stats_percentile(x, n, 0.5); }
+
+static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd, phase_summary *ps) {
+  int nb = pd->nbuckets, W = r->world, S = pd->steps;
+  size_t es = dtype_size(r->comm_type);
+  ps->rows = calloc((size_t)(nb > 0 ? nb : 1), sizeof *ps->rows);
+  double *per_step = malloc((size_t)S * sizeof(double));
+  if (!ps->rows || !per_step) {
+    free(per_step);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  for (int b = 0; b < nb; b++) { /* distinct sizes, in bucket order */
+    size_t bytes = r->plan->buckets[b].count * es;
+    int k = 0;
+    while (k < ps->nrows && ps->rows[k].bytes != bytes) k++;
+    if (k == ps->nrows) {
+      ps->rows[k].bytes = bytes;
+      ps->rows[k].count = r->plan->buckets[b].count;
+      ps->nrows++;
+    }
+    ps->rows[k].nbuckets++;
+  }
+  for (int k = 0; k < ps->nrows; k++) {
+    allreduce_row *row = &ps->rows[k];
+    int valid = 1;
+    for (int s = 0; s < S; s++) {
+      double sum = 0;
+      int n = 0;
+      for (int rk = 0; rk < W; rk++)
+        for (int b = 0; b < nb; b++)
+          if (r->plan->buckets[b].count * es == row->bytes) {
+            double t = pd->bucket_ms[((size_t)rk * S + s) * nb + b];
+            if (isnan(t)) valid = 0;
+            sum += t;
+            n++;
+          }
+      per_step[s] = sum / n;
+    }
+    if (!valid) {
+      row->time_us = row->algbw = row->busbw = NAN;
+      continue;
+    }
+    row->time_us = median_of(per_step, S) * 1e3;
+    row->algbw = (double)row->bytes / (row->time_us * 1e-6) / 1e9;
+    row->busbw = row->algbw * busbw_factor(W);
+  }
+  free(per_step);
+  return DDP_OK;
+}
+
+ddp_result report_summarize(const run_report *r, run_summary *s) {
+  memset(s, 0, sizeof *s);
+  int W = r->world;
+  double *peaks = malloc((size_t)W * sizeof(double));
+  DDP_CHECK_ALLOC(peaks);
+  for (int i = 0; i < W; i++) peaks[i] = r->ranks[i].gemm_tflops;
+  s->measured_peak_tflops = median_of(peaks, W);
+  free(peaks);
+
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_data *pd = &r->phases[p];
+    phase_summary *ps = &s->ph[p];
+    if (!pd->present) continue;
+    ps->present = 1;
+    int S = pd->steps;
+    double *agg = malloc((size_t)S * sizeof(double));
+    double *med = malloc((size_t)W * sizeof(double));
+    ps->rank_step = calloc((size_t)W, sizeof(ddp_stats));
+    ps->rank_compute = calloc((size_t)W, sizeof(ddp_stats));
+    if (!agg || !med || !ps->rank_step || !ps->rank_compute) {
+      free(agg);
+      free(med);
+      return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    }
+    for (int st = 0; st < S; st++) {
+      agg[st] = 0;
+      for (int rk = 0; rk < W; rk++) agg[st] = fmax(agg[st], pd->step_ms[(size_t)rk * S + st]);
+    }
+    ps->step = stats_compute(agg, S);
+    int have_compute = 1;
+    for (int rk = 0; rk < W; rk++) {
+      ps->rank_step[rk] = stats_compute(pd->step_ms + (size_t)rk * S, S);
+      const double *c = pd->compute_ms + (size_t)rk * S;
+      int n = 0;
+      for (int st = 0; st < S; st++) n += !isnan(c[st]);
+      if (n == S) {
+        ps->rank_compute[rk] = stats_compute(c, S);
+      } else {
+        ps->rank_compute[rk].n = 0;
+        have_compute = 0;
+      }
+    }
+    for (int rk = 0; rk < W; rk++) med[rk] = have_compute ? ps->rank_compute[rk].median : ps->rank_step[rk].median;
+    ps->slowest_rank = 0;
+    for (int rk = 1; rk < W; rk++)
+      if (med[rk] > med[ps->slowest_rank]) ps->slowest_rank = rk;
+    double mm = median_of(med, W);
+    ps->slowest_excess = mm > 0 ? med[ps->slowest_rank] / mm - 1.0 : 0;
+    free(agg);
+    free(med);
+
+    double sec = ps->step.median * 1e-3;
+    ps->samples_per_s = (double)r->cfg->batch * W / sec;
+    if (p != PHASE_COMM) {
+      ps->tflops_per_rank = r->flops_per_step / sec / 1e12;
+      ps->mfu_measured = s->measured_peak_tflops > 0 ? ps->tflops_per_rank / s->measured_peak_tflops : NAN;
+      ps->mfu_table = r->table_peak_tflops > 0 ? ps->tflops_per_rank / r->table_peak_tflops : NAN;
+    } else {
+      ps->algbw = r->comm_bytes / sec / 1e9;
+      ps->busbw = ps->algbw * busbw_factor(W);
+    }
+    if (p != PHASE_LOCAL) DDP_TRY(summarize_allreduce(r, pd, ps));
+    if (pd->skipped) {
+      int total = pd->warmup + pd->steps;
+      for (int st = 0; st < total; st++) ps->skipped_steps += pd->skipped[st] != 0;
+      ps->final_scale = pd->scale[total - 1];
+    }
+  }
+
+  const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
+  s->scaling_efficiency = lo->present && dd->present ? lo->step.median / dd->step.median : NAN;
+  s->exposed_comm_ms = lo->present && dd->present ? dd->step.median - lo->step.median : NAN;
+  s->hidden_fraction = lo->present && dd->present && cm->present
+                           ? (lo->step.median + cm->step.median - dd->step.median) / cm->step.median
+                           : NAN;
+
+  /* Verification: ranks whose final weights differ from the most common checksum. */
+  s->weights_identical = -1;
+  if (dd->present) {
+    s->mismatch = calloc((size_t)W, sizeof(int));
+    DDP_CHECK_ALLOC(s->mismatch);
+    int best = 0, best_n = 0;
+    for (int i = 0; i < W; i++) {
+      int n = 0;
+      for (int j = 0; j < W; j++) n += r->ranks[j].checksum == r->ranks[i].checksum;
+      if (n > best_n) {
+        best_n = n;
+        best = i;
+      }
+    }
+    for (int i = 0; i < W; i++)
+      if (!r->ranks[i].checksum_valid || r->ranks[i].checksum != r->ranks[best].checksum) s->mismatch[s->nmismatch++] = i;
+    if (best_n * 2 == W && W > 1 && s->nmismatch) { /* a tie has no majority: name every rank */
+      s->nmismatch = W;
+      for (int i = 0; i < W; i++) s->mismatch[i] = i;
+    }
+    s->weights_identical = s->nmismatch == 0;
+  }
+  return DDP_OK;
+}
+
+void report_summary_free(run_summary *s, int world) {
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    free(s->ph[p].rank_step);
+    free(s->ph[p].rank_compute);
+    free(s->ph[p].rows);
+  }
+  free(s->mismatch);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- text --------------------------------------------------------------------------------------- */
+static void print_versions(FILE *out, const rank_info *ri) {
+  const ddp_versions *v = &ri->ver;
+  fprintf(out, "# versions (rank 0): %s | %.40s | hwloc %s", v->mpi, v->blas, v->hwloc);
+  if (v->cuda_runtime[0])
+    fprintf(out, " | CUDA driver %s runtime %s | cuBLAS %s | nccl-headers %s nccl-library %s (%s)", v->cuda_driver,
+            v->cuda_runtime, v->cublas, v->nccl_header, v->nccl_runtime, v->nccl_library);
+  fputc('\n', out);
+}
+
+static const char *fmt_num(char *buf, size_t n, double v, const char *f) {
+  if (isnan(v))
+    snprintf(buf, n, "-");
+  else
+    snprintf(buf, n, f, v);
+  return buf;
+}
+
+void report_print(FILE *out, const run_report *r, const run_summary *s) {
+  const ddp_config *c = r->cfg;
+  char b1[32], b2[32], b3[32], b4[32], b5[32];
+  double params = (double)c->layers * c->hidden * c->hidden;
+  fprintf(out, "# ddpbench %s  device %s  comm %s  world %d (%d node%s)\n", DDPBENCH_VERSION, r->device, r->comm,
+          r->world, r->nodes, r->nodes == 1 ? "" : "s");
+  print_versions(out, &r->ranks[0]);
+  fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
+          c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
+          precision_name(c->precision), precision_name(c->grad_comm));
+  fprintf(out, "# ddp: %d bucket%s (first_bucket_mb %g, bucket_mb %g, gradient_as_bucket_view %s), %s allreduced per step\n",
+          r->plan->nbuckets, r->plan->nbuckets == 1 ? "" : "s", c->first_bucket_mb, c->bucket_mb,
+          c->gradient_as_bucket_view ? "true" : "false", ddp_fmt_bytes(b2, sizeof b2, r->comm_bytes));
+  fprintf(out, "# steps %d timed + %d warmup  lr %g  momentum %g  seed %llu  cuda_graph %s", c->steps, c->warmup, c->lr,
+          c->momentum, c->seed, c->cuda_graph ? "true" : "false");
+  if (c->precision == PREC_FP16)
+    fprintf(out, "  loss_scale %g (x%g every %d, x%g on overflow)", c->loss_scale_init, c->loss_scale_growth_factor,
+            c->loss_scale_growth_interval, c->loss_scale_backoff);
+  fprintf(out, "\n#\n# Using devices\n");
+  for (int i = 0; i < r->world; i++) {
+    const rank_info *ri = &r->ranks[i];
+    fprintf(out, "#  Rank %2d Pid %7d on %10s device %2d [%s] %s  GEMM %s TFLOP/s\n", ri->rank, ri->pid, ri->host,
+            ri->dev.ordinal, ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-", ri->dev.name,
+            fmt_num(b1, sizeof b1, ri->gemm_tflops, "%.1f"));
+  }
+  fprintf(out, "#\n# measured peak %s TFLOP/s (H x H x H GEMM, %s, median over ranks); table peak %s\n#\n",
+          fmt_num(b1, sizeof b1, s->measured_peak_tflops, "%.1f"), precision_name(c->precision),
+          r->table_peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.1f TFLOP/s") : "unknown");
+
+  fprintf(out, "#  phase   step(ms)      p10      p90      min      max   samples/s  TFLOP/s/rank  MFU(meas)  MFU(table)\n");
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_summary *ps = &s->ph[p];
+    if (!ps->present) continue;
+    fprintf(out, "  %6s %9.3f %8.3f %8.3f %8.3f %8.3f %11.1f", phase_name((ddp_phase)p), ps->step.median, ps->step.p10,
+            ps->step.p90, ps->step.min, ps->step.max, ps->samples_per_s);
+    if (p == PHASE_COMM)
+      fprintf(out, "   busbw %.2f GB/s (algbw %.2f)\n", ps->busbw, ps->algbw);
+    else
+      fprintf(out, " %13s %10s %11s\n", fmt_num(b3, sizeof b3, ps->tflops_per_rank, "%.2f"),
+              fmt_num(b4, sizeof b4, ps->mfu_measured * 100, "%.1f%%"),
+              fmt_num(b5, sizeof b5, ps->mfu_table * 100, "%.1f%%"));
+  }
+  fprintf(out, "#  (step time: the slowest rank's, per step; statistics over the %d timed steps)\n", c->steps);
+
+  const phase_summary *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
+  if ((cm->present && cm->nrows) || (dd->present && dd->nrows)) {
+    const phase_summary *any = cm->present && cm->nrows ? cm : dd;
+    fprintf(out, "#\n#  allreduce per bucket size         %24s %24s\n", "comm phase", "inside ddp");
+    fprintf(out, "#         size        count      type  buckets   time(us) algbw  busbw   time(us) algbw  busbw\n");
+    for (int k = 0; k < any->nrows; k++) {
+      const allreduce_row *a = &any->rows[k];
+      fprintf(out, "  %12zu %12zu %9s %8d", a->bytes, a->count, dtype_name(r->comm_type), a->nbuckets);
+      for (int q = 0; q < 2; q++) {
+        const phase_summary *ps = q == 0 ? cm : dd;
+        if (ps->present && k < ps->nrows && !isnan(ps->rows[k].time_us))
+          fprintf(out, " %10.1f %6.1f %6.1f", ps->rows[k].time_us, ps->rows[k].algbw, ps->rows[k].busbw);
+        else
+          fprintf(out, " %10s %6s %6s", "-", "-", "-");
+      }
+      fputc('\n', out);
+    }
+    fprintf(out, "#  (GB/s = 1e9 B/s; busbw = algbw x 2(n-1)/n as nccl-tests; 'inside ddp' overlaps the backward pass)\n");
+  }
+
+  fprintf(out, "#\n");
+  if (!isnan(s->scaling_efficiency)) {
+    fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%   exposed communication %.3f ms",
+            s->scaling_efficiency * 100, s->exposed_comm_ms);
+    if (!isnan(s->hidden_fraction))
+      fprintf(out, "   hidden %.0f %% of the comm phase's %.3f ms", s->hidden_fraction * 100, cm->step.median);
+    fputc('\n', out);
+  }
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_summary *ps = &s->ph[p];
+    if (!ps->present || p == PHASE_COMM || r->world < 2) continue;
+    int have_c = ps->rank_compute[0].n > 0;
+    fprintf(out, "# %s per rank, median %s: ", phase_name((ddp_phase)p), have_c ? "compute ms (forward+backward)" : "step ms");
+    for (int rk = 0; rk < r->world; rk++)
+      fprintf(out, "%s%d:%.3f", rk ? " " : "", rk, have_c ? ps->rank_compute[rk].median : ps->rank_step[rk].median);
+    fprintf(out, "  slowest rank %d (%s) %+.1f %% vs median\n", ps->slowest_rank, r->ranks[ps->slowest_rank].host,
+            ps->slowest_excess * 100);
+  }
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_data *pd = &r->phases[p];
+    if (!pd->present || !pd->loss) continue;
+    int total = pd->warmup + pd->steps;
+    fprintf(out, "# %s loss: %.6g (step 0) -> %.6g (step %d)", phase_name((ddp_phase)p), pd->loss[0], pd->loss[total - 1],
+            total - 1);
+    if (pd->skipped) {
+      fprintf(out, "; fp16 skipped steps %d", s->ph[p].skipped_steps);
+      int first = 1;
+      for (int st = 0; st < total; st++)
+        if (pd->skipped[st]) {
+          fprintf(out, "%s%d", first ? " [" : ",", st);
+          first = 0;
+        }
+      fprintf(out, "%s, loss scale in the last step %g", first ? "" : "]", s->ph[p].final_scale);
+    }
+    fputc('\n', out);
+  }
+  if (s->weights_identical == 1) {
+    fprintf(out, "# verification: final weights bitwise identical on all %d ranks (fnv1a64 %016llx)  OK\n", r->world,
+            (unsigned long long)r->ranks[0].checksum);
+  } else if (s->weights_identical == 0) {
+    fprintf(out, "# verification: FAILED: final weights differ on rank%s", s->nmismatch > 1 ? "s" : "");
+    for (int i = 0; i < s->nmismatch; i++) {
+      const rank_info *ri = &r->ranks[s->mismatch[i]];
+      fprintf(out, "%s %d (%s, %016llx)", i ? "," : "", ri->rank, ri->host, (unsigned long long)ri->checksum);
+    }
+    fputc('\n', out);
+  } else {
+    fprintf(out, "# verification: not run (needs the ddp phase)\n");
+  }
+}
+
+/* ---- JSON --------------------------------------------------------------------------------------- */
+static cJSON *num(double v) { return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+
+static cJSON *stats_json(const ddp_stats *st) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddItemToObject(o, "median", num(st->median));
+  cJSON_AddItemToObject(o, "p10", num(st->p10));
+  cJSON_AddItemToObject(o, "p90", num(st->p90));
+  cJSON_AddItemToObject(o, "min", num(st->min));
+  cJSON_AddItemToObject(o, "max", num(st->max));
+  cJSON_AddItemToObject(o, "mean", num(st->mean));
+  cJSON_AddNumberToObject(o, "n", st->n);
+  return o;
+}
+
+static cJSON *doubles_json(const double *x, int n) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, num(x[i]));
+  return a;
+}
+
+static cJSON *versions_json(const ddp_versions *v) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "ddpbench", v->ddpbench);
+  cJSON_AddStringToObject(o, "mpi", v->mpi);
+  cJSON_AddStringToObject(o, "blas", v->blas);
+  cJSON_AddStringToObject(o, "hwloc", v->hwloc);
+  cJSON_AddStringToObject(o, "nvidia_driver", v->nvidia_driver);
+  cJSON_AddStringToObject(o, "cuda_driver", v->cuda_driver);
+  cJSON_AddStringToObject(o, "cuda_runtime", v->cuda_runtime);
+  cJSON_AddStringToObject(o, "cublas", v->cublas);
+  cJSON_AddStringToObject(o, "nccl_header", v->nccl_header);
+  cJSON_AddStringToObject(o, "nccl_runtime", v->nccl_runtime);
+  cJSON_AddStringToObject(o, "nccl_library", v->nccl_library);
+  return o;
+}
+
+static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
+  const phase_data *pd = &r->phases[p];
+  const phase_summary *ps = &s->ph[p];
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "warmup", pd->warmup);
+  cJSON_AddNumberToObject(o, "steps", pd->steps);
+  cJSON_AddItemToObject(o, "step_ms", stats_json(&ps->step));
+  cJSON_AddItemToObject(o, "samples_per_s", num(ps->samples_per_s));
+  if (p != PHASE_COMM) {
+    cJSON_AddItemToObject(o, "tflops_per_rank", num(ps->tflops_per_rank));
+    cJSON_AddItemToObject(o, "mfu_measured_peak", num(ps->mfu_measured));
+    cJSON_AddItemToObject(o, "mfu_table_peak", num(ps->mfu_table));
+  } else {
+    cJSON_AddItemToObject(o, "algbw_gbs", num(ps->algbw));
+    cJSON_AddItemToObject(o, "busbw_gbs", num(ps->busbw));
+  }
+  cJSON_AddNumberToObject(o, "slowest_rank", ps->slowest_rank);
+  cJSON_AddItemToObject(o, "slowest_rank_excess", num(ps->slowest_excess));
+  cJSON *ranks = cJSON_AddArrayToObject(o, "per_rank");
+  for (int rk = 0; rk < r->world; rk++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "rank", rk);
+    cJSON_AddItemToObject(x, "step_ms", stats_json(&ps->rank_step[rk]));
+    if (ps->rank_compute[rk].n) cJSON_AddItemToObject(x, "compute_ms", stats_json(&ps->rank_compute[rk]));
+    cJSON_AddItemToObject(x, "step_ms_samples", doubles_json(pd->step_ms + (size_t)rk * pd->steps, pd->steps));
+    cJSON_AddItemToArray(ranks, x);
+  }
+  if (ps->nrows) {
+    cJSON *rows = cJSON_AddArrayToObject(o, "allreduce");
+    for (int k = 0; k < ps->nrows; k++) {
+      cJSON *x = cJSON_CreateObject();
+      cJSON_AddNumberToObject(x, "bytes", (double)ps->rows[k].bytes);
+      cJSON_AddNumberToObject(x, "count", (double)ps->rows[k].count);
+      cJSON_AddStringToObject(x, "type", dtype_name(r->comm_type));
+      cJSON_AddNumberToObject(x, "buckets", ps->rows[k].nbuckets);
+      cJSON_AddItemToObject(x, "time_us", num(ps->rows[k].time_us));
+      cJSON_AddItemToObject(x, "algbw_gbs", num(ps->rows[k].algbw));
+      cJSON_AddItemToObject(x, "busbw_gbs", num(ps->rows[k].busbw));
+      cJSON_AddItemToArray(rows, x);
+    }
+  }
+  if (pd->loss) cJSON_AddItemToObject(o, "loss", doubles_json(pd->loss, pd->warmup + pd->steps));
+  if (pd->scale) {
+    int total = pd->warmup + pd->steps;
+    cJSON *sc = cJSON_AddArrayToObject(o, "loss_scale");
+    cJSON *sk = cJSON_AddArrayToObject(o, "skipped_steps");
+    for (int st = 0; st < total; st++) {
+      cJSON_AddItemToArray(sc, cJSON_CreateNumber(pd->scale[st]));
+      if (pd->skipped[st]) cJSON_AddItemToArray(sk, cJSON_CreateNumber(st));
+    }
+  }
+  return o;
+}
+
+ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out) {
+  const ddp_config *c = r->cfg;
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  cJSON_AddNumberToObject(doc, "schema_version", 1);
+  cJSON_AddStringToObject(doc, "ddpbench_version", DDPBENCH_VERSION);
+  cJSON_AddStringToObject(doc, "command_line", c->command_line);
+  cJSON_AddStringToObject(doc, "start_time", r->start_time);
+  cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
+  const char *name;
+  char value[1100];
+  for (int i = 0; config_key_at(c, i, &name, value, sizeof value); i++) {
+    char *end;
+    double v = strtod(value, &end);
+    if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
+      cJSON_AddBoolToObject(cfg, name, value[0] == 't');
+    else if (*value && !*end && strcmp(name, "json") && strcmp(name, "phases") && strcmp(name, "topo_xml") &&
+             fabs(v) <= 9007199254740992.0) /* beyond 2^53 a JSON number loses digits: keep the text */
+      cJSON_AddNumberToObject(cfg, name, v);
+    else
+      cJSON_AddStringToObject(cfg, name, value);
+  }
+  cJSON_AddStringToObject(cfg, "config_file", c->config_file);
+  cJSON_AddStringToObject(doc, "device", r->device);
+  cJSON_AddStringToObject(doc, "comm", r->comm);
+  cJSON_AddNumberToObject(doc, "world_size", r->world);
+  cJSON_AddNumberToObject(doc, "nodes", r->nodes);
+  cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
+  for (int i = 0; i < r->world; i++) {
+    const rank_info *ri = &r->ranks[i];
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "rank", ri->rank);
+    cJSON_AddStringToObject(x, "host", ri->host);
+    cJSON_AddNumberToObject(x, "node", ri->node_index);
+    cJSON_AddNumberToObject(x, "local_rank", ri->local_rank);
+    cJSON_AddNumberToObject(x, "pid", ri->pid);
+    cJSON *dv = cJSON_AddObjectToObject(x, "device");
+    cJSON_AddStringToObject(dv, "name", ri->dev.name);
+    cJSON_AddStringToObject(dv, "pci_bus_id", ri->dev.pci_bus_id);
+    cJSON_AddNumberToObject(dv, "ordinal", ri->dev.ordinal);
+    cJSON_AddNumberToObject(dv, "memory_bytes", (double)ri->dev.memory);
+    cJSON_AddItemToObject(x, "versions", versions_json(&ri->ver));
+    cJSON_AddItemToObject(x, "gemm_tflops", num(ri->gemm_tflops));
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ri->checksum);
+    if (ri->checksum_valid) cJSON_AddStringToObject(x, "weights_checksum", hex);
+    cJSON_AddItemToArray(ranks, x);
+  }
+  cJSON *env = cJSON_AddObjectToObject(doc, "environment");
+  for (char **e = environ; e && *e; e++) {
+    const char *eq = strchr(*e, '=');
+    if (!eq) continue;
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
+    if (report_env_allowed(key)) cJSON_AddStringToObject(env, key, eq + 1);
+  }
+  cJSON *bk = cJSON_AddObjectToObject(doc, "buckets");
+  cJSON_AddNumberToObject(bk, "count", r->plan->nbuckets);
+  cJSON *bytes = cJSON_AddArrayToObject(bk, "bytes");
+  cJSON *nparams = cJSON_AddArrayToObject(bk, "params");
+  for (int b = 0; b < r->plan->nbuckets; b++) {
+    cJSON_AddItemToArray(bytes, cJSON_CreateNumber((double)r->plan->buckets[b].bytes));
+    cJSON_AddItemToArray(nparams, cJSON_CreateNumber(r->plan->buckets[b].nparams));
+  }
+  cJSON_AddNumberToObject(doc, "allreduce_bytes_per_step", r->comm_bytes);
+  cJSON_AddNumberToObject(doc, "model_flops_per_step_per_rank", r->flops_per_step);
+  cJSON_AddItemToObject(doc, "measured_peak_tflops", num(s->measured_peak_tflops));
+  cJSON_AddItemToObject(doc, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
+  cJSON *phases = cJSON_AddObjectToObject(doc, "phases");
+  for (int p = 0; p < PHASE_COUNT; p++)
+    if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), phase_json(r, s, p));
+  cJSON_AddItemToObject(doc, "scaling_efficiency", num(s->scaling_efficiency));
+  cJSON_AddItemToObject(doc, "exposed_comm_ms", num(s->exposed_comm_ms));
+  cJSON_AddItemToObject(doc, "hidden_comm_fraction", num(s->hidden_fraction));
+  if (s->weights_identical >= 0) {
+    char hex[24];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->ranks[0].checksum);
+    cJSON_AddStringToObject(doc, "weights_checksum", hex);
+    cJSON_AddBoolToObject(doc, "weights_identical", s->weights_identical);
+    cJSON *mm = cJSON_AddArrayToObject(doc, "weights_mismatched_ranks");
+    for (int i = 0; i < s->nmismatch; i++) cJSON_AddItemToArray(mm, cJSON_CreateNumber(s->mismatch[i]));
+  } else {
+    cJSON_AddNullToObject(doc, "weights_checksum");
+    cJSON_AddNullToObject(doc, "weights_identical");
+  }
+  if (r->topology) cJSON_AddItemReferenceToObject(doc, "topology", r->topology);
+  *out = doc;
+  return DDP_OK;
+}

@@ -1,0 +1,114 @@
+/* report.h: turning what every rank measured into figures and printing them. The figures are computed in
+ * one place (report_summarize: step-time statistics per rank and across ranks, throughput, model TFLOP/s,
+ * MFU, scaling efficiency, exposed and hidden communication, allreduce bandwidth) so that the human summary
+ * and the JSON document can never disagree. Runs on rank 0 after the results were gathered; measures
+ * nothing and never talks to other ranks. */
+#ifndef DDPBENCH_REPORT_H
+#define DDPBENCH_REPORT_H
+
+#include <cJSON.h>
+#include <stdio.h>
+
+#include "bucket.h"
+#include "config.h"
+#include "device.h"
+#include "engine.h"
+#include "stats.h"
+#include "versions.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One rank, as gathered to rank 0. Fixed size: it travels through MPI_Allgather as bytes. */
+typedef struct {
+  int rank, local_rank, node_index, pid;
+  char host[64];
+  uint64_t host_hash;
+  ddp_device_info dev;
+  ddp_versions ver;
+  double gemm_tflops; /* measured H x H x H GEMM in the run's precision */
+  uint64_t checksum;  /* final weights after the ddp phase */
+  int checksum_valid;
+} rank_info;
+
+/* One phase, all ranks (rank-major arrays), on rank 0. */
+typedef struct {
+  int present;
+  int warmup, steps, nbuckets;
+  double *step_ms;    /* [world][steps] */
+  double *compute_ms; /* [world][steps] */
+  double *bucket_ms;  /* [world][steps][nbuckets] */
+  double *loss;       /* [warmup + steps] global loss (sum of the ranks' shares); NULL for comm */
+  float *scale;       /* [warmup + steps] rank 0's fp16 loss scale, or NULL */
+  int *skipped;       /* [warmup + steps] rank 0's skip flags, or NULL */
+} phase_data;
+
+typedef struct {
+  const ddp_config *cfg;
+  int world, nodes;
+  const char *device, *comm; /* resolved kinds */
+  const rank_info *ranks;    /* [world] */
+  phase_data phases[PHASE_COUNT];
+  const bucket_plan *plan;
+  double comm_bytes;   /* allreduced per step */
+  ddp_dtype comm_type;
+  double flops_per_step; /* per rank */
+  double table_peak_tflops; /* 0 when unknown */
+  const char *env_json; /* not used */
+  cJSON *topology;      /* owned by the caller, may be NULL */
+  char start_time[32];  /* ISO 8601 UTC */
+} run_report;
+
+/* Per distinct bucket size: how long its allreduce took and what bandwidth that is. */
+typedef struct {
+  size_t bytes, count;
+  int nbuckets;
+  double time_us; /* median over steps of the mean over ranks and buckets of this size */
+  double algbw, busbw; /* GB/s (1e9), nccl-tests' definitions */
+} allreduce_row;
+
+typedef struct {
+  int present;
+  ddp_stats step;          /* over steps of the slowest rank's step time */
+  ddp_stats *rank_step;    /* [world] */
+  ddp_stats *rank_compute; /* [world] (n = 0 when not measured) */
+  double samples_per_s, tflops_per_rank, mfu_measured, mfu_table;
+  int slowest_rank;        /* highest median compute time (step time if compute unknown) */
+  double slowest_excess;   /* its median over the median of all ranks, minus 1 */
+  allreduce_row *rows;
+  int nrows;
+  double algbw, busbw; /* whole step: comm_bytes / median step time (comm phase) */
+  int skipped_steps;
+  double final_scale;
+} phase_summary;
+
+typedef struct {
+  phase_summary ph[PHASE_COUNT];
+  double scaling_efficiency; /* median local / median ddp; NaN unless both ran */
+  double exposed_comm_ms;    /* ddp - local */
+  double hidden_fraction;    /* (local + comm - ddp) / comm */
+  double measured_peak_tflops; /* median over ranks */
+  int weights_identical;     /* -1 when the ddp phase did not run */
+  int nmismatch;
+  int *mismatch;             /* ranks whose checksum differs from rank 0's */
+} run_summary;
+
+/* allreduce bus bandwidth factor 2(n-1)/n (0 for one rank, as nccl-tests). */
+double busbw_factor(int world);
+/* Dense tensor peak (TFLOP/s) of a known GPU for a precision; 0 if unknown. */
+double peak_table_tflops(const char *gpu_name, ddp_precision p);
+
+ddp_result report_summarize(const run_report *r, run_summary *s);
+void report_summary_free(run_summary *s, int world);
+/* Human summary, nccl-tests style ('#' lines and a table). */
+void report_print(FILE *out, const run_report *r, const run_summary *s);
+/* The result document (schema_version 1). Caller frees with cJSON_Delete. */
+ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out);
+/* Environment allowlist: NCCL_*, CUDA_*, OMPI_*, UCX_*, DDPBENCH_*, Slurm job and step ids. */
+int report_env_allowed(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

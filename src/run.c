@@ -1,0 +1,379 @@
+/* run.c: run_main, the whole job from the command line to the result file, and the watchdog that makes
+ * sure a stuck rank ends the job with its name instead of hanging it.
+ *
+ * Order matters: the configuration is parsed before MPI starts (bad input costs nothing and exits 2 on every
+ * rank); the device is chosen collectively (all ranks use cuda, or all use cpu); the process is bound near its
+ * GPU before any CUDA context exists; measurements and printing are separate passes. */
+#include "run.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "comm.h"
+#include "config.h"
+#include "device.h"
+#include "dist.h"
+#include "engine.h"
+#include "report.h"
+#include "topo.h"
+#include "versions.h"
+
+/* ---- watchdog and progress ---------------------------------------------------------------------- */
+/* A thread that ends the whole job when the main thread has not made progress for `timeout` seconds:
+ * MPI and NCCL calls can block forever when a peer stops answering, and a validation tool must name the
+ * rank that stopped rather than hang. */
+static struct {
+  double timeout;
+  _Atomic double last;
+  char what[96];
+  pthread_mutex_t lock;
+  int quiet, rank;
+  double phase_start;
+  int last_printed;
+} g_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void watchdog_tick(const char *what) {
+  pthread_mutex_lock(&g_watch.lock);
+  if (what) snprintf(g_watch.what, sizeof g_watch.what, "%s", what);
+  pthread_mutex_unlock(&g_watch.lock);
+  atomic_store(&g_watch.last, ddp_now());
+}
+
+static void *watchdog_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    sleep(1);
+    double idle = ddp_now() - atomic_load(&g_watch.last);
+    if (g_watch.timeout > 0 && idle > g_watch.timeout) {
+      pthread_mutex_lock(&g_watch.lock);
+      fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s in %s; aborting the job\n",
+              ddp_rank(), ddp_host(), idle, g_watch.what);
+      pthread_mutex_unlock(&g_watch.lock);
+      dist_abort(DDP_EXIT_RUNTIME);
+    }
+  }
+  return NULL;
+}
+
+/* Test hook for the watchdog: DDPBENCH_TEST_STALL_RANK=r makes rank r stop answering in the ddp phase's
+ * second step, as a hung GPU or a dead link would. */
+static void maybe_stall(ddp_phase p, int step) {
+  const char *v = getenv("DDPBENCH_TEST_STALL_RANK");
+  if (!v || p != PHASE_DDP || step != 1 || atoi(v) != g_watch.rank) return;
+  fprintf(stderr, "[ddpbench rank %d] DDPBENCH_TEST_STALL_RANK: stalling on purpose\n", g_watch.rank);
+  for (;;) sleep(1000);
+}
+
+static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
+  (void)ctx;
+  maybe_stall(p, step);
+  char what[96];
+  snprintf(what, sizeof what, "phase %s, step %d of %d", phase_name(p), step + 1, nsteps);
+  watchdog_tick(what);
+  if (g_watch.quiet || g_watch.rank != 0) return;
+  if (step == 0) g_watch.phase_start = ddp_now(), g_watch.last_printed = -1;
+  int every = nsteps > 10 ? nsteps / 10 : 1;
+  if ((step + 1) % every == 0 || step + 1 == nsteps) {
+    fprintf(stderr, "[ddpbench] %-5s step %4d/%d  %6.1f s\n", phase_name(p), step + 1, nsteps,
+            ddp_now() - g_watch.phase_start);
+    fflush(stderr);
+  }
+}
+
+/* ---- device and comm choice --------------------------------------------------------------------- */
+/* OpenBLAS threads for this rank: the cores it is bound to, or the machine's share of the ranks on it. */
+static int cpu_threads(const ddp_dist *d) {
+  cpu_set_t set;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || online < 1) return 1;
+  int mine = CPU_COUNT(&set);
+  int n = mine < online ? mine : (int)(online / d->local_size);
+  return n > 0 ? n : 1;
+}
+
+typedef struct {
+  ddp_device_kind device;
+  ddp_comm_kind comm;
+  int ordinal;
+  char bus_id[32];
+} placement;
+
+/* Collective: the same device and comm kind on every rank; the GPU is the local rank modulo the GPUs this
+ * process sees (CUDA_VISIBLE_DEVICES is honoured by CUDA itself). */
+static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, placement *pl) {
+  memset(pl, 0, sizeof *pl);
+  pl->ordinal = -1;
+  int ngpu = device_cuda_count(), min_gpu = ngpu, max_gpu = ngpu;
+  DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
+  DDP_TRY(dist_allreduce_int(d, &max_gpu, MPI_MAX));
+  pl->device = cfg->device;
+  if (pl->device == DEV_AUTO) {
+    pl->device = min_gpu > 0 ? DEV_CUDA : DEV_CPU;
+    if (pl->device == DEV_CPU)
+      ddp_notice(max_gpu > 0 ? "some ranks see no GPU: running on the CPU device on every rank"
+                             : "no GPU visible: running on the CPU device");
+  }
+  if (pl->device == DEV_CUDA && min_gpu == 0) {
+    if (ngpu == 0)
+      fprintf(stderr, "ddpbench: --device cuda: rank %d on %s sees no GPU (CUDA_VISIBLE_DEVICES=%s)\n", d->rank,
+              d->host, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+    return DDP_ERR_USAGE;
+  }
+  pl->comm = cfg->comm;
+  if (pl->comm == COMM_AUTO) pl->comm = pl->device == DEV_CUDA ? COMM_NCCL : COMM_MPI;
+  if (pl->device == DEV_CPU) {
+    if (pl->comm == COMM_NCCL) return ddp_usage_error("--comm nccl needs the cuda device, and no GPU is visible");
+    if (cfg->precision == PREC_TF32) return ddp_usage_error("--precision tf32 needs the cuda device, and no GPU is visible");
+    if (cfg->cuda_graph) return ddp_usage_error("--cuda-graph needs the cuda device, and no GPU is visible");
+    return DDP_OK;
+  }
+  if (pl->comm == COMM_NCCL) { /* NCCL refuses two ranks on one GPU */
+    int bad = d->local_size > ngpu;
+    if (bad)
+      fprintf(stderr, "ddpbench: host %s has %d ranks but %d visible GPU%s: NCCL needs one GPU per rank "
+                      "(start fewer ranks per node, or use --comm mpi to share GPUs)\n",
+              d->host, d->local_size, ngpu, ngpu == 1 ? "" : "s");
+    DDP_TRY(dist_allreduce_int(d, &bad, MPI_MAX));
+    if (bad) return DDP_ERR_USAGE;
+  }
+  pl->ordinal = d->local_rank % ngpu;
+  return device_cuda_bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
+}
+
+/* ---- gathering ---------------------------------------------------------------------------------- */
+static ddp_result gather_phase(const ddp_dist *d, const phase_result *pr, phase_data *pd, int fp16) {
+  int W = d->size, S = pr->steps, total = pr->warmup + pr->steps, nb = pr->nbuckets;
+  pd->present = 1;
+  pd->warmup = pr->warmup;
+  pd->steps = S;
+  pd->nbuckets = nb;
+  if (d->rank == 0) {
+    pd->step_ms = malloc((size_t)W * S * sizeof(double));
+    pd->compute_ms = malloc((size_t)W * S * sizeof(double));
+    pd->bucket_ms = malloc((size_t)W * S * (nb ? nb : 1) * sizeof(double));
+    DDP_CHECK_ALLOC(pd->step_ms);
+    DDP_CHECK_ALLOC(pd->compute_ms);
+    DDP_CHECK_ALLOC(pd->bucket_ms);
+  }
+  DDP_TRY(dist_gather_doubles(d, pr->step_ms, pd->step_ms, S));
+  DDP_TRY(dist_gather_doubles(d, pr->compute_ms, pd->compute_ms, S));
+  DDP_TRY(dist_gather_doubles(d, pr->bucket_ms, pd->bucket_ms, S * nb));
+  if (!pr->loss) return DDP_OK;
+  double *all = NULL;
+  if (d->rank == 0) {
+    all = malloc((size_t)W * total * sizeof(double));
+    pd->loss = calloc((size_t)total, sizeof(double));
+    DDP_CHECK_ALLOC(all);
+    DDP_CHECK_ALLOC(pd->loss);
+  }
+  ddp_result r = dist_gather_doubles(d, pr->loss, all, total);
+  if (r == DDP_OK && d->rank == 0) /* the global loss: the ranks' shares summed in rank order */
+    for (int st = 0; st < total; st++)
+      for (int rk = 0; rk < W; rk++) pd->loss[st] += all[(size_t)rk * total + st];
+  free(all);
+  DDP_TRY(r);
+  if (fp16 && d->rank == 0) { /* identical on every rank after the allreduce (verified by the weights) */
+    pd->scale = malloc((size_t)total * sizeof(float));
+    pd->skipped = malloc((size_t)total * sizeof(int));
+    DDP_CHECK_ALLOC(pd->scale);
+    DDP_CHECK_ALLOC(pd->skipped);
+    memcpy(pd->scale, pr->scale, (size_t)total * sizeof(float));
+    memcpy(pd->skipped, pr->skipped, (size_t)total * sizeof(int));
+  }
+  return DDP_OK;
+}
+
+static void phase_data_free(phase_data *pd) {
+  free(pd->step_ms);
+  free(pd->compute_ms);
+  free(pd->bucket_ms);
+  free(pd->loss);
+  free(pd->scale);
+  free(pd->skipped);
+  memset(pd, 0, sizeof *pd);
+}
+
+/* ---- the job ------------------------------------------------------------------------------------ */
+typedef struct {
+  ddp_config cfg;
+  ddp_dist dist;
+  placement pl;
+  topo_rank *topo;
+  ddp_device *dev;
+  ddp_comm *comm;
+  engine *eng;
+  rank_info *ranks;
+  run_report rep;
+  run_summary sum;
+  int have_sum;
+  cJSON *topo_json;
+  int exit_code;
+} job;
+
+static ddp_result job_run(job *j) {
+  ddp_config *cfg = &j->cfg;
+  ddp_dist *d = &j->dist;
+  run_report *rep = &j->rep;
+  time_t now = time(NULL);
+  strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+
+  DDP_TRY(choose_placement(cfg, d, &j->pl));
+  topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,
+                       cfg->topo_xml[0] ? cfg->topo_xml : NULL};
+  DDP_TRY(topo_rank_init(d, &topt, j->pl.device == DEV_CUDA ? j->pl.bus_id : NULL, &j->topo));
+  watchdog_tick("creating the device");
+  if (j->pl.device == DEV_CUDA)
+    DDP_TRY(device_cuda_create(&j->dev, j->pl.ordinal));
+  else
+    DDP_TRY(device_cpu_create(&j->dev, cpu_threads(d)));
+  watchdog_tick("creating the communicator");
+  if (j->pl.comm == COMM_NCCL)
+    DDP_TRY(comm_nccl_create(&j->comm, d->world, j->dev));
+  else
+    DDP_TRY(comm_mpi_create(&j->comm, d->world, j->dev));
+
+  rank_info mine;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = d->rank;
+  mine.local_rank = d->local_rank;
+  mine.node_index = d->node_index;
+  mine.pid = (int)getpid();
+  snprintf(mine.host, sizeof mine.host, "%s", d->host);
+  mine.host_hash = d->host_hash;
+  mine.dev = j->dev->info;
+  versions_collect(&mine.ver);
+
+  watchdog_tick("topology report");
+  int consistent = 1;
+  DDP_TRY(topo_rank_report(j->topo, &mine.ver, stdout, &j->topo_json, &consistent));
+  if (d->rank == 0) fflush(stdout);
+
+  watchdog_tick("allocating the model");
+  DDP_TRY(engine_create(&j->eng, cfg, j->dev, j->comm, on_progress, NULL));
+  watchdog_tick("timing one GEMM");
+  DDP_TRY(engine_measure_gemm(j->eng, &mine.gemm_tflops));
+
+  int mask = config_phase_mask(cfg);
+  phase_result res[PHASE_COUNT];
+  memset(res, 0, sizeof res);
+  /* Phases run in the order of --phases. */
+  char order[sizeof cfg->phases];
+  strcpy(order, cfg->phases);
+  ddp_result r = DDP_OK;
+  for (char *save = NULL, *tok = strtok_r(order, ",", &save); tok && r == DDP_OK; tok = strtok_r(NULL, ",", &save)) {
+    ddp_phase p = strcmp(tok, "local") == 0 ? PHASE_LOCAL : strcmp(tok, "comm") == 0 ? PHASE_COMM : PHASE_DDP;
+    if (res[p].step_ms) continue; /* listed twice */
+    r = engine_run_phase(j->eng, p, &res[p]);
+    if (r == DDP_OK && p == PHASE_DDP) {
+      r = engine_weights_checksum(j->eng, &mine.checksum);
+      mine.checksum_valid = 1;
+    }
+  }
+  (void)mask;
+  watchdog_tick("gathering results");
+  if (r == DDP_OK) {
+    j->ranks = calloc((size_t)d->size, sizeof *j->ranks);
+    if (!j->ranks) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  if (r == DDP_OK) r = dist_allgather(d, &mine, j->ranks, (int)sizeof mine);
+  for (int p = 0; p < PHASE_COUNT && r == DDP_OK; p++)
+    if (res[p].step_ms) r = gather_phase(d, &res[p], &rep->phases[p], cfg->precision == PREC_FP16);
+  for (int p = 0; p < PHASE_COUNT; p++) phase_result_free(&res[p]);
+  DDP_TRY(r);
+
+  /* Rank 0: figures, summary, JSON. Then everyone leaves with rank 0's verdict. */
+  int code = DDP_EXIT_OK;
+  if (d->rank == 0) {
+    rep->cfg = cfg;
+    rep->world = d->size;
+    rep->nodes = d->node_count;
+    rep->device = device_kind_name(j->pl.device);
+    rep->comm = comm_kind_name(j->pl.comm);
+    rep->ranks = j->ranks;
+    rep->plan = engine_buckets(j->eng);
+    rep->comm_bytes = engine_comm_bytes(j->eng);
+    rep->comm_type = cfg->grad_comm == PREC_BF16 ? DT_BF16 : cfg->grad_comm == PREC_FP16 ? DT_F16 : DT_F32;
+    rep->flops_per_step = engine_flops_per_step(j->eng);
+    rep->table_peak_tflops = cfg->peak_tflops > 0 ? cfg->peak_tflops
+                                                  : peak_table_tflops(j->ranks[0].dev.name, cfg->precision);
+    rep->topology = j->topo_json;
+    r = report_summarize(rep, &j->sum);
+    j->have_sum = r == DDP_OK;
+    if (r == DDP_OK) {
+      report_print(stdout, rep, &j->sum);
+      fflush(stdout);
+      if (j->sum.weights_identical == 0) code = DDP_EXIT_CHECK;
+    }
+    if (r == DDP_OK && cfg->json[0]) {
+      cJSON *doc = NULL;
+      r = report_json(rep, &j->sum, &doc);
+      char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
+      if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
+      if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);
+      if (r == DDP_OK && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->json);
+      free(text);
+      cJSON_Delete(doc);
+    }
+    if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE, r = DDP_OK; /* e.g. the JSON file appeared meanwhile */
+  }
+  int status[2] = {r, code}; /* rank 0's outcome travels to every rank */
+  DDP_CHECK_MPI(MPI_Bcast(status, 2, MPI_INT, 0, d->world));
+  if (status[0] != DDP_OK) return d->rank == 0 ? (ddp_result)status[0] : DDP_ERR_INTERNAL;
+  j->exit_code = status[1];
+  return DDP_OK;
+}
+
+static void job_free(job *j) {
+  if (j->have_sum) report_summary_free(&j->sum, j->dist.size);
+  for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
+  free(j->ranks);
+  if (j->topo_json) cJSON_Delete(j->topo_json);
+  engine_free(j->eng);
+  if (j->comm) j->comm->destroy(j->comm);
+  if (j->dev) j->dev->destroy(j->dev);
+  topo_rank_free(j->topo);
+}
+
+int run_main(int argc, char **argv) {
+  static job j; /* large; one per process */
+  config_action action;
+  if (config_parse(&j.cfg, argc, argv, &action) != DDP_OK) return DDP_EXIT_USAGE;
+  if (action == CONFIG_HELP) {
+    config_print_help(stdout);
+    return DDP_EXIT_OK;
+  }
+  if (action == CONFIG_VERSION) {
+    printf("ddpbench %s\n", DDPBENCH_VERSION);
+    return DDP_EXIT_OK;
+  }
+  if (dist_init(&argc, &argv, &j.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  g_watch.timeout = j.cfg.timeout;
+  g_watch.quiet = j.cfg.quiet;
+  g_watch.rank = j.dist.rank;
+  watchdog_tick("start-up");
+  pthread_t tid;
+  if (j.cfg.timeout > 0 && pthread_create(&tid, NULL, watchdog_main, NULL) == 0) pthread_detach(tid);
+
+  ddp_result r = job_run(&j);
+  if (r == DDP_ERR_USAGE) { /* decided collectively: every rank leaves cleanly with 2 */
+    job_free(&j);
+    dist_finalize(&j.dist);
+    return DDP_EXIT_USAGE;
+  }
+  if (r != DDP_OK) {
+    fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", j.dist.rank, j.dist.host, ddp_result_str(r));
+    if (j.comm) j.comm->abort(j.comm);
+    dist_abort(ddp_exit_code(r));
+  }
+  job_free(&j);
+  dist_finalize(&j.dist);
+  return j.exit_code;
+}

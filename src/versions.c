@@ -1,0 +1,28 @@
+/* versions.c: versions_collect(): what this process loaded. The CUDA-side fields come from the CUDA device
+ * and NCCL comm files (only in a CUDA build); nothing here fails. */
+#include "versions.h"
+
+#include <hwloc.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dist.h"
+
+char *openblas_get_config(void);
+void device_cuda_versions(ddp_versions *v); /* device_cuda.c */
+void comm_nccl_versions(ddp_versions *v);   /* comm_nccl.c */
+
+void versions_collect(ddp_versions *v) {
+  memset(v, 0, sizeof *v);
+  snprintf(v->ddpbench, sizeof v->ddpbench, "%s", DDPBENCH_VERSION);
+  snprintf(v->mpi, sizeof v->mpi, "%s", dist_mpi_version());
+  const char *blas = openblas_get_config();
+  snprintf(v->blas, sizeof v->blas, "%s", blas ? blas : "OpenBLAS");
+  /* hwloc has no run-time release number: the release built against, and the library's API level. */
+  unsigned api = hwloc_get_api_version();
+  snprintf(v->hwloc, sizeof v->hwloc, "%s api %u.%u", HWLOC_VERSION, api >> 16, (api >> 8) & 0xff);
+#ifdef DDPBENCH_HAVE_CUDA
+  device_cuda_versions(v);
+  comm_nccl_versions(v);
+#endif
+}

@@ -1,0 +1,225 @@
+/* test_config: configuration from defaults, an INI file and the command line; every kind of bad input gives
+ * one line naming the key (and file:line) and DDP_ERR_USAGE; and the same through the real program: exit
+ * code 2 before MPI starts, --help listing every key, --version. argv[1] is the ddpbench binary. */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+
+static char tmpdir[] = "/tmp/ddpbench-test-config-XXXXXX";
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Runs config_parse on a NULL-terminated argument list; returns its result and the stderr text. */
+static ddp_result parse(ddp_config *cfg, char *err, size_t errn, ...) {
+  char *argv[32] = {"ddpbench"};
+  int argc = 1;
+  va_list ap;
+  va_start(ap, errn);
+  for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 31;) argv[argc++] = a;
+  va_end(ap);
+  char path[256];
+  snprintf(path, sizeof path, "%s/stderr", tmpdir);
+  fflush(stderr);
+  int saved = dup(2);
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(fd, 2);
+  close(fd);
+  config_action action;
+  ddp_result r = config_parse(cfg, argc, argv, &action);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  FILE *f = fopen(path, "r");
+  size_t n = f ? fread(err, 1, errn - 1, f) : 0;
+  err[n] = 0;
+  if (f) fclose(f);
+  return r;
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static void expect_bad(const char *what, const char *needle, ddp_result r, const char *err) {
+  CHECK(r == DDP_ERR_USAGE, "%s: expected a usage error, got %d", what, r);
+  CHECK(count_lines(err) == 1, "%s: expected one line on stderr, got: %s", what, err);
+  CHECK(strstr(err, needle) != NULL, "%s: message '%s' does not name '%s'", what, err, needle);
+}
+
+static void test_api(void) {
+  ddp_config c;
+  char err[2048];
+  config_defaults(&c);
+  CHECK(config_validate(&c) == DDP_OK, "defaults are valid");
+  CHECK(c.hidden == 1024 && c.layers == 4 && c.batch == 256 && c.steps == 20 && c.warmup == 5, "model defaults");
+  CHECK(c.bucket_mb == 25 && c.first_bucket_mb == 1 && !c.gradient_as_bucket_view, "DDP defaults");
+  CHECK(c.loss_scale_init == 65536 && c.loss_scale_growth_factor == 2 && c.loss_scale_backoff == 0.5 &&
+            c.loss_scale_growth_interval == 2000, "GradScaler defaults");
+  CHECK(c.lr == 0.01 && c.momentum == 0 && c.inject_nonfinite == -1, "optimizer defaults");
+
+  CHECK(parse(&c, err, sizeof err, "--hidden", "64", "--precision=bf16", "--gradient-as-bucket-view", "--seed", "0x10",
+              NULL) == DDP_OK, "good options: %s", err);
+  CHECK(c.hidden == 64 && c.precision == PREC_BF16 && c.gradient_as_bucket_view == 1 && c.seed == 16, "values applied");
+  CHECK(strstr(c.command_line, "--precision=bf16") != NULL, "command line recorded");
+
+  char ini[512], ini2[512];
+  snprintf(ini, sizeof ini, "%s/run.ini", tmpdir);
+  write_file(ini, "; a comment\n# another\n[model]\nhidden = 128\nlayers=3\n[ddp]\nbucket_mb = 0.5\n"
+                  "gradient_as_bucket_view = yes\nprecision = fp16\n");
+  CHECK(parse(&c, err, sizeof err, "--config", ini, "--layers", "5", NULL) == DDP_OK, "config file: %s", err);
+  CHECK(c.hidden == 128 && c.layers == 5 && c.bucket_mb == 0.5 && c.gradient_as_bucket_view && c.precision == PREC_FP16,
+        "file values, command line wins (layers %d)", c.layers);
+  CHECK(parse(&c, err, sizeof err, "--layers", "5", "--config=" , NULL) == DDP_ERR_USAGE, "empty --config=");
+
+  /* Bad input, each one line naming what is wrong. */
+  expect_bad("unknown option", "--hiden", parse(&c, err, sizeof err, "--hiden", "3", NULL), err);
+  expect_bad("hidden 0", "hidden", parse(&c, err, sizeof err, "--hidden", "0", NULL), err);
+  expect_bad("batch negative", "batch", parse(&c, err, sizeof err, "--batch", "-4", NULL), err);
+  expect_bad("layers not a number", "layers", parse(&c, err, sizeof err, "--layers", "four", NULL), err);
+  expect_bad("layers trailing junk", "layers", parse(&c, err, sizeof err, "--layers", "4x", NULL), err);
+  expect_bad("bucket under 1 KiB", "bucket_mb", parse(&c, err, sizeof err, "--bucket-mb", "0.0001", NULL), err);
+  expect_bad("first bucket under 1 KiB", "first_bucket_mb",
+             parse(&c, err, sizeof err, "--first-bucket-mb", "0", NULL), err);
+  expect_bad("unknown precision", "precision", parse(&c, err, sizeof err, "--precision", "fp8", NULL), err);
+  expect_bad("tf32 grad_comm", "grad_comm", parse(&c, err, sizeof err, "--grad-comm", "tf32", NULL), err);
+  expect_bad("bad bool", "gradient_as_bucket_view",
+             parse(&c, err, sizeof err, "--gradient-as-bucket-view=maybe", NULL), err);
+  expect_bad("missing value", "--steps", parse(&c, err, sizeof err, "--steps", NULL), err);
+  expect_bad("positional", "extra", parse(&c, err, sizeof err, "extra", NULL), err);
+  expect_bad("nan lr", "lr", parse(&c, err, sizeof err, "--lr", "nan", NULL), err);
+  expect_bad("backoff 1", "loss_scale_backoff", parse(&c, err, sizeof err, "--loss-scale-backoff", "1", NULL), err);
+  expect_bad("growth factor 1", "loss_scale_growth_factor",
+             parse(&c, err, sizeof err, "--loss-scale-growth-factor", "1", NULL), err);
+  expect_bad("interval 0", "loss_scale_growth_interval",
+             parse(&c, err, sizeof err, "--loss-scale-growth-interval", "0", NULL), err);
+  expect_bad("bad phase", "phases", parse(&c, err, sizeof err, "--phases", "local,train", NULL), err);
+  expect_bad("tf32 on cpu", "tf32", parse(&c, err, sizeof err, "--precision", "tf32", "--device", "cpu", NULL), err);
+  expect_bad("nccl on cpu", "nccl", parse(&c, err, sizeof err, "--comm", "nccl", "--device", "cpu", NULL), err);
+  expect_bad("inject past the end", "inject_nonfinite",
+             parse(&c, err, sizeof err, "--steps", "3", "--warmup", "1", "--inject-nonfinite", "4", NULL), err);
+  expect_bad("missing file", "nope.ini", parse(&c, err, sizeof err, "--config", "/nonexistent/nope.ini", NULL), err);
+
+  snprintf(ini2, sizeof ini2, "%s/bad1.ini", tmpdir);
+  write_file(ini2, "hidden = 64\n\nhiden = 3\n");
+  expect_bad("unknown key in file", "bad1.ini:3", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  CHECK(strstr(err, "hiden") != NULL, "names the key: %s", err);
+  write_file(ini2, "[x]\nlayers = 0\n");
+  expect_bad("bad value in file", "bad1.ini:2", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  CHECK(strstr(err, "layers") != NULL, "names the key: %s", err);
+  write_file(ini2, "hidden = 64\njust some words\n");
+  expect_bad("syntax error in file", "bad1.ini:2", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  write_file(ini2, "config = other.ini\n");
+  expect_bad("nested config", "config", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+
+  /* --json: an existing file is refused unless --force. */
+  char js[512];
+  snprintf(js, sizeof js, "%s/out.json", tmpdir);
+  write_file(js, "{}");
+  expect_bad("existing json", "out.json", parse(&c, err, sizeof err, "--json", js, NULL), err);
+  CHECK(parse(&c, err, sizeof err, "--json", js, "--force", NULL) == DDP_OK, "--force allows it: %s", err);
+
+  /* Every key of the table prints and parses back to itself. */
+  config_defaults(&c);
+  const char *name;
+  char value[1100];
+  int keys = 0, bad = 0;
+  for (int i = 0; config_key_at(&c, i, &name, value, sizeof value); i++, keys++) {
+    ddp_config d;
+    config_defaults(&d);
+    if (config_set(&d, name, value, "round trip") != DDP_OK) bad++;
+  }
+  CHECK(keys >= 20 && bad == 0, "%d keys, %d did not round-trip", keys, bad);
+}
+
+/* Runs the program with args; returns its exit code; out/err receive its output. */
+static int run_prog(const char *prog, char *out, size_t outn, char *err, size_t errn, const char *const *args) {
+  char po[256], pe[256];
+  snprintf(po, sizeof po, "%s/out.txt", tmpdir);
+  snprintf(pe, sizeof pe, "%s/err.txt", tmpdir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    char *argv[32] = {(char *)prog};
+    int n = 1;
+    for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
+    argv[n] = NULL;
+    execv(prog, argv);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  FILE *f = fopen(po, "r");
+  size_t k = f ? fread(out, 1, outn - 1, f) : 0;
+  out[k] = 0;
+  if (f) fclose(f);
+  f = fopen(pe, "r");
+  k = f ? fread(err, 1, errn - 1, f) : 0;
+  err[k] = 0;
+  if (f) fclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void test_program(const char *prog) {
+  static char out[65536], err[8192];
+  const char *help[] = {"--help", NULL};
+  CHECK(run_prog(prog, out, sizeof out, err, sizeof err, help) == 0, "--help exits 0");
+  ddp_config c;
+  config_defaults(&c);
+  const char *name;
+  char value[1100];
+  for (int i = 0; config_key_at(&c, i, &name, value, sizeof value); i++) {
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", name);
+    for (char *p = opt; *p; p++)
+      if (*p == '_') *p = '-';
+    CHECK(strstr(out, opt) != NULL, "--help lists %s", opt);
+  }
+  CHECK(strstr(out, "(default 25)") && strstr(out, "(default 65536)"), "--help shows defaults");
+  const char *version[] = {"--version", NULL};
+  CHECK(run_prog(prog, out, sizeof out, err, sizeof err, version) == 0 && strncmp(out, "ddpbench ", 9) == 0,
+        "--version: %s", out);
+  const char *bad[][4] = {{"--hidden", "0", NULL}, {"--no-such-option", NULL}, {"--precision", "fp64", NULL},
+                          {"--config", "/nonexistent.ini", NULL}, {"--bucket-mb", "0.0001", NULL}};
+  const char *needles[] = {"hidden", "--no-such-option", "precision", "nonexistent.ini", "bucket_mb"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int code = run_prog(prog, out, sizeof out, err, sizeof err, bad[i]);
+    CHECK(code == 2, "%s: exit code %d, expected 2", bad[i][0], code);
+    CHECK(count_lines(err) == 1 && strstr(err, needles[i]), "%s: one line naming %s, got: %s", bad[i][0], needles[i], err);
+    CHECK(out[0] == 0, "%s: nothing on stdout", bad[i][0]);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (!mkdtemp(tmpdir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  test_api();
+  if (argc > 1)
+    test_program(argv[1]);
+  else
+    CHECK(0, "usage: test_config PATH-TO-DDPBENCH");
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+  return check_summary();
+}

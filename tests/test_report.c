@@ -1,0 +1,195 @@
+/* test_report: the figures derived from gathered results (step statistics over the slowest rank, throughput,
+ * efficiency, exposed and hidden communication, busbw, the slowest rank, the verification verdict) on
+ * made-up measurements whose answers are known; the JSON document written atomically, read back with cJSON
+ * and compared; an existing file is never overwritten without force; the environment allowlist. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "check.h"
+#include "report.h"
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
+
+int main(void) {
+  enum { W = 2, S = 4, NB = 2 };
+  ddp_config cfg;
+  config_defaults(&cfg);
+  cfg.batch = 100;
+  cfg.steps = S;
+  cfg.warmup = 1;
+  cfg.precision = PREC_FP16;
+  rank_info ranks[W];
+  memset(ranks, 0, sizeof ranks);
+  for (int r = 0; r < W; r++) {
+    ranks[r].rank = r;
+    snprintf(ranks[r].host, sizeof ranks[r].host, "node%d", r);
+    ranks[r].gemm_tflops = 100 + 20 * r; /* median 110 */
+    ranks[r].checksum = 0xabcdef;
+    ranks[r].checksum_valid = 1;
+  }
+  bucket_plan plan = {0};
+  size_t counts[3] = {1000, 3000, 3000};
+  CHECK(bucket_plan_build(&plan, counts, 3, 4, 4000, 4000) == DDP_OK, "plan"); /* [1000] [3000] [3000] */
+  CHECK(plan.nbuckets == 3, "3 buckets");
+
+  /* Step times (ms): rank 1 is slower in local; the slowest rank per step is what counts. */
+  double local_ms[W * S] = {10, 10, 10, 10, 11, 12, 13, 14};
+  double comm_ms[W * S] = {4, 4, 4, 4, 4, 4, 4, 4};
+  double ddp_ms[W * S] = {12, 12, 12, 12, 12, 12, 12, 12};
+  double compute[W * S] = {9, 9, 9, 9, 10, 10, 10, 10};
+  double nan_ms[W * S];
+  for (int i = 0; i < W * S; i++) nan_ms[i] = NAN;
+  double bucket_ms[W * S * 3];
+  for (int r = 0; r < W; r++)
+    for (int s = 0; s < S; s++) {
+      bucket_ms[(r * S + s) * 3 + 0] = 0.004; /* 4000 B in 4 us */
+      bucket_ms[(r * S + s) * 3 + 1] = 0.010; /* 12000 B in 10 us */
+      bucket_ms[(r * S + s) * 3 + 2] = 0.014; /* 12000 B in 14 us */
+    }
+  double loss[S + 1] = {5, 4, 3, 3, 2};
+  float scale[S + 1] = {8, 8, 8, 4, 4};
+  int skipped[S + 1] = {0, 0, 1, 0, 0};
+
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.cfg = &cfg;
+  rep.world = W;
+  rep.nodes = 2;
+  rep.device = "cpu";
+  rep.comm = "mpi";
+  rep.ranks = ranks;
+  rep.plan = &plan;
+  rep.comm_bytes = 7000 * 4;
+  rep.comm_type = DT_F32;
+  rep.flops_per_step = 2e9;
+  rep.table_peak_tflops = 1000;
+  snprintf(rep.start_time, sizeof rep.start_time, "2026-11-29T00:00:00Z");
+  phase_data *lo = &rep.phases[PHASE_LOCAL], *cm = &rep.phases[PHASE_COMM], *dd = &rep.phases[PHASE_DDP];
+  *lo = (phase_data){1, 1, S, 3, local_ms, compute, bucket_ms, loss, scale, skipped};
+  *cm = (phase_data){1, 1, S, 3, comm_ms, nan_ms, bucket_ms, NULL, NULL, NULL};
+  *dd = (phase_data){1, 1, S, 3, ddp_ms, compute, bucket_ms, loss, scale, skipped};
+
+  run_summary s;
+  CHECK(report_summarize(&rep, &s) == DDP_OK, "summarize");
+  CHECK(near(s.ph[PHASE_LOCAL].step.median, 12.5), "local median of per-step max (11,12,13,14): %g", s.ph[PHASE_LOCAL].step.median);
+  CHECK(near(s.ph[PHASE_LOCAL].step.min, 11) && near(s.ph[PHASE_LOCAL].step.max, 14), "min/max over the slowest rank");
+  CHECK(near(s.ph[PHASE_LOCAL].rank_step[0].median, 10), "rank 0's own median");
+  CHECK(near(s.ph[PHASE_LOCAL].samples_per_s, 200 / 0.0125), "samples/s = global batch / median");
+  CHECK(near(s.ph[PHASE_LOCAL].tflops_per_rank, 2e9 / 0.0125 / 1e12), "TFLOP/s per rank");
+  CHECK(near(s.measured_peak_tflops, 110), "measured peak = median over ranks");
+  CHECK(near(s.ph[PHASE_LOCAL].mfu_measured, 0.16 / 110) && near(s.ph[PHASE_LOCAL].mfu_table, 0.16 / 1000), "MFU");
+  CHECK(s.ph[PHASE_LOCAL].slowest_rank == 1, "slowest rank by compute time");
+  CHECK(near(s.scaling_efficiency, 12.5 / 12), "efficiency = local / ddp");
+  CHECK(near(s.exposed_comm_ms, -0.5), "exposed = ddp - local");
+  CHECK(near(s.hidden_fraction, (12.5 + 4 - 12) / 4), "hidden = (local + comm - ddp) / comm");
+  CHECK(near(s.ph[PHASE_COMM].algbw, 28000 / 0.004 / 1e9) && near(s.ph[PHASE_COMM].busbw, 28000 / 0.004 / 1e9),
+        "comm phase bandwidth (2 ranks: busbw = algbw)");
+  CHECK(s.ph[PHASE_COMM].nrows == 2, "two distinct bucket sizes: %d", s.ph[PHASE_COMM].nrows);
+  CHECK(s.ph[PHASE_COMM].rows[1].nbuckets == 2 && near(s.ph[PHASE_COMM].rows[1].time_us, 12),
+        "buckets of one size are averaged (10 and 14 us -> 12)");
+  CHECK(near(s.ph[PHASE_COMM].rows[0].algbw, 4000 / 4e-6 / 1e9), "algbw of the small bucket");
+  CHECK(s.ph[PHASE_DDP].skipped_steps == 1 && near(s.ph[PHASE_DDP].final_scale, 4), "skipped steps and scale");
+  CHECK(s.weights_identical == 1 && s.nmismatch == 0, "identical checksums");
+  CHECK(near(busbw_factor(8), 1.75) && busbw_factor(1) == 0, "busbw factor 2(n-1)/n");
+  CHECK(peak_table_tflops("NVIDIA H200", PREC_BF16) > 989 && peak_table_tflops("NVIDIA H200", PREC_BF16) < 990,
+        "H200 bf16 table peak");
+  CHECK(peak_table_tflops("NVIDIA H100 PCIe", PREC_BF16) == 0 && peak_table_tflops("cpu", PREC_FP32) == 0,
+        "unknown parts give 0, never a guess");
+
+  /* JSON: write atomically, read back. */
+  char dir[] = "/tmp/ddpbench-test-report-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "tmpdir");
+  char path[256];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  cJSON *doc = NULL;
+  CHECK(report_json(&rep, &s, &doc) == DDP_OK && doc, "json");
+  char *text = cJSON_Print(doc);
+  CHECK(atomic_file_write(path, text, strlen(text), 0) == DDP_OK, "write");
+  FILE *f = fopen(path, "r");
+  static char buf[1 << 20];
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  buf[n] = 0;
+  if (f) fclose(f);
+  cJSON *back = cJSON_Parse(buf);
+  CHECK(back != NULL, "parses back");
+  if (back) {
+    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == 1, "schema_version");
+    CHECK(cJSON_GetObjectItem(back, "world_size")->valueint == W, "world_size");
+    cJSON *ph = cJSON_GetObjectItem(back, "phases");
+    cJSON *ddp = cJSON_GetObjectItem(ph, "ddp");
+    CHECK(ddp && near(cJSON_GetObjectItem(cJSON_GetObjectItem(ddp, "step_ms"), "median")->valuedouble, 12), "ddp median");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(ddp, "loss")) == S + 1, "loss has warmup + steps entries");
+    cJSON *sk = cJSON_GetObjectItem(ddp, "skipped_steps");
+    CHECK(cJSON_GetArraySize(sk) == 1 && cJSON_GetArrayItem(sk, 0)->valueint == 2, "skipped step list");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(ddp, "loss_scale")) == S + 1, "loss_scale per step");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(back, "weights_identical")), "weights_identical");
+    CHECK(near(cJSON_GetObjectItem(back, "scaling_efficiency")->valuedouble, 12.5 / 12), "efficiency");
+    cJSON *conf = cJSON_GetObjectItem(back, "config");
+    CHECK(cJSON_GetObjectItem(conf, "bucket_mb")->valuedouble == 25 &&
+              strcmp(cJSON_GetObjectItem(conf, "precision")->valuestring, "fp16") == 0 &&
+              cJSON_IsFalse(cJSON_GetObjectItem(conf, "gradient_as_bucket_view")),
+          "config: every effective setting with its type");
+    cJSON *comm = cJSON_GetObjectItem(ph, "comm");
+    CHECK(cJSON_GetObjectItem(comm, "loss") == NULL, "the comm phase has no loss");
+    CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(comm, "per_rank"), 0), "compute_ms") == NULL,
+          "unmeasured compute time is absent, not a number");
+    cJSON_Delete(back);
+  }
+  /* Never overwritten silently. */
+  CHECK(atomic_file_write(path, "{}", 2, 0) == DDP_ERR_USAGE, "existing file refused without force");
+  f = fopen(path, "r");
+  n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  buf[n] = 0;
+  if (f) fclose(f);
+  CHECK(n > 2, "the first document is still there");
+  CHECK(atomic_file_write(path, "{}", 2, 1) == DDP_OK, "force replaces it");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "ls -A %s | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  int files = 0;
+  if (p && fscanf(p, "%d", &files) != 1) files = -1;
+  if (p) pclose(p);
+  CHECK(files == 1, "no temporary file left behind (%d entries)", files);
+  snprintf(cmd, sizeof cmd, "%s/no-such-dir/run.json", dir);
+  CHECK(atomic_file_write(cmd, "{}", 2, 0) == DDP_ERR_SYSTEM, "unwritable place is an error");
+  free(text);
+  cJSON_Delete(doc);
+
+  /* A rank with different weights is named. */
+  ranks[1].checksum = 0x1234;
+  rank_info three[3];
+  memcpy(three, ranks, sizeof ranks);
+  three[2] = ranks[0];
+  three[2].rank = 2;
+  rep.ranks = three;
+  rep.world = 3;
+  run_summary s3;
+  double ms3[3 * S], b3[3 * S * 3];
+  for (int i = 0; i < 3 * S; i++) ms3[i] = 1;
+  for (int i = 0; i < 3 * S * 3; i++) b3[i] = 0.01;
+  for (int p2 = 0; p2 < PHASE_COUNT; p2++) {
+    rep.phases[p2].step_ms = ms3;
+    rep.phases[p2].compute_ms = ms3;
+    rep.phases[p2].bucket_ms = b3;
+  }
+  CHECK(report_summarize(&rep, &s3) == DDP_OK, "summarize 3 ranks");
+  CHECK(s3.weights_identical == 0 && s3.nmismatch == 1 && s3.mismatch[0] == 1, "the odd rank out is named");
+  report_summary_free(&s3, 3);
+  report_summary_free(&s, W);
+
+  CHECK(report_env_allowed("NCCL_ALGO") && report_env_allowed("CUDA_VISIBLE_DEVICES") &&
+            report_env_allowed("OMPI_MCA_btl") && report_env_allowed("UCX_TLS") &&
+            report_env_allowed("SLURM_JOB_ID") && report_env_allowed("DDPBENCH_X"),
+        "allowlisted names");
+  CHECK(!report_env_allowed("AWS_SECRET_ACCESS_KEY") && !report_env_allowed("HOME") &&
+            !report_env_allowed("SLURM_JOB_ACCOUNT") && !report_env_allowed("PATH"),
+        "everything else stays out");
+  bucket_plan_free(&plan);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return check_summary();
+}

@@ -1,0 +1,181 @@
+/* test_run: the real program under mpirun, end to end, on the CPU device. argv: mpiexec ddpbench srcdir.
+ *  - the CI config on 2 ranks: exit 0, the summary, and the JSON document (every phase, loss per step with
+ *    warmup, identical weights, the allowlisted environment only);
+ *  - the JSON file is not overwritten without --force, and is with it;
+ *  - the default config: the loss falls over its steps;
+ *  - fp16 with --inject-nonfinite through the command line;
+ *  - bad input under mpirun: exit 2 and one line from rank 0;
+ *  - a rank that stops answering ends the job (watchdog) instead of hanging it. */
+#include <cJSON.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static char dir[] = "/tmp/ddpbench-test-run-XXXXXX";
+static const char *mpiexec, *prog, *src;
+static char out[1 << 20], err[1 << 18];
+
+/* Runs `mpiexec -np np --oversubscribe prog args...` with extra environment; returns the exit code. */
+static int run(int np, const char *env, const char *args) {
+  char cmd[4096], po[300], pe[300];
+  snprintf(po, sizeof po, "%s/stdout", dir);
+  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s %s >%s 2>%s", env ? env : "", mpiexec, np,
+           prog, args, po, pe);
+  int st = system(cmd);
+  FILE *f = fopen(po, "r");
+  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[n] = 0;
+  if (f) fclose(f);
+  f = fopen(pe, "r");
+  n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+  err[n] = 0;
+  if (f) fclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static cJSON *load(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return cJSON_Parse(buf);
+}
+
+static cJSON *at(cJSON *o, const char *a, const char *b) {
+  cJSON *x = cJSON_GetObjectItem(o, a);
+  return b ? cJSON_GetObjectItem(x, b) : x;
+}
+
+static int count_prefix(const char *text, const char *prefix) {
+  int n = 0;
+  size_t k = strlen(prefix);
+  for (const char *p = text; p && *p;) {
+    if (strncmp(p, prefix, k) == 0) n++;
+    p = strchr(p, '\n');
+    if (p) p++;
+  }
+  return n;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4 || !mkdtemp(dir)) {
+    fprintf(stderr, "usage: test_run MPIEXEC DDPBENCH SOURCE_DIR\n");
+    return 1;
+  }
+  mpiexec = argv[1], prog = argv[2], src = argv[3];
+  char args[2048], json[512];
+
+  /* 1. the CI config on two ranks */
+  snprintf(json, sizeof json, "%s/ci.json", dir);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --json %s", src, json);
+  int code = run(2, "DDPBENCH_TEST_MARK=yes SECRET_TEST_VAR=no", args);
+  CHECK(code == 0, "ci run exit code %d; stderr: %.2000s", code, err);
+  CHECK(strstr(out, "# Using devices") && strstr(out, "Rank  1"), "summary lists the ranks");
+  CHECK(strstr(out, "final weights bitwise identical on all 2 ranks"), "verification verdict printed");
+  CHECK(strstr(out, "weak-scaling efficiency"), "efficiency printed");
+  CHECK(strstr(err, "no GPU visible: running on the CPU device") != NULL, "one-line notice about the CPU device");
+  CHECK(count_prefix(err, "ddpbench: no GPU visible") == 1, "the notice comes once (rank 0)");
+  cJSON *doc = load(json);
+  CHECK(doc != NULL, "JSON parses");
+  if (doc) {
+    CHECK(at(doc, "schema_version", NULL)->valueint == 1 && at(doc, "world_size", NULL)->valueint == 2, "header");
+    CHECK(at(doc, "config", "hidden")->valueint == 64 && at(doc, "config", "layers")->valueint == 3,
+          "config from the file");
+    CHECK(cJSON_GetArraySize(at(doc, "ranks", NULL)) == 2, "two ranks");
+    cJSON *r0 = cJSON_GetArrayItem(at(doc, "ranks", NULL), 0);
+    CHECK(strncmp(at(r0, "versions", "mpi")->valuestring, "Open MPI", 8) == 0, "MPI version recorded");
+    CHECK(strncmp(at(r0, "versions", "blas")->valuestring, "OpenBLAS", 8) == 0, "BLAS version recorded");
+    const char *ph[] = {"local", "comm", "ddp"};
+    for (int i = 0; i < 3; i++) {
+      cJSON *p = at(at(doc, "phases", NULL), ph[i], NULL);
+      CHECK(p && at(p, "step_ms", "median")->valuedouble > 0, "phase %s timed", ph[i]);
+      if (i != 1) CHECK(cJSON_GetArraySize(at(p, "loss", NULL)) == 8, "phase %s: loss of all 8 steps", ph[i]);
+    }
+    CHECK(at(at(doc, "phases", "comm"), "busbw_gbs", NULL)->valuedouble > 0, "comm phase busbw");
+    CHECK(cJSON_GetArraySize(at(at(doc, "phases", "ddp"), "allreduce", NULL)) == 1, "one bucket size row");
+    CHECK(at(doc, "buckets", "count")->valueint == 3, "3 buckets of one layer each");
+    CHECK(cJSON_IsTrue(at(doc, "weights_identical", NULL)), "weights identical");
+    CHECK(cJSON_IsNumber(at(doc, "scaling_efficiency", NULL)), "efficiency");
+    CHECK(at(doc, "environment", "DDPBENCH_TEST_MARK") && !at(doc, "environment", "SECRET_TEST_VAR") &&
+              !at(doc, "environment", "HOME"),
+          "environment: allowlist only");
+    cJSON_Delete(doc);
+  }
+
+  /* 2. never overwritten silently */
+  code = run(2, NULL, args);
+  CHECK(code == 2, "existing --json: exit %d", code);
+  CHECK(strstr(err, "file exists") && count_prefix(err, "ddpbench: ") == 1, "one line: %.500s", err);
+  doc = load(json);
+  CHECK(doc && at(doc, "config", "hidden")->valueint == 64, "the first document is intact");
+  cJSON_Delete(doc);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --json %s --force --hidden 48 --quiet", src, json);
+  code = run(2, NULL, args);
+  CHECK(code == 0, "--force: exit %d", code);
+  doc = load(json);
+  CHECK(doc && at(doc, "config", "hidden")->valueint == 48, "--force replaced it");
+  CHECK(strstr(err, "[ddpbench] local") == NULL, "--quiet: no progress lines");
+  cJSON_Delete(doc);
+
+  /* 3. the default config: the loss falls */
+  snprintf(json, sizeof json, "%s/default.json", dir);
+  snprintf(args, sizeof args, "--json %s --quiet --phases ddp", json);
+  code = run(2, NULL, args);
+  CHECK(code == 0, "default config: exit %d: %.1000s", code, err);
+  doc = load(json);
+  if (doc) {
+    cJSON *loss = at(at(doc, "phases", "ddp"), "loss", NULL);
+    int n = cJSON_GetArraySize(loss), falls = 0;
+    for (int i = 1; i < n; i++) falls += cJSON_GetArrayItem(loss, i)->valuedouble < cJSON_GetArrayItem(loss, i - 1)->valuedouble;
+    double first = cJSON_GetArrayItem(loss, 0)->valuedouble, last = cJSON_GetArrayItem(loss, n - 1)->valuedouble;
+    CHECK(n == 25, "25 steps of loss");
+    CHECK(last < 0.8 * first && falls == n - 1, "loss falls every step: %g -> %g (%d of %d)", first, last, falls, n - 1);
+    cJSON_Delete(doc);
+  } else {
+    CHECK(0, "default-config JSON");
+  }
+
+  /* 4. fp16 fault injection from the command line */
+  snprintf(json, sizeof json, "%s/fp16.json", dir);
+  snprintf(args, sizeof args,
+           "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1024 --inject-nonfinite 3 --json %s --quiet",
+           src, json);
+  code = run(2, NULL, args);
+  CHECK(code == 0, "fp16 inject: exit %d", code);
+  doc = load(json);
+  if (doc) {
+    cJSON *ddp = at(doc, "phases", "ddp");
+    cJSON *sk = at(ddp, "skipped_steps", NULL), *sc = at(ddp, "loss_scale", NULL), *loss = at(ddp, "loss", NULL);
+    CHECK(cJSON_GetArraySize(sk) == 1 && cJSON_GetArrayItem(sk, 0)->valueint == 3, "step 3 and only it skipped");
+    CHECK(cJSON_GetArrayItem(sc, 4)->valuedouble == cJSON_GetArrayItem(sc, 3)->valuedouble / 2, "scale halved");
+    CHECK(cJSON_GetArrayItem(loss, 4)->valuedouble == cJSON_GetArrayItem(loss, 3)->valuedouble, "loss repeats");
+    CHECK(strstr(out, "fp16 skipped steps 1 [3]") != NULL, "the summary names the skipped step");
+    cJSON_Delete(doc);
+  } else {
+    CHECK(0, "fp16 JSON");
+  }
+
+  /* 5. bad input under mpirun: exit 2, one line from rank 0 */
+  code = run(2, NULL, "--hidden 0");
+  CHECK(code == 2, "bad input under mpirun: exit %d", code);
+  CHECK(count_prefix(err, "ddpbench: ") == 1 && strstr(err, "hidden"), "one line naming the key: %.500s", err);
+
+  /* 6. a stalled rank ends the job with its name */
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --timeout 3 --quiet", src);
+  code = run(2, "DDPBENCH_TEST_STALL_RANK=1", args);
+  CHECK(code != 0 && code != 124, "stalled rank: the job ended with %d (124 = killed by the test's timeout)", code);
+  CHECK(strstr(err, "timeout: no progress") != NULL, "watchdog message: %.800s", err);
+
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return check_summary();
+}
