@@ -1,0 +1,188 @@
+/* topo.c: the per-rank side of the topology report: load the live topology, bind near the GPU, ask NVML,
+ * write the host's hwloc XML, then gather every rank's record and every host's topo_node to rank 0 (plain
+ * MPI calls, checked with DDP_CHECK_MPI) for topo_cluster_report. Errors are returned, never exit(); no
+ * CUDA or NCCL call is made here, so it runs before any GPU context exists. */
+#include "topo.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "envcheck.h"
+
+struct topo_rank {
+  const ddp_dist *d;
+  topo_options opt;
+  hwloc_topology_t topo;
+  topo_node *node; /* this host, hwloc + NVML for every GPU */
+  int gpu_index;   /* into node->gpu, -1 for the CPU device or a GPU hwloc does not show */
+  char busid[20];  /* normalised; "" for the CPU device */
+  topo_bind bind;
+  int exit_code; /* doctor's verdict, set by topo_rank_report */
+};
+
+/* ---- the host's XML ---- */
+
+static ddp_result xml_write(topo_rank *t) {
+  const char *dir = t->opt.xml_dir;
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    return DDP_FAIL(DDP_ERR_SYSTEM, "--topo-xml %s: cannot create the directory: %s", dir, strerror(errno));
+  DDP_TRY(topo_node_annotate(t->topo, t->node));
+  char host[256], path[4096];
+  snprintf(host, sizeof host, "%s", t->d->host);
+  for (char *c = host; *c; c++)
+    if (*c == '/' || *c == ' ') *c = '_';
+  snprintf(path, sizeof path, "%s/hwloc-%s-%016llx.xml", dir, host, (unsigned long long)t->d->host_hash);
+  if (hwloc_topology_export_xml(t->topo, path, 0) != 0)
+    return DDP_FAIL(DDP_ERR_HWLOC, "writing %s: %s", path, strerror(errno));
+  return DDP_OK;
+}
+
+/* ---- lifecycle ---- */
+
+static ddp_result rank_init(topo_rank *t, const char *gpu_busid) {
+  t->node = calloc(1, sizeof *t->node);
+  DDP_CHECK_ALLOC(t->node);
+  DDP_TRY(topo_load(NULL, &t->topo));
+  DDP_TRY(topo_node_scan(t->topo, "live", t->node));
+  hwloc_obj_t gpu = NULL;
+  if (gpu_busid) {
+    if (nvml_busid_normalize(gpu_busid, t->busid, sizeof t->busid) != 0)
+      return DDP_FAIL(DDP_ERR_INTERNAL, "GPU bus id \"%s\" is not a PCI bus id", gpu_busid);
+    t->gpu_index = topo_gpu_find(t->node, t->busid);
+    gpu = hwloc_get_pcidev_by_busidstring(t->topo, t->busid);
+  }
+  DDP_TRY(topo_bind_apply(t->topo, gpu, t->opt.bind_gpu, &t->bind));
+  if (gpu_busid && !gpu)
+    snprintf(t->bind.what, sizeof t->bind.what, "none: GPU %s is not in hwloc's topology; cpus %s as launched",
+             t->busid, t->bind.before);
+  /* NVML on every rank (as NCCL does): cheap next to nvmlInit, and each rank can then map GPU UUIDs. */
+  nvml_api api;
+  char why[128];
+  int ok = nvml_open(&api, why, sizeof why);
+  topo_node_query_nvml(t->node, ok ? &api : NULL, why, -1);
+  if (ok) nvml_close(&api);
+  if (t->opt.xml_dir && t->d->local_rank == 0) DDP_TRY(xml_write(t));
+  return DDP_OK;
+}
+
+ddp_result topo_rank_init(const ddp_dist *d, const topo_options *opt, const char *gpu_busid, topo_rank **out) {
+  *out = NULL;
+  topo_rank *t = calloc(1, sizeof *t);
+  DDP_CHECK_ALLOC(t);
+  t->d = d;
+  t->opt = *opt;
+  t->gpu_index = -1;
+  t->exit_code = 2;
+  ddp_result r = rank_init(t, gpu_busid);
+  if (r != DDP_OK) {
+    topo_rank_free(t);
+    ddp_trace(__FILE__, __LINE__);
+    return r;
+  }
+  *out = t;
+  return DDP_OK;
+}
+
+void topo_rank_free(topo_rank *t) {
+  if (!t) return;
+  if (t->topo) hwloc_topology_destroy(t->topo);
+  free(t->node);
+  free(t);
+}
+
+void topo_rank_assume_gpu(topo_rank *t) {
+  int idx[TOPO_MAX_GPUS];
+  int n = topo_visible_gpus(t->node, getenv("CUDA_VISIBLE_DEVICES"), idx, TOPO_MAX_GPUS);
+  if (n <= 0) return;
+  t->gpu_index = idx[t->d->local_rank % n];
+  snprintf(t->busid, sizeof t->busid, "%s", t->node->gpu[t->gpu_index].busid);
+  hwloc_obj_t gpu = hwloc_get_pcidev_by_busidstring(t->topo, t->busid);
+  if (topo_bind_apply(t->topo, gpu, 0, &t->bind) != DDP_OK) t->bind.near = -1; /* mode 0 cannot fail */
+}
+
+int topo_rank_exit_code(const topo_rank *t) { return t->exit_code; }
+
+/* ---- the collective report ---- */
+
+static void rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_rank_rec *rec) {
+  const ddp_dist *d = t->d;
+  memset(rec, 0, sizeof *rec);
+  rec->rank = d->rank;
+  rec->local_rank = d->local_rank;
+  rec->local_size = d->local_size;
+  rec->host_hash = (unsigned long long)d->host_hash;
+  snprintf(rec->host, sizeof rec->host, "%s", d->host);
+  rec->leader = d->local_rank == 0;
+  rec->gpu_index = t->gpu_index;
+  snprintf(rec->gpu_busid, sizeof rec->gpu_busid, "%s", t->busid);
+  int idx[TOPO_MAX_GPUS];
+  rec->visible_gpus = topo_visible_gpus(t->node, getenv("CUDA_VISIBLE_DEVICES"), idx, TOPO_MAX_GPUS);
+  rec->bind = t->bind;
+  if (mine) rec->versions = *mine;
+  envcheck_nccl_env(rec->nccl_env, sizeof rec->nccl_env);
+}
+
+/* Gathers the records and the leaders' nodes to rank 0 (all and nodes are only used there). */
+static ddp_result gather(const topo_rank *t, const topo_rank_rec *rec, topo_rank_rec *all, topo_node *nodes,
+                         int *counts, int *displs) {
+  const ddp_dist *d = t->d;
+  DDP_CHECK_MPI(MPI_Gather(rec, (int)sizeof *rec, MPI_BYTE, all, (int)sizeof *rec, MPI_BYTE, 0, d->world));
+  if (d->rank == 0)
+    for (int r = 0, off = 0; r < d->size; r++) {
+      counts[r] = all[r].leader ? (int)sizeof(topo_node) : 0;
+      displs[r] = off;
+      off += counts[r];
+    }
+  int mine = rec->leader ? (int)sizeof(topo_node) : 0;
+  DDP_CHECK_MPI(MPI_Gatherv(t->node, mine, MPI_BYTE, nodes, counts, displs, MPI_BYTE, 0, d->world));
+  return DDP_OK;
+}
+
+/* A rank that fails here returns at once; main's abort path (MPI_Abort) then ends the peers waiting in a
+ * collective. Rank 0's verdict, or its failure, reaches every rank in one broadcast. */
+ddp_result topo_rank_report(topo_rank *t, const ddp_versions *mine, FILE *out, cJSON **json, int *consistent) {
+  const ddp_dist *d = t->d;
+  if (json) *json = NULL;
+  *consistent = 0;
+  int root = d->rank == 0;
+  topo_rank_rec *rec = malloc(sizeof *rec), *all = NULL;
+  topo_node *nodes = NULL;
+  int *counts = NULL, *displs = NULL;
+  if (root) {
+    all = calloc((size_t)d->size, sizeof *all);
+    nodes = calloc((size_t)d->size, sizeof *nodes); /* at most one per rank; freed right after */
+    counts = calloc((size_t)d->size, sizeof *counts);
+    displs = calloc((size_t)d->size, sizeof *displs);
+  }
+  ddp_result r = DDP_OK;
+  if (!rec || (root && (!all || !nodes || !counts || !displs))) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK) {
+    rank_rec_fill(t, mine, rec);
+    r = gather(t, rec, all, nodes, counts, displs);
+  }
+  int status[3] = {r, 0, 1}; /* result, consistent, undecided */
+  if (root && r == DDP_OK) {
+    int nleaders = 0;
+    for (int k = 0; k < d->size; k++) nleaders += all[k].leader;
+    status[0] = topo_cluster_report(all, d->size, nodes, nleaders, t->opt.pcie_only, out, json, &status[1], &status[2]);
+  }
+  free(rec);
+  free(all);
+  free(nodes);
+  free(counts);
+  free(displs);
+  if (r != DDP_OK) {
+    ddp_trace(__FILE__, __LINE__);
+    return r;
+  }
+  DDP_CHECK_MPI(MPI_Bcast(status, 3, MPI_INT, 0, d->world));
+  if (status[0] != DDP_OK) {
+    if (json && *json) cJSON_Delete(*json), *json = NULL;
+    return root ? (ddp_result)status[0] : DDP_FAIL((ddp_result)status[0], "the topology report failed on rank 0");
+  }
+  *consistent = status[1];
+  t->exit_code = !status[1] ? 1 : status[2] ? 2 : 0;
+  return DDP_OK;
+}
