@@ -1,0 +1,142 @@
+/* test_topo_mpi: the collective path under mpiexec -np 2 on the live machine: topo_rank_init on every rank
+ * (auto binding, --topo-xml written by the host's local rank 0 and readable again), topo_rank_report
+ * gathering to rank 0 (JSON there only, the same verdict on every rank), a CUDA runtime and an NCCL_*
+ * variable differing between the ranks named in the report and turning the verdict to 1, and doctor_main's
+ * options and exit codes. Holds on a machine with or without GPUs. */
+#include "topo_testlib.h"
+
+#include <unistd.h>
+
+#include "envcheck.h"
+
+/* Runs one report; rank 0's text comes back in *text (NULL elsewhere). */
+static ddp_result report(topo_rank *t, const ddp_versions *v, char **text, cJSON **json, int *consistent) {
+  size_t len = 0;
+  *text = NULL;
+  FILE *f = ddp_rank() == 0 ? open_memstream(text, &len) : NULL;
+  ddp_result r = topo_rank_report(t, v, f, json, consistent);
+  if (f) fclose(f);
+  return r;
+}
+
+static int file_exists(const char *path) { return access(path, R_OK) == 0; }
+
+int main(int argc, char **argv) {
+  ddp_dist d;
+  if (dist_init(&argc, &argv, &d) != DDP_OK) return 1;
+  int root = d.rank == 0;
+  CHECK(d.size == 2, "run with 2 ranks, got %d", d.size);
+
+  /* A directory both ranks name, for --topo-xml. */
+  char dir[64] = "/tmp/ddpbench-topo-mpi-XXXXXX";
+  if (root) CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, d.world);
+
+  topo_options opt = {.bind_gpu = -1, .pcie_only = 0, .xml_dir = dir};
+  topo_rank *t = NULL;
+  ddp_result r = topo_rank_init(&d, &opt, NULL, &t);
+  CHECK(r == DDP_OK && t, "topo_rank_init: %s", ddp_result_str(r));
+  if (!t) dist_abort(1);
+
+  ddp_versions v;
+  versions_collect(&v);
+  snprintf(v.cuda_runtime, sizeof v.cuda_runtime, "13.0");
+  char *text = NULL;
+  cJSON *json = NULL;
+  int consistent = -1;
+  r = report(t, &v, &text, &json, &consistent);
+  CHECK(r == DDP_OK && consistent == 1, "same versions: %s, consistent %d\n%s", ddp_result_str(r), consistent,
+        text ? text : "");
+  CHECK(topo_rank_exit_code(t) == 0 || topo_rank_exit_code(t) == 2, "exit code %d", topo_rank_exit_code(t));
+  CHECK(root ? json != NULL : json == NULL, "JSON on rank 0 only");
+  if (root && json) {
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(json, "ranks")) == 2, "JSON ranks");
+    cJSON *host = cJSON_GetArrayItem(cJSON_GetObjectItem(json, "hosts"), 0);
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(host, "ranks")) &&
+              !strcmp(cJSON_GetObjectItem(host, "ranks")->valuestring, "ranks 0-1"),
+          "both ranks on one host");
+    CHECK(text && strstr(text, "== topology: 2 ranks on 1 host ==") && strstr(text, "versions (rank 0): "), "text:\n%s",
+          text ? text : "");
+  }
+  cJSON_Delete(json);
+  free(text);
+
+  /* The host's XML, written by local rank 0, loads again with the same GPUs and NICs. */
+  MPI_Barrier(d.world);
+  if (root) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/hwloc-%s-%016llx.xml", dir, d.host, (unsigned long long)d.host_hash);
+    CHECK(file_exists(path), "--topo-xml wrote no %s", path);
+    hwloc_topology_t live = NULL, saved = NULL;
+    topo_node *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    if (a && b && topo_load(NULL, &live) == DDP_OK && topo_load(path, &saved) == DDP_OK) {
+      CHECK(topo_node_scan(live, NULL, a) == DDP_OK && topo_node_scan(saved, path, b) == DDP_OK, "scans");
+      CHECK(a->ngpu == b->ngpu && a->nnic == b->nnic, "saved XML: %d GPUs %d NICs, live %d %d", b->ngpu, b->nnic,
+            a->ngpu, a->nnic);
+    } else {
+      CHECK(0, "cannot load %s", path);
+    }
+    if (live) hwloc_topology_destroy(live);
+    if (saved) hwloc_topology_destroy(saved);
+    free(a);
+    free(b);
+    unlink(path);
+    rmdir(dir);
+  }
+
+  /* Rank 1 runs another CUDA runtime and sets an NCCL variable: both named, verdict 1 everywhere. */
+  if (d.rank == 1) {
+    snprintf(v.cuda_runtime, sizeof v.cuda_runtime, "12.8");
+    setenv("NCCL_DEBUG", "INFO", 1);
+  }
+  r = report(t, &v, &text, NULL, &consistent);
+  CHECK(r == DDP_OK && consistent == 0 && topo_rank_exit_code(t) == 1, "differences: %s consistent %d exit %d",
+        ddp_result_str(r), consistent, topo_rank_exit_code(t));
+  if (root)
+    CHECK(text && strstr(text, "  CUDA runtime differs: 13.0 on rank 0; 12.8 on rank 1\n") &&
+              strstr(text, "  NCCL_DEBUG differs: <unset> on rank 0; INFO on rank 1\n") && strstr(text, "INCONSISTENT"),
+          "text:\n%s", text ? text : "");
+  free(text);
+  unsetenv("NCCL_DEBUG");
+  topo_rank_free(t);
+
+  /* doctor: options first (no collective before they are checked), then a full run with --json. */
+  const char *bad[] = {"doctor", "--bogus"};
+  const char *missing[] = {"doctor", "--topo-xml"};
+  CHECK(doctor_main(&d, 2, (char **)bad) == 2, "doctor --bogus");
+  CHECK(doctor_main(&d, 2, (char **)missing) == 2, "doctor --topo-xml without a directory");
+  char jpath[64] = "/tmp/ddpbench-doctor-XXXXXX";
+  if (root) {
+    int fd = mkstemp(jpath);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd >= 0) close(fd);
+  }
+  MPI_Bcast(jpath, sizeof jpath, MPI_CHAR, 0, d.world);
+  const char *full[] = {"doctor", "--json", jpath};
+  int code = doctor_main(&d, 3, (char **)full);
+  /* No GPU here: nothing to be undecided about, so 0; with GPUs and NVML also 0 unless degraded. */
+  CHECK(code == 0 || code == 1 || code == 2, "doctor exit %d", code);
+  int codes[2] = {code, code};
+  MPI_Allgather(&code, 1, MPI_INT, codes, 1, MPI_INT, d.world);
+  CHECK(codes[0] == codes[1], "doctor exit codes differ between ranks: %d %d", codes[0], codes[1]);
+  if (root) {
+    FILE *f = fopen(jpath, "r");
+    char buf[1 << 16] = "";
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    cJSON *doc = cJSON_Parse(buf);
+    cJSON *consistent_item = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "topology"), "consistent");
+    CHECK(cJSON_IsBool(consistent_item) && cJSON_IsTrue(consistent_item) == (code != 1),
+          "--json document agrees with exit %d", code);
+    cJSON_Delete(doc);
+    unlink(jpath);
+  }
+
+  /* Counts summed over the ranks; every rank fails if any did. */
+  int counts[2] = {check_passed_, check_failed_}, sum[2] = {0, 0};
+  MPI_Allreduce(counts, sum, 2, MPI_INT, MPI_SUM, d.world);
+  if (root) printf("%d passed, %d failed\n", sum[0], sum[1]);
+  dist_finalize(&d);
+  return sum[1] ? 1 : 0;
+}

@@ -1,0 +1,205 @@
+/* topo_testlib.h: what the topology tests share: loading a fixture into a topo_node, comparing a matrix
+ * with the expected one written down in the test, and a fake NVML (an nvml_api table whose answers the test
+ * sets per GPU: links up, where they lead, PCIe generation). Test code only: static inline functions, one copy
+ * per test program. */
+#ifndef DDPBENCH_TESTS_TOPO_TESTLIB_H
+#define DDPBENCH_TESTS_TOPO_TESTLIB_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "topo.h"
+
+/* ---- fixtures ---- */
+
+/* The node of fixture `file` in directory `dir`, or NULL (the failure is counted). Free with free(). */
+static inline topo_node *fixture_node(const char *dir, const char *file) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  hwloc_topology_t topo = NULL;
+  ddp_result r = topo_load(path, &topo);
+  CHECK(r == DDP_OK, "topo_load(%s) = %s", path, ddp_result_str(r));
+  if (r != DDP_OK) return NULL;
+  topo_node *n = calloc(1, sizeof *n);
+  CHECK(n != NULL, "out of memory");
+  if (n) {
+    r = topo_node_scan(topo, file, n);
+    CHECK(r == DDP_OK, "topo_node_scan(%s) = %s", file, ddp_result_str(r));
+  }
+  hwloc_topology_destroy(topo);
+  return n;
+}
+
+/* Compares the GPU x GPU cells (topo_cell) with rows of space-separated expected cells; one CHECK per cell. */
+static inline void matrix_expect(const topo_node *n, int pcie_only, const char *const *rows, int nrows,
+                                 const char *what) {
+  CHECK(n->ngpu == nrows, "%s: %d GPUs, expected %d", what, n->ngpu, nrows);
+  for (int a = 0; a < nrows && a < n->ngpu; a++) {
+    char row[1024], cell[16];
+    snprintf(row, sizeof row, "%s", rows[a]);
+    char *save = NULL, *tok = strtok_r(row, " ", &save);
+    for (int b = 0; b < n->ngpu; b++, tok = strtok_r(NULL, " ", &save)) {
+      const char *got = topo_cell(n, a, b, pcie_only, cell, sizeof cell);
+      CHECK(tok && !strcmp(got, tok), "%s: GPU%d-GPU%d is %s, expected %s", what, a, b, got, tok ? tok : "(none)");
+    }
+  }
+}
+
+/* Compares the GPU x NIC classes with expected rows. */
+static inline void nic_matrix_expect(const topo_node *n, const char *const *rows, int nrows, const char *what) {
+  for (int a = 0; a < nrows && a < n->ngpu; a++) {
+    char row[512];
+    snprintf(row, sizeof row, "%s", rows[a]);
+    char *save = NULL, *tok = strtok_r(row, " ", &save);
+    for (int i = 0; i < n->nnic; i++, tok = strtok_r(NULL, " ", &save)) {
+      const char *got = topo_class_str((topo_class)n->nic_pcie[a][i]);
+      CHECK(tok && !strcmp(got, tok), "%s: GPU%d-NIC%d is %s, expected %s", what, a, i, got, tok ? tok : "(none)");
+    }
+  }
+}
+
+/* Everything topo_node_print writes, as a string the caller frees. */
+static inline char *node_text(const topo_node *n, int pcie_only) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return strdup("");
+  topo_node_print(n, pcie_only, f);
+  fclose(f);
+  return buf;
+}
+
+/* ---- a fake NVML ---- */
+
+typedef struct {
+  const char *busid; /* as NVML spells it: "00000000:00:06.0" */
+  const char *name, *uuid;
+  int links;              /* link indices that answer; past them: end_code */
+  nvml_return end_code;   /* INVALID_ARGUMENT (default) or NOT_SUPPORTED */
+  nvml_return state_code; /* non-zero: every state query fails with it */
+  unsigned long long up;  /* bit l: link l active */
+  unsigned remote_type[NVML_DL_MAX_LINKS];
+  const char *remote_busid[NVML_DL_MAX_LINKS];
+  unsigned version; /* NVML NVLink version enum */
+  unsigned gen, gen_max, width, width_max;
+} fake_gpu;
+
+static fake_gpu fake_gpus[4];
+static int fake_ngpus;
+
+static inline fake_gpu *fake_of(nvml_device d) { return &fake_gpus[(uintptr_t)d - 1]; }
+
+static inline nvml_return fake_handle(const char *busid, nvml_device *dev) {
+  char want[20], have[20];
+  if (nvml_busid_normalize(busid, want, sizeof want)) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  for (int i = 0; i < fake_ngpus; i++)
+    if (!nvml_busid_normalize(fake_gpus[i].busid, have, sizeof have) && !strcmp(want, have)) {
+      *dev = (nvml_device)(uintptr_t)(i + 1);
+      return NVML_DL_SUCCESS;
+    }
+  return NVML_DL_ERROR_NOT_FOUND;
+}
+static inline nvml_return fake_name(nvml_device d, char *s, unsigned n) {
+  return snprintf(s, n, "%s", fake_of(d)->name), 0;
+}
+static inline nvml_return fake_uuid(nvml_device d, char *s, unsigned n) {
+  return snprintf(s, n, "%s", fake_of(d)->uuid), 0;
+}
+static inline nvml_return fake_cc(nvml_device d, int *major, int *minor) { return *major = 9, *minor = 0, 0; }
+static inline nvml_return fake_mem(nvml_device d, nvml_memory *m) {
+  m->total = 143771ull << 20;
+  m->free = m->used = 0;
+  return 0;
+}
+static inline nvml_return fake_gen(nvml_device d, unsigned *v) { return *v = fake_of(d)->gen, 0; }
+static inline nvml_return fake_gen_max(nvml_device d, unsigned *v) { return *v = fake_of(d)->gen_max, 0; }
+static inline nvml_return fake_width(nvml_device d, unsigned *v) { return *v = fake_of(d)->width, 0; }
+static inline nvml_return fake_width_max(nvml_device d, unsigned *v) { return *v = fake_of(d)->width_max, 0; }
+static inline nvml_return fake_state(nvml_device d, unsigned link, unsigned *active) {
+  fake_gpu *g = fake_of(d);
+  if (g->state_code) return g->state_code;
+  if ((int)link >= g->links) return g->end_code ? g->end_code : NVML_DL_ERROR_INVALID_ARGUMENT;
+  *active = (g->up >> link) & 1 ? NVML_DL_LINK_ENABLED : NVML_DL_LINK_DISABLED;
+  return 0;
+}
+static inline nvml_return fake_version(nvml_device d, unsigned link, unsigned *v) {
+  return *v = fake_of(d)->version, 0;
+}
+static inline nvml_return fake_remote_pci(nvml_device d, unsigned link, nvml_pci_info *pci) {
+  memset(pci, 0, sizeof *pci);
+  snprintf(pci->bus_id, sizeof pci->bus_id, "%s", fake_of(d)->remote_busid[link]);
+  return 0;
+}
+static inline nvml_return fake_remote_type(nvml_device d, unsigned link, unsigned *t) {
+  return *t = fake_of(d)->remote_type[link], 0;
+}
+static inline nvml_return fake_driver(char *s, unsigned n) { return snprintf(s, n, "580.159.04"), 0; }
+static inline nvml_return fake_cuda(int *v) { return *v = 13000, 0; }
+static inline const char *fake_error(nvml_return r) {
+  return r == NVML_DL_ERROR_NOT_FOUND ? "Not Found" : "fake NVML error";
+}
+
+static inline nvml_api fake_api(void) {
+  nvml_api a;
+  memset(&a, 0, sizeof a);
+  a.error_string = fake_error;
+  a.system_driver_version = fake_driver;
+  a.system_cuda_driver_version = fake_cuda;
+  a.handle_by_busid = fake_handle;
+  a.name = fake_name;
+  a.uuid = fake_uuid;
+  a.compute_capability = fake_cc;
+  a.memory_info = fake_mem;
+  a.pcie_gen = fake_gen;
+  a.pcie_gen_max = fake_gen_max;
+  a.pcie_width = fake_width;
+  a.pcie_width_max = fake_width_max;
+  a.nvlink_state = fake_state;
+  a.nvlink_version = fake_version;
+  a.nvlink_remote_pci = fake_remote_pci;
+  a.nvlink_remote_type = fake_remote_type;
+  return a;
+}
+
+/* An H200 of the project's GPU machine: 18 NVLink 4 links, all up, to an NVSwitch the VM hides, Gen5 x16. */
+static inline fake_gpu fake_h200(const char *busid, const char *uuid) {
+  fake_gpu g;
+  memset(&g, 0, sizeof g);
+  g.busid = busid;
+  g.name = "NVIDIA H200";
+  g.uuid = uuid;
+  g.links = 18;
+  g.up = (1ull << 18) - 1;
+  for (int l = 0; l < NVML_DL_MAX_LINKS; l++) {
+    g.remote_type[l] = NVML_DL_REMOTE_SWITCH;
+    g.remote_busid[l] = "FFFFFFFF:FF:FF.0";
+  }
+  g.version = 6;
+  g.gen = g.gen_max = 5;
+  g.width = g.width_max = 16;
+  return g;
+}
+
+#define H200_UUID0 "GPU-d8b6abde-1111-2222-3333-444455556666"
+#define H200_UUID1 "GPU-0f1e2d3c-7777-8888-9999-aaaabbbbcccc"
+
+/* The 2 x H200 fixture with the fake NVML answering for both GPUs as set in fake_gpus[0..1]. */
+static inline topo_node *h200_node(const char *dir) {
+  topo_node *n = fixture_node(dir, "h200x2-vm.hwloc.xml");
+  if (!n) return NULL;
+  nvml_api api = fake_api();
+  fake_ngpus = 2;
+  topo_node_query_nvml(n, &api, NULL, -1);
+  return n;
+}
+
+static inline void fake_h200_pair(void) {
+  fake_gpus[0] = fake_h200("00000000:00:06.0", H200_UUID0);
+  fake_gpus[1] = fake_h200("00000000:00:07.0", H200_UUID1);
+  fake_ngpus = 2;
+}
+
+#endif
