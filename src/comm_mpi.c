@@ -186,14 +186,14 @@ static ddp_result staging_get(ddp_comm *c, ddp_stream *s, size_t bytes, void **o
 static ddp_result mpi_collective(ddp_comm *c, job_kind kind, void *buf, size_t count, ddp_dtype dt, int root,
                                  ddp_stream *s) {
   mpi_impl *m = c->impl;
-  job *j;
+  job *j = NULL;
   DDP_TRY(job_get(m, kind, buf, count, dt, root, s, &j));
   if (c->dev->host_memory) {
     DDP_TRY(job_start(j));
     return c->dev->host_func(c->dev, s, job_finish, j);
   }
   size_t bytes = count * dtype_size(dt);
-  void *host;
+  void *host = NULL;
   DDP_TRY(staging_get(c, s, bytes, &host));
   j->buf = host;
   DDP_TRY(c->dev->copy(c->dev, host, buf, bytes, s));

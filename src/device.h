@@ -120,12 +120,16 @@ struct ddp_device {
   ddp_result (*loss_grad)(ddp_device *, ddp_stream *s, void *dz, const void *y, const float *t, ddp_dtype dt,
                           size_t n, float inv_local_batch, float inv_global_batch, ddp_step_state *state,
                           int use_scale, double *loss_hist);
-  /* dst = src * (1 / state->scale); state->found_inf = 1 if any src value is not finite. dst == src allowed. */
-  ddp_result (*unscale)(ddp_device *, ddp_stream *s, float *dst, const float *src, size_t n, ddp_step_state *state);
-  /* Unless (state && state->found_inf): v = momentum * v + g (v may be NULL when momentum == 0, then v = g);
-   * w -= lr * v; w16 = round(w) when w16 != NULL. A skipped step changes nothing. */
-  ddp_result (*sgd)(ddp_device *, ddp_stream *s, float *w, const float *g, float *v, void *w16, ddp_dtype w16_type,
-                    size_t n, float lr, float momentum, const ddp_step_state *state);
+  /* state->found_inf = 1 if any of the n fp32 values of g is not finite (GradScaler's inf check). */
+  ddp_result (*check_finite)(ddp_device *, ddp_stream *s, const float *g, size_t n, ddp_step_state *state);
+  /* The optimizer step, fused with what surrounds it. Unless (state && state->found_inf), per element:
+   * grad = g * (unscale ? 1 / state->scale : 1), g of type gt (GradScaler's unscale); g_out = grad when
+   * g_out != NULL (DDP's copy of the reduced bucket back into .grad); v = momentum * v + grad when v != NULL
+   * (else v = grad); w -= lr * v; w16 = round(w) when w16 != NULL (next step's autocast copy). A skipped
+   * step changes nothing. */
+  ddp_result (*sgd)(ddp_device *, ddp_stream *s, float *w, const void *g, ddp_dtype gt, float *g_out, float *v,
+                    void *w16, ddp_dtype w16_type, size_t n, float lr, float momentum, const ddp_step_state *state,
+                    int unscale);
   /* Close the step: scale_hist/skip_hist[step] = scale, found_inf (when not NULL); scaler update when
    * scaler != NULL; found_inf = 0; step += 1. */
   ddp_result (*step_end)(ddp_device *, ddp_stream *s, ddp_step_state *state, const scaler_cfg *scaler,

@@ -342,28 +342,29 @@ static ddp_result cpu_loss_grad(ddp_device *d, ddp_stream *s, void *dz, const vo
   return DDP_OK;
 }
 
-static ddp_result cpu_unscale(ddp_device *d, ddp_stream *s, float *dst, const float *src, size_t n,
-                              ddp_step_state *state) {
+static ddp_result cpu_check_finite(ddp_device *d, ddp_stream *s, const float *g, size_t n, ddp_step_state *state) {
   DDP_TRY(op_begin(d, s));
-  float inv = (float)(1.0 / (double)state->scale);
-  int bad = 0;
-  for (size_t i = 0; i < n; i++) {
-    float v = src[i];
-    if (!isfinite(v)) bad = 1;
-    dst[i] = v * inv;
-  }
-  if (bad) state->found_inf = 1;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(g[i])) {
+      state->found_inf = 1;
+      break;
+    }
   return DDP_OK;
 }
 
-static ddp_result cpu_sgd(ddp_device *d, ddp_stream *s, float *w, const float *g, float *v, void *w16,
-                          ddp_dtype w16_type, size_t n, float lr, float momentum, const ddp_step_state *state) {
+static ddp_result cpu_sgd(ddp_device *d, ddp_stream *s, float *w, const void *g, ddp_dtype gt, float *g_out, float *v,
+                          void *w16, ddp_dtype w16_type, size_t n, float lr, float momentum, const ddp_step_state *state,
+                          int unscale) {
   DDP_TRY(op_begin(d, s));
   if (state && state->found_inf) return DDP_OK;
+  float inv = unscale ? (float)(1.0 / (double)state->scale) : 1.0f;
   for (size_t i = 0; i < n; i++) {
-    float step = g[i];
+    float grad = load(g, gt, i);
+    if (unscale) grad *= inv;
+    if (g_out) g_out[i] = grad;
+    float step = grad;
     if (v) {
-      v[i] = momentum * v[i] + g[i];
+      v[i] = momentum * v[i] + grad;
       step = v[i];
     }
     w[i] = w[i] - lr * step;
@@ -446,7 +447,7 @@ ddp_result device_cpu_create(ddp_device **out, int threads) {
   d->cast = cpu_cast;
   d->relu_backward = cpu_relu_backward;
   d->loss_grad = cpu_loss_grad;
-  d->unscale = cpu_unscale;
+  d->check_finite = cpu_check_finite;
   d->sgd = cpu_sgd;
   d->step_end = cpu_step_end;
   d->inject_nan = cpu_inject_nan;

@@ -268,7 +268,7 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
   for (int l = L; l >= 1; l--) {
     int i = L - l; /* parameter index in gradient-ready order */
     /* dW_l = dz^T a_{l-1} (H x H row-major). Column-major: dW^c = A^c (H x B) dz^c^T (B x H). */
-    void *dw = e->mixed ? e->dw16 : view ? (void *)bucket_of(e, l) : (void *)G_of(e, l);
+    void *dw = e->mixed ? e->dw16 : ddp ? (void *)bucket_of(e, l) : (void *)G_of(e, l);
     ddp_gemm gw = {.trans_a = 0, .trans_b = 1, .m = H, .n = H, .k = B, .a = act_of(e, l - 1), .lda = H, .b = e->dz,
                    .ldb = H, .c = dw, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
                    .tf32 = cfg->precision == PREC_TF32, .relu = 0};
@@ -283,21 +283,19 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
       DDP_TRY(d->gemm(d, e->S, &ga));
       DDP_TRY(d->relu_backward(d, e->S, e->dz, e->da, act_of(e, l - 1), e->ct, e->BH));
     }
-    /* The fp32 gradient: autocast's 16-bit dW becomes fp32 (.grad); DDP copies it into its bucket
-     * divided by the world size, or (gradient_as_bucket_view) the gradient is the bucket. */
+    /* The fp32 gradient. Local: autocast's 16-bit dW becomes .grad in fp32 (G), which the optimizer reads
+     * after the backward pass. DDP: the gradient goes into its bucket divided by the world size (for
+     * fp32 it was computed there already); the pre-reduction .grad that autograd would also hold is not
+     * written, since nothing reads it. gradient_as_bucket_view only changes what happens after the
+     * allreduce (no copy back into G). */
     if (!ddp) {
       if (e->mixed) DDP_TRY(d->cast(d, e->S, G_of(e, l), DT_F32, e->dw16, e->ct, e->HH, 1.0f, 0));
       continue;
     }
-    if (view) {
-      if (e->mixed)
-        DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, e->dw16, e->ct, e->HH, bucket_factor, 0));
-      else if (bucket_factor != 1.0f)
-        DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, bucket_of(e, l), DT_F32, e->HH, bucket_factor, 0));
-    } else {
-      if (e->mixed) DDP_TRY(d->cast(d, e->S, G_of(e, l), DT_F32, e->dw16, e->ct, e->HH, 1.0f, 0));
-      DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, G_of(e, l), DT_F32, e->HH, bucket_factor, 0));
-    }
+    if (e->mixed)
+      DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, e->dw16, e->ct, e->HH, bucket_factor, 0));
+    else if (bucket_factor != 1.0f)
+      DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, bucket_of(e, l), DT_F32, e->HH, bucket_factor, 0));
     if (e->last_of_bucket[i]) { /* all of bucket b's gradients exist: start its allreduce on C */
       int b = e->bucket_of_param[i];
       DDP_TRY(d->event_record(d, e->ev_ready[b], e->S));
@@ -307,20 +305,18 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
   }
   if (timed) DDP_TRY(d->event_record(d, e->ev_cend[step], e->S));
 
-  /* Gradients final: in G (local; ddp copies back from the bucket) or in the bucket (view). */
+  /* The optimizer, after every gradient is final: G (local) or the reduced buckets (ddp). fp16 first checks
+   * for non-finite gradients (the skip is decided on the device) and unscales inside the update; without
+   * gradient_as_bucket_view the update also copies the reduced bucket back into .grad (G). */
   size_t P = (size_t)L * e->HH;
-  float *grad = view ? e->bucket : e->G;
+  float *grad = ddp ? e->bucket : e->G;
   if (ddp) {
     DDP_TRY(d->event_record(d, e->ev_comm_done, e->C));
     DDP_TRY(d->stream_wait_event(d, e->S, e->ev_comm_done));
   }
-  if (e->fp16) {
-    DDP_TRY(d->unscale(d, e->S, grad, ddp && !view ? e->bucket : grad, P, e->state));
-  } else if (ddp && !view) {
-    DDP_TRY(d->copy(d, e->G, e->bucket, P * 4, e->S));
-  }
-  DDP_TRY(d->sgd(d, e->S, e->W, grad, e->V, e->mixed ? e->W16 : NULL, e->ct, P, (float)cfg->lr,
-                 (float)cfg->momentum, e->fp16 ? e->state : NULL));
+  if (e->fp16) DDP_TRY(d->check_finite(d, e->S, grad, P, e->state));
+  DDP_TRY(d->sgd(d, e->S, e->W, grad, DT_F32, ddp && !view ? e->G : NULL, e->V, e->mixed ? e->W16 : NULL, e->ct, P,
+                 (float)cfg->lr, (float)cfg->momentum, e->fp16 ? e->state : NULL, e->fp16));
   return d->step_end(d, e->S, e->state, e->fp16 ? &e->scaler : NULL, e->scale_hist, e->skip_hist);
 }
 

@@ -246,7 +246,7 @@ static ddp_result job_run(job *j) {
   mine.local_rank = d->local_rank;
   mine.node_index = d->node_index;
   mine.pid = (int)getpid();
-  snprintf(mine.host, sizeof mine.host, "%s", d->host);
+  snprintf(mine.host, sizeof mine.host, "%.63s", d->host);
   mine.host_hash = d->host_hash;
   mine.dev = j->dev->info;
   versions_collect(&mine.ver);

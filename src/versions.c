@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "nvml_dl.h"
 
 char *openblas_get_config(void);
 void device_cuda_versions(ddp_versions *v); /* device_cuda.c */
@@ -21,6 +22,13 @@ void versions_collect(ddp_versions *v) {
   /* hwloc has no run-time release number: the release built against, and the library's API level. */
   unsigned api = hwloc_get_api_version();
   snprintf(v->hwloc, sizeof v->hwloc, "%s api %u.%u", HWLOC_VERSION, api >> 16, (api >> 8) & 0xff);
+  /* The kernel driver's version comes from NVML, when the machine has it (loaded at run time). */
+  nvml_api nvml;
+  char why[128], cuda_by_driver[32];
+  if (nvml_open(&nvml, why, sizeof why)) {
+    nvml_driver_versions(&nvml, v->nvidia_driver, sizeof v->nvidia_driver, cuda_by_driver, sizeof cuda_by_driver);
+    nvml_close(&nvml);
+  }
 #ifdef DDPBENCH_HAVE_CUDA
   device_cuda_versions(v);
   comm_nccl_versions(v);

@@ -1,0 +1,169 @@
+/* comm_nccl.c: the comm interface over NCCL. One communicator per group, created from an ncclUniqueId that
+ * rank 0 of the group broadcasts over MPI; collectives are enqueued on the caller's stream (NCCL orders
+ * them there itself); errors carry ncclGetLastError's text. The host-side barrier polls its stream and
+ * ncclCommGetAsyncError, so a peer that died is reported instead of waited for. Also reports the NCCL
+ * header the binary was built with, the library it runs with and that library's path. */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "comm.h"
+#include "versions.h"
+
+typedef struct {
+  ncclComm_t comm;
+  cudaStream_t stream; /* for the barrier */
+  float *scratch;      /* one float on the device, for the barrier */
+} nccl_impl;
+
+static ddp_result nccl_fail(ncclResult_t r, ncclComm_t comm, const char *call, const char *file, int line) {
+  const char *last = comm ? ncclGetLastError(comm) : NULL;
+  return ddp_fail(DDP_ERR_NCCL, file, line, "%s: %s%s%s", call, ncclGetErrorString(r), last && *last ? ": " : "",
+                  last ? last : "");
+}
+#define NCCL_CHECK(comm, call)                                                             \
+  do {                                                                                     \
+    ncclResult_t r_ = (call);                                                              \
+    if (r_ != ncclSuccess) return nccl_fail(r_, (comm), #call, __FILE__, __LINE__);        \
+  } while (0)
+ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line); /* device_cuda.c */
+#define CUDA_CHECK(call)                                                        \
+  do {                                                                          \
+    cudaError_t e_ = (call);                                                    \
+    if (e_ != cudaSuccess) return cuda_fail(e_, #call, __FILE__, __LINE__);     \
+  } while (0)
+
+static ncclDataType_t nccl_type(ddp_dtype t) { return t == DT_F32 ? ncclFloat32 : t == DT_BF16 ? ncclBfloat16 : ncclFloat16; }
+
+static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
+  nccl_impl *n = c->impl;
+  NCCL_CHECK(n->comm, ncclAllReduce(buf, buf, count, nccl_type(dt), ncclSum, n->comm, (cudaStream_t)s));
+  return DDP_OK;
+}
+
+static ddp_result nc_broadcast(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, int root, ddp_stream *s) {
+  nccl_impl *n = c->impl;
+  NCCL_CHECK(n->comm, ncclBroadcast(buf, buf, count, nccl_type(dt), root, n->comm, (cudaStream_t)s));
+  return DDP_OK;
+}
+
+static ddp_result nc_check(ddp_comm *c) {
+  nccl_impl *n = c->impl;
+  ncclResult_t async = ncclSuccess;
+  NCCL_CHECK(n->comm, ncclCommGetAsyncError(n->comm, &async));
+  if (async != ncclSuccess && async != ncclInProgress)
+    return nccl_fail(async, n->comm, "asynchronous NCCL error", __FILE__, __LINE__);
+  return DDP_OK;
+}
+
+/* An allreduce of one float, waited for by polling (NCCL has no barrier). */
+static ddp_result nc_barrier(ddp_comm *c) {
+  nccl_impl *n = c->impl;
+  NCCL_CHECK(n->comm, ncclAllReduce(n->scratch, n->scratch, 1, ncclFloat32, ncclSum, n->comm, n->stream));
+  for (;;) {
+    cudaError_t e = cudaStreamQuery(n->stream);
+    if (e == cudaSuccess) return DDP_OK;
+    if (e != cudaErrorNotReady) CUDA_CHECK(e);
+    DDP_TRY(nc_check(c));
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+static void nc_abort(ddp_comm *c) {
+  nccl_impl *n = c->impl;
+  if (n && n->comm) {
+    ncclCommAbort(n->comm);
+    n->comm = NULL;
+  }
+}
+
+static void nc_destroy(ddp_comm *c) {
+  if (!c) return;
+  nccl_impl *n = c->impl;
+  if (n) {
+    if (n->stream) cudaStreamSynchronize(n->stream);
+    if (n->comm) ncclCommDestroy(n->comm);
+    if (n->scratch) cudaFree(n->scratch);
+    if (n->stream) cudaStreamDestroy(n->stream);
+    free(n);
+  }
+  free(c);
+}
+
+static ddp_result wrap(ddp_comm **out, ncclComm_t comm, ddp_device *dev);
+
+static ddp_result nc_split(ddp_comm *c, int color, int key, ddp_comm **out) {
+  nccl_impl *n = c->impl;
+  ncclComm_t sub = NULL;
+  *out = NULL;
+  NCCL_CHECK(n->comm, ncclCommSplit(n->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, NULL));
+  if (!sub) return DDP_OK;
+  return wrap(out, sub, c->dev);
+}
+
+static ddp_result wrap(ddp_comm **out, ncclComm_t comm, ddp_device *dev) {
+  ddp_comm *c = calloc(1, sizeof *c);
+  nccl_impl *n = calloc(1, sizeof *n);
+  if (!c || !n) {
+    free(c);
+    free(n);
+    ncclCommDestroy(comm);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  n->comm = comm;
+  c->impl = n;
+  c->name = "nccl";
+  c->dev = dev;
+  c->allreduce = nc_allreduce;
+  c->broadcast = nc_broadcast;
+  c->barrier = nc_barrier;
+  c->split = nc_split;
+  c->check = nc_check;
+  c->abort = nc_abort;
+  c->destroy = nc_destroy;
+  *out = c;
+  NCCL_CHECK(comm, ncclCommUserRank(comm, &c->rank));
+  NCCL_CHECK(comm, ncclCommCount(comm, &c->size));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaMalloc((void **)&n->scratch, sizeof(float)));
+  CUDA_CHECK(cudaMemset(n->scratch, 0, sizeof(float)));
+  return DDP_OK;
+}
+
+ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
+  *out = NULL;
+  if (dev->host_memory) return ddp_usage_error("comm nccl needs the cuda device");
+  int rank, size;
+  DDP_CHECK_MPI(MPI_Comm_rank(mpi_comm, &rank));
+  DDP_CHECK_MPI(MPI_Comm_size(mpi_comm, &size));
+  ncclUniqueId id;
+  memset(&id, 0, sizeof id);
+  if (rank == 0) NCCL_CHECK(NULL, ncclGetUniqueId(&id));
+  DDP_CHECK_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, mpi_comm));
+  ncclComm_t comm = NULL;
+  NCCL_CHECK(NULL, ncclCommInitRank(&comm, size, id, rank));
+  ddp_result r = wrap(out, comm, dev);
+  if (r != DDP_OK && *out) {
+    nc_destroy(*out);
+    *out = NULL;
+  }
+  return r;
+}
+
+void comm_nccl_versions(ddp_versions *v) {
+  int code = 0;
+  snprintf(v->nccl_header, sizeof v->nccl_header, "%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+  if (ncclGetVersion(&code) == ncclSuccess) /* 22809 = 2.28.9 (codes >= 2.9 are major*10000+minor*100+patch) */
+    snprintf(v->nccl_runtime, sizeof v->nccl_runtime, "%d.%d.%d", code / 10000, (code % 10000) / 100, code % 100);
+  Dl_info info;
+  if (dladdr((void *)ncclGetVersion, &info) && info.dli_fname) {
+    char *real = realpath(info.dli_fname, NULL);
+    snprintf(v->nccl_library, sizeof v->nccl_library, "%s", real ? real : info.dli_fname);
+    free(real);
+  }
+}

@@ -1,0 +1,246 @@
+/* test_gpu (2 ranks, needs a GPU; exits 77 on every rank when any rank sees none): the CUDA device.
+ *  - CUDA against the CPU device, same seed, small model: loss per step and final weights within
+ *    fp32 1e-4, tf32 2e-2 (against CPU fp32), bf16 and fp16 3e-2 (relative, max norm; the GEMMs sum in another
+ *    order, which moves 16-bit roundings);
+ *  - DDP equivalence on the GPU: 2 ranks x b against 1 rank x 2b, with --comm mpi (staged through host memory;
+ *    both ranks may share one GPU) and, when each rank has its own GPU, with NCCL: fp32 1e-5, bf16/fp16 2e-2;
+ *  - final weights bitwise identical across ranks, with MPI and with NCCL;
+ *  - a CUDA graph replay gives bitwise the eager result; gradient_as_bucket_view changes no bit;
+ *  - fp16 with a NaN injected after step K: exactly step K skipped on every rank, the next scale halved, the
+ *    loss repeated, with and without --cuda-graph. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "comm.h"
+#include "config.h"
+#include "device.h"
+#include "dist.h"
+#include "engine.h"
+
+typedef struct {
+  int n;
+  double loss[64];
+  float scale[64];
+  int skipped[64];
+  float *w;
+  size_t nw;
+} run_out;
+
+static void small_config(ddp_config *c, ddp_precision p) {
+  config_defaults(c);
+  c->hidden = 64;
+  c->layers = 3;
+  c->batch = 32;
+  c->warmup = 2;
+  c->steps = 6;
+  c->lr = 0.05;
+  c->precision = p;
+  c->bucket_mb = 16384.0 / 1048576; /* one 64x64 fp32 weight per bucket */
+  c->first_bucket_mb = 4096.0 / 1048576;
+  c->loss_scale_init = 1024;
+  c->timeout = 120;
+}
+
+static ddp_result run_engine(ddp_comm *comm, const ddp_config *cfg, ddp_phase p, run_out *o) {
+  engine *e;
+  phase_result r;
+  memset(o, 0, sizeof *o);
+  DDP_TRY(engine_create(&e, cfg, comm->dev, comm, NULL, NULL));
+  ddp_result res = engine_run_phase(e, p, &r);
+  if (res == DDP_OK) {
+    o->n = r.warmup + r.steps;
+    for (int i = 0; i < o->n && r.loss; i++) o->loss[i] = r.loss[i];
+    for (int i = 0; i < o->n && r.scale; i++) o->scale[i] = r.scale[i], o->skipped[i] = r.skipped[i];
+    phase_result_free(&r);
+    o->nw = engine_weight_count(e);
+    o->w = malloc(o->nw * sizeof(float));
+    res = o->w ? engine_weights(e, o->w) : DDP_ERR_SYSTEM;
+  }
+  engine_free(e);
+  return res;
+}
+
+static double rel_d(const double *a, const double *b, int n) {
+  double num = 0, den = 0;
+  for (int i = 0; i < n; i++) num = fmax(num, fabs(a[i] - b[i])), den = fmax(den, fabs(b[i]));
+  return den > 0 ? num / den : num;
+}
+static double rel_f(const float *a, const float *b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) num = fmax(num, fabs((double)a[i] - b[i])), den = fmax(den, fabs((double)b[i]));
+  return den > 0 ? num / den : num;
+}
+
+/* Sums the ranks' loss shares (global loss) and checks the weights are bitwise the same on every rank of
+ * MPI_COMM_WORLD. */
+static void world_checks(run_out *o, const char *what) {
+  MPI_Allreduce(MPI_IN_PLACE, o->loss, o->n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  float *w0 = malloc(o->nw * sizeof(float));
+  if (rank == 0) memcpy(w0, o->w, o->nw * sizeof(float));
+  MPI_Bcast(w0, (int)o->nw, MPI_FLOAT, 0, MPI_COMM_WORLD);
+  int same = memcmp(w0, o->w, o->nw * sizeof(float)) == 0;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  CHECK(same, "%s: final weights bitwise identical on every rank", what);
+  free(w0);
+}
+
+static void equivalence(ddp_comm *world, ddp_comm *solo, ddp_precision p, double tol, const char *name) {
+  ddp_config c;
+  small_config(&c, p);
+  c.momentum = 0.9;
+  run_out two, one;
+  char what[96];
+  snprintf(what, sizeof what, "%s %s", name, precision_name(p));
+  CHECK(run_engine(world, &c, PHASE_DDP, &two) == DDP_OK, "%s: 2-rank run", what);
+  world_checks(&two, what);
+  if (solo) {
+    c.batch *= 2;
+    CHECK(run_engine(solo, &c, PHASE_DDP, &one) == DDP_OK, "%s: 1-rank run", what);
+    double dl = rel_d(two.loss, one.loss, two.n), dw = rel_f(two.w, one.w, two.nw);
+    CHECK(dl <= tol && dw <= tol, "%s: 2x%d vs 1x%d: loss %.3g weights %.3g > %.0e", what, c.batch / 2, c.batch, dl, dw,
+          tol);
+    printf("# %-24s 2x%d vs 1x%d: loss rel diff %.3g, weights rel diff %.3g (tolerance %.0e)\n", what, c.batch / 2,
+           c.batch, dl, dw, tol);
+    free(one.w);
+  }
+  free(two.w);
+}
+
+static void inject(ddp_comm *world, int graph, const char *name) {
+  const int K = 3;
+  ddp_config c;
+  small_config(&c, PREC_FP16);
+  c.inject_nonfinite = K;
+  c.cuda_graph = graph;
+  run_out o;
+  CHECK(run_engine(world, &c, PHASE_DDP, &o) == DDP_OK, "%s inject run (graph %d)", name, graph);
+  int sk[64];
+  MPI_Allreduce(o.skipped, sk, o.n, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  int only_k = 1;
+  for (int s = 0; s < o.n; s++) only_k &= sk[s] == (s == K);
+  CHECK(only_k, "%s graph %d: exactly step %d skipped on every rank", name, graph, K);
+  CHECK(o.scale[K] == 1024 && o.scale[K + 1] == 512, "%s graph %d: scale %g then %g", name, graph, o.scale[K],
+        o.scale[K + 1]);
+  world_checks(&o, name);
+  CHECK(o.loss[K + 1] == o.loss[K] && o.loss[K + 2] != o.loss[K + 1], "%s graph %d: loss repeats once", name, graph);
+  free(o.w);
+}
+
+int main(int argc, char **argv) {
+  ddp_dist d;
+  if (dist_init(&argc, &argv, &d) != DDP_OK) return 1;
+  int ngpu = device_cuda_count(), min_gpu = ngpu;
+  MPI_Allreduce(MPI_IN_PLACE, &min_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (min_gpu == 0 || d.size != 2) {
+    if (d.rank == 0) printf("no GPU visible (or not 2 ranks): skipped\n");
+    dist_finalize(&d);
+    return CHECK_SKIP;
+  }
+  ddp_device *cpu, *gpu;
+  CHECK(device_cpu_create(&cpu, 2) == DDP_OK, "cpu device");
+  CHECK(device_cuda_create(&gpu, d.local_rank % ngpu) == DDP_OK, "cuda device %d", d.local_rank % ngpu);
+  ddp_comm *cpu_world, *cpu_solo, *mpi_world, *mpi_solo, *nccl_world = NULL, *nccl_solo = NULL;
+  CHECK(comm_mpi_create(&cpu_world, MPI_COMM_WORLD, cpu) == DDP_OK, "cpu comm");
+  CHECK(comm_mpi_create(&mpi_world, MPI_COMM_WORLD, gpu) == DDP_OK, "mpi comm on the GPU");
+  CHECK(cpu_world->split(cpu_world, d.rank == 0 ? 0 : -1, 0, &cpu_solo) == DDP_OK, "split");
+  CHECK(mpi_world->split(mpi_world, d.rank == 0 ? 0 : -1, 0, &mpi_solo) == DDP_OK, "split");
+  int own_gpu = d.local_size <= ngpu;
+  MPI_Allreduce(MPI_IN_PLACE, &own_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (own_gpu) {
+    CHECK(comm_nccl_create(&nccl_world, MPI_COMM_WORLD, gpu) == DDP_OK, "nccl comm");
+    CHECK(nccl_world->split(nccl_world, d.rank == 0 ? 0 : -1, 0, &nccl_solo) == DDP_OK, "nccl split");
+  } else if (d.rank == 0) {
+    printf("# ranks share a GPU: NCCL parts not run (NCCL needs one GPU per rank)\n");
+  }
+
+  /* CUDA against the CPU device, on rank 0 alone. */
+  if (d.rank == 0) {
+    ddp_precision precs[] = {PREC_FP32, PREC_TF32, PREC_BF16, PREC_FP16};
+    double tols[] = {1e-4, 2e-2, 3e-2, 3e-2};
+    for (int i = 0; i < 4; i++) {
+      ddp_config c;
+      small_config(&c, precs[i]);
+      c.momentum = 0.9;
+      run_out g, h;
+      CHECK(run_engine(mpi_solo, &c, PHASE_DDP, &g) == DDP_OK, "cuda %s", precision_name(precs[i]));
+      ddp_config cc = c;
+      if (precs[i] == PREC_TF32) cc.precision = PREC_FP32;
+      CHECK(run_engine(cpu_solo, &cc, PHASE_DDP, &h) == DDP_OK, "cpu %s", precision_name(cc.precision));
+      double dl = rel_d(g.loss, h.loss, g.n), dw = rel_f(g.w, h.w, g.nw);
+      CHECK(dl <= tols[i] && dw <= tols[i], "cuda vs cpu %s: loss %.3g weights %.3g > %.0e", precision_name(precs[i]),
+            dl, dw, tols[i]);
+      printf("# cuda vs cpu %-4s          loss rel diff %.3g, weights rel diff %.3g (tolerance %.0e)\n",
+             precision_name(precs[i]), dl, dw, tols[i]);
+      free(g.w);
+      free(h.w);
+    }
+  }
+
+  /* DDP equivalence and cross-rank identity on the GPU. */
+  double tol[] = {1e-5, 0, 2e-2, 2e-2};
+  for (int p = PREC_FP32; p <= PREC_FP16; p++) {
+    if (p == PREC_TF32) continue;
+    equivalence(mpi_world, mpi_solo, (ddp_precision)p, tol[p], "mpi");
+    if (nccl_world) equivalence(nccl_world, nccl_solo, (ddp_precision)p, tol[p], "nccl");
+  }
+
+  /* CUDA graph replay == eager, bitwise; gradient_as_bucket_view == copy, bitwise. */
+  ddp_comm *comms[2] = {mpi_world, nccl_world};
+  for (int k = 0; k < 2; k++) {
+    if (!comms[k]) continue;
+    ddp_config c;
+    small_config(&c, PREC_BF16);
+    run_out eager, graph, view;
+    CHECK(run_engine(comms[k], &c, PHASE_DDP, &eager) == DDP_OK, "eager");
+    c.cuda_graph = 1;
+    CHECK(run_engine(comms[k], &c, PHASE_DDP, &graph) == DDP_OK, "graph");
+    c.cuda_graph = 0;
+    c.gradient_as_bucket_view = 1;
+    CHECK(run_engine(comms[k], &c, PHASE_DDP, &view) == DDP_OK, "view");
+    CHECK(memcmp(eager.w, graph.w, eager.nw * 4) == 0 && memcmp(eager.loss, graph.loss, eager.n * 8) == 0,
+          "%s: CUDA graph replay is bitwise the eager run", comms[k]->name);
+    CHECK(memcmp(eager.w, view.w, eager.nw * 4) == 0, "%s: gradient_as_bucket_view changes no bit", comms[k]->name);
+    free(eager.w), free(graph.w), free(view.w);
+  }
+
+  /* fp16 fault injection, eager and graph, each comm. */
+  for (int graph = 0; graph <= 1; graph++) {
+    inject(mpi_world, graph, "mpi");
+    if (nccl_world) inject(nccl_world, graph, "nccl");
+  }
+
+  /* 16-bit gradient communication over NCCL stays near fp32 communication. */
+  if (nccl_world) {
+    ddp_config c;
+    small_config(&c, PREC_FP32);
+    run_out a, b;
+    CHECK(run_engine(nccl_world, &c, PHASE_DDP, &a) == DDP_OK, "fp32 comm");
+    c.grad_comm = PREC_BF16;
+    CHECK(run_engine(nccl_world, &c, PHASE_DDP, &b) == DDP_OK, "bf16 comm");
+    world_checks(&b, "nccl grad_comm bf16");
+    double dw = rel_f(b.w, a.w, a.nw);
+    CHECK(dw > 0 && dw < 2e-2, "grad_comm bf16 vs fp32 over NCCL: weights rel diff %.3g", dw);
+    free(a.w), free(b.w);
+  }
+
+  if (nccl_solo) nccl_solo->destroy(nccl_solo);
+  if (nccl_world) nccl_world->destroy(nccl_world);
+  if (mpi_solo) mpi_solo->destroy(mpi_solo);
+  if (cpu_solo) cpu_solo->destroy(cpu_solo);
+  mpi_world->destroy(mpi_world);
+  cpu_world->destroy(cpu_world);
+  gpu->destroy(gpu);
+  cpu->destroy(cpu);
+  int counts[2] = {check_passed_, check_failed_};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  check_passed_ = counts[0], check_failed_ = counts[1];
+  int rc = 0;
+  if (d.rank == 0) rc = check_summary();
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  dist_finalize(&d);
+  return rc;
+}
