@@ -124,63 +124,61 @@ static void rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_ran
   envcheck_nccl_env(rec->nccl_env, sizeof rec->nccl_env);
 }
 
-/* Gathers the records and the leaders' nodes to rank 0 (all and nodes are only used there). */
-static ddp_result gather(const topo_rank *t, const topo_rank_rec *rec, topo_rank_rec *all, topo_node *nodes,
-                         int *counts, int *displs) {
+/* Gathers every rank's record, then the host leaders' nodes, to rank 0, which runs the cluster report into
+ * status[]. Buffers are rank 0's. */
+static ddp_result gather_report(topo_rank *t, const topo_rank_rec *rec, FILE *out, cJSON **json, int status[3]) {
   const ddp_dist *d = t->d;
-  DDP_CHECK_MPI(MPI_Gather(rec, (int)sizeof *rec, MPI_BYTE, all, (int)sizeof *rec, MPI_BYTE, 0, d->world));
-  if (d->rank == 0)
-    for (int r = 0, off = 0; r < d->size; r++) {
-      counts[r] = all[r].leader ? (int)sizeof(topo_node) : 0;
-      displs[r] = off;
-      off += counts[r];
+  int root = d->rank == 0, nleaders = 0;
+  topo_rank_rec *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
+  int *counts = root ? calloc((size_t)d->size, sizeof *counts) : NULL;
+  int *displs = root ? calloc((size_t)d->size, sizeof *displs) : NULL;
+  topo_node *nodes = NULL;
+  ddp_result r = DDP_OK;
+  if (root && (!all || !counts || !displs)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int e = r == DDP_OK ? MPI_Gather(rec, (int)sizeof *rec, MPI_BYTE, all, (int)sizeof *rec, MPI_BYTE, 0, d->world)
+                      : MPI_SUCCESS;
+  if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather(topology records)", __FILE__, __LINE__);
+  if (root && r == DDP_OK) {
+    for (int k = 0, off = 0; k < d->size; k++) {
+      counts[k] = all[k].leader ? (int)sizeof(topo_node) : 0;
+      displs[k] = off;
+      off += counts[k];
+      nleaders += all[k].leader;
     }
-  int mine = rec->leader ? (int)sizeof(topo_node) : 0;
-  DDP_CHECK_MPI(MPI_Gatherv(t->node, mine, MPI_BYTE, nodes, counts, displs, MPI_BYTE, 0, d->world));
-  return DDP_OK;
+    nodes = calloc(nleaders ? (size_t)nleaders : 1, sizeof *nodes);
+    if (!nodes) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory for %d host records", nleaders);
+  }
+  if (r == DDP_OK) {
+    e = MPI_Gatherv(t->node, rec->leader ? (int)sizeof(topo_node) : 0, MPI_BYTE, nodes, counts, displs, MPI_BYTE, 0,
+                    d->world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gatherv(host topologies)", __FILE__, __LINE__);
+  }
+  if (root && r == DDP_OK)
+    status[0] = topo_cluster_report(all, d->size, nodes, nleaders, t->opt.pcie_only, out, json, &status[1], &status[2]);
+  free(all);
+  free(counts);
+  free(displs);
+  free(nodes);
+  return r;
 }
 
 /* A rank that fails here returns at once; main's abort path (MPI_Abort) then ends the peers waiting in a
  * collective. Rank 0's verdict, or its failure, reaches every rank in one broadcast. */
 ddp_result topo_rank_report(topo_rank *t, const ddp_versions *mine, FILE *out, cJSON **json, int *consistent) {
-  const ddp_dist *d = t->d;
   if (json) *json = NULL;
   *consistent = 0;
-  int root = d->rank == 0;
-  topo_rank_rec *rec = malloc(sizeof *rec), *all = NULL;
-  topo_node *nodes = NULL;
-  int *counts = NULL, *displs = NULL;
-  if (root) {
-    all = calloc((size_t)d->size, sizeof *all);
-    nodes = calloc((size_t)d->size, sizeof *nodes); /* at most one per rank; freed right after */
-    counts = calloc((size_t)d->size, sizeof *counts);
-    displs = calloc((size_t)d->size, sizeof *displs);
-  }
-  ddp_result r = DDP_OK;
-  if (!rec || (root && (!all || !nodes || !counts || !displs))) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  if (r == DDP_OK) {
-    rank_rec_fill(t, mine, rec);
-    r = gather(t, rec, all, nodes, counts, displs);
-  }
-  int status[3] = {r, 0, 1}; /* result, consistent, undecided */
-  if (root && r == DDP_OK) {
-    int nleaders = 0;
-    for (int k = 0; k < d->size; k++) nleaders += all[k].leader;
-    status[0] = topo_cluster_report(all, d->size, nodes, nleaders, t->opt.pcie_only, out, json, &status[1], &status[2]);
-  }
+  topo_rank_rec *rec = malloc(sizeof *rec);
+  DDP_CHECK_ALLOC(rec);
+  rank_rec_fill(t, mine, rec);
+  int status[3] = {DDP_OK, 0, 1}; /* rank 0's result, consistent, undecided */
+  ddp_result r = gather_report(t, rec, out, json, status);
   free(rec);
-  free(all);
-  free(nodes);
-  free(counts);
-  free(displs);
-  if (r != DDP_OK) {
-    ddp_trace(__FILE__, __LINE__);
-    return r;
-  }
-  DDP_CHECK_MPI(MPI_Bcast(status, 3, MPI_INT, 0, d->world));
+  DDP_TRY(r);
+  DDP_CHECK_MPI(MPI_Bcast(status, 3, MPI_INT, 0, t->d->world));
   if (status[0] != DDP_OK) {
     if (json && *json) cJSON_Delete(*json), *json = NULL;
-    return root ? (ddp_result)status[0] : DDP_FAIL((ddp_result)status[0], "the topology report failed on rank 0");
+    return t->d->rank == 0 ? (ddp_result)status[0]
+                           : DDP_FAIL((ddp_result)status[0], "the topology report failed on rank 0");
   }
   *consistent = status[1];
   t->exit_code = !status[1] ? 1 : status[2] ? 2 : 0;

@@ -73,6 +73,14 @@ static void nccl_differences(const topo_node *n, int pcie_only, char *buf, size_
 
 /* ---- per-GPU words ---- */
 
+/* The NIC with the best PCIe class to GPU g (the first of equals), or -1 without NICs. */
+static int nearest_nic(const topo_node *n, int g) {
+  int best = -1;
+  for (int i = 0; i < n->nnic; i++)
+    if (best < 0 || n->nic_pcie[g][i] < n->nic_pcie[g][best]) best = i;
+  return best;
+}
+
 static int nvlink_known(const topo_gpu *g) { return g->nvml.known && g->nvml.nvlink_known; }
 
 static void nvlink_words(const topo_node *n, int gi, char *buf, size_t len) {
@@ -184,6 +192,10 @@ void topo_node_print(const topo_node *n, int pcie_only, FILE *out) {
     pcie_words(g, words, sizeof words);
     fprintf(out, "\n     %s; path %s\n", words, g->path);
     nvlink_words(n, a, words, sizeof words);
+    int nic = nearest_nic(n, a);
+    if (nic >= 0)
+      topo_appendf(words, sizeof words, "; nearest NIC%d %s (%s)", nic, n->nic[nic].name,
+                   topo_class_str((topo_class)n->nic_pcie[a][nic]));
     fprintf(out, "     %s\n", words);
   }
   if (n->nvml_state == TOPO_NVML_ABSENT) fprintf(out, "NVLink: unknown: NVML unavailable (%s)\n", n->nvml_why);
@@ -237,6 +249,8 @@ static cJSON *gpu_json(const topo_node *n, int gi) {
   }
   cJSON_AddStringToObject(o, "cpus", g->cpus);
   cJSON_AddStringToObject(o, "numa", g->numa);
+  int nic = nearest_nic(n, gi);
+  if (nic >= 0) cJSON_AddNumberToObject(o, "nearest_nic", nic);
   cJSON *nv = cJSON_AddObjectToObject(o, "nvlink");
   if (nv) {
     int known = nvlink_known(g);

@@ -340,6 +340,10 @@ ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const top
     }
     if (node->ngpu && node->nvml_state != TOPO_NVML_OK && !node->hwloc_nvlink)
       finding(&f, FIND_UNDECIDED, "host %s: NVLink unknown: NVML unavailable (%s)", hosts[k].label, node->nvml_why);
+    for (int g = 0; g < node->ngpu && node->nvml_state == TOPO_NVML_OK; g++)
+      if (!node->gpu[g].nvml.known || !node->gpu[g].nvml.nvlink_known)
+        finding(&f, FIND_UNDECIDED, "host %s: GPU%d %s: NVML could not tell its links (%s)", hosts[k].label, g,
+                node->gpu[g].busid, node->gpu[g].nvml.error[0] ? node->gpu[g].nvml.error : "no NVLink query");
     host_notes(&hosts[k], ranks, node, &f);
   }
   *consistent = !f.counts[FIND_DIFFERS] && !f.counts[FIND_DEGRADED] && !f.counts[FIND_ENV];

@@ -143,6 +143,11 @@ static void test_24em64t(const char *dir) {
         n->gpu[1].numa, n->flat);
   CHECK(!strcmp(n->gpu[0].cpus, "0,2,4,6,8,10,12,14,16,18,20,22"), "GPU0 cpus %s", n->gpu[0].cpus);
   CHECK(!strcmp(n->gpu[2].path, "HostBridge 0000:[10-1f] > 10:03.0"), "path '%s'", n->gpu[2].path);
+  char *text = node_text(n, 0);
+  CHECK(strstr(text, "NVLink: unknown; nearest NIC0 eth0 (PHB)\n") &&
+            strstr(text, "NVLink: unknown; nearest NIC0 eth0 (SYS)\n"),
+        "nearest NIC:\n%s", text);
+  free(text);
   free(n);
 }
 

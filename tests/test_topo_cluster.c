@@ -156,6 +156,15 @@ static void test_undecided(const topo_node *healthy, const topo_node *no_nvml) {
             strstr(text, "verdict: could not decide"),
         "text:\n%s", text);
   free(text);
+  /* NVML present, but it does not know one GPU. */
+  recs_init(NR);
+  topo_node partial[2] = {*healthy, *healthy};
+  partial[1].gpu[1].nvml.known = 0;
+  snprintf(partial[1].gpu[1].nvml.error, sizeof partial[1].gpu[1].nvml.error, "GPU is lost");
+  text = report(NR, partial, 2, NULL, &cons, &und);
+  CHECK(und == 1 && strstr(text, "host vm#000000a1: GPU1 0000:00:07.0: NVML could not tell its links (GPU is lost)"),
+        "GPU unknown to NVML:\n%s", text);
+  free(text);
   /* A host whose leader sent nothing cannot be judged either. */
   recs_init(NR);
   recs[2].leader = 0;
