@@ -50,7 +50,8 @@ static void xml_downgrade(char *xml) {
   *out = 0;
 }
 
-static ddp_result xml_read(const char *path, char **out, size_t *len) {
+/* The whole file, NUL-terminated, in *out (caller frees). */
+static ddp_result xml_read(const char *path, char **out) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) return ddp_usage_error("cannot open hwloc XML %s: %s", path, strerror(errno));
@@ -79,7 +80,6 @@ static ddp_result xml_read(const char *path, char **out, size_t *len) {
   }
   buf[n] = 0;
   *out = buf;
-  *len = n;
   return DDP_OK;
 }
 
@@ -90,8 +90,7 @@ ddp_result topo_load(const char *xml_path, hwloc_topology_t *out) {
   char *xml = NULL;
   ddp_result r = DDP_OK;
   if (xml_path) {
-    size_t len = 0;
-    r = xml_read(xml_path, &xml, &len);
+    r = xml_read(xml_path, &xml);
     if (r != DDP_OK) goto fail;
     if (hwloc_get_api_version() < 0x30000) xml_downgrade(xml);
     if (hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1) != 0) {

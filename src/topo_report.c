@@ -206,7 +206,8 @@ ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const top
     cJSON_Delete(root);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
-  /* Signatures and the majority among hosts with a record. */
+  /* Signatures, and the majority among hosts with a record: the largest group of equal signatures (the
+   * first found on a tie), named by its first host; every host is judged against it. */
   int majority = -1, best = 0;
   for (int k = 0; k < nhosts; k++) {
     hosts[k].group = k;
@@ -224,7 +225,6 @@ ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const top
     for (int j = 0; j < nhosts; j++) count += hosts[j].node >= 0 && hosts[j].group == k;
     if (count > best) best = count, majority = k;
   }
-  /* Every host with a record compares with the majority's signature group (majority is its first host). */
 
   if (out)
     fprintf(out, "== topology: %d rank%s on %d host%s ==\n", nranks, nranks == 1 ? "" : "s", nhosts,

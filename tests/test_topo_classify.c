@@ -177,6 +177,33 @@ static void test_gb10(const char *dir) {
   free(n);
 }
 
+static void test_nccl_names(void) {
+  /* A hand-made host: GPU0-GPU1 and GPU1-GPU2 have NVLinks, GPU0-GPU2 none (NVB through GPU1); NIC0 sits
+   * on GPU0's switch (PIX) and is SYS to GPU1, which reaches it through GPU0 (PXN). */
+  topo_node *n = calloc(1, sizeof *n);
+  if (!n) return;
+  n->ngpu = 3;
+  n->nnic = 1;
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) n->pcie[a][b] = a == b ? TOPO_X : TOPO_SYS;
+  n->nvlinks[0][1] = n->nvlinks[1][0] = 4;
+  n->nvlinks[1][2] = n->nvlinks[2][1] = 2;
+  n->nic_pcie[0][0] = TOPO_PIX;
+  n->nic_pcie[1][0] = n->nic_pcie[2][0] = TOPO_SYS;
+  static const char *const nvl[] = {"X NV4 SYS", "NV4 X NV2", "SYS NV2 X"};
+  matrix_expect(n, 0, nvl, 3, "hand-made");
+  CHECK(!strcmp(topo_nccl_gpu_class(n, 0, 2, 0), "NVB") && !strcmp(topo_nccl_gpu_class(n, 0, 2, 1), "SYS"),
+        "NVB: %s / --pcie %s", topo_nccl_gpu_class(n, 0, 2, 0), topo_nccl_gpu_class(n, 0, 2, 1));
+  CHECK(!strcmp(topo_nccl_nic_class(n, 1, 0, 0), "PXN") && !strcmp(topo_nccl_nic_class(n, 0, 0, 0), "PIX") &&
+            !strcmp(topo_nccl_nic_class(n, 2, 0, 0), "SYS") && !strcmp(topo_nccl_nic_class(n, 1, 0, 1), "SYS"),
+        "PXN: %s %s %s", topo_nccl_nic_class(n, 1, 0, 0), topo_nccl_nic_class(n, 0, 0, 0),
+        topo_nccl_nic_class(n, 2, 0, 0));
+  char *text = node_text(n, 0);
+  CHECK(strstr(text, "NCCL path types where they differ: GPU0-GPU2 NVB; GPU1-NIC0 PXN\n") != NULL, "text:\n%s", text);
+  free(text);
+  free(n);
+}
+
 static void test_load_errors(const char *dir) {
   hwloc_topology_t topo = NULL;
   CHECK(topo_load("/nonexistent/topology.xml", &topo) == DDP_ERR_USAGE && !topo, "missing file");
@@ -240,6 +267,7 @@ int main(int argc, char **argv) {
   test_24em64t(dir);
   test_power8(dir);
   test_gb10(dir);
+  test_nccl_names();
   test_load_errors(dir);
   test_cli(dir);
   test_bind_live();
