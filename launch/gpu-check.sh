@@ -28,12 +28,18 @@ np=$(( ngpu >= 2 ? 2 : 1 ))
 step "end to end: mpirun -np $np on the GPUs"
 mpirun -np $np build/gpu/ddpbench --config configs/ci.ini --json "$out/e2e-ci.json" --force >"$out/e2e.log" 2>&1 || fail=1
 tail -25 "$out/e2e.log"
-step "compute-sanitizer memcheck, one rank, small run (fp16 with graph and injection, then bf16 with view)"
-for args in "--precision fp16 --cuda-graph --inject-nonfinite 3" "--precision bf16 --gradient-as-bucket-view --momentum 0.9"; do
-  compute-sanitizer --tool memcheck --error-exitcode 9 build/gpu/ddpbench --config configs/ci.ini --device cuda \
-    --quiet $args >"$out/memcheck.log" 2>&1
+step "compute-sanitizer memcheck, one rank, small runs"
+# NCCL's initialisation probes kernels of other architectures and gets API errors by design; memcheck is
+# about memory accesses, so API errors are not reported here.
+for args in "--comm mpi --precision fp16 --cuda-graph --inject-nonfinite 3" \
+            "--comm nccl --precision bf16 --gradient-as-bucket-view --momentum 0.9" "--comm nccl --precision fp32"; do
+  compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 build/gpu/ddpbench \
+    --config configs/ci.ini --device cuda --quiet $args >"$out/memcheck.log" 2>&1
   rc=$?
-  grep -E "ERROR SUMMARY|verification" "$out/memcheck.log"
-  [ $rc -eq 0 ] || { fail=1; tail -30 "$out/memcheck.log"; }
+  echo "memcheck $args: $(grep -E "ERROR SUMMARY" "$out/memcheck.log") (exit $rc)"
+  [ $rc -eq 0 ] || { fail=1; grep -E "=========" "$out/memcheck.log" | head -30; }
 done
+step "topology: ddpbench topo, and doctor on $np ranks"
+build/gpu/ddpbench topo >"$out/topo.txt" 2>&1; echo "topo exit $?"
+mpirun -np $np build/gpu/ddpbench doctor --topo-xml "$out" >"$out/doctor.txt" 2>&1; echo "doctor exit $?"
 exit $fail

@@ -51,6 +51,7 @@ typedef struct mpi_impl {
   job *jobs;
   staging stage[8];
   int nstage;
+  int host_memory;        /* the device's buffers are host memory */
   volatile int async_err; /* an MPI error inside a host function */
   char async_msg[256];
 } mpi_impl;
@@ -132,7 +133,10 @@ static ddp_result job_get(mpi_impl *m, job_kind kind, void *user, size_t count, 
                           job **out) {
   for (job *j = m->jobs; j; j = j->next)
     if (j->kind == kind && j->user == user && j->count == count && j->dt == dt && j->root == root && j->s == s) {
-      if (j->active) return DDP_FAIL(DDP_ERR_INTERNAL, "collective on a buffer that is still in flight");
+      /* Host memory: the collective starts now, so the previous one on this buffer must have finished.
+       * (Staged collectives run in stream order, so reuse is always safe there.) */
+      if (j->active && m->host_memory)
+        return DDP_FAIL(DDP_ERR_INTERNAL, "collective on a buffer that is still in flight");
       *out = j;
       return DDP_OK;
     }
@@ -265,6 +269,7 @@ ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
   m->comm = MPI_COMM_NULL;
   m->sum_bf16 = m->sum_f16 = MPI_OP_NULL;
   c->impl = m;
+  m->host_memory = dev->host_memory;
   c->name = "mpi";
   c->dev = dev;
   c->allreduce = mpi_allreduce;

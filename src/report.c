@@ -164,7 +164,7 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
   const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
   s->scaling_efficiency = lo->present && dd->present ? lo->step.median / dd->step.median : NAN;
   s->exposed_comm_ms = lo->present && dd->present ? dd->step.median - lo->step.median : NAN;
-  s->hidden_fraction = lo->present && dd->present && cm->present
+  s->hidden_fraction = lo->present && dd->present && cm->present && W > 1
                            ? (lo->step.median + cm->step.median - dd->step.median) / cm->step.median
                            : NAN;
 
@@ -244,10 +244,10 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     const rank_info *ri = &r->ranks[i];
     fprintf(out, "#  Rank %2d Pid %7d on %10s device %2d [%s] %s  GEMM %s TFLOP/s\n", ri->rank, ri->pid, ri->host,
             ri->dev.ordinal, ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-", ri->dev.name,
-            fmt_num(b1, sizeof b1, ri->gemm_tflops, "%.1f"));
+            fmt_num(b1, sizeof b1, ri->gemm_tflops, "%.4g"));
   }
   fprintf(out, "#\n# measured peak %s TFLOP/s (H x H x H GEMM, %s, median over ranks); table peak %s\n#\n",
-          fmt_num(b1, sizeof b1, s->measured_peak_tflops, "%.1f"), precision_name(c->precision),
+          fmt_num(b1, sizeof b1, s->measured_peak_tflops, "%.4g"), precision_name(c->precision),
           r->table_peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.1f TFLOP/s") : "unknown");
 
   fprintf(out, "#  phase   step(ms)      p10      p90      min      max   samples/s  TFLOP/s/rank  MFU(meas)  MFU(table)\n");
@@ -289,7 +289,7 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   if (!isnan(s->scaling_efficiency)) {
     fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%   exposed communication %.3f ms",
             s->scaling_efficiency * 100, s->exposed_comm_ms);
-    if (!isnan(s->hidden_fraction))
+    if (!isnan(s->hidden_fraction) && r->world > 1)
       fprintf(out, "   hidden %.0f %% of the comm phase's %.3f ms", s->hidden_fraction * 100, cm->step.median);
     fputc('\n', out);
   }
