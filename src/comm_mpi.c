@@ -29,8 +29,10 @@ typedef struct job {
   struct job *next;
   struct mpi_impl *m;
   job_kind kind;
-  void *buf;  /* the caller's buffer (host memory), or the staging buffer */
-  void *user; /* the caller's buffer */
+  void *buf;   /* what MPI works on: the caller's buffer (host memory), or stage */
+  void *user;  /* the caller's buffer */
+  void *stage; /* pinned host copy of the buffer, for device memory (one per call site: stream order makes
+                * reuse safe, and a graph replays the same copies) */
   size_t count;
   ddp_dtype dt;
   int root;
@@ -39,18 +41,11 @@ typedef struct job {
   int nreq, active;
 } job;
 
-typedef struct {
-  ddp_stream *s;
-  void *host;
-  size_t bytes;
-} staging;
-
 typedef struct mpi_impl {
   MPI_Comm comm;
   MPI_Op sum_bf16, sum_f16;
+  ddp_device *dev;
   job *jobs;
-  staging stage[8];
-  int nstage;
   int host_memory;        /* the device's buffers are host memory */
   volatile int async_err; /* an MPI error inside a host function */
   char async_msg[256];
@@ -158,32 +153,11 @@ static ddp_result job_get(mpi_impl *m, job_kind kind, void *user, size_t count, 
   j->s = s;
   j->next = m->jobs;
   m->jobs = j;
+  if (!m->host_memory) {
+    DDP_TRY(m->dev->alloc_host(m->dev, &j->stage, count * dtype_size(dt)));
+    j->buf = j->stage;
+  }
   *out = j;
-  return DDP_OK;
-}
-
-/* Pinned staging buffer of at least `bytes` for stream s (one per stream: work on a stream is ordered). */
-static ddp_result staging_get(ddp_comm *c, ddp_stream *s, size_t bytes, void **out) {
-  mpi_impl *m = c->impl;
-  staging *st = NULL;
-  for (int i = 0; i < m->nstage; i++)
-    if (m->stage[i].s == s) st = &m->stage[i];
-  if (!st) {
-    if (m->nstage == (int)(sizeof m->stage / sizeof m->stage[0]))
-      return DDP_FAIL(DDP_ERR_INTERNAL, "too many streams for MPI staging");
-    st = &m->stage[m->nstage++];
-    st->s = s;
-  }
-  if (st->bytes < bytes) {
-    /* Growing is only safe when no earlier staged work on s can still be using the old buffer. */
-    DDP_TRY(c->dev->stream_synchronize(c->dev, s));
-    if (st->host) c->dev->free_host(c->dev, st->host);
-    st->host = NULL;
-    st->bytes = 0;
-    DDP_TRY(c->dev->alloc_host(c->dev, &st->host, bytes));
-    st->bytes = bytes;
-  }
-  *out = st->host;
   return DDP_OK;
 }
 
@@ -197,12 +171,9 @@ static ddp_result mpi_collective(ddp_comm *c, job_kind kind, void *buf, size_t c
     return c->dev->host_func(c->dev, s, job_finish, j);
   }
   size_t bytes = count * dtype_size(dt);
-  void *host = NULL;
-  DDP_TRY(staging_get(c, s, bytes, &host));
-  j->buf = host;
-  DDP_TRY(c->dev->copy(c->dev, host, buf, bytes, s));
+  DDP_TRY(c->dev->copy(c->dev, j->stage, buf, bytes, s));
   DDP_TRY(c->dev->host_func(c->dev, s, job_run_checked, j));
-  return c->dev->copy(c->dev, buf, host, bytes, s);
+  return c->dev->copy(c->dev, buf, j->stage, bytes, s);
 }
 
 static ddp_result mpi_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
@@ -231,11 +202,10 @@ static void mpi_destroy(ddp_comm *c) {
   if (!c) return;
   mpi_impl *m = c->impl;
   if (m) {
-    for (int i = 0; i < m->nstage; i++)
-      if (m->stage[i].host) c->dev->free_host(c->dev, m->stage[i].host);
     while (m->jobs) {
       job *j = m->jobs;
       m->jobs = j->next;
+      if (j->stage) c->dev->free_host(c->dev, j->stage);
       free(j->reqs);
       free(j);
     }
@@ -270,6 +240,7 @@ ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
   m->sum_bf16 = m->sum_f16 = MPI_OP_NULL;
   c->impl = m;
   m->host_memory = dev->host_memory;
+  m->dev = dev;
   c->name = "mpi";
   c->dev = dev;
   c->allreduce = mpi_allreduce;
