@@ -58,9 +58,9 @@ try:
 except Exception as e:
     ptxt = f"pytorch: {e}"
 rows = ph["comm"].get("allreduce", [])
-bw = " ".join(f"{r['bytes'] / 2**20:.0f}MiB:{r['busbw_gbs']:.0f}" for r in rows)
+bw = " ".join(f"{r['bytes'] / 2**20:.0f}MiB:{r['busbw_gbs']:.0f}" if r["busbw_gbs"] is not None else "-" for r in rows)
 rows_d = ph["ddp"].get("allreduce", [])
-bwd = " ".join(f"{r['bytes'] / 2**20:.0f}MiB:{(r['busbw_gbs'] or 0):.0f}" for r in rows_d)
+bwd = " ".join(f"{r['bytes'] / 2**20:.0f}MiB:{r['busbw_gbs']:.0f}" if r["busbw_gbs"] is not None else "-" for r in rows_d)
 print(f"{c:26s} ddpbench local {ph['local']['step_ms']['median']:8.3f} ddp {ph['ddp']['step_ms']['median']:8.3f} "
       f"eff {100 * d['scaling_efficiency']:5.1f} % | {ptxt} | busbw GB/s comm [{bw}] in-ddp [{bwd}]")
 PY

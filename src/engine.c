@@ -481,30 +481,40 @@ ddp_result engine_weights_checksum(engine *e, uint64_t *sum) {
 
 ddp_result engine_measure_gemm(engine *e, double *tflops) {
   ddp_device *d = e->dev;
-  const int H = e->H, reps = 10, warm = 3;
+  const int H = e->H, samples = 10;
   /* Operands: two weight matrices (real values); output: the gradient scratch of the run's type. */
   const void *a = Wc_of(e, 1), *b = Wc_of(e, e->L > 1 ? 2 : 1);
   void *c = e->mixed ? e->dw16 : (void *)e->G;
   ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = H, .k = H, .a = a, .lda = H, .b = b, .ldb = H, .c = c,
                 .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32, .relu = 0};
   DDP_TRY(weights_init(e, 0));
-  for (int i = 0; i < warm; i++) DDP_TRY(d->gemm(d, e->S, &g));
+  /* Warm up, and find how many back-to-back GEMMs make a sample of at least 1 ms: a single small GEMM is
+   * shorter than the launch and event overhead around it, which would understate the peak. */
+  int per_sample = 1;
   double ms[10];
-  for (int i = 0; i < reps; i++) {
+  for (int round = 0; round < 3; round++) {
     DDP_TRY(d->event_record(d, e->ev_step[0], e->S));
-    DDP_TRY(d->gemm(d, e->S, &g));
+    for (int i = 0; i < per_sample; i++) DDP_TRY(d->gemm(d, e->S, &g));
     DDP_TRY(d->event_record(d, e->ev_step[1], e->S));
     DDP_TRY(engine_wait(e, e->ev_step[1], "GEMM timing"));
-    DDP_TRY(elapsed(e, e->ev_step[0], e->ev_step[1], &ms[i]));
+    DDP_TRY(elapsed(e, e->ev_step[0], e->ev_step[1], &ms[0]));
+    if (round > 0 && ms[0] < 1.0) per_sample = ms[0] > 0 ? (int)fmin(1000.0, ceil(per_sample / ms[0])) : 1000;
   }
-  /* median */
-  for (int i = 1; i < reps; i++)
+  for (int s = 0; s < samples; s++) {
+    DDP_TRY(d->event_record(d, e->ev_step[0], e->S));
+    for (int i = 0; i < per_sample; i++) DDP_TRY(d->gemm(d, e->S, &g));
+    DDP_TRY(d->event_record(d, e->ev_step[1], e->S));
+    DDP_TRY(engine_wait(e, e->ev_step[1], "GEMM timing"));
+    DDP_TRY(elapsed(e, e->ev_step[0], e->ev_step[1], &ms[s]));
+    ms[s] /= per_sample;
+  }
+  for (int i = 1; i < samples; i++) /* median */
     for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
       double t = ms[j];
       ms[j] = ms[j - 1];
       ms[j - 1] = t;
     }
-  double med = 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+  double med = 0.5 * (ms[samples / 2 - 1] + ms[samples / 2]);
   *tflops = 2.0 * (double)H * H * H / (med * 1e-3) / 1e12;
   return DDP_OK;
 }

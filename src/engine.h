@@ -57,7 +57,8 @@ size_t engine_weight_count(const engine *e);
 /* FNV-1a 64 of the raw bytes of the current master weights. */
 ddp_result engine_weights_checksum(engine *e, uint64_t *sum);
 
-/* Times one H x H x H GEMM in the run's precision (median of 10 after 3 warm-ups): TFLOP/s. */
+/* Times one H x H x H GEMM in the run's precision: TFLOP/s from the median of 10 samples, each a run of
+ * back-to-back GEMMs lasting at least 1 ms (warm-ups first). Uses this rank's own weights (not collective). */
 ddp_result engine_measure_gemm(engine *e, double *tflops);
 
 const bucket_plan *engine_buckets(const engine *e);

@@ -246,6 +246,14 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
             ri->dev.ordinal, ri->dev.pci_bus_id[0] ? ri->dev.pci_bus_id : "-", ri->dev.name,
             fmt_num(b1, sizeof b1, ri->gemm_tflops, "%.4g"));
   }
+  if (r->topology_text && *r->topology_text) {
+    fprintf(out, "#\n");
+    for (const char *p = r->topology_text; *p;) { /* as comment lines, like the rest of the header */
+      size_t n = strcspn(p, "\n");
+      fprintf(out, "# %.*s\n", (int)n, p);
+      p += n + (p[n] == '\n');
+    }
+  }
   fprintf(out, "#\n# measured peak %s TFLOP/s (H x H x H GEMM, %s, median over ranks); table peak %s\n#\n",
           fmt_num(b1, sizeof b1, s->measured_peak_tflops, "%.4g"), precision_name(c->precision),
           r->table_peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.1f TFLOP/s") : "unknown");

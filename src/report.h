@@ -55,8 +55,8 @@ typedef struct {
   ddp_dtype comm_type;
   double flops_per_step; /* per rank */
   double table_peak_tflops; /* 0 when unknown */
-  const char *env_json; /* not used */
-  cJSON *topology;      /* owned by the caller, may be NULL */
+  cJSON *topology;            /* owned by the caller, may be NULL */
+  const char *topology_text; /* the topology report's human block, printed after the devices; may be NULL */
   char start_time[32];  /* ISO 8601 UTC */
 } run_report;
 

@@ -215,6 +215,8 @@ typedef struct {
   run_summary sum;
   int have_sum;
   cJSON *topo_json;
+  char *topo_text;
+  size_t topo_text_len;
   int exit_code;
 } job;
 
@@ -253,8 +255,12 @@ static ddp_result job_run(job *j) {
 
   watchdog_tick("topology report");
   int consistent = 1;
-  DDP_TRY(topo_rank_report(j->topo, &mine.ver, stdout, &j->topo_json, &consistent));
-  if (d->rank == 0) fflush(stdout);
+  /* Rank 0 keeps the topology block and prints it inside the summary, after the devices. */
+  FILE *topo_out = d->rank == 0 ? open_memstream(&j->topo_text, &j->topo_text_len) : NULL;
+  if (d->rank == 0 && !topo_out) return DDP_FAIL(DDP_ERR_SYSTEM, "open_memstream: %s", ddp_strerror_errno());
+  ddp_result tr = topo_rank_report(j->topo, &mine.ver, topo_out, &j->topo_json, &consistent);
+  if (topo_out) fclose(topo_out);
+  DDP_TRY(tr);
 
   watchdog_tick("allocating the model");
   DDP_TRY(engine_create(&j->eng, cfg, j->dev, j->comm, on_progress, NULL));
@@ -305,6 +311,7 @@ static ddp_result job_run(job *j) {
     rep->table_peak_tflops = cfg->peak_tflops > 0 ? cfg->peak_tflops
                                                   : peak_table_tflops(j->ranks[0].dev.name, cfg->precision);
     rep->topology = j->topo_json;
+    rep->topology_text = j->topo_text;
     r = report_summarize(rep, &j->sum);
     j->have_sum = r == DDP_OK;
     if (r == DDP_OK) {
@@ -336,6 +343,7 @@ static void job_free(job *j) {
   for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
   free(j->ranks);
   if (j->topo_json) cJSON_Delete(j->topo_json);
+  free(j->topo_text);
   engine_free(j->eng);
   if (j->comm) j->comm->destroy(j->comm);
   if (j->dev) j->dev->destroy(j->dev);
