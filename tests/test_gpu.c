@@ -13,20 +13,10 @@
 #include <string.h>
 
 #include "check.h"
-#include "comm.h"
 #include "config.h"
 #include "device.h"
 #include "dist.h"
-#include "engine.h"
-
-typedef struct {
-  int n;
-  double loss[64];
-  float scale[64];
-  int skipped[64];
-  float *w;
-  size_t nw;
-} run_out;
+#include "engine_run.h"
 
 static void small_config(ddp_config *c, ddp_precision p) {
   config_defaults(c);
@@ -43,51 +33,6 @@ static void small_config(ddp_config *c, ddp_precision p) {
   c->timeout = 120;
 }
 
-static ddp_result run_engine(ddp_comm *comm, const ddp_config *cfg, ddp_phase p, run_out *o) {
-  engine *e;
-  phase_result r;
-  memset(o, 0, sizeof *o);
-  DDP_TRY(engine_create(&e, cfg, comm->dev, comm, NULL, NULL));
-  ddp_result res = engine_run_phase(e, p, &r);
-  if (res == DDP_OK) {
-    o->n = r.warmup + r.steps;
-    for (int i = 0; i < o->n && r.loss; i++) o->loss[i] = r.loss[i];
-    for (int i = 0; i < o->n && r.scale; i++) o->scale[i] = r.scale[i], o->skipped[i] = r.skipped[i];
-    phase_result_free(&r);
-    o->nw = engine_weight_count(e);
-    o->w = malloc(o->nw * sizeof(float));
-    res = o->w ? engine_weights(e, o->w) : DDP_ERR_SYSTEM;
-  }
-  engine_free(e);
-  return res;
-}
-
-static double rel_d(const double *a, const double *b, int n) {
-  double num = 0, den = 0;
-  for (int i = 0; i < n; i++) num = fmax(num, fabs(a[i] - b[i])), den = fmax(den, fabs(b[i]));
-  return den > 0 ? num / den : num;
-}
-static double rel_f(const float *a, const float *b, size_t n) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < n; i++) num = fmax(num, fabs((double)a[i] - b[i])), den = fmax(den, fabs((double)b[i]));
-  return den > 0 ? num / den : num;
-}
-
-/* Sums the ranks' loss shares (global loss) and checks the weights are bitwise the same on every rank of
- * MPI_COMM_WORLD. */
-static void world_checks(run_out *o, const char *what) {
-  MPI_Allreduce(MPI_IN_PLACE, o->loss, o->n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  float *w0 = malloc(o->nw * sizeof(float));
-  if (rank == 0) memcpy(w0, o->w, o->nw * sizeof(float));
-  MPI_Bcast(w0, (int)o->nw, MPI_FLOAT, 0, MPI_COMM_WORLD);
-  int same = memcmp(w0, o->w, o->nw * sizeof(float)) == 0;
-  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  CHECK(same, "%s: final weights bitwise identical on every rank", what);
-  free(w0);
-}
-
 static void equivalence(ddp_comm *world, ddp_comm *solo, ddp_precision p, double tol, const char *name) {
   ddp_config c;
   small_config(&c, p);
@@ -100,7 +45,7 @@ static void equivalence(ddp_comm *world, ddp_comm *solo, ddp_precision p, double
   if (solo) {
     c.batch *= 2;
     CHECK(run_engine(solo, &c, PHASE_DDP, &one) == DDP_OK, "%s: 1-rank run", what);
-    double dl = rel_d(two.loss, one.loss, two.n), dw = rel_f(two.w, one.w, two.nw);
+    double dl = rel_diff_d(two.loss, one.loss, two.n), dw = rel_diff_f(two.w, one.w, two.nw);
     CHECK(dl <= tol && dw <= tol, "%s: 2x%d vs 1x%d: loss %.3g weights %.3g > %.0e", what, c.batch / 2, c.batch, dl, dw,
           tol);
     printf("# %-24s 2x%d vs 1x%d: loss rel diff %.3g, weights rel diff %.3g (tolerance %.0e)\n", what, c.batch / 2,
@@ -170,7 +115,7 @@ int main(int argc, char **argv) {
       ddp_config cc = c;
       if (precs[i] == PREC_TF32) cc.precision = PREC_FP32;
       CHECK(run_engine(cpu_solo, &cc, PHASE_DDP, &h) == DDP_OK, "cpu %s", precision_name(cc.precision));
-      double dl = rel_d(g.loss, h.loss, g.n), dw = rel_f(g.w, h.w, g.nw);
+      double dl = rel_diff_d(g.loss, h.loss, g.n), dw = rel_diff_f(g.w, h.w, g.nw);
       CHECK(dl <= tols[i] && dw <= tols[i], "cuda vs cpu %s: loss %.3g weights %.3g > %.0e", precision_name(precs[i]),
             dl, dw, tols[i]);
       printf("# cuda vs cpu %-4s          loss rel diff %.3g, weights rel diff %.3g (tolerance %.0e)\n",
@@ -222,7 +167,7 @@ int main(int argc, char **argv) {
     c.grad_comm = PREC_BF16;
     CHECK(run_engine(nccl_world, &c, PHASE_DDP, &b) == DDP_OK, "bf16 comm");
     world_checks(&b, "nccl grad_comm bf16");
-    double dw = rel_f(b.w, a.w, a.nw);
+    double dw = rel_diff_f(b.w, a.w, a.nw);
     CHECK(dw > 0 && dw < 2e-2, "grad_comm bf16 vs fp32 over NCCL: weights rel diff %.3g", dw);
     free(a.w), free(b.w);
   }
@@ -235,12 +180,7 @@ int main(int argc, char **argv) {
   cpu_world->destroy(cpu_world);
   gpu->destroy(gpu);
   cpu->destroy(cpu);
-  int counts[2] = {check_passed_, check_failed_};
-  MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  check_passed_ = counts[0], check_failed_ = counts[1];
-  int rc = 0;
-  if (d.rank == 0) rc = check_summary();
-  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int rc = check_summary_world();
   dist_finalize(&d);
   return rc;
 }
