@@ -21,7 +21,7 @@ table="$out/table-$mode.txt"
 key() { sed -n "s/^$1 *= *\([^ ;]*\).*/\1/p" "configs/$2.ini" | head -1; }
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 for c in "${configs[@]}"; do
-  H=$(key hidden "$c") L=$(key layers "$c") B=$(key batch "$c") P=$(key precision "$c")
+  H=$(key hidden "$c") L=$(key layers "$c") B=$(key batch "$c") P=$(key precision "$c") LR=$(key lr "$c")
   extra=""
   [ "$H" = 1024 ] && extra="--cuda-graph"
   if [ "$mode" = one ]; then
@@ -30,7 +30,7 @@ for c in "${configs[@]}"; do
       >"$out/$c-ddpbench-1gpu.log" 2>&1 || { echo "ddpbench failed: $c"; tail -20 "$out/$c-ddpbench-1gpu.log"; }
     [ -n "$extra" ] && $bin --config "configs/$c.ini" --phases local --json "$out/$c-ddpbench-1gpu-eager.json" --force \
       --quiet >"$out/$c-ddpbench-1gpu-eager.log" 2>&1
-    python3 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" \
+    python3 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" --lr "${LR:-0.01}" \
       --json "$out/$c-pytorch-1gpu.json" >"$out/$c-pytorch-1gpu.log" 2>&1 || tail -5 "$out/$c-pytorch-1gpu.log"
     d=$(jq_py "$out/$c-ddpbench-1gpu.json" "d['phases']['local']['step_ms']['median']")
     pk=$(jq_py "$out/$c-ddpbench-1gpu.json" "d['measured_peak_tflops']")
@@ -42,9 +42,9 @@ for c in "${configs[@]}"; do
     unset CUDA_VISIBLE_DEVICES
     mpirun -np 2 $bin --config "configs/$c.ini" $extra --json "$out/$c-ddpbench-2gpu.json" --force --quiet \
       >"$out/$c-ddpbench-2gpu.log" 2>&1 || { echo "ddpbench failed: $c"; tail -20 "$out/$c-ddpbench-2gpu.log"; }
-    torchrun --nproc_per_node 2 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" \
+    torchrun --nproc_per_node 2 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" --lr "${LR:-0.01}" \
       --json "$out/$c-pytorch-2gpu.json" >"$out/$c-pytorch-2gpu.log" 2>&1 || tail -5 "$out/$c-pytorch-2gpu.log"
-    torchrun --nproc_per_node 2 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" \
+    torchrun --nproc_per_node 2 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" --lr "${LR:-0.01}" \
       --no-ddp --json "$out/$c-pytorch-2gpu-local.json" >"$out/$c-pytorch-2gpu-local.log" 2>&1 || true
     python3 - "$out" "$c" <<'PY' | tee -a "$table"
 import json, sys

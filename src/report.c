@@ -329,6 +329,23 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     }
     fputc('\n', out);
   }
+  /* A diverged model times NaN arithmetic (or, in fp16, steps whose update is skipped): say so. */
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_data *pd = &r->phases[p];
+    if (!pd->present || !pd->loss) continue;
+    int total = pd->warmup + pd->steps, bad = -1;
+    for (int st = 0; st < total && bad < 0; st++)
+      if (!isfinite(pd->loss[st])) bad = st;
+    if (bad >= 0)
+      fprintf(out, "# WARNING: %s loss is not finite from step %d: the model diverged (lower --lr); its step times "
+                   "are not those of real training\n", phase_name((ddp_phase)p), bad);
+    int timed_skips = 0;
+    for (int st = pd->warmup; pd->skipped && st < total; st++) timed_skips += pd->skipped[st] != 0;
+    if (timed_skips * 2 > pd->steps)
+      fprintf(out, "# WARNING: %s skipped the update in %d of %d timed steps (fp16 overflow): its step times leave "
+                   "out the optimizer (lower --lr or --loss-scale-init)\n", phase_name((ddp_phase)p), timed_skips,
+              pd->steps);
+  }
   if (s->weights_identical == 1) {
     fprintf(out, "# verification: final weights bitwise identical on all %d ranks (fnv1a64 %016llx)  OK\n", r->world,
             (unsigned long long)r->ranks[0].checksum);

@@ -159,6 +159,25 @@ int main(void) {
   free(text);
   cJSON_Delete(doc);
 
+  /* The summary warns when the loss diverged or fp16 skipped most timed updates. */
+  {
+    double bad_loss[S + 1] = {5, 4, NAN, NAN, NAN};
+    int all_skipped[S + 1] = {1, 1, 1, 1, 1};
+    rep.phases[PHASE_DDP].loss = bad_loss;
+    rep.phases[PHASE_DDP].skipped = all_skipped;
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&txt, &len);
+    report_print(mf, &rep, &s);
+    fclose(mf);
+    CHECK(txt && strstr(txt, "WARNING: ddp loss is not finite from step 2"), "divergence warning");
+    CHECK(txt && strstr(txt, "WARNING: ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
+    CHECK(txt && !strstr(txt, "WARNING: local"), "no warning for the healthy phase");
+    free(txt);
+    rep.phases[PHASE_DDP].loss = loss;
+    rep.phases[PHASE_DDP].skipped = skipped;
+  }
+
   /* A rank with different weights is named. */
   ranks[1].checksum = 0x1234;
   rank_info three[3];
