@@ -281,6 +281,10 @@ static ddp_result job_run(job *j) {
     if (r == DDP_OK && p == PHASE_DDP) {
       r = engine_weights_checksum(j->eng, &mine.checksum);
       mine.checksum_valid = 1;
+      /* Test hook for the verification path: DDPBENCH_TEST_CORRUPT_RANK=r reports rank r's weights as if
+       * one bit had flipped, as silent data corruption would. */
+      const char *corrupt = getenv("DDPBENCH_TEST_CORRUPT_RANK");
+      if (corrupt && atoi(corrupt) == d->rank) mine.checksum ^= 1;
     }
   }
   (void)mask;

@@ -5,6 +5,7 @@
  *  - the default config: the loss falls over its steps;
  *  - fp16 with --inject-nonfinite through the command line;
  *  - bad input under mpirun: exit 2 and one line from rank 0;
+ *  - ranks whose final weights differ: exit 1 and the rank named (through a test hook);
  *  - a rank that stops answering ends the job (watchdog) instead of hanging it.
  * On a machine with GPUs the same runs go to the GPUs (device auto). */
 #include <cJSON.h>
@@ -171,7 +172,21 @@ int main(int argc, char **argv) {
   CHECK(code == 2, "bad input under mpirun: exit %d", code);
   CHECK(count_prefix(err, "ddpbench: ") == 1 && strstr(err, "hidden"), "one line naming the key: %.500s", err);
 
-  /* 6. a stalled rank ends the job with its name */
+  /* 6. ranks that end with different weights: exit 1, the odd rank named, the JSON says so */
+  snprintf(json, sizeof json, "%s/corrupt.json", dir);
+  /* 3 ranks (so that a majority names the odd one); the CPU device, since a GPU machine may have fewer GPUs */
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --json %s", src, json);
+  code = run(3, "DDPBENCH_TEST_CORRUPT_RANK=2", args);
+  CHECK(code == 1, "weights differ: exit %d, expected 1", code);
+  CHECK(strstr(out, "verification: FAILED: final weights differ on rank 2") != NULL, "rank 2 named: %.3000s", out);
+  doc = load(json);
+  CHECK(doc && cJSON_IsFalse(at(doc, "weights_identical", NULL)) &&
+            cJSON_GetArraySize(at(doc, "weights_mismatched_ranks", NULL)) == 1 &&
+            cJSON_GetArrayItem(at(doc, "weights_mismatched_ranks", NULL), 0)->valueint == 2,
+        "JSON: weights_identical false, mismatched [2]");
+  cJSON_Delete(doc);
+
+  /* 7. a stalled rank ends the job with its name */
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --timeout 3 --quiet", src);
   code = run(2, "DDPBENCH_TEST_STALL_RANK=1", args);
   CHECK(code != 0 && code != 124, "stalled rank: the job ended with %d (124 = killed by the test's timeout)", code);
