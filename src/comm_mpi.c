@@ -101,26 +101,18 @@ static ddp_result job_finish(void *arg, int block, int *done) {
   return DDP_OK;
 }
 
-/* Host function for staged device memory: the whole blocking collective, in stream order. */
-static ddp_result job_run_blocking(void *arg, int block, int *done) {
+/* Host function for staged device memory: the whole blocking collective, in stream order. CUDA's host
+ * functions return nothing, so the first error is kept for check(). */
+static ddp_result job_run_staged(void *arg, int block, int *done) {
   job *j = arg;
-  *done = 0;
-  if (!block) return DDP_OK; /* only runs to completion */
+  *done = 1;
   ddp_result r = job_start(j);
   if (r == DDP_OK) r = job_finish(j, 1, done);
-  return r;
-}
-
-/* Adapter for CUDA's host functions, which return nothing: keep the first error for check(). */
-static ddp_result job_run_checked(void *arg, int block, int *done) {
-  job *j = arg;
-  ddp_result r = job_run_blocking(arg, block, done);
   if (r != DDP_OK && !j->m->async_err) {
     snprintf(j->m->async_msg, sizeof j->m->async_msg, "MPI collective of %zu %s elements failed", j->count,
              dtype_name(j->dt));
     j->m->async_err = (int)r;
   }
-  *done = 1;
   return DDP_OK;
 }
 
@@ -172,7 +164,7 @@ static ddp_result mpi_collective(ddp_comm *c, job_kind kind, void *buf, size_t c
   }
   size_t bytes = count * dtype_size(dt);
   DDP_TRY(c->dev->copy(c->dev, j->stage, buf, bytes, s));
-  DDP_TRY(c->dev->host_func(c->dev, s, job_run_checked, j));
+  DDP_TRY(c->dev->host_func(c->dev, s, job_run_staged, j));
   return c->dev->copy(c->dev, buf, j->stage, bytes, s);
 }
 

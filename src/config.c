@@ -242,17 +242,20 @@ scaler_cfg config_scaler(const ddp_config *cfg) {
   return s;
 }
 
-int config_phase_mask(const ddp_config *cfg) {
-  int mask = 0;
+int config_phases(const ddp_config *cfg, int order[3]) {
+  static const char *names[] = {"local", "comm", "ddp"};
+  int n = 0;
   char buf[sizeof cfg->phases];
   strcpy(buf, cfg->phases);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    if (strcmp(tok, "local") == 0) mask |= 1;
-    else if (strcmp(tok, "comm") == 0) mask |= 2;
-    else if (strcmp(tok, "ddp") == 0) mask |= 4;
-    else return -1;
+    int p = 0;
+    while (p < 3 && strcmp(tok, names[p]) != 0) p++;
+    if (p == 3) return -1;
+    int seen = 0;
+    for (int i = 0; i < n; i++) seen |= order[i] == p;
+    if (!seen) order[n++] = p;
   }
-  return mask;
+  return n;
 }
 
 ddp_result config_validate(const ddp_config *cfg) {
@@ -265,8 +268,8 @@ ddp_result config_validate(const ddp_config *cfg) {
     return ddp_usage_error("loss_scale_growth_factor must be greater than 1, got %g", cfg->loss_scale_growth_factor);
   if (cfg->loss_scale_backoff <= 0.0 || cfg->loss_scale_backoff >= 1.0)
     return ddp_usage_error("loss_scale_backoff must be between 0 and 1 (exclusive), got %g", cfg->loss_scale_backoff);
-  int mask = config_phase_mask(cfg);
-  if (mask <= 0) return ddp_usage_error("phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  int order[3];
+  if (config_phases(cfg, order) <= 0) return ddp_usage_error("phases must list local, comm and/or ddp, got '%s'", cfg->phases);
   if (cfg->precision == PREC_TF32 && cfg->device == DEV_CPU)
     return ddp_usage_error("precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
   if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)

@@ -72,8 +72,9 @@ const char *device_kind_name(ddp_device_kind d);
 const char *comm_kind_name(ddp_comm_kind c);
 const char *bind_name(ddp_bind b);
 scaler_cfg config_scaler(const ddp_config *cfg);
-/* Phases selected: bit 0 local, 1 comm, 2 ddp. */
-int config_phase_mask(const ddp_config *cfg);
+/* The phases of --phases in their order, duplicates dropped, as indices 0 local, 1 comm, 2 ddp (ddp_phase's
+ * values): returns how many (1..3), or -1 if a name is unknown. */
+int config_phases(const ddp_config *cfg, int order[3]);
 
 /* Iterate over keys for reporting: returns 0 past the end; fills name and the effective value as text. */
 int config_key_at(const ddp_config *cfg, int i, const char **name, char *value, size_t n);

@@ -193,7 +193,7 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
   return DDP_OK;
 }
 
-void report_summary_free(run_summary *s, int world) {
+void report_summary_free(run_summary *s) {
   for (int p = 0; p < PHASE_COUNT; p++) {
     free(s->ph[p].rank_step);
     free(s->ph[p].rank_compute);

@@ -100,7 +100,7 @@ double busbw_factor(int world);
 double peak_table_tflops(const char *gpu_name, ddp_precision p);
 
 ddp_result report_summarize(const run_report *r, run_summary *s);
-void report_summary_free(run_summary *s, int world);
+void report_summary_free(run_summary *s);
 /* Human summary, nccl-tests style ('#' lines and a table). */
 void report_print(FILE *out, const run_report *r, const run_summary *s);
 /* The result document (schema_version 1). Caller frees with cJSON_Delete. */

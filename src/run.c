@@ -37,7 +37,6 @@ static struct {
   pthread_mutex_t lock;
   int quiet, rank;
   double phase_start;
-  int last_printed;
 } g_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void watchdog_tick(const char *what) {
@@ -79,7 +78,7 @@ static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   snprintf(what, sizeof what, "phase %s, step %d of %d", phase_name(p), step + 1, nsteps);
   watchdog_tick(what);
   if (g_watch.quiet || g_watch.rank != 0) return;
-  if (step == 0) g_watch.phase_start = ddp_now(), g_watch.last_printed = -1;
+  if (step == 0) g_watch.phase_start = ddp_now();
   int every = nsteps > 10 ? nsteps / 10 : 1;
   if ((step + 1) % every == 0 || step + 1 == nsteps) {
     fprintf(stderr, "[ddpbench] %-5s step %4d/%d  %6.1f s\n", phase_name(p), step + 1, nsteps,
@@ -267,16 +266,12 @@ static ddp_result job_run(job *j) {
   watchdog_tick("timing one GEMM");
   DDP_TRY(engine_measure_gemm(j->eng, &mine.gemm_tflops));
 
-  int mask = config_phase_mask(cfg);
   phase_result res[PHASE_COUNT];
   memset(res, 0, sizeof res);
-  /* Phases run in the order of --phases. */
-  char order[sizeof cfg->phases];
-  strcpy(order, cfg->phases);
+  int order[3], nphases = config_phases(cfg, order); /* validated by config_parse */
   ddp_result r = DDP_OK;
-  for (char *save = NULL, *tok = strtok_r(order, ",", &save); tok && r == DDP_OK; tok = strtok_r(NULL, ",", &save)) {
-    ddp_phase p = strcmp(tok, "local") == 0 ? PHASE_LOCAL : strcmp(tok, "comm") == 0 ? PHASE_COMM : PHASE_DDP;
-    if (res[p].step_ms) continue; /* listed twice */
+  for (int k = 0; k < nphases && r == DDP_OK; k++) {
+    ddp_phase p = (ddp_phase)order[k];
     r = engine_run_phase(j->eng, p, &res[p]);
     if (r == DDP_OK && p == PHASE_DDP) {
       r = engine_weights_checksum(j->eng, &mine.checksum);
@@ -287,7 +282,6 @@ static ddp_result job_run(job *j) {
       if (corrupt && atoi(corrupt) == d->rank) mine.checksum ^= 1;
     }
   }
-  (void)mask;
   watchdog_tick("gathering results");
   if (r == DDP_OK) {
     j->ranks = calloc((size_t)d->size, sizeof *j->ranks);
@@ -343,7 +337,7 @@ static ddp_result job_run(job *j) {
 }
 
 static void job_free(job *j) {
-  if (j->have_sum) report_summary_free(&j->sum, j->dist.size);
+  if (j->have_sum) report_summary_free(&j->sum);
   for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
   free(j->ranks);
   if (j->topo_json) cJSON_Delete(j->topo_json);

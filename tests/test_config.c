@@ -109,6 +109,10 @@ static void test_api(void) {
              parse(&c, err, sizeof err, "--loss-scale-growth-factor", "1", NULL), err);
   expect_bad("interval 0", "loss_scale_growth_interval",
              parse(&c, err, sizeof err, "--loss-scale-growth-interval", "0", NULL), err);
+  int order[3];
+  CHECK(parse(&c, err, sizeof err, "--phases", "ddp,local,ddp", NULL) == DDP_OK && config_phases(&c, order) == 2 &&
+            order[0] == 2 && order[1] == 0,
+        "phases keep their order and drop repeats");
   expect_bad("bad phase", "phases", parse(&c, err, sizeof err, "--phases", "local,train", NULL), err);
   expect_bad("tf32 on cpu", "tf32", parse(&c, err, sizeof err, "--precision", "tf32", "--device", "cpu", NULL), err);
   expect_bad("nccl on cpu", "nccl", parse(&c, err, sizeof err, "--comm", "nccl", "--device", "cpu", NULL), err);
