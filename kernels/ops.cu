@@ -1,6 +1,6 @@
 // ops.cu: the CUDA device's element-wise kernels behind kernels/ops.h.
 //
-// defines: ops_generate, ops_cast, ops_relu_backward, ops_loss_grad, ops_check_finite, ops_sgd, ops_step_end,
+// defines: ops_generate, ops_cast, ops_loss_grad, ops_check_finite, ops_sgd, ops_step_end,
 //          ops_inject_nan
 //
 // The big tensors (H*H weights and gradients, B*H activations) make these memory-bound, so each thread moves
@@ -127,21 +127,6 @@ template <typename D, typename S> struct CastOp {
   }
 };
 
-template <typename T> struct ReluBwdOp {
-  T *dz;
-  const T *da, *a;
-  __device__ bool begin() const { return true; }
-  __device__ void one(size_t i) const { st(dz, i, ld(a, i) > 0.0f ? ld(da, i) : 0.0f); }
-  __device__ void vec8(size_t i) const {
-    float x[8], g[8];
-    ld8(a + i, x);
-    ld8(da + i, g);
-#pragma unroll
-    for (int k = 0; k < 8; k++) g[k] = x[k] > 0.0f ? g[k] : 0.0f;
-    st8(dz + i, g);
-  }
-};
-
 // G: gradient type; H: type of the 16-bit weight copy (unused when w16 == nullptr).
 template <typename G, typename H> struct SgdOp {
   float *w;
@@ -227,22 +212,23 @@ __global__ void k_loss_final(const double *partials, int nblocks, float inv_glob
   if (threadIdx.x == 0) loss_hist[state->step] = 0.5 * (double)inv_global_batch * red[0];
 }
 
-__global__ void k_check_finite(const float *g, size_t n, int vec, ddp_step_state *state) {
-  size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, stride = (size_t)gridDim.x * blockDim.x;
-  bool bad = false;
-  size_t done = 0;
-  if (vec) {
-    size_t nv = n / 4;
-    const float4 *g4 = reinterpret_cast<const float4 *>(g);
-    for (size_t i = tid; i < nv; i += stride) {
-      float4 x = g4[i];
-      bad |= !isfinite(x.x) || !isfinite(x.y) || !isfinite(x.z) || !isfinite(x.w);
-    }
-    done = nv * 4;
+// found_inf = 1 if any element is not finite. Every writer writes 1: the race is benign.
+template <typename T> struct FiniteOp {
+  const T *g;
+  ddp_step_state *state;
+  __device__ bool begin() const { return true; }
+  __device__ void one(size_t i) const {
+    if (!isfinite(ld(g, i))) state->found_inf = 1;
   }
-  for (size_t i = done + tid; i < n; i += stride) bad |= !isfinite(g[i]);
-  if (bad) state->found_inf = 1; // every writer writes 1: the race is benign
-}
+  __device__ void vec8(size_t i) const {
+    float v[8];
+    ld8(g + i, v);
+    bool bad = false;
+#pragma unroll
+    for (int k = 0; k < 8; k++) bad |= !isfinite(v[k]);
+    if (bad) state->found_inf = 1;
+  }
+};
 
 __global__ void k_step_end(ddp_step_state *state, scaler_cfg scaler, int use_scaler, float *scale_hist,
                            int *skip_hist) {
@@ -281,13 +267,6 @@ template <typename D> struct CastFrom {
   }
 };
 
-template <typename T> struct ReluBwdRun {
-  static int run(void *dz, const void *da, const void *a, size_t n, cudaStream_t s) {
-    ReluBwdOp<T> op{(T *)dz, (const T *)da, (const T *)a};
-    return launch_map(n, op, aligned16(dz) && aligned16(da) && aligned16(a), s);
-  }
-};
-
 template <typename T> struct LossRun {
   static int run(void *dz, const void *y, const float *t, size_t n, float inv_local, float inv_global,
                  ddp_step_state *state, int use_scale, double *loss_hist, double *partials, cudaStream_t s) {
@@ -296,6 +275,13 @@ template <typename T> struct LossRun {
     k_loss_grad<T><<<nb, kThreads, 0, s>>>((T *)dz, (const T *)y, t, n, inv_local, state, use_scale, partials);
     k_loss_final<<<1, kThreads, 0, s>>>(partials, nb, inv_global, state, loss_hist);
     return cudaGetLastError();
+  }
+};
+
+template <typename T> struct FiniteRun {
+  static int run(const void *g, size_t n, ddp_step_state *state, cudaStream_t s) {
+    FiniteOp<T> op{(const T *)g, state};
+    return launch_map(n, op, aligned16(g), s);
   }
 };
 
@@ -350,10 +336,6 @@ int ops_cast(void *dst, ddp_dtype dt, const void *src, ddp_dtype st, size_t n, f
   return cudaErrorInvalidValue;
 }
 
-int ops_relu_backward(void *dz, const void *da, const void *a, ddp_dtype dt, size_t n, ops_stream s) {
-  return dispatch1<ReluBwdRun>(dt, dz, da, a, n, (cudaStream_t)s);
-}
-
 int ops_loss_grad(void *dz, const void *y, const float *t, ddp_dtype dt, size_t n, float inv_local_batch,
                   float inv_global_batch, ddp_step_state *state, int use_scale, double *loss_hist, double *partials,
                   ops_stream s) {
@@ -361,11 +343,8 @@ int ops_loss_grad(void *dz, const void *y, const float *t, ddp_dtype dt, size_t 
                             (cudaStream_t)s);
 }
 
-int ops_check_finite(const float *g, size_t n, ddp_step_state *state, ops_stream s) {
-  if (n == 0) return cudaSuccess;
-  int vec = aligned16(g);
-  k_check_finite<<<blocks_for(vec ? n / 4 + 1 : n), kThreads, 0, (cudaStream_t)s>>>(g, n, vec, state);
-  return cudaGetLastError();
+int ops_check_finite(const void *g, ddp_dtype gt, size_t n, ddp_step_state *state, ops_stream s) {
+  return dispatch1<FiniteRun>(gt, g, n, state, (cudaStream_t)s);
 }
 
 int ops_sgd(float *w, const void *g, ddp_dtype gt, float *g_out, float *v, void *w16, ddp_dtype w16t, size_t n,

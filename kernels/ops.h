@@ -20,13 +20,12 @@ int ops_generate(void *dst, ddp_dtype dt, size_t n, uint64_t seed, uint64_t tag,
                  ops_stream s);
 int ops_cast(void *dst, ddp_dtype dt, const void *src, ddp_dtype st, size_t n, float factor, int pre_round,
              ops_stream s);
-int ops_relu_backward(void *dz, const void *da, const void *a, ddp_dtype dt, size_t n, ops_stream s);
 /* partials: scratch of at least OPS_LOSS_BLOCKS doubles (device). */
 #define OPS_LOSS_BLOCKS 1024
 int ops_loss_grad(void *dz, const void *y, const float *t, ddp_dtype dt, size_t n, float inv_local_batch,
                   float inv_global_batch, ddp_step_state *state, int use_scale, double *loss_hist, double *partials,
                   ops_stream s);
-int ops_check_finite(const float *g, size_t n, ddp_step_state *state, ops_stream s);
+int ops_check_finite(const void *g, ddp_dtype gt, size_t n, ddp_step_state *state, ops_stream s);
 int ops_sgd(float *w, const void *g, ddp_dtype gt, float *g_out, float *v, void *w16, ddp_dtype w16t, size_t n,
             float lr, float momentum, const ddp_step_state *state, int unscale, ops_stream s);
 int ops_step_end(ddp_step_state *state, const scaler_cfg *scaler, float *scale_hist, int *skip_hist, ops_stream s);

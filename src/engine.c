@@ -35,8 +35,11 @@ struct engine {
   ddp_stream *S, *C;
   float *W, *G, *V, *bucket; /* L*H*H each (V only with momentum) */
   void *W16, *comm16;        /* L*H*H, 16-bit (mixed / 16-bit grad_comm only) */
+  void *G16;                 /* L*H*H of ct (mixed only): autocast's 16-bit weight gradients */
   void *act;                 /* (L+1) * B*H of ct: a_0 = x, ..., a_L = y */
-  void *dz, *da, *dw16;      /* B*H, B*H, H*H scratch of ct */
+  unsigned char *mask;       /* (L-1) ReLU masks of a_1 .. a_{L-1}, relu_mask_bytes(H, B) each */
+  size_t mask_bytes;
+  void *dz, *da;             /* B*H scratch of ct each */
   float *t;                  /* B*H targets */
   ddp_step_state *state;     /* device */
   double *loss_hist;         /* device, [max steps] */
@@ -78,7 +81,9 @@ static float *bucket_of(engine *e, int l) { return e->bucket + (size_t)(e->L - l
 static const void *Wc_of(engine *e, int l) { /* the GEMM's copy of W_l */
   return e->mixed ? (const void *)((char *)e->W16 + (size_t)(e->L - l) * e->HH * ct_size(e)) : (const void *)W_of(e, l);
 }
+static void *G16_of(engine *e, int l) { return (char *)e->G16 + (size_t)(e->L - l) * e->HH * ct_size(e); }
 static void *act_of(engine *e, int l) { return (char *)e->act + (size_t)l * e->BH * ct_size(e); }
+static void *mask_of(engine *e, int l) { return e->mask + (size_t)(l - 1) * e->mask_bytes; } /* 1 <= l < L */
 
 /* ---- construction ------------------------------------------------------------------------------ */
 static ddp_result dalloc(engine *e, void **p, size_t bytes) { return e->dev->alloc(e->dev, p, bytes); }
@@ -129,10 +134,12 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   if (cfg->momentum != 0) DDP_TRY(dalloc(e, (void **)&e->V, P * 4));
   if (e->mixed) {
     DDP_TRY(dalloc(e, &e->W16, P * ct_size(e)));
-    DDP_TRY(dalloc(e, &e->dw16, e->HH * ct_size(e)));
+    DDP_TRY(dalloc(e, &e->G16, P * ct_size(e)));
   }
   if (e->comm_t != DT_F32) DDP_TRY(dalloc(e, &e->comm16, P * 2));
   DDP_TRY(dalloc(e, &e->act, (size_t)(e->L + 1) * e->BH * ct_size(e)));
+  e->mask_bytes = relu_mask_bytes(e->H, e->B);
+  DDP_TRY(dalloc(e, (void **)&e->mask, (size_t)(e->L > 1 ? e->L - 1 : 1) * e->mask_bytes));
   DDP_TRY(dalloc(e, &e->dz, e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, &e->da, e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, (void **)&e->t, e->BH * 4));
@@ -182,7 +189,7 @@ void engine_free(engine *e) {
   ddp_device *d = e->dev;
   if (e->S) (void)d->stream_synchronize(d, e->S);
   if (e->C) (void)d->stream_synchronize(d, e->C);
-  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->comm16, e->act, e->dz, e->da, e->dw16, e->t, e->state,
+  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->G16, e->comm16, e->act, e->mask, e->dz, e->da, e->t, e->state,
                   e->loss_hist, e->scale_hist, e->skip_hist};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (bufs[i]) d->free(d, bufs[i]);
@@ -251,49 +258,53 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
    * divides itself. */
   const float bucket_factor = e->comm_t == DT_F32 ? 1.0f / (float)e->world : 1.0f;
 
-  /* Forward: z_l = a_{l-1} W_l^T, a_l = relu(z_l). Column-major: Z^c (H x B) = W^c^T (H x H) A^c (H x B). */
+  /* Forward: z_l = a_{l-1} W_l^T, a_l = relu(z_l). Column-major: Z^c (H x B) = W^c^T (H x H) A^c (H x B). The
+   * epilogue keeps a bit mask of z_l > 0 for relu's backward (not needed for the last layer, whose mask the
+   * loss gradient takes from y). */
   for (int l = 1; l <= L; l++) {
     ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H,
                   .b = act_of(e, l - 1), .ldb = H, .c = act_of(e, l), .ldc = H, .ab_type = e->ct, .c_type = e->ct,
-                  .tf32 = cfg->precision == PREC_TF32, .relu = 1};
+                  .tf32 = cfg->precision == PREC_TF32, .epi = l < L ? EPI_RELU_MASK : EPI_RELU,
+                  .mask = l < L ? mask_of(e, l) : NULL};
     DDP_TRY(d->gemm(d, e->S, &g));
   }
   /* Loss against t. Each rank differentiates the mean loss of its own batch, as every DDP rank does; the
    * 1/world of the bucket copy turns the sum over ranks into the global batch's gradient,
    * dL/dy = (y - t) / B_global. The loss recorded is this rank's share of the global loss. */
-  DDP_TRY(d->loss_grad(d, e->S, e->dz, act_of(e, L), e->t, e->ct, e->BH, 1.0f / (float)B,
+  void *dz = e->dz, *dz_next = e->da;
+  DDP_TRY(d->loss_grad(d, e->S, dz, act_of(e, L), e->t, e->ct, e->BH, 1.0f / (float)B,
                        (float)(1.0 / ((double)B * e->world)), e->state, e->fp16, e->loss_hist));
 
-  /* Backward, last layer first. */
+  /* Backward, last layer first. The gradients: with autocast, the GEMM's 16-bit dW (G16), which the optimizer
+   * reads as is (the fp32 .grad that autograd would make of it holds the same values; nothing else reads it,
+   * so the local phase does not write it); in fp32, dW straight into G, or into its bucket under DDP. */
   for (int l = L; l >= 1; l--) {
     int i = L - l; /* parameter index in gradient-ready order */
     /* dW_l = dz^T a_{l-1} (H x H row-major). Column-major: dW^c = A^c (H x B) dz^c^T (B x H). */
-    void *dw = e->mixed ? e->dw16 : ddp ? (void *)bucket_of(e, l) : (void *)G_of(e, l);
-    ddp_gemm gw = {.trans_a = 0, .trans_b = 1, .m = H, .n = H, .k = B, .a = act_of(e, l - 1), .lda = H, .b = e->dz,
+    void *dw = e->mixed ? G16_of(e, l) : ddp ? (void *)bucket_of(e, l) : (void *)G_of(e, l);
+    ddp_gemm gw = {.trans_a = 0, .trans_b = 1, .m = H, .n = H, .k = B, .a = act_of(e, l - 1), .lda = H, .b = dz,
                    .ldb = H, .c = dw, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
-                   .tf32 = cfg->precision == PREC_TF32, .relu = 0};
+                   .tf32 = cfg->precision == PREC_TF32};
     DDP_TRY(d->gemm(d, e->S, &gw));
     if (cfg->inject_nonfinite >= 0 && l == 1 && e->rank == 0)
       DDP_TRY(d->inject_nan(d, e->S, dw, e->ct, e->state, cfg->inject_nonfinite));
     if (l > 1) {
-      /* da_{l-1} = dz W_l (B x H). Column-major: dA^c = W^c (H x H) dz^c (H x B). Then through relu. */
-      ddp_gemm ga = {.trans_a = 0, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H, .b = e->dz,
-                     .ldb = H, .c = e->da, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
-                     .tf32 = cfg->precision == PREC_TF32, .relu = 0};
+      /* dz_{l-1} = relu'(z_{l-1}) * (dz W_l) (B x H), relu's backward as the GEMM's epilogue.
+       * Column-major: dA^c = W^c (H x H) dz^c (H x B). */
+      ddp_gemm ga = {.trans_a = 0, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H, .b = dz,
+                     .ldb = H, .c = dz_next, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
+                     .tf32 = cfg->precision == PREC_TF32, .epi = EPI_DRELU_MASK, .mask = mask_of(e, l - 1)};
       DDP_TRY(d->gemm(d, e->S, &ga));
-      DDP_TRY(d->relu_backward(d, e->S, e->dz, e->da, act_of(e, l - 1), e->ct, e->BH));
+      void *t = dz;
+      dz = dz_next;
+      dz_next = t;
     }
-    /* The fp32 gradient. Local: autocast's 16-bit dW becomes .grad in fp32 (G), which the optimizer reads
-     * after the backward pass. DDP: the gradient goes into its bucket divided by the world size (for
-     * fp32 it was computed there already); the pre-reduction .grad that autograd would also hold is not
-     * written, since nothing reads it. gradient_as_bucket_view only changes what happens after the
-     * allreduce (no copy back into G). */
-    if (!ddp) {
-      if (e->mixed) DDP_TRY(d->cast(d, e->S, G_of(e, l), DT_F32, e->dw16, e->ct, e->HH, 1.0f, 0));
-      continue;
-    }
+    if (!ddp) continue;
+    /* DDP: the gradient goes into its bucket divided by the world size (an fp32 gradient was computed there
+     * already); the pre-reduction .grad that autograd would also hold is not written, since nothing reads
+     * it. gradient_as_bucket_view only changes what happens after the allreduce (no copy back into G). */
     if (e->mixed)
-      DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, e->dw16, e->ct, e->HH, bucket_factor, 0));
+      DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, G16_of(e, l), e->ct, e->HH, bucket_factor, 0));
     else if (bucket_factor != 1.0f)
       DDP_TRY(d->cast(d, e->S, bucket_of(e, l), DT_F32, bucket_of(e, l), DT_F32, e->HH, bucket_factor, 0));
     if (e->last_of_bucket[i]) { /* all of bucket b's gradients exist: start its allreduce on C */
@@ -305,17 +316,18 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
   }
   if (timed) DDP_TRY(d->event_record(d, e->ev_cend[step], e->S));
 
-  /* The optimizer, after every gradient is final: G (local) or the reduced buckets (ddp). fp16 first checks
-   * for non-finite gradients (the skip is decided on the device) and unscales inside the update; without
-   * gradient_as_bucket_view the update also copies the reduced bucket back into .grad (G). */
+  /* The optimizer, after every gradient is final: G16 or G (local) or the reduced buckets (ddp). fp16 first
+   * checks for non-finite gradients (the skip is decided on the device) and unscales inside the update;
+   * without gradient_as_bucket_view the update also copies the reduced bucket back into .grad (G). */
   size_t P = (size_t)L * e->HH;
-  float *grad = ddp ? e->bucket : e->G;
+  const void *grad = ddp ? (const void *)e->bucket : e->mixed ? e->G16 : (const void *)e->G;
+  ddp_dtype grad_t = ddp || !e->mixed ? DT_F32 : e->ct;
   if (ddp) {
     DDP_TRY(d->event_record(d, e->ev_comm_done, e->C));
     DDP_TRY(d->stream_wait_event(d, e->S, e->ev_comm_done));
   }
-  if (e->fp16) DDP_TRY(d->check_finite(d, e->S, grad, P, e->state));
-  DDP_TRY(d->sgd(d, e->S, e->W, grad, DT_F32, ddp && !view ? e->G : NULL, e->V, e->mixed ? e->W16 : NULL, e->ct, P,
+  if (e->fp16) DDP_TRY(d->check_finite(d, e->S, grad, grad_t, P, e->state));
+  DDP_TRY(d->sgd(d, e->S, e->W, grad, grad_t, ddp && !view ? e->G : NULL, e->V, e->mixed ? e->W16 : NULL, e->ct, P,
                  (float)cfg->lr, (float)cfg->momentum, e->fp16 ? e->state : NULL, e->fp16));
   return d->step_end(d, e->S, e->state, e->fp16 ? &e->scaler : NULL, e->scale_hist, e->skip_hist);
 }
@@ -484,9 +496,9 @@ ddp_result engine_measure_gemm(engine *e, double *tflops) {
   const int H = e->H, samples = 10;
   /* Operands: two weight matrices (real values); output: the gradient scratch of the run's type. */
   const void *a = Wc_of(e, 1), *b = Wc_of(e, e->L > 1 ? 2 : 1);
-  void *c = e->mixed ? e->dw16 : (void *)e->G;
+  void *c = e->mixed ? e->G16 : (void *)e->G;
   ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = H, .k = H, .a = a, .lda = H, .b = b, .ldb = H, .c = c,
-                .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32, .relu = 0};
+                .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32};
   DDP_TRY(weights_init(e, 0));
   /* Warm up, and find how many back-to-back GEMMs make a sample of at least 1 ms: a single small GEMM is
    * shorter than the launch and event overhead around it, which would understate the peak. */
