@@ -247,7 +247,9 @@ static ddp_result autotune(cuda_impl *c, gemm_plan *p, const ddp_gemm *g, const 
   *best = 0;
   enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(s, &cap));
-  if (nres < 2 || cap != cudaStreamCaptureStatusNone) return DDP_OK; /* a capture cannot wait: the first choice */
+  const char *env = getenv("DDPBENCH_GEMM_AUTOTUNE"); /* "0": the heuristic's first choice, untimed */
+  if (nres < 2 || cap != cudaStreamCaptureStatusNone || (env && strcmp(env, "0") == 0))
+    return DDP_OK; /* a capture cannot wait: the first choice */
   for (int k = 0; k < 2 && r == DDP_OK; k++) {
     cudaError_t e = cudaEventCreate(&ev[k]);
     if (e != cudaSuccess) r = cuda_fail(e, "cudaEventCreate", __FILE__, __LINE__);
