@@ -1,6 +1,6 @@
 // ops.cu: the CUDA device's element-wise kernels behind kernels/ops.h.
 //
-// defines: ops_generate, ops_cast, ops_loss_grad, ops_check_finite, ops_sgd, ops_step_end,
+// defines: ops_generate, ops_cast, ops_relu_backward, ops_loss_grad, ops_check_finite, ops_sgd, ops_step_end,
 //          ops_inject_nan
 //
 // The big tensors (H*H weights and gradients, B*H activations) make these memory-bound, so each thread moves
@@ -124,6 +124,21 @@ template <typename D, typename S> struct CastOp {
 #pragma unroll
     for (int k = 0; k < 8; k++) v[k] = (pre_round ? rnd<D>(v[k]) : v[k]) * factor;
     st8(dst + i, v);
+  }
+};
+
+template <typename T> struct ReluBwdOp {
+  T *dz;
+  const T *da, *a;
+  __device__ bool begin() const { return true; }
+  __device__ void one(size_t i) const { st(dz, i, ld(a, i) > 0.0f ? ld(da, i) : 0.0f); }
+  __device__ void vec8(size_t i) const {
+    float x[8], g[8];
+    ld8(a + i, x);
+    ld8(da + i, g);
+#pragma unroll
+    for (int k = 0; k < 8; k++) g[k] = x[k] > 0.0f ? g[k] : 0.0f;
+    st8(dz + i, g);
   }
 };
 
@@ -267,6 +282,13 @@ template <typename D> struct CastFrom {
   }
 };
 
+template <typename T> struct ReluBwdRun {
+  static int run(void *dz, const void *da, const void *a, size_t n, cudaStream_t s) {
+    ReluBwdOp<T> op{(T *)dz, (const T *)da, (const T *)a};
+    return launch_map(n, op, aligned16(dz) && aligned16(da) && aligned16(a), s);
+  }
+};
+
 template <typename T> struct LossRun {
   static int run(void *dz, const void *y, const float *t, size_t n, float inv_local, float inv_global,
                  ddp_step_state *state, int use_scale, double *loss_hist, double *partials, cudaStream_t s) {
@@ -334,6 +356,10 @@ int ops_cast(void *dst, ddp_dtype dt, const void *src, ddp_dtype st, size_t n, f
   }
 #undef DDP_CAST_SRC
   return cudaErrorInvalidValue;
+}
+
+int ops_relu_backward(void *dz, const void *da, const void *a, ddp_dtype dt, size_t n, ops_stream s) {
+  return dispatch1<ReluBwdRun>(dt, dz, da, a, n, (cudaStream_t)s);
 }
 
 int ops_loss_grad(void *dz, const void *y, const float *t, ddp_dtype dt, size_t n, float inv_local_batch,

@@ -20,6 +20,7 @@ int ops_generate(void *dst, ddp_dtype dt, size_t n, uint64_t seed, uint64_t tag,
                  ops_stream s);
 int ops_cast(void *dst, ddp_dtype dt, const void *src, ddp_dtype st, size_t n, float factor, int pre_round,
              ops_stream s);
+int ops_relu_backward(void *dz, const void *da, const void *a, ddp_dtype dt, size_t n, ops_stream s);
 /* partials: scratch of at least OPS_LOSS_BLOCKS doubles (device). */
 #define OPS_LOSS_BLOCKS 1024
 int ops_loss_grad(void *dz, const void *y, const float *t, ddp_dtype dt, size_t n, float inv_local_batch,

@@ -38,19 +38,6 @@ typedef struct {
   int tracker;   /* GradScaler's growth tracker */
 } ddp_step_state;
 
-/* What a GEMM does to its result on the way out. The ReLU mask is one bit per element of the m x n result,
- * set where the forward pass's pre-activation was positive; its layout is the device's own (the CUDA device
- * uses cuBLASLt's), so a mask is only ever read by the GEMM epilogue that the same device wrote it with. */
-typedef enum {
-  EPI_NONE = 0,
-  EPI_RELU,       /* C = max(C, 0) */
-  EPI_RELU_MASK,  /* C = max(C, 0), and mask = C > 0 (the forward pass, keeping what relu's backward needs) */
-  EPI_DRELU_MASK, /* C = mask ? C : 0 (relu's backward fused into the GEMM that makes the gradient) */
-} ddp_epilogue;
-/* Size of a ReLU mask for an m x n result: columns of relu_mask_ld(m) bits. */
-static inline size_t relu_mask_ld(int m) { return ((size_t)m + 127) / 128 * 128; }
-static inline size_t relu_mask_bytes(int m, int n) { return relu_mask_ld(m) / 8 * (size_t)n; }
-
 /* C (m x n) = op(A) * op(B), column-major, as BLAS. A and B of ab_type, C of c_type, fp32 accumulation. */
 typedef struct {
   int trans_a, trans_b;
@@ -63,8 +50,7 @@ typedef struct {
   int ldc;
   ddp_dtype ab_type, c_type;
   int tf32; /* fp32 inputs: let the tensor cores round them to tf32 */
-  ddp_epilogue epi;
-  void *mask; /* EPI_RELU_MASK (written), EPI_DRELU_MASK (read): relu_mask_bytes(m, n) bytes */
+  int relu; /* epilogue: C = max(C, 0) */
 } ddp_gemm;
 
 /* Host function run in stream order. block = 1: run to completion. block = 0: make progress if it can and
@@ -123,6 +109,9 @@ struct ddp_device {
    * compression hook: cast first, then divide). dst == src allowed when the types match. */
   ddp_result (*cast)(ddp_device *, ddp_stream *s, void *dst, ddp_dtype dt, const void *src, ddp_dtype st,
                      size_t n, float factor, int pre_round);
+  /* dz = a > 0 ? da : 0 (the gradient through relu, given its output a); dz == da allowed. */
+  ddp_result (*relu_backward)(ddp_device *, ddp_stream *s, void *dz, const void *da, const void *a, ddp_dtype dt,
+                              size_t n);
   /* MSE loss of y (dt) against t (fp32). Gradient of this rank's mean loss (as every DDP rank computes it;
    * the 1/world of the bucket copy then makes the average the global batch's gradient):
    * dz = round_dt((y - t) * (inv_local_batch * scale)) where y > 0 (relu of the last layer), 0 elsewhere.

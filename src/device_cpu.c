@@ -290,22 +290,11 @@ static ddp_result cpu_gemm(ddp_device *d, ddp_stream *s, const ddp_gemm *g) {
   }
   cblas_sgemm(CblasColMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans, g->m,
               g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, out, g->ldc);
-  /* The epilogue. The mask is column j at bit j * relu_mask_ld(m), least significant bit first. */
-  unsigned char *mask = g->mask;
-  size_t mld = relu_mask_ld(g->m);
   for (int j = 0; j < g->n; j++)
     for (int i = 0; i < g->m; i++) {
-      size_t idx = (size_t)j * g->ldc + i, bit = (size_t)j * mld + i;
+      size_t idx = (size_t)j * g->ldc + i;
       float v = out[idx];
-      int pos = v > 0.0f;
-      if (g->epi == EPI_RELU_MASK) {
-        if (pos)
-          mask[bit / 8] |= (unsigned char)(1u << (bit % 8));
-        else
-          mask[bit / 8] &= (unsigned char)~(1u << (bit % 8));
-      }
-      if ((g->epi == EPI_RELU || g->epi == EPI_RELU_MASK) && !pos) v = 0.0f;
-      if (g->epi == EPI_DRELU_MASK && !(mask[bit / 8] >> (bit % 8) & 1)) v = 0.0f;
+      if (g->relu && !(v > 0.0f)) v = 0.0f;
       store(g->c, g->c_type, idx, v);
     }
   return DDP_OK;
@@ -327,6 +316,13 @@ static ddp_result cpu_cast(ddp_device *d, ddp_stream *s, void *dst, ddp_dtype dt
     if (pre_round) v = round_to(dt, v);
     store(dst, dt, i, v * factor);
   }
+  return DDP_OK;
+}
+
+static ddp_result cpu_relu_backward(ddp_device *d, ddp_stream *s, void *dz, const void *da, const void *a,
+                                    ddp_dtype dt, size_t n) {
+  DDP_TRY(op_begin(d, s));
+  for (size_t i = 0; i < n; i++) store(dz, dt, i, load(a, dt, i) > 0.0f ? load(da, dt, i) : 0.0f);
   return DDP_OK;
 }
 
@@ -450,6 +446,7 @@ ddp_result device_cpu_create(ddp_device **out, int threads) {
   d->gemm = cpu_gemm;
   d->generate = cpu_generate;
   d->cast = cpu_cast;
+  d->relu_backward = cpu_relu_backward;
   d->loss_grad = cpu_loss_grad;
   d->check_finite = cpu_check_finite;
   d->sgd = cpu_sgd;

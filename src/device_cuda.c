@@ -203,74 +203,7 @@ static void cu_graph_destroy(ddp_device *d, ddp_graph *g) {
 /* ---- GEMM --------------------------------------------------------------------------------------- */
 static cudaDataType_t cuda_type(ddp_dtype t) { return t == DT_F32 ? CUDA_R_32F : t == DT_BF16 ? CUDA_R_16BF : CUDA_R_16F; }
 
-static cublasLtEpilogue_t lt_epilogue(ddp_epilogue e) {
-  switch (e) {
-    case EPI_RELU: return CUBLASLT_EPILOGUE_RELU;
-    case EPI_RELU_MASK: return CUBLASLT_EPILOGUE_RELU_AUX;
-    case EPI_DRELU_MASK: return CUBLASLT_EPILOGUE_DRELU;
-    default: return CUBLASLT_EPILOGUE_DEFAULT;
-  }
-}
-static const char *epi_name(ddp_epilogue e) {
-  return e == EPI_RELU ? " +relu" : e == EPI_RELU_MASK ? " +relu with mask" : e == EPI_DRELU_MASK ? " +drelu" : "";
-}
-
-static void plan_destroy(gemm_plan *p) {
-  if (p->la) cublasLtMatrixLayoutDestroy(p->la);
-  if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
-  if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
-  if (p->desc) cublasLtMatmulDescDestroy(p->desc);
-  free(p);
-}
-
-static ddp_result run_plan(cuda_impl *c, gemm_plan *p, const ddp_gemm *g, const cublasLtMatmulAlgo_t *algo,
-                           cudaStream_t s) {
-  const float alpha = 1.0f, beta = 0.0f;
-  if (g->epi == EPI_RELU_MASK || g->epi == EPI_DRELU_MASK)
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g->mask,
-                                                sizeof g->mask));
-  CUBLAS_CHECK(cublasLtMatmul(c->lt, p->desc, &alpha, g->a, p->la, g->b, p->lb, &beta, g->c, p->lc, g->c, p->lc,
-                              algo, c->workspace, WORKSPACE_BYTES, s));
-  return DDP_OK;
-}
-
-/* Of the heuristic's candidates, the fastest on this GEMM's own operands: each runs once to warm up, then
- * AUTOTUNE_REPS times between events. This is the only place the device waits inside a step, and it
- * happens once per shape, at the first (untimed, never captured) use. */
-#define AUTOTUNE_CANDIDATES 8
-#define AUTOTUNE_REPS 3
-static ddp_result autotune(cuda_impl *c, gemm_plan *p, const ddp_gemm *g, const cublasLtMatmulHeuristicResult_t *res,
-                           int nres, cudaStream_t s, int *best) {
-  cudaEvent_t ev[2] = {NULL, NULL};
-  ddp_result r = DDP_OK;
-  float best_ms = 0;
-  *best = 0;
-  enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
-  CUDA_CHECK(cudaStreamIsCapturing(s, &cap));
-  const char *env = getenv("DDPBENCH_GEMM_AUTOTUNE"); /* "0": the heuristic's first choice, untimed */
-  if (nres < 2 || cap != cudaStreamCaptureStatusNone || (env && strcmp(env, "0") == 0))
-    return DDP_OK; /* a capture cannot wait: the first choice */
-  for (int k = 0; k < 2 && r == DDP_OK; k++) {
-    cudaError_t e = cudaEventCreate(&ev[k]);
-    if (e != cudaSuccess) r = cuda_fail(e, "cudaEventCreate", __FILE__, __LINE__);
-  }
-  for (int i = 0; i < nres && r == DDP_OK; i++) {
-    r = run_plan(c, p, g, &res[i].algo, s);
-    cudaError_t e = cudaEventRecord(ev[0], s);
-    for (int k = 0; k < AUTOTUNE_REPS && r == DDP_OK && e == cudaSuccess; k++) r = run_plan(c, p, g, &res[i].algo, s);
-    float ms = 0;
-    if (e == cudaSuccess) e = cudaEventRecord(ev[1], s);
-    if (e == cudaSuccess) e = cudaEventSynchronize(ev[1]);
-    if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, ev[0], ev[1]);
-    if (r == DDP_OK && e != cudaSuccess) r = cuda_fail(e, "timing a GEMM algorithm", __FILE__, __LINE__);
-    if (r == DDP_OK && (i == 0 || ms < best_ms)) best_ms = ms, *best = i;
-  }
-  for (int k = 0; k < 2; k++)
-    if (ev[k]) cudaEventDestroy(ev[k]);
-  return r;
-}
-
-static ddp_result plan_create(cuda_impl *c, const ddp_gemm *g, cudaStream_t s, gemm_plan **out) {
+static ddp_result plan_create(cuda_impl *c, const ddp_gemm *g, gemm_plan **out) {
   gemm_plan *p = calloc(1, sizeof *p);
   DDP_CHECK_ALLOC(p);
   p->key = *g; /* only its shape fields are compared */
@@ -278,21 +211,15 @@ static ddp_result plan_create(cuda_impl *c, const ddp_gemm *g, cudaStream_t s, g
                            : g->tf32            ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                 : CUBLAS_COMPUTE_32F;
   cublasOperation_t ta = g->trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g->trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtEpilogue_t epi = lt_epilogue(g->epi);
-  int64_t aux_ld = (int64_t)relu_mask_ld(g->m);
+  cublasLtEpilogue_t epi = g->relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT;
   size_t ws = WORKSPACE_BYTES;
   cublasLtMatmulPreference_t pref = NULL;
-  cublasLtMatmulHeuristicResult_t res[AUTOTUNE_CANDIDATES];
+  cublasLtMatmulHeuristicResult_t res;
   int nres = 0;
   cublasStatus_t st = cublasLtMatmulDescCreate(&p->desc, ct, CUDA_R_32F);
   if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
   if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
   if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-  if (st == CUBLAS_STATUS_SUCCESS && (g->epi == EPI_RELU_MASK || g->epi == EPI_DRELU_MASK)) {
-    st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof aux_ld);
-    if (st == CUBLAS_STATUS_SUCCESS)
-      st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g->mask, sizeof g->mask);
-  }
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatrixLayoutCreate(&p->la, cuda_type(g->ab_type), g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k, g->lda);
   if (st == CUBLAS_STATUS_SUCCESS)
@@ -302,22 +229,20 @@ static ddp_result plan_create(cuda_impl *c, const ddp_gemm *g, cudaStream_t s, g
   if (st == CUBLAS_STATUS_SUCCESS)
     st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
   if (st == CUBLAS_STATUS_SUCCESS)
-    st = cublasLtMatmulAlgoGetHeuristic(c->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, AUTOTUNE_CANDIDATES, res, &nres);
+    st = cublasLtMatmulAlgoGetHeuristic(c->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &nres);
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (st == CUBLAS_STATUS_SUCCESS && nres == 0) st = CUBLAS_STATUS_NOT_SUPPORTED;
   if (st != CUBLAS_STATUS_SUCCESS) {
-    plan_destroy(p);
+    if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+    if (p->desc) cublasLtMatmulDescDestroy(p->desc);
+    free(p);
     return DDP_FAIL(DDP_ERR_CUBLAS, "planning the %s GEMM %c%c m=%d n=%d k=%d%s: %s", dtype_name(g->ab_type),
-                    g->trans_a ? 'T' : 'N', g->trans_b ? 'T' : 'N', g->m, g->n, g->k, epi_name(g->epi),
+                    g->trans_a ? 'T' : 'N', g->trans_b ? 'T' : 'N', g->m, g->n, g->k, g->relu ? " +relu" : "",
                     cublasGetStatusString(st));
   }
-  int best = 0;
-  ddp_result r = autotune(c, p, g, res, nres, s, &best);
-  if (r != DDP_OK) {
-    plan_destroy(p);
-    return r;
-  }
-  p->algo = res[best].algo;
+  p->algo = res.algo;
   p->next = c->plans;
   c->plans = p;
   *out = p;
@@ -327,15 +252,18 @@ static ddp_result plan_create(cuda_impl *c, const ddp_gemm *g, cudaStream_t s, g
 static int same_shape(const ddp_gemm *x, const ddp_gemm *y) {
   return x->trans_a == y->trans_a && x->trans_b == y->trans_b && x->m == y->m && x->n == y->n && x->k == y->k &&
          x->lda == y->lda && x->ldb == y->ldb && x->ldc == y->ldc && x->ab_type == y->ab_type &&
-         x->c_type == y->c_type && x->tf32 == y->tf32 && x->epi == y->epi;
+         x->c_type == y->c_type && x->tf32 == y->tf32 && x->relu == y->relu;
 }
 
 static ddp_result cu_gemm(ddp_device *d, ddp_stream *s, const ddp_gemm *g) {
   cuda_impl *c = d->impl;
   gemm_plan *p = c->plans;
   while (p && !same_shape(&p->key, g)) p = p->next;
-  if (!p) DDP_TRY(plan_create(c, g, cs(s), &p));
-  return run_plan(c, p, g, &p->algo, cs(s));
+  if (!p) DDP_TRY(plan_create(c, g, &p));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasLtMatmul(c->lt, p->desc, &alpha, g->a, p->la, g->b, p->lb, &beta, g->c, p->lc, g->c, p->lc,
+                              &p->algo, c->workspace, WORKSPACE_BYTES, cs(s)));
+  return DDP_OK;
 }
 
 /* ---- element-wise ------------------------------------------------------------------------------- */
@@ -347,6 +275,11 @@ static ddp_result cu_generate(ddp_device *d, ddp_stream *s, void *dst, ddp_dtype
 static ddp_result cu_cast(ddp_device *d, ddp_stream *s, void *dst, ddp_dtype dt, const void *src, ddp_dtype st,
                           size_t n, float factor, int pre_round) {
   OPS_CHECK(ops_cast(dst, dt, src, st, n, factor, pre_round, (ops_stream)s));
+  return DDP_OK;
+}
+static ddp_result cu_relu_backward(ddp_device *d, ddp_stream *s, void *dz, const void *da, const void *a,
+                                   ddp_dtype dt, size_t n) {
+  OPS_CHECK(ops_relu_backward(dz, da, a, dt, n, (ops_stream)s));
   return DDP_OK;
 }
 static ddp_result cu_loss_grad(ddp_device *d, ddp_stream *s, void *dz, const void *y, const float *t, ddp_dtype dt,
@@ -388,7 +321,11 @@ static void cu_destroy(ddp_device *d) {
     while (c->plans) {
       gemm_plan *p = c->plans;
       c->plans = p->next;
-      plan_destroy(p);
+      cublasLtMatrixLayoutDestroy(p->la);
+      cublasLtMatrixLayoutDestroy(p->lb);
+      cublasLtMatrixLayoutDestroy(p->lc);
+      cublasLtMatmulDescDestroy(p->desc);
+      free(p);
     }
     while (c->hosts) {
       host_ctx *h = c->hosts;
@@ -472,6 +409,7 @@ ddp_result device_cuda_create(ddp_device **out, int ordinal) {
   d->gemm = cu_gemm;
   d->generate = cu_generate;
   d->cast = cu_cast;
+  d->relu_backward = cu_relu_backward;
   d->loss_grad = cu_loss_grad;
   d->check_finite = cu_check_finite;
   d->sgd = cu_sgd;

@@ -37,8 +37,6 @@ struct engine {
   void *W16, *comm16;        /* L*H*H, 16-bit (mixed / 16-bit grad_comm only) */
   void *G16;                 /* L*H*H of ct (mixed only): autocast's 16-bit weight gradients */
   void *act;                 /* (L+1) * B*H of ct: a_0 = x, ..., a_L = y */
-  unsigned char *mask;       /* (L-1) ReLU masks of a_1 .. a_{L-1}, relu_mask_bytes(H, B) each */
-  size_t mask_bytes;
   void *dz, *da;             /* B*H scratch of ct each */
   float *t;                  /* B*H targets */
   ddp_step_state *state;     /* device */
@@ -83,7 +81,6 @@ static const void *Wc_of(engine *e, int l) { /* the GEMM's copy of W_l */
 }
 static void *G16_of(engine *e, int l) { return (char *)e->G16 + (size_t)(e->L - l) * e->HH * ct_size(e); }
 static void *act_of(engine *e, int l) { return (char *)e->act + (size_t)l * e->BH * ct_size(e); }
-static void *mask_of(engine *e, int l) { return e->mask + (size_t)(l - 1) * e->mask_bytes; } /* 1 <= l < L */
 
 /* ---- construction ------------------------------------------------------------------------------ */
 static ddp_result dalloc(engine *e, void **p, size_t bytes) { return e->dev->alloc(e->dev, p, bytes); }
@@ -138,8 +135,6 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   }
   if (e->comm_t != DT_F32) DDP_TRY(dalloc(e, &e->comm16, P * 2));
   DDP_TRY(dalloc(e, &e->act, (size_t)(e->L + 1) * e->BH * ct_size(e)));
-  e->mask_bytes = relu_mask_bytes(e->H, e->B);
-  DDP_TRY(dalloc(e, (void **)&e->mask, (size_t)(e->L > 1 ? e->L - 1 : 1) * e->mask_bytes));
   DDP_TRY(dalloc(e, &e->dz, e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, &e->da, e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, (void **)&e->t, e->BH * 4));
@@ -189,7 +184,7 @@ void engine_free(engine *e) {
   ddp_device *d = e->dev;
   if (e->S) (void)d->stream_synchronize(d, e->S);
   if (e->C) (void)d->stream_synchronize(d, e->C);
-  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->G16, e->comm16, e->act, e->mask, e->dz, e->da, e->t, e->state,
+  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->G16, e->comm16, e->act, e->dz, e->da, e->t, e->state,
                   e->loss_hist, e->scale_hist, e->skip_hist};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (bufs[i]) d->free(d, bufs[i]);
@@ -258,21 +253,17 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
    * divides itself. */
   const float bucket_factor = e->comm_t == DT_F32 ? 1.0f / (float)e->world : 1.0f;
 
-  /* Forward: z_l = a_{l-1} W_l^T, a_l = relu(z_l). Column-major: Z^c (H x B) = W^c^T (H x H) A^c (H x B). The
-   * epilogue keeps a bit mask of z_l > 0 for relu's backward (not needed for the last layer, whose mask the
-   * loss gradient takes from y). */
+  /* Forward: z_l = a_{l-1} W_l^T, a_l = relu(z_l). Column-major: Z^c (H x B) = W^c^T (H x H) A^c (H x B). */
   for (int l = 1; l <= L; l++) {
     ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H,
                   .b = act_of(e, l - 1), .ldb = H, .c = act_of(e, l), .ldc = H, .ab_type = e->ct, .c_type = e->ct,
-                  .tf32 = cfg->precision == PREC_TF32, .epi = l < L ? EPI_RELU_MASK : EPI_RELU,
-                  .mask = l < L ? mask_of(e, l) : NULL};
+                  .tf32 = cfg->precision == PREC_TF32, .relu = 1};
     DDP_TRY(d->gemm(d, e->S, &g));
   }
   /* Loss against t. Each rank differentiates the mean loss of its own batch, as every DDP rank does; the
    * 1/world of the bucket copy turns the sum over ranks into the global batch's gradient,
    * dL/dy = (y - t) / B_global. The loss recorded is this rank's share of the global loss. */
-  void *dz = e->dz, *dz_next = e->da;
-  DDP_TRY(d->loss_grad(d, e->S, dz, act_of(e, L), e->t, e->ct, e->BH, 1.0f / (float)B,
+  DDP_TRY(d->loss_grad(d, e->S, e->dz, act_of(e, L), e->t, e->ct, e->BH, 1.0f / (float)B,
                        (float)(1.0 / ((double)B * e->world)), e->state, e->fp16, e->loss_hist));
 
   /* Backward, last layer first. The gradients: with autocast, the GEMM's 16-bit dW (G16), which the optimizer
@@ -282,22 +273,21 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
     int i = L - l; /* parameter index in gradient-ready order */
     /* dW_l = dz^T a_{l-1} (H x H row-major). Column-major: dW^c = A^c (H x B) dz^c^T (B x H). */
     void *dw = e->mixed ? G16_of(e, l) : ddp ? (void *)bucket_of(e, l) : (void *)G_of(e, l);
-    ddp_gemm gw = {.trans_a = 0, .trans_b = 1, .m = H, .n = H, .k = B, .a = act_of(e, l - 1), .lda = H, .b = dz,
+    ddp_gemm gw = {.trans_a = 0, .trans_b = 1, .m = H, .n = H, .k = B, .a = act_of(e, l - 1), .lda = H, .b = e->dz,
                    .ldb = H, .c = dw, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
-                   .tf32 = cfg->precision == PREC_TF32};
+                   .tf32 = cfg->precision == PREC_TF32, .relu = 0};
     DDP_TRY(d->gemm(d, e->S, &gw));
     if (cfg->inject_nonfinite >= 0 && l == 1 && e->rank == 0)
       DDP_TRY(d->inject_nan(d, e->S, dw, e->ct, e->state, cfg->inject_nonfinite));
     if (l > 1) {
-      /* dz_{l-1} = relu'(z_{l-1}) * (dz W_l) (B x H), relu's backward as the GEMM's epilogue.
-       * Column-major: dA^c = W^c (H x H) dz^c (H x B). */
-      ddp_gemm ga = {.trans_a = 0, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H, .b = dz,
-                     .ldb = H, .c = dz_next, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
-                     .tf32 = cfg->precision == PREC_TF32, .epi = EPI_DRELU_MASK, .mask = mask_of(e, l - 1)};
+      /* da_{l-1} = dz W_l (B x H). Column-major: dA^c = W^c (H x H) dz^c (H x B). Then through relu (a
+       * kernel: cuBLASLt's DRELU epilogue runs as a separate, slower pass on sm_90, and its RELU_AUX forward
+       * picks slower tiles; measured on H200). */
+      ddp_gemm ga = {.trans_a = 0, .trans_b = 0, .m = H, .n = B, .k = H, .a = Wc_of(e, l), .lda = H, .b = e->dz,
+                     .ldb = H, .c = e->da, .ldc = H, .ab_type = e->ct, .c_type = e->ct,
+                     .tf32 = cfg->precision == PREC_TF32, .relu = 0};
       DDP_TRY(d->gemm(d, e->S, &ga));
-      void *t = dz;
-      dz = dz_next;
-      dz_next = t;
+      DDP_TRY(d->relu_backward(d, e->S, e->dz, e->da, act_of(e, l - 1), e->ct, e->BH));
     }
     if (!ddp) continue;
     /* DDP: the gradient goes into its bucket divided by the world size (an fp32 gradient was computed there
@@ -498,7 +488,7 @@ ddp_result engine_measure_gemm(engine *e, double *tflops) {
   const void *a = Wc_of(e, 1), *b = Wc_of(e, e->L > 1 ? 2 : 1);
   void *c = e->mixed ? e->G16 : (void *)e->G;
   ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = H, .k = H, .a = a, .lda = H, .b = b, .ldb = H, .c = c,
-                .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32};
+                .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32, .relu = 0};
   DDP_TRY(weights_init(e, 0));
   /* Warm up, and find how many back-to-back GEMMs make a sample of at least 1 ms: a single small GEMM is
    * shorter than the launch and event overhead around it, which would understate the peak. */

@@ -77,6 +77,9 @@ int main(void) {
   CHECK(d->cast(d, s, y, DT_F32, x, DT_F32, 4, 0.5f, 0) == DDP_OK && y[0] == 0.5f && y[3] == -2.0f, "cast x0.5");
   uint16_t h[4];
   CHECK(d->cast(d, s, h, DT_BF16, x, DT_F32, 4, 1.0f, 0) == DDP_OK && h[0] == 0x3f80 && h[1] == 0xc000, "cast to bf16");
+  float a_[4] = {1, 0, -1, 2}, da[4] = {5, 6, 7, 8}, dz[4];
+  CHECK(d->relu_backward(d, s, dz, da, a_, DT_F32, 4) == DDP_OK && dz[0] == 5 && dz[1] == 0 && dz[2] == 0 && dz[3] == 8,
+        "relu backward masks where the output was not positive");
   ddp_step_state st = {0, 0, 4.0f, 0};
   double loss[2] = {0, 0};
   float yv[2] = {3, -1}, tv[2] = {1, 1}, g[2];
@@ -117,28 +120,14 @@ int main(void) {
   float B[6] = {1, 0, -1, 2, 1, 0}; /* B 3x2 col-major */
   float C[4];
   ddp_gemm gm = {.trans_a = 1, .trans_b = 0, .m = 2, .n = 2, .k = 3, .a = A, .lda = 3, .b = B, .ldb = 3, .c = C,
-                 .ldc = 2, .ab_type = DT_F32, .c_type = DT_F32, .epi = EPI_RELU};
+                 .ldc = 2, .ab_type = DT_F32, .c_type = DT_F32, .relu = 1};
   CHECK(d->gemm(d, s, &gm) == DDP_OK, "gemm");
   /* op(A) rows: [1 2 3], [4 5 6]; B cols: [1 0 -1], [2 1 0] -> C = [[-2, 4], [-2, 13]], relu -> [[0,4],[0,13]] */
   CHECK(C[0] == 0 && C[1] == 0 && C[2] == 4 && C[3] == 13, "gemm result with relu: %g %g %g %g", C[0], C[1], C[2], C[3]);
   uint16_t A16[6], B16[6], C16[4];
   CHECK(d->cast(d, s, A16, DT_F16, A, DT_F32, 6, 1, 0) == DDP_OK && d->cast(d, s, B16, DT_F16, B, DT_F32, 6, 1, 0) == DDP_OK, "to fp16");
-  gm.a = A16, gm.b = B16, gm.c = C16, gm.ab_type = DT_F16, gm.c_type = DT_F16, gm.epi = EPI_NONE;
+  gm.a = A16, gm.b = B16, gm.c = C16, gm.ab_type = DT_F16, gm.c_type = DT_F16, gm.relu = 0;
   CHECK(d->gemm(d, s, &gm) == DDP_OK && fp16_to_f32(C16[0]) == -2 && fp16_to_f32(C16[3]) == 13, "fp16 gemm");
-  /* ReLU mask: the forward GEMM records where its result was positive; a later GEMM's DRELU epilogue zeroes
-   * its own result there. Result 2: [[2,4],[1,6]] * [1 -1; ...] chosen so the masks differ from the signs. */
-  unsigned char mask[32];
-  CHECK(relu_mask_bytes(2, 2) == 32 && relu_mask_ld(2) == 128 && relu_mask_ld(129) == 256, "mask geometry");
-  memset(mask, 0xa5, sizeof mask);
-  gm.a = A, gm.b = B, gm.c = C, gm.ab_type = DT_F32, gm.c_type = DT_F32, gm.epi = EPI_RELU_MASK, gm.mask = mask;
-  CHECK(d->gemm(d, s, &gm) == DDP_OK && C[0] == 0 && C[1] == 0 && C[2] == 4 && C[3] == 13, "relu with mask");
-  CHECK((mask[0] & 3) == 0 && (mask[16] & 3) == 3, "mask bits: column 0 none, column 1 both (%#x %#x)", mask[0],
-        mask[16]);
-  float Bn[6] = {-1, 0, 1, -2, -1, 0}; /* -B: the plain result is [[2, -4], [2, -13]] */
-  gm.b = Bn, gm.epi = EPI_DRELU_MASK;
-  CHECK(d->gemm(d, s, &gm) == DDP_OK && C[0] == 0 && C[1] == 0 && C[2] == -4 && C[3] == -13,
-        "drelu keeps the result where the mask is set, whatever its sign: %g %g %g %g", C[0], C[1], C[2], C[3]);
-
   d->event_destroy(d, e0);
   d->event_destroy(d, e1);
   d->event_destroy(d, e2);
