@@ -47,8 +47,6 @@ static const key_spec KEYS[] = {
      "cap of the first bucket in MiB"},
     {"gradient_as_bucket_view", T_BOOL, OFF(gradient_as_bucket_view), "false", 0, 0, NULL, 0,
      "write gradients straight into the buckets"},
-    {"optimizer_overlap", T_BOOL, OFF(optimizer_overlap), "false", 0, 0, NULL, 0,
-     "update each bucket's weights as soon as its allreduce ends (not fp16)"},
     {"loss_scale_init", T_DOUBLE, OFF(loss_scale_init), "65536", 1e-30, 1e30, NULL, 0, "fp16: initial loss scale"},
     {"loss_scale_growth_factor", T_DOUBLE, OFF(loss_scale_growth_factor), "2", 1, 1e6, NULL, 0,
      "fp16: scale growth factor (> 1)"},
@@ -277,9 +275,6 @@ ddp_result config_validate(const ddp_config *cfg) {
   if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)
     return ddp_usage_error("comm nccl needs the cuda device");
   if (cfg->cuda_graph && cfg->device == DEV_CPU) return ddp_usage_error("cuda_graph needs the cuda device");
-  if (cfg->optimizer_overlap && cfg->precision == PREC_FP16)
-    return ddp_usage_error("optimizer_overlap cannot be used with precision fp16 (whether a step is skipped depends "
-                           "on every gradient, so no bucket can be applied before the last allreduce)");
   /* Per-rank tensors are indexed with size_t but the BLAS interfaces take int dimensions. */
   if ((double)cfg->batch * cfg->hidden > (double)INT_MAX)
     return ddp_usage_error("batch x hidden (%d x %d) exceeds %d elements", cfg->batch, cfg->hidden, INT_MAX);

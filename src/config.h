@@ -34,7 +34,6 @@ typedef struct {
   /* DDP */
   double bucket_mb, first_bucket_mb; /* MiB */
   int gradient_as_bucket_view;
-  int optimizer_overlap; /* each bucket's SGD on the comm stream after its allreduce */
   /* run */
   ddp_device_kind device;
   ddp_comm_kind comm;

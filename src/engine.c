@@ -226,15 +226,6 @@ static ddp_result bucket_allreduce(engine *e, int b, int timed, int step) {
   return d->cast(d, e->C, buf, DT_F32, c16, e->comm_t, bk->count, 1.0f, 0);
 }
 
-/* SGD on bucket b's slice of the parameters (optimizer_overlap), on C after its allreduce. */
-static ddp_result bucket_sgd(engine *e, int b, int view) {
-  const ddp_bucket *bk = &e->plan.buckets[b];
-  size_t o = bk->offset;
-  void *w16 = e->mixed ? (char *)e->W16 + o * ct_size(e) : NULL;
-  return e->dev->sgd(e->dev, e->C, e->W + o, e->bucket + o, DT_F32, view ? NULL : e->G + o, e->V ? e->V + o : NULL, w16,
-                     e->ct, bk->count, (float)e->cfg.lr, (float)e->cfg.momentum, NULL, 0);
-}
-
 /* Comm phase step: the ddp phase's allreduces alone, same buckets and order. */
 static ddp_result step_comm(engine *e, int timed, int step) {
   ddp_device *d = e->dev;
@@ -258,8 +249,6 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
   const ddp_config *cfg = &e->cfg;
   const int H = e->H, B = e->B, L = e->L;
   const int ddp = p == PHASE_DDP, view = ddp && cfg->gradient_as_bucket_view;
-  const int overlap = ddp && cfg->optimizer_overlap && !e->fp16;
-  int sgd_pending = -1; /* optimizer_overlap: bucket whose update is still to be enqueued */
   /* With fp32 grad_comm the copy into the bucket divides by the world size (DDP); a compression hook
    * divides itself. */
   const float bucket_factor = e->comm_t == DT_F32 ? 1.0f / (float)e->world : 1.0f;
@@ -312,16 +301,9 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
       int b = e->bucket_of_param[i];
       DDP_TRY(d->event_record(d, e->ev_ready[b], e->S));
       DDP_TRY(d->stream_wait_event(d, e->C, e->ev_ready[b]));
-      /* optimizer_overlap: the previous bucket's update goes on C now, between its allreduce and this one
-       * (same order on C as right after its allreduce; a device that runs host functions in order, like
-       * the cpu one, would otherwise wait for that allreduce here instead of overlapping it). The weights
-       * it changes were last read by this step's backward before the bucket was ready. */
-      if (overlap && sgd_pending >= 0) DDP_TRY(bucket_sgd(e, sgd_pending, view));
       DDP_TRY(bucket_allreduce(e, b, timed, step));
-      sgd_pending = b;
     }
   }
-  if (overlap && sgd_pending >= 0) DDP_TRY(bucket_sgd(e, sgd_pending, view));
   if (timed) DDP_TRY(d->event_record(d, e->ev_cend[step], e->S));
 
   /* The optimizer, after every gradient is final: G16 or G (local) or the reduced buckets (ddp). fp16 first
@@ -334,7 +316,6 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
     DDP_TRY(d->event_record(d, e->ev_comm_done, e->C));
     DDP_TRY(d->stream_wait_event(d, e->S, e->ev_comm_done));
   }
-  if (overlap) return d->step_end(d, e->S, e->state, NULL, e->scale_hist, e->skip_hist); /* updated on C */
   if (e->fp16) DDP_TRY(d->check_finite(d, e->S, grad, grad_t, P, e->state));
   DDP_TRY(d->sgd(d, e->S, e->W, grad, grad_t, ddp && !view ? e->G : NULL, e->V, e->mixed ? e->W16 : NULL, e->ct, P,
                  (float)cfg->lr, (float)cfg->momentum, e->fp16 ? e->state : NULL, e->fp16));

@@ -231,12 +231,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
           c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
           precision_name(c->precision), precision_name(c->grad_comm));
-  fprintf(out,
-          "# ddp: %d bucket%s (first_bucket_mb %g, bucket_mb %g, gradient_as_bucket_view %s, optimizer_overlap %s), %s "
-          "allreduced per step\n",
+  fprintf(out, "# ddp: %d bucket%s (first_bucket_mb %g, bucket_mb %g, gradient_as_bucket_view %s), %s allreduced per step\n",
           r->plan->nbuckets, r->plan->nbuckets == 1 ? "" : "s", c->first_bucket_mb, c->bucket_mb,
-          c->gradient_as_bucket_view ? "true" : "false", c->optimizer_overlap ? "true" : "false",
-          ddp_fmt_bytes(b2, sizeof b2, r->comm_bytes));
+          c->gradient_as_bucket_view ? "true" : "false", ddp_fmt_bytes(b2, sizeof b2, r->comm_bytes));
   fprintf(out, "# steps %d timed + %d warmup  lr %g  momentum %g  seed %llu  cuda_graph %s", c->steps, c->warmup, c->lr,
           c->momentum, c->seed, c->cuda_graph ? "true" : "false");
   if (c->precision == PREC_FP16)

@@ -101,10 +101,6 @@ static void test_api(void) {
   expect_bad("tf32 grad_comm", "grad_comm", parse(&c, err, sizeof err, "--grad-comm", "tf32", NULL), err);
   expect_bad("bad bool", "gradient_as_bucket_view",
              parse(&c, err, sizeof err, "--gradient-as-bucket-view=maybe", NULL), err);
-  expect_bad("fp16 optimizer overlap", "optimizer_overlap",
-             parse(&c, err, sizeof err, "--precision", "fp16", "--optimizer-overlap", NULL), err);
-  CHECK(parse(&c, err, sizeof err, "--precision", "bf16", "--optimizer-overlap", NULL) == DDP_OK && c.optimizer_overlap,
-        "optimizer_overlap with bf16: %s", err);
   expect_bad("missing value", "--steps", parse(&c, err, sizeof err, "--steps", NULL), err);
   expect_bad("positional", "extra", parse(&c, err, sizeof err, "extra", NULL), err);
   expect_bad("nan lr", "lr", parse(&c, err, sizeof err, "--lr", "nan", NULL), err);

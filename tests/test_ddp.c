@@ -204,24 +204,6 @@ int main(int argc, char **argv) {
     out_free(&b);
   }
 
-  /* optimizer_overlap: bitwise the same as the update after the backward pass (fp32 with momentum, bf16 with
-   * the bucket view), and the steps' order on the streams is kept (several buckets per step). */
-  for (int p = PREC_FP32; p <= PREC_BF16; p += PREC_BF16) {
-    run_out a, b;
-    small_config(&c, (ddp_precision)p);
-    c.momentum = p == PREC_FP32 ? 0.9 : 0;
-    c.gradient_as_bucket_view = p == PREC_BF16;
-    CHECK(run_engine(world, &c, PHASE_DDP, &a) == DDP_OK, "update after backward");
-    c.optimizer_overlap = 1;
-    CHECK(run_engine(world, &c, PHASE_DDP, &b) == DDP_OK, "overlapped update");
-    CHECK(memcmp(a.w, b.w, a.nw * sizeof(float)) == 0 && memcmp(a.loss, b.loss, a.n * sizeof(double)) == 0,
-          "%s: optimizer_overlap changes no bit", precision_name(c.precision));
-    CHECK(a.loss[a.n - 1] < a.loss[0], "%s: and the model trains (%g -> %g)", precision_name(c.precision), a.loss[0],
-          a.loss[a.n - 1]);
-    out_free(&a);
-    out_free(&b);
-  }
-
   /* fp16 fault injection: NaN into rank 0's gradient after step K's backward. */
   for (int view = 0; view <= 1; view++) {
     const int K = 3;
