@@ -33,7 +33,7 @@ struct engine {
   int mixed, fp16;
   scaler_cfg scaler;
   ddp_stream *S, *C;
-  float *W, *G, *V, *bucket; /* L*H*H each (V only with momentum) */
+  float *W, *G, *V, *bucket; /* L*H*H each (V only with momentum; G only where it is written, see below) */
   void *W16, *comm16;        /* L*H*H, 16-bit (mixed / 16-bit grad_comm only) */
   void *G16;                 /* L*H*H of ct (mixed only): autocast's 16-bit weight gradients */
   void *act;                 /* (L+1) * B*H of ct: a_0 = x, ..., a_L = y */
@@ -126,7 +126,9 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   DDP_TRY(dev->stream_create(dev, &e->S, 0));
   DDP_TRY(dev->stream_create(dev, &e->C, 1)); /* high priority: the allreduce kernels should not queue */
   DDP_TRY(dalloc(e, (void **)&e->W, P * 4));
-  DDP_TRY(dalloc(e, (void **)&e->G, P * 4));
+  /* G (.grad in fp32) is written by fp32's local dW and by DDP's copy back from the buckets; with autocast
+   * and gradient_as_bucket_view nothing writes it. */
+  if (!e->mixed || !cfg->gradient_as_bucket_view) DDP_TRY(dalloc(e, (void **)&e->G, P * 4));
   DDP_TRY(dalloc(e, (void **)&e->bucket, P * 4));
   if (cfg->momentum != 0) DDP_TRY(dalloc(e, (void **)&e->V, P * 4));
   if (e->mixed) {

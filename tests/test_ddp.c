@@ -22,22 +22,7 @@
 #include "dist.h"
 #include "engine_run.h"
 
-static void small_config(ddp_config *c, ddp_precision p) {
-  config_defaults(c);
-  c->hidden = 32;
-  c->layers = 3;
-  c->batch = 8;
-  c->warmup = 2;
-  c->steps = 6;
-  c->lr = 0.05;
-  c->precision = p;
-  c->bucket_mb = 4096.0 / 1048576; /* one 32x32 fp32 weight per bucket */
-  c->first_bucket_mb = 1024.0 / 1048576;
-  c->timeout = 120;
-  /* A small first loss scale: with the default 65536 the first steps of this tiny model overflow fp16 and are
-   * skipped while the scale calibrates (correct, but it hides the comparison). */
-  c->loss_scale_init = 1024;
-}
+static void small_config(ddp_config *c, ddp_precision p) { small_model(c, p, 32, 8); }
 
 /* ---- the independent reference: the model of the spec in double precision ---------------------- */
 static void reference(const ddp_config *c, int global_batch, double *loss, float *w_out) {

@@ -128,6 +128,7 @@ int main(void) {
   CHECK(d->cast(d, s, A16, DT_F16, A, DT_F32, 6, 1, 0) == DDP_OK && d->cast(d, s, B16, DT_F16, B, DT_F32, 6, 1, 0) == DDP_OK, "to fp16");
   gm.a = A16, gm.b = B16, gm.c = C16, gm.ab_type = DT_F16, gm.c_type = DT_F16, gm.relu = 0;
   CHECK(d->gemm(d, s, &gm) == DDP_OK && fp16_to_f32(C16[0]) == -2 && fp16_to_f32(C16[3]) == 13, "fp16 gemm");
+
   d->event_destroy(d, e0);
   d->event_destroy(d, e1);
   d->event_destroy(d, e2);

@@ -18,20 +18,7 @@
 #include "dist.h"
 #include "engine_run.h"
 
-static void small_config(ddp_config *c, ddp_precision p) {
-  config_defaults(c);
-  c->hidden = 64;
-  c->layers = 3;
-  c->batch = 32;
-  c->warmup = 2;
-  c->steps = 6;
-  c->lr = 0.05;
-  c->precision = p;
-  c->bucket_mb = 16384.0 / 1048576; /* one 64x64 fp32 weight per bucket */
-  c->first_bucket_mb = 4096.0 / 1048576;
-  c->loss_scale_init = 1024;
-  c->timeout = 120;
-}
+static void small_config(ddp_config *c, ddp_precision p) { small_model(c, p, 64, 32); }
 
 static void equivalence(ddp_comm *world, ddp_comm *solo, ddp_precision p, double tol, const char *name) {
   ddp_config c;
