@@ -64,7 +64,25 @@ void ddp_trace(const char *file, int line) {
 
 static int is_rank0(void) { return g_rank >= 0 ? g_rank == 0 : ddp_launcher_rank() == 0; }
 
+static char *g_capture;
+static size_t g_capture_n;
+
+void ddp_usage_capture(char *buf, size_t n) {
+  g_capture = buf;
+  g_capture_n = n;
+  if (buf && n) buf[0] = 0;
+}
+
 ddp_result ddp_usage_error(const char *fmt, ...) {
+  if (g_capture) { /* keep the first message: it names the cause */
+    if (!g_capture[0]) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(g_capture, g_capture_n, fmt, ap);
+      va_end(ap);
+    }
+    return DDP_ERR_USAGE;
+  }
   if (is_rank0()) {
     va_list ap;
     va_start(ap, fmt);

@@ -1,15 +1,14 @@
-/* run.c: run_main, the whole job from the command line to the result file, and the watchdog that makes
- * sure a stuck rank ends the job with its name instead of hanging it.
+/* run.c: run_main, the whole job from the command line to the result file (the watchdog that makes sure a
+ * stuck rank ends the job with its name instead of hanging it is watchdog.c).
  *
- * Order matters: the configuration is parsed before MPI starts (bad input costs nothing and exits 2 on every
- * rank); the device is chosen collectively (all ranks use cuda, or all use cpu); the process is bound near its
+ * Order matters: the configuration is parsed before MPI starts, the watchdog is armed before MPI_Init, and
+ * preflight_run shares every rank's parse error, compares the ranks' configurations and checks the outputs
+ * before any work (exit 2 on every rank); the device is chosen collectively (all ranks use cuda, or all use cpu); the process is bound near its
  * GPU before any CUDA context exists; measurements and printing are separate passes. */
 #include "run.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,42 +24,14 @@
 #include "report.h"
 #include "topo.h"
 #include "versions.h"
+#include "watchdog.h"
+#include "preflight.h"
 
-/* ---- watchdog and progress ---------------------------------------------------------------------- */
-/* A thread that ends the whole job when the main thread has not made progress for `timeout` seconds:
- * MPI and NCCL calls can block forever when a peer stops answering, and a validation tool must name the
- * rank that stopped rather than hang. */
+/* ---- progress ----------------------------------------------------------------------------------- */
 static struct {
-  double timeout;
-  _Atomic double last;
-  char what[96];
-  pthread_mutex_t lock;
   int quiet, rank;
   double phase_start;
-} g_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void watchdog_tick(const char *what) {
-  pthread_mutex_lock(&g_watch.lock);
-  if (what) snprintf(g_watch.what, sizeof g_watch.what, "%s", what);
-  pthread_mutex_unlock(&g_watch.lock);
-  atomic_store(&g_watch.last, ddp_now());
-}
-
-static void *watchdog_main(void *arg) {
-  (void)arg;
-  for (;;) {
-    sleep(1);
-    double idle = ddp_now() - atomic_load(&g_watch.last);
-    if (g_watch.timeout > 0 && idle > g_watch.timeout) {
-      pthread_mutex_lock(&g_watch.lock);
-      fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s in %s; aborting the job\n",
-              ddp_rank(), ddp_host(), idle, g_watch.what);
-      pthread_mutex_unlock(&g_watch.lock);
-      dist_abort(DDP_EXIT_RUNTIME);
-    }
-  }
-  return NULL;
-}
+} g_watch;
 
 /* Test hook for the watchdog: DDPBENCH_TEST_STALL_RANK=r makes rank r stop answering in the ddp phase's
  * second step, as a hung GPU or a dead link would. */
@@ -228,7 +199,7 @@ static ddp_result job_run(job *j) {
 
   DDP_TRY(choose_placement(cfg, d, &j->pl));
   topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,
-                       cfg->topo_xml[0] ? cfg->topo_xml : NULL};
+                       cfg->topo_xml[0] ? cfg->topo_xml : NULL, cfg->force};
   DDP_TRY(topo_rank_init(d, &topt, j->pl.device == DEV_CUDA ? j->pl.bus_id : NULL, &j->topo));
   watchdog_tick("creating the device");
   if (j->pl.device == DEV_CUDA)
@@ -351,24 +322,33 @@ static void job_free(job *j) {
 int run_main(int argc, char **argv) {
   static job j; /* large; one per process */
   config_action action;
-  if (config_parse(&j.cfg, argc, argv, &action) != DDP_OK) return DDP_EXIT_USAGE;
-  if (action == CONFIG_HELP) {
+  char parse_msg[1400];
+  ddp_usage_capture(parse_msg, sizeof parse_msg); /* every rank's error reaches rank 0 through preflight_run */
+  ddp_result parsed = config_parse(&j.cfg, argc, argv, &action);
+  ddp_usage_capture(NULL, 0);
+  if (parsed == DDP_OK && action == CONFIG_HELP) {
     config_print_help(stdout);
     return DDP_EXIT_OK;
   }
-  if (action == CONFIG_VERSION) {
+  if (parsed == DDP_OK && action == CONFIG_VERSION) {
     printf("ddpbench %s\n", DDPBENCH_VERSION);
     return DDP_EXIT_OK;
   }
+  /* Armed before MPI_Init: a peer that never starts leaves MPI_Init waiting. A bad --timeout: the default. */
+  ddp_config defaults;
+  config_defaults(&defaults);
+  watchdog_start(parsed == DDP_OK ? j.cfg.timeout : defaults.timeout, "MPI start-up (MPI_Init: did every rank start?)");
   if (dist_init(&argc, &argv, &j.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
-  g_watch.timeout = j.cfg.timeout;
+  watchdog_signals_install();
+  watchdog_tick("checking the configuration and outputs on every rank");
   g_watch.quiet = j.cfg.quiet;
   g_watch.rank = j.dist.rank;
-  watchdog_tick("start-up");
-  pthread_t tid;
-  if (j.cfg.timeout > 0 && pthread_create(&tid, NULL, watchdog_main, NULL) == 0) pthread_detach(tid);
 
-  ddp_result r = job_run(&j);
+  ddp_result r = preflight_run(&j.dist, &j.cfg, parsed, parse_msg);
+  if (r == DDP_OK) {
+    watchdog_tick("start-up");
+    r = job_run(&j);
+  }
   if (r == DDP_ERR_USAGE) { /* decided collectively: every rank leaves cleanly with 2 */
     job_free(&j);
     dist_finalize(&j.dist);
