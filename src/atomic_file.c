@@ -81,7 +81,8 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   char err[4400];
   if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);
   int fd = tmp_create(path, err, sizeof err);
-  if (fd < 0) return ddp_usage_error("%s", err);
+  /* After a passed pre-flight check this is the environment changing under the run: a runtime error. */
+  if (fd < 0) return DDP_FAIL(DDP_ERR_SYSTEM, "%s", err);
   const char *p = data;
   size_t left = n;
   while (left > 0) {

@@ -22,8 +22,9 @@
 extern "C" {
 #endif
 
-/* DDP_ERR_USAGE (one line naming the file) when it exists and !force, or is not a regular file, or its folder
- * cannot take a new file; DDP_ERR_SYSTEM on I/O errors while writing. */
+/* DDP_ERR_USAGE (one line naming the file) when it exists and !force, or is not a regular file;
+ * DDP_ERR_SYSTEM when its folder cannot take a new file (atomic_file_check finds that before the work) or on
+ * I/O errors while writing. */
 ddp_result atomic_file_write(const char *path, const char *data, size_t n, int force);
 /* The pre-flight check of atomic_file_write's rules; writes nothing that stays. DDP_ERR_USAGE with the
  * message in err (nothing printed) when `path` cannot be written. */

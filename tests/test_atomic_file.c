@@ -86,7 +86,7 @@ int main(void) {
   /* a missing folder: the pre-flight says so */
   path_of(q, sizeof q, "no/such/dir/x.json");
   CHECK(atomic_file_check(q, 0, err, sizeof err) == DDP_ERR_USAGE && strstr(err, "folder does not exist"), "%s", err);
-  CHECK(atomic_file_write(q, "x", 1, 0) == DDP_ERR_USAGE, "write into a missing folder: usage error");
+  CHECK(atomic_file_write(q, "x", 1, 0) == DDP_ERR_SYSTEM, "write into a folder gone since the check: runtime error");
 
   /* abandon removes the temporary file of an interrupted write (what the signal handler calls) */
   atomic_file_abandon();
