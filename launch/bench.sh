@@ -13,6 +13,8 @@ mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 mode=${1:-one}
 shift || true
+case "$mode" in one | two) ;; *) echo "launch/bench.sh: mode must be one or two, got '$mode'" >&2; exit 2 ;; esac
+for c in "$@"; do [ -f "configs/$c.ini" ] || { echo "launch/bench.sh: no preset configs/$c.ini" >&2; exit 2; }; done
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(h200-8192x8x8192-bf16 h200-8192x8x8192-fp16 h200-4096x16x4096-bf16 h200-8192x8x1024-bf16 h200-1024x32x1024-bf16)
 bin=build/gpu/ddpbench

@@ -50,16 +50,23 @@ static void *watchdog_main(void *arg) {
   return NULL;
 }
 
+/* Built outside the handler (snprintf is not async-signal-safe), again once the rank is known. */
+static char g_msg_int[160], g_msg_term[160];
+
 static void on_signal(int sig) {
   atomic_file_abandon();
-  static const char m_int[] = "[ddpbench] interrupted (SIGINT): exiting with code 130\n";
-  static const char m_term[] = "[ddpbench] terminated (SIGTERM): exiting with code 143\n";
-  ssize_t w = sig == SIGINT ? write(2, m_int, sizeof m_int - 1) : write(2, m_term, sizeof m_term - 1);
+  const char *m = sig == SIGINT ? g_msg_int : g_msg_term;
+  ssize_t w = write(2, m, strlen(m));
   (void)w;
   _exit(sig == SIGINT ? DDP_EXIT_SIGINT : DDP_EXIT_SIGTERM);
 }
 
 void watchdog_signals_install(void) {
+  int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
+  snprintf(g_msg_int, sizeof g_msg_int, "[ddpbench rank %d host %.64s] interrupted (SIGINT): exiting with code %d\n",
+           rank, ddp_host(), DDP_EXIT_SIGINT);
+  snprintf(g_msg_term, sizeof g_msg_term, "[ddpbench rank %d host %.64s] terminated (SIGTERM): exiting with code %d\n",
+           rank, ddp_host(), DDP_EXIT_SIGTERM);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
