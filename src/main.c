@@ -7,7 +7,9 @@
  *   comm.h      the comm interface: mpi and nccl                            (comm_mpi_create, comm_nccl_create)
  *   engine.h    the model, DDP buckets, the local/comm/ddp phases           (engine_create, engine_run_phase)
  *   report.h    figures, the human summary, the JSON document               (report_summarize, report_print)
- *   run.h       the job that strings these together, and the watchdog      (run_main)
+ *   preflight.h what all ranks check together before any work               (preflight_run)
+ *   watchdog.h  no hangs (one timer per rank, armed before MPI_Init), signals (watchdog_start)
+ *   run.h       the job that strings these together                        (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI) and `ddpbench doctor`
  * (environment and topology checks across the ranks of an mpirun). */
@@ -16,12 +18,16 @@
 #include "dist.h"
 #include "run.h"
 #include "topo.h"
+#include "watchdog.h"
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
     ddp_dist d;
+    watchdog_start(doctor_timeout(argc - 1, argv + 1), "MPI start-up (MPI_Init: did every rank start?)");
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    watchdog_signals_install();
+    watchdog_tick("doctor: collecting the topology and environment");
     int code = doctor_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);
     return code;
