@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
     watchdog_start(doctor_timeout(argc - 1, argv + 1), "MPI start-up (MPI_Init: did every rank start?)");
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
     watchdog_signals_install();
+    if (watchdog_join(&d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
     watchdog_tick("doctor: collecting the topology and environment");
     int code = doctor_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);

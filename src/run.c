@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,18 +34,26 @@ static struct {
   double phase_start;
 } g_watch;
 
-/* Test hook for the watchdog: DDPBENCH_TEST_STALL_RANK=r makes rank r stop answering in the ddp phase's
- * second step, as a hung GPU or a dead link would. */
-static void maybe_stall(ddp_phase p, int step) {
-  const char *v = getenv("DDPBENCH_TEST_STALL_RANK");
-  if (!v || p != PHASE_DDP || step != 1 || atoi(v) != g_watch.rank) return;
-  fprintf(stderr, "[ddpbench rank %d] DDPBENCH_TEST_STALL_RANK: stalling on purpose\n", g_watch.rank);
+/* Test hook for the fault tests: DDPBENCH_TEST_FAULT=ACTION:RANK:PHASE makes rank RANK, in phase PHASE's
+ * second step, stall (loop forever, as a hung GPU or a dead link would), stop (SIGSTOP) or kill itself
+ * (SIGKILL). DDPBENCH_TEST_STALL_RANK=r is stall:r:ddp. */
+static void maybe_fault(ddp_phase p, int step) {
+  char action[16] = "stall", phase[16] = "ddp";
+  int rank = -1;
+  const char *f = getenv("DDPBENCH_TEST_FAULT"), *s = getenv("DDPBENCH_TEST_STALL_RANK");
+  if (f && sscanf(f, "%15[a-z]:%d:%15[a-z]", action, &rank, phase) != 3) return;
+  if (!f && s) rank = atoi(s);
+  if (rank != g_watch.rank || step != 1 || strcmp(phase, phase_name(p)) != 0) return;
+  fprintf(stderr, "[ddpbench rank %d] test fault: %s in phase %s\n", rank, action, phase);
+  fflush(stderr);
+  if (!strcmp(action, "kill")) raise(SIGKILL);
+  if (!strcmp(action, "stop")) raise(SIGSTOP);
   for (;;) sleep(1000);
 }
 
 static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   (void)ctx;
-  maybe_stall(p, step);
+  maybe_fault(p, step);
   char what[96];
   snprintf(what, sizeof what, "phase %s, step %d of %d", phase_name(p), step + 1, nsteps);
   watchdog_tick(what);
@@ -344,7 +353,8 @@ int run_main(int argc, char **argv) {
   g_watch.quiet = j.cfg.quiet;
   g_watch.rank = j.dist.rank;
 
-  ddp_result r = preflight_run(&j.dist, &j.cfg, parsed, parse_msg);
+  ddp_result r = watchdog_join(&j.dist);
+  if (r == DDP_OK) r = preflight_run(&j.dist, &j.cfg, parsed, parse_msg);
   if (r == DDP_OK) {
     watchdog_tick("start-up");
     r = job_run(&j);
