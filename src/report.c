@@ -2,11 +2,12 @@
  * formatting and arithmetic on gathered results: nothing here measures or communicates. */
 #include "report.h"
 
+#include "envcheck.h"
+#include "result.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-extern char **environ;
 
 double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 0.0; }
 
@@ -27,17 +28,6 @@ double peak_table_tflops(const char *name, ddp_precision p) {
       if (strstr(name, "PCIe") || strstr(name, "NVL")) return 0; /* other clocks and power: not in the table */
       return p == PREC_FP32 ? gpus[i].fp32 : p == PREC_TF32 ? gpus[i].tf32 : gpus[i].bf16;
     }
-  return 0;
-}
-
-int report_env_allowed(const char *name) {
-  static const char *prefixes[] = {"NCCL_", "CUDA_", "OMPI_", "UCX_", "DDPBENCH_"};
-  static const char *exact[] = {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_ARRAY_JOB_ID",
-                                "SLURM_ARRAY_TASK_ID"};
-  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
-    if (strcmp(name, exact[i]) == 0) return 1;
   return 0;
 }
 
@@ -204,15 +194,6 @@ void report_summary_free(run_summary *s) {
 }
 
 /* ---- text --------------------------------------------------------------------------------------- */
-static void print_versions(FILE *out, const rank_info *ri) {
-  const ddp_versions *v = &ri->ver;
-  fprintf(out, "# versions (rank 0): %s | %.40s | hwloc %s", v->mpi, v->blas, v->hwloc);
-  if (v->cuda_runtime[0])
-    fprintf(out, " | CUDA driver %s runtime %s | cuBLAS %s | nccl-headers %s nccl-library %s (%s)", v->cuda_driver,
-            v->cuda_runtime, v->cublas, v->nccl_header, v->nccl_runtime, v->nccl_library);
-  fputc('\n', out);
-}
-
 static const char *fmt_num(char *buf, size_t n, double v, const char *f) {
   if (isnan(v))
     snprintf(buf, n, "-");
@@ -227,7 +208,8 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   double params = (double)c->layers * c->hidden * c->hidden;
   fprintf(out, "# ddpbench %s  device %s  comm %s  world %d (%d node%s)\n", DDPBENCH_VERSION, r->device, r->comm,
           r->world, r->nodes, r->nodes == 1 ? "" : "s");
-  print_versions(out, &r->ranks[0]);
+  fprintf(out, "# versions (rank 0): ");
+  envcheck_print_versions(&r->ranks[0].ver, out);
   fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
           c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
           precision_name(c->precision), precision_name(c->grad_comm));
@@ -361,8 +343,10 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   }
 }
 
-/* ---- JSON --------------------------------------------------------------------------------------- */
-static cJSON *num(double v) { return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+/* ---- JSON ----------------------------------------------------------------------------------- */
+/* The "phases" section (schema version 1's layout, still written): the records are derived from it by
+ * result_records_from_phases, the same mapping that reads version 1 files. */
+#define num result_json_number
 
 static cJSON *stats_json(const ddp_stats *st) {
   cJSON *o = cJSON_CreateObject();
@@ -382,23 +366,6 @@ static cJSON *doubles_json(const double *x, int n) {
   for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, num(x[i]));
   return a;
 }
-
-static cJSON *versions_json(const ddp_versions *v) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "ddpbench", v->ddpbench);
-  cJSON_AddStringToObject(o, "mpi", v->mpi);
-  cJSON_AddStringToObject(o, "blas", v->blas);
-  cJSON_AddStringToObject(o, "hwloc", v->hwloc);
-  cJSON_AddStringToObject(o, "nvidia_driver", v->nvidia_driver);
-  cJSON_AddStringToObject(o, "cuda_driver", v->cuda_driver);
-  cJSON_AddStringToObject(o, "cuda_runtime", v->cuda_runtime);
-  cJSON_AddStringToObject(o, "cublas", v->cublas);
-  cJSON_AddStringToObject(o, "nccl_header", v->nccl_header);
-  cJSON_AddStringToObject(o, "nccl_runtime", v->nccl_runtime);
-  cJSON_AddStringToObject(o, "nccl_library", v->nccl_library);
-  return o;
-}
-
 static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
   const phase_data *pd = &r->phases[p];
   const phase_summary *ps = &s->ph[p];
@@ -453,63 +420,78 @@ static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
   return o;
 }
 
-ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out) {
+/* The model's provenance part: header, config, environment, ranks, weights verdict. */
+static ddp_result report_model(const run_report *r, const run_summary *s, result_doc *m) {
   const ddp_config *c = r->cfg;
-  cJSON *doc = cJSON_CreateObject();
-  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
-  cJSON_AddNumberToObject(doc, "schema_version", 1);
-  cJSON_AddStringToObject(doc, "ddpbench_version", DDPBENCH_VERSION);
-  cJSON_AddStringToObject(doc, "command_line", c->command_line);
-  cJSON_AddStringToObject(doc, "start_time", r->start_time);
-  cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
+  m->schema_version = RESULT_SCHEMA_VERSION;
+  m->ddpbench_version = strdup(DDPBENCH_VERSION);
+  m->command_line = strdup(c->command_line);
+  m->start_time = strdup(r->start_time);
+  m->device = strdup(r->device);
+  m->comm = strdup(r->comm);
+  DDP_CHECK_ALLOC(m->ddpbench_version && m->command_line && m->start_time && m->device && m->comm);
+  m->world_size = r->world;
+  m->nodes = r->nodes;
   const char *name;
   char value[1100];
   for (int i = 0; config_key_at(c, i, &name, value, sizeof value); i++) {
-    char *end;
-    double v = strtod(value, &end);
-    if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
-      cJSON_AddBoolToObject(cfg, name, value[0] == 't');
-    else if (*value && !*end && strcmp(name, "json") && strcmp(name, "phases") && strcmp(name, "topo_xml") &&
-             fabs(v) <= 9007199254740992.0) /* beyond 2^53 a JSON number loses digits: keep the text */
-      cJSON_AddNumberToObject(cfg, name, v);
-    else
-      cJSON_AddStringToObject(cfg, name, value);
+    result_kv *kv = realloc(m->config, (size_t)(m->nconfig + 1) * sizeof *kv);
+    DDP_CHECK_ALLOC(kv);
+    m->config = kv;
+    kv[m->nconfig].key = strdup(name);
+    kv[m->nconfig].value = strdup(value);
+    m->nconfig++;
+    DDP_CHECK_ALLOC(kv[m->nconfig - 1].key && kv[m->nconfig - 1].value);
   }
-  cJSON_AddStringToObject(cfg, "config_file", c->config_file);
-  cJSON_AddStringToObject(doc, "device", r->device);
-  cJSON_AddStringToObject(doc, "comm", r->comm);
-  cJSON_AddNumberToObject(doc, "world_size", r->world);
-  cJSON_AddNumberToObject(doc, "nodes", r->nodes);
-  cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
+  DDP_TRY(result_env_collect(m));
+  m->ranks = calloc((size_t)r->world, sizeof *m->ranks);
+  DDP_CHECK_ALLOC(m->ranks);
+  m->nranks = r->world;
   for (int i = 0; i < r->world; i++) {
     const rank_info *ri = &r->ranks[i];
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddNumberToObject(x, "rank", ri->rank);
-    cJSON_AddStringToObject(x, "host", ri->host);
-    cJSON_AddNumberToObject(x, "node", ri->node_index);
-    cJSON_AddNumberToObject(x, "local_rank", ri->local_rank);
-    cJSON_AddNumberToObject(x, "pid", ri->pid);
-    cJSON *dv = cJSON_AddObjectToObject(x, "device");
-    cJSON_AddStringToObject(dv, "name", ri->dev.name);
-    cJSON_AddStringToObject(dv, "pci_bus_id", ri->dev.pci_bus_id);
-    cJSON_AddNumberToObject(dv, "ordinal", ri->dev.ordinal);
-    cJSON_AddNumberToObject(dv, "memory_bytes", (double)ri->dev.memory);
-    cJSON_AddItemToObject(x, "versions", versions_json(&ri->ver));
-    cJSON_AddItemToObject(x, "gemm_tflops", num(ri->gemm_tflops));
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ri->checksum);
-    if (ri->checksum_valid) cJSON_AddStringToObject(x, "weights_checksum", hex);
-    cJSON_AddItemToArray(ranks, x);
+    result_rank *x = &m->ranks[i];
+    x->rank = ri->rank;
+    x->local_rank = ri->local_rank;
+    x->node = ri->node_index;
+    x->pid = ri->pid;
+    x->host = strdup(ri->host);
+    x->device_name = strdup(ri->dev.name);
+    x->pci_bus_id = strdup(ri->dev.pci_bus_id);
+    DDP_CHECK_ALLOC(x->host && x->device_name && x->pci_bus_id);
+    x->ordinal = ri->dev.ordinal;
+    x->memory_bytes = (double)ri->dev.memory;
+    x->gemm_tflops = ri->gemm_tflops;
+    const char *fname, *fval;
+    for (int f = 0; (fval = envcheck_version_field(&ri->ver, f, &fname)) != NULL; f++) {
+      result_kv *kv = realloc(x->versions, (size_t)(x->nversions + 1) * sizeof *kv);
+      DDP_CHECK_ALLOC(kv);
+      x->versions = kv;
+      kv[x->nversions].key = strdup(fname);
+      kv[x->nversions].value = strdup(fval);
+      x->nversions++;
+      DDP_CHECK_ALLOC(kv[x->nversions - 1].key && kv[x->nversions - 1].value);
+    }
+    if (ri->checksum_valid) {
+      x->weights_checksum = malloc(17);
+      DDP_CHECK_ALLOC(x->weights_checksum);
+      snprintf(x->weights_checksum, 17, "%016llx", (unsigned long long)ri->checksum);
+    }
   }
-  cJSON *env = cJSON_AddObjectToObject(doc, "environment");
-  for (char **e = environ; e && *e; e++) {
-    const char *eq = strchr(*e, '=');
-    if (!eq) continue;
-    char key[256];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-    if (report_env_allowed(key)) cJSON_AddStringToObject(env, key, eq + 1);
+  m->weights_identical = s->weights_identical;
+  if (s->weights_identical >= 0) {
+    m->weights_checksum = malloc(17);
+    DDP_CHECK_ALLOC(m->weights_checksum);
+    snprintf(m->weights_checksum, 17, "%016llx", (unsigned long long)r->ranks[0].checksum);
   }
-  cJSON *bk = cJSON_AddObjectToObject(doc, "buckets");
+  return DDP_OK;
+}
+
+ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out) {
+  *out = NULL;
+  /* The run-wide figures and phase sections first, into a scratch object the records are derived from. */
+  cJSON *legacy = cJSON_CreateObject();
+  if (!legacy) return DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  cJSON *bk = cJSON_AddObjectToObject(legacy, "buckets");
   cJSON_AddNumberToObject(bk, "count", r->plan->nbuckets);
   cJSON *bytes = cJSON_AddArrayToObject(bk, "bytes");
   cJSON *nparams = cJSON_AddArrayToObject(bk, "params");
@@ -517,28 +499,46 @@ ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out) {
     cJSON_AddItemToArray(bytes, cJSON_CreateNumber((double)r->plan->buckets[b].bytes));
     cJSON_AddItemToArray(nparams, cJSON_CreateNumber(r->plan->buckets[b].nparams));
   }
-  cJSON_AddNumberToObject(doc, "allreduce_bytes_per_step", r->comm_bytes);
-  cJSON_AddNumberToObject(doc, "model_flops_per_step_per_rank", r->flops_per_step);
-  cJSON_AddItemToObject(doc, "measured_peak_tflops", num(s->measured_peak_tflops));
-  cJSON_AddItemToObject(doc, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
-  cJSON *phases = cJSON_AddObjectToObject(doc, "phases");
+  cJSON_AddNumberToObject(legacy, "allreduce_bytes_per_step", r->comm_bytes);
+  cJSON_AddNumberToObject(legacy, "model_flops_per_step_per_rank", r->flops_per_step);
+  cJSON_AddItemToObject(legacy, "measured_peak_tflops", num(s->measured_peak_tflops));
+  cJSON_AddItemToObject(legacy, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
+  cJSON *phases = cJSON_AddObjectToObject(legacy, "phases");
   for (int p = 0; p < PHASE_COUNT; p++)
     if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), phase_json(r, s, p));
-  cJSON_AddItemToObject(doc, "scaling_efficiency", num(s->scaling_efficiency));
-  cJSON_AddItemToObject(doc, "exposed_comm_ms", num(s->exposed_comm_ms));
-  cJSON_AddItemToObject(doc, "hidden_comm_fraction", num(s->hidden_fraction));
+  cJSON_AddItemToObject(legacy, "scaling_efficiency", num(s->scaling_efficiency));
+  cJSON_AddItemToObject(legacy, "exposed_comm_ms", num(s->exposed_comm_ms));
+  cJSON_AddItemToObject(legacy, "hidden_comm_fraction", num(s->hidden_fraction));
   if (s->weights_identical >= 0) {
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->ranks[0].checksum);
-    cJSON_AddStringToObject(doc, "weights_checksum", hex);
-    cJSON_AddBoolToObject(doc, "weights_identical", s->weights_identical);
-    cJSON *mm = cJSON_AddArrayToObject(doc, "weights_mismatched_ranks");
+    cJSON *mm = cJSON_AddArrayToObject(legacy, "weights_mismatched_ranks");
     for (int i = 0; i < s->nmismatch; i++) cJSON_AddItemToArray(mm, cJSON_CreateNumber(s->mismatch[i]));
-  } else {
-    cJSON_AddNullToObject(doc, "weights_checksum");
-    cJSON_AddNullToObject(doc, "weights_identical");
   }
-  if (r->topology) cJSON_AddItemReferenceToObject(doc, "topology", r->topology);
+  if (r->topology) cJSON_AddItemReferenceToObject(legacy, "topology", r->topology);
+
+  result_doc m;
+  result_init(&m);
+  char why[300] = "";
+  ddp_result res = report_model(r, s, &m);
+  if (res == DDP_OK && result_records_from_phases(legacy, &m, why, sizeof why) != DDP_OK)
+    res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
+  for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
+    const finding *f = &findings->v[i];
+    res = findings_add(&m.findings, f->check, f->severity, f->scope, f->subject, f->measured, f->expected, f->unit,
+                       "%s", f->text);
+  }
+  cJSON *doc = res == DDP_OK ? cJSON_CreateObject() : NULL;
+  if (res == DDP_OK && !doc) res = DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  if (res == DDP_OK) res = result_to_json(&m, doc);
+  result_free(&m);
+  while (res == DDP_OK && legacy->child) { /* then the sections, after the model's keys */
+    cJSON *x = cJSON_DetachItemViaPointer(legacy, legacy->child);
+    cJSON_AddItemToObject(doc, x->string, x);
+  }
+  cJSON_Delete(legacy);
+  if (res != DDP_OK) {
+    cJSON_Delete(doc);
+    return res;
+  }
   *out = doc;
   return DDP_OK;
 }

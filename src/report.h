@@ -13,6 +13,7 @@
 #include "config.h"
 #include "device.h"
 #include "engine.h"
+#include "findings.h"
 #include "stats.h"
 #include "versions.h"
 
@@ -103,10 +104,9 @@ ddp_result report_summarize(const run_report *r, run_summary *s);
 void report_summary_free(run_summary *s);
 /* Human summary, nccl-tests style ('#' lines and a table). */
 void report_print(FILE *out, const run_report *r, const run_summary *s);
-/* The result document (schema_version 1). Caller frees with cJSON_Delete. */
-ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out);
-/* Environment allowlist: NCCL_*, CUDA_*, OMPI_*, UCX_*, DDPBENCH_*, Slurm job and step ids. */
-int report_env_allowed(const char *name);
+/* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
+ * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
+ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);
 
 #ifdef __cplusplus
 }

@@ -319,7 +319,7 @@ static ddp_result job_run(job *j) {
     }
     if (r == DDP_OK && cfg->json[0]) {
       cJSON *doc = NULL;
-      r = report_json(rep, &j->sum, &doc);
+      r = report_json(rep, &j->sum, NULL, &doc);
       char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
       if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
       if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);

@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "check.h"
 #include "report.h"
+#include "result.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
@@ -106,7 +107,7 @@ int main(void) {
   char path[256];
   snprintf(path, sizeof path, "%s/run.json", dir);
   cJSON *doc = NULL;
-  CHECK(report_json(&rep, &s, &doc) == DDP_OK && doc, "json");
+  CHECK(report_json(&rep, &s, NULL, &doc) == DDP_OK && doc, "json");
   char *text = cJSON_Print(doc);
   CHECK(atomic_file_write(path, text, strlen(text), 0) == DDP_OK, "write");
   FILE *f = fopen(path, "r");
@@ -117,7 +118,7 @@ int main(void) {
   cJSON *back = cJSON_Parse(buf);
   CHECK(back != NULL, "parses back");
   if (back) {
-    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == 1, "schema_version");
+    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == 2, "schema_version");
     CHECK(cJSON_GetObjectItem(back, "world_size")->valueint == W, "world_size");
     cJSON *ph = cJSON_GetObjectItem(back, "phases");
     cJSON *ddp = cJSON_GetObjectItem(ph, "ddp");
@@ -200,12 +201,12 @@ int main(void) {
   report_summary_free(&s3);
   report_summary_free(&s);
 
-  CHECK(report_env_allowed("NCCL_ALGO") && report_env_allowed("CUDA_VISIBLE_DEVICES") &&
-            report_env_allowed("OMPI_MCA_btl") && report_env_allowed("UCX_TLS") &&
-            report_env_allowed("SLURM_JOB_ID") && report_env_allowed("DDPBENCH_X"),
+  CHECK(result_env_allowed("NCCL_ALGO") && result_env_allowed("CUDA_VISIBLE_DEVICES") &&
+            result_env_allowed("OMPI_MCA_btl") && result_env_allowed("UCX_TLS") &&
+            result_env_allowed("SLURM_JOB_ID") && result_env_allowed("DDPBENCH_X"),
         "allowlisted names");
-  CHECK(!report_env_allowed("AWS_SECRET_ACCESS_KEY") && !report_env_allowed("HOME") &&
-            !report_env_allowed("SLURM_JOB_ACCOUNT") && !report_env_allowed("PATH"),
+  CHECK(!result_env_allowed("AWS_SECRET_ACCESS_KEY") && !result_env_allowed("HOME") &&
+            !result_env_allowed("SLURM_JOB_ACCOUNT") && !result_env_allowed("PATH"),
         "everything else stays out");
   bucket_plan_free(&plan);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
