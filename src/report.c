@@ -82,6 +82,50 @@ static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd,
   return DDP_OK;
 }
 
+/* Exposed communication is what a ddp step costs beyond a local step, ddp - local; hidden is the share of
+ * the comm phase's time that did not show, 1 - exposed / comm. Both mean something only when
+ * local <= ddp <= local + comm: a ddp step can neither beat training without communication nor take longer
+ * than doing both in turn, unless the two slow each other down (contention for cores, memory or links) or
+ * the timings are noise. Within the spread of the step times (p10 to p90 of both phases) the figure is
+ * clamped to its range; beyond it, or when the spread is as large as the comm phase itself, the measurement
+ * cannot tell and both are NaN with the reason in overlap_why. */
+static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *local, const ddp_stats *ddp) {
+  double ex = ddp->median - local->median;
+  double spread = (local->p90 - local->p10) + (ddp->p90 - ddp->p10);
+  if (!comm) { /* no comm phase: exposed only, and only when it is not negative beyond noise */
+    if (ex < -spread) {
+      snprintf(s->overlap_why, sizeof s->overlap_why, "the ddp step (%.3f ms) is faster than the local step (%.3f ms) by more than the step times vary", ddp->median, local->median);
+      return;
+    }
+    s->exposed_comm_ms = fmax(ex, 0);
+    return;
+  }
+  double c = comm->median;
+  if (spread >= c) {
+    snprintf(s->overlap_why, sizeof s->overlap_why,
+             "the step times vary by %.3f ms (p10 to p90 of local and ddp), as much as the comm phase takes (%.3f ms)",
+             spread, c);
+    return;
+  }
+  if (ex < 0 && ex >= -spread) ex = 0;
+  if (ex > c && ex <= c + spread) ex = c;
+  if (ex < 0) {
+    snprintf(s->overlap_why, sizeof s->overlap_why,
+             "the ddp step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' spread", ddp->median,
+             local->median);
+    return;
+  }
+  if (ex > c) {
+    snprintf(s->overlap_why, sizeof s->overlap_why,
+             "the ddp step (%.3f ms) is %.3f ms longer than local + comm (%.3f ms): overlapping slowed compute or "
+             "communication (contention for cores, memory or links)",
+             ddp->median, ex - c, local->median + c);
+    return;
+  }
+  s->exposed_comm_ms = ex;
+  s->hidden_fraction = c > 0 ? 1 - ex / c : NAN;
+}
+
 ddp_result report_summarize(const run_report *r, run_summary *s) {
   memset(s, 0, sizeof *s);
   int W = r->world;
@@ -153,10 +197,8 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
 
   const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
   s->scaling_efficiency = lo->present && dd->present ? lo->step.median / dd->step.median : NAN;
-  s->exposed_comm_ms = lo->present && dd->present ? dd->step.median - lo->step.median : NAN;
-  s->hidden_fraction = lo->present && dd->present && cm->present && W > 1
-                           ? (lo->step.median + cm->step.median - dd->step.median) / cm->step.median
-                           : NAN;
+  s->exposed_comm_ms = s->hidden_fraction = NAN;
+  if (lo->present && dd->present && W > 1) overlap(s, cm->present ? &cm->step : NULL, &lo->step, &dd->step);
 
   /* Verification: ranks whose final weights differ from the most common checksum. */
   s->weights_identical = -1;
@@ -277,10 +319,11 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
 
   fprintf(out, "#\n");
   if (!isnan(s->scaling_efficiency)) {
-    fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%   exposed communication %.3f ms",
-            s->scaling_efficiency * 100, s->exposed_comm_ms);
-    if (!isnan(s->hidden_fraction) && r->world > 1)
+    fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%", s->scaling_efficiency * 100);
+    if (!isnan(s->exposed_comm_ms)) fprintf(out, "   exposed communication %.3f ms", s->exposed_comm_ms);
+    if (!isnan(s->hidden_fraction))
       fprintf(out, "   hidden %.0f %% of the comm phase's %.3f ms", s->hidden_fraction * 100, cm->step.median);
+    if (s->overlap_why[0]) fprintf(out, "\n# exposed and hidden communication: cannot tell: %s", s->overlap_why);
     fputc('\n', out);
   }
   for (int p = 0; p < PHASE_COUNT; p++) {

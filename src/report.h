@@ -87,8 +87,9 @@ typedef struct {
 typedef struct {
   phase_summary ph[PHASE_COUNT];
   double scaling_efficiency; /* median local / median ddp; NaN unless both ran */
-  double exposed_comm_ms;    /* ddp - local */
-  double hidden_fraction;    /* (local + comm - ddp) / comm */
+  double exposed_comm_ms;    /* ddp - local, in [0, comm]; NaN when the measurement cannot tell */
+  double hidden_fraction;    /* 1 - exposed / comm, in [0, 1]; NaN when it cannot tell (or no comm phase) */
+  char overlap_why[256];     /* why it cannot tell, or "" */
   double measured_peak_tflops; /* median over ranks */
   int weights_identical;     /* -1 when the ddp phase did not run */
   int nmismatch;
