@@ -333,8 +333,7 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     fprintf(out, "# %s per rank, median %s: ", phase_name((ddp_phase)p), have_c ? "compute ms (forward+backward)" : "step ms");
     for (int rk = 0; rk < r->world; rk++)
       fprintf(out, "%s%d:%.3f", rk ? " " : "", rk, have_c ? ps->rank_compute[rk].median : ps->rank_step[rk].median);
-    fprintf(out, "  slowest rank %d (%s) %+.1f %% vs median\n", ps->slowest_rank, r->ranks[ps->slowest_rank].host,
-            ps->slowest_excess * 100);
+    fputc('\n', out);
   }
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_data *pd = &r->phases[p];
@@ -354,23 +353,6 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     }
     fputc('\n', out);
   }
-  /* A diverged model times NaN arithmetic (or, in fp16, steps whose update is skipped): say so. */
-  for (int p = 0; p < PHASE_COUNT; p++) {
-    const phase_data *pd = &r->phases[p];
-    if (!pd->present || !pd->loss) continue;
-    int total = pd->warmup + pd->steps, bad = -1;
-    for (int st = 0; st < total && bad < 0; st++)
-      if (!isfinite(pd->loss[st])) bad = st;
-    if (bad >= 0)
-      fprintf(out, "# WARNING: %s loss is not finite from step %d: the model diverged (lower --lr); its step times "
-                   "are not those of real training\n", phase_name((ddp_phase)p), bad);
-    int timed_skips = 0;
-    for (int st = pd->warmup; pd->skipped && st < total; st++) timed_skips += pd->skipped[st] != 0;
-    if (timed_skips * 2 > pd->steps)
-      fprintf(out, "# WARNING: %s skipped the update in %d of %d timed steps (fp16 overflow): its step times leave "
-                   "out the optimizer (lower --lr or --loss-scale-init)\n", phase_name((ddp_phase)p), timed_skips,
-              pd->steps);
-  }
   if (s->weights_identical == 1) {
     fprintf(out, "# verification: final weights bitwise identical on all %d ranks (fnv1a64 %016llx)  OK\n", r->world,
             (unsigned long long)r->ranks[0].checksum);
@@ -384,6 +366,88 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   } else {
     fprintf(out, "# verification: not run (needs the ddp phase)\n");
   }
+}
+
+/* ---- findings ---------------------------------------------------------------------------------- */
+/* The slowest rank is a problem only when it is slower beyond noise: its p10 (a typical fast step of its own)
+ * is above the p90 of every other rank's compute or step times. Otherwise the ranks are within noise and the
+ * finding is information. */
+static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, ddp_phase p, finding_list *f) {
+  int have_c = ps->rank_compute[0].n > 0, k = ps->slowest_rank;
+  const ddp_stats *st = have_c ? ps->rank_compute : ps->rank_step;
+  double others_p90 = -INFINITY, med_of_rest = 0;
+  for (int rk = 0; rk < r->world; rk++)
+    if (rk != k) others_p90 = fmax(others_p90, st[rk].p90);
+  double *meds = malloc((size_t)r->world * sizeof(double));
+  DDP_CHECK_ALLOC(meds);
+  for (int rk = 0; rk < r->world; rk++) meds[rk] = st[rk].median;
+  med_of_rest = stats_percentile(meds, r->world, 0.5);
+  free(meds);
+  char subject[128];
+  snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
+  const char *what = have_c ? "compute time" : "step time";
+  if (st[k].p10 > others_p90)
+    return findings_add(f, "slowest_rank", SEV_WARN, SCOPE_RANK, subject, st[k].median, med_of_rest, "ms",
+                        "%s: %s %+.1f %% over the median rank, beyond noise (its p10 %.3f ms > every other rank's p90 "
+                        "%.3f ms)",
+                        phase_name(p), what, ps->slowest_excess * 100, st[k].p10, others_p90);
+  return findings_add(f, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_of_rest, "ms",
+                      "%s: ranks within noise (slowest median %s %+.1f %% over the median rank, inside the others' "
+                      "p10-p90)",
+                      phase_name(p), what, ps->slowest_excess * 100);
+}
+
+ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f) {
+  char subject[128];
+  if (s->weights_identical == 1)
+    DDP_TRY(findings_add(f, "weights", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
+                         "final weights bitwise identical on all %d ranks (fnv1a64 %016llx)", r->world,
+                         (unsigned long long)r->ranks[0].checksum));
+  for (int i = 0; s->weights_identical == 0 && i < s->nmismatch; i++) {
+    const rank_info *ri = &r->ranks[s->mismatch[i]];
+    snprintf(subject, sizeof subject, "rank %d (%s)", ri->rank, ri->host);
+    DDP_TRY(findings_add(f, "weights", SEV_FAIL, SCOPE_RANK, subject, NAN, NAN, "",
+                         "final weights (fnv1a64 %016llx) differ %s: silent data corruption or a non-deterministic "
+                         "reduction", (unsigned long long)ri->checksum,
+                         s->nmismatch == r->world ? "between ranks, with no majority to tell which is wrong"
+                                                  : "from the majority's"));
+  }
+  for (int p = 0; p < PHASE_COUNT && r->world > 1; p++)
+    if (s->ph[p].present && p != PHASE_COMM) DDP_TRY(slowest_finding(r, &s->ph[p], (ddp_phase)p, f));
+  if (s->overlap_why[0])
+    DDP_TRY(findings_add(f, "overlap", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
+                         "exposed and hidden communication cannot be told: %s", s->overlap_why));
+  /* A diverged model times NaN arithmetic (or, in fp16, steps whose update is skipped). */
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_data *pd = &r->phases[p];
+    if (!pd->present || !pd->loss) continue;
+    int total = pd->warmup + pd->steps, bad = -1;
+    for (int st = 0; st < total && bad < 0; st++)
+      if (!isfinite(pd->loss[st])) bad = st;
+    if (bad >= 0)
+      DDP_TRY(findings_add(f, "loss", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), bad, NAN, "step",
+                           "%s loss is not finite from step %d: the model diverged (lower --lr); its step times are "
+                           "not those of real training", phase_name((ddp_phase)p), bad));
+    int timed_skips = 0;
+    for (int st = pd->warmup; pd->skipped && st < total; st++) timed_skips += pd->skipped[st] != 0;
+    if (timed_skips * 2 > pd->steps)
+      DDP_TRY(findings_add(f, "loss", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), timed_skips, pd->steps, "steps",
+                           "%s skipped the update in %d of %d timed steps (fp16 overflow): its step times leave out "
+                           "the optimizer (lower --lr or --loss-scale-init)", phase_name((ddp_phase)p), timed_skips,
+                           pd->steps));
+  }
+  /* The topology report's findings ({kind, text}): hosts that differ or are degraded, versions and NCCL_*
+   * variables that differ between ranks, what NVML could not tell, and notes. */
+  const cJSON *tf = r->topology ? cJSON_GetObjectItemCaseSensitive(r->topology, "findings") : NULL;
+  for (const cJSON *x = cJSON_IsArray(tf) ? tf->child : NULL; x; x = x->next) {
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind"), *text = cJSON_GetObjectItemCaseSensitive(x, "text");
+    if (!cJSON_IsString(kind) || !cJSON_IsString(text)) continue;
+    int env = strcmp(kind->valuestring, "environment") == 0;
+    int info = strcmp(kind->valuestring, "note") == 0 || strcmp(kind->valuestring, "undecided") == 0;
+    DDP_TRY(findings_add(f, env ? "versions" : "topology", info ? SEV_INFO : SEV_WARN, env ? SCOPE_JOB : SCOPE_HOST,
+                         kind->valuestring, NAN, NAN, "", "%s", text->valuestring));
+  }
+  return DDP_OK;
 }
 
 /* ---- JSON ----------------------------------------------------------------------------------- */

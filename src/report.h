@@ -105,6 +105,10 @@ ddp_result report_summarize(const run_report *r, run_summary *s);
 void report_summary_free(run_summary *s);
 /* Human summary, nccl-tests style ('#' lines and a table). */
 void report_print(FILE *out, const run_report *r, const run_summary *s);
+/* Every verdict the figures call for, appended to f: the weights (fail per rank that differs), the slowest
+ * rank (warn only beyond noise), exposed communication that cannot be told, a diverged loss, and the topology
+ * report's findings (r->topology). */
+ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f);
 /* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
  * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
 ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);

@@ -117,6 +117,43 @@ int main(void) {
   CHECK(peak_table_tflops("NVIDIA H100 PCIe", PREC_BF16) == 0 && peak_table_tflops("cpu", PREC_FP32) == 0,
         "unknown parts give 0, never a guess");
 
+  /* Findings: identical weights are information; rank 1's local compute (10 ms every step) is above rank 0's
+   * p90 (9 ms) in every step: slower beyond noise, a warning; exit code 0 (no fail). */
+  finding_list fl;
+  findings_init(&fl);
+  CHECK(report_findings(&rep, &s, &fl) == DDP_OK, "findings");
+  int warn_slowest = 0, info_weights = 0;
+  for (int i = 0; i < fl.n; i++) {
+    warn_slowest += strcmp(fl.v[i].check, "slowest_rank") == 0 && fl.v[i].severity == SEV_WARN &&
+                    strstr(fl.v[i].subject, "rank 1") != NULL;
+    info_weights += strcmp(fl.v[i].check, "weights") == 0 && fl.v[i].severity == SEV_INFO;
+  }
+  CHECK(warn_slowest == 2 && info_weights == 1 && findings_exit_code(&fl) == 0, "slowest beyond noise warns: %d %d",
+        warn_slowest, info_weights);
+  findings_free(&fl);
+  {
+    double close_c[W * S] = {9, 10, 9, 10, 9.5, 9.6, 9.4, 9.5}; /* rank 1 slower in median, inside rank 0's spread */
+    double *saved = lo->compute_ms;
+    lo->compute_ms = close_c;
+    dd->present = 0;
+    run_summary t;
+    findings_init(&fl);
+    CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, close ranks");
+    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "within noise"),
+          "ranks within noise: information, not a problem: %s", fl.n ? fl.v[0].text : "none");
+    findings_free(&fl);
+    ranks[1].checksum ^= 1;
+    dd->present = 1;
+    report_summary_free(&t);
+    CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, weights differ");
+    CHECK(findings_exit_code(&fl) == DDP_EXIT_CHECK && findings_count(&fl, SEV_FAIL) == 2,
+          "differing weights (a tie of 2: both named) fail the run with exit code 1");
+    findings_free(&fl);
+    report_summary_free(&t);
+    ranks[1].checksum ^= 1;
+    lo->compute_ms = saved;
+  }
+
   /* JSON: write atomically, read back. */
   char dir[] = "/tmp/ddpbench-test-report-XXXXXX";
   CHECK(mkdtemp(dir) != NULL, "tmpdir");
@@ -176,7 +213,7 @@ int main(void) {
   free(text);
   cJSON_Delete(doc);
 
-  /* The summary warns when the loss diverged or fp16 skipped most timed updates. */
+  /* The findings warn when the loss diverged or fp16 skipped most timed updates. */
   {
     double bad_loss[S + 1] = {5, 4, NAN, NAN, NAN};
     int all_skipped[S + 1] = {1, 1, 1, 1, 1};
@@ -185,11 +222,15 @@ int main(void) {
     char *txt = NULL;
     size_t len = 0;
     FILE *mf = open_memstream(&txt, &len);
-    report_print(mf, &rep, &s);
+    finding_list dl;
+    findings_init(&dl);
+    CHECK(report_findings(&rep, &s, &dl) == DDP_OK, "findings");
+    findings_print(mf, &dl);
     fclose(mf);
-    CHECK(txt && strstr(txt, "WARNING: ddp loss is not finite from step 2"), "divergence warning");
-    CHECK(txt && strstr(txt, "WARNING: ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
-    CHECK(txt && !strstr(txt, "WARNING: local"), "no warning for the healthy phase");
+    CHECK(txt && strstr(txt, "warn  loss") && strstr(txt, "ddp loss is not finite from step 2"), "divergence warning");
+    CHECK(txt && strstr(txt, "ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
+    CHECK(txt && !strstr(txt, "local loss"), "no warning for the healthy phase");
+    findings_free(&dl);
     free(txt);
     rep.phases[PHASE_DDP].loss = loss;
     rep.phases[PHASE_DDP].skipped = skipped;
