@@ -68,6 +68,11 @@ void ddp_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
   do { if (!(p)) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory"); } while (0)
 const char *ddp_strerror_errno(void);
 
+/* FNV-1a 64 over n bytes, continuing from h (start with DDP_FNV1A64_INIT): host identities, the weights
+ * checksum, topology signatures. The one copy of it. */
+#define DDP_FNV1A64_INIT 0xcbf29ce484222325ull
+uint64_t ddp_fnv1a64(const void *p, size_t n, uint64_t h);
+
 /* Monotonic wall clock in seconds. */
 double ddp_now(void);
 /* "1.50 GiB"-style size into buf (binary units, as nccl-tests' sizes). */

@@ -14,10 +14,6 @@ ddp_result mpi_fail(int err, const char *call, const char *file, int line) {
   return ddp_fail(DDP_ERR_MPI, file, line, "%s: %s", call, msg);
 }
 
-static uint64_t fnv1a(const char *s, uint64_t h) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
-}
 
 static void read_boot_id(char *buf, size_t n) {
   buf[0] = 0;
@@ -41,7 +37,7 @@ ddp_result dist_init(int *argc, char ***argv, ddp_dist *d) {
   d->host[sizeof d->host - 1] = 0;
   ddp_set_identity(d->rank, d->host);
   read_boot_id(d->boot_id, sizeof d->boot_id);
-  d->host_hash = fnv1a(d->boot_id, fnv1a(d->host, 0xcbf29ce484222325ull));
+  d->host_hash = ddp_fnv1a64(d->boot_id, strlen(d->boot_id), ddp_fnv1a64(d->host, strlen(d->host), DDP_FNV1A64_INIT));
 
   DDP_CHECK_MPI(MPI_Comm_split_type(d->world, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &d->node));
   DDP_CHECK_MPI(MPI_Comm_rank(d->node, &d->local_rank));
