@@ -23,7 +23,6 @@ typedef enum {
   DDP_ERR_HWLOC,
   DDP_ERR_JSON,
   DDP_ERR_TIMEOUT,  /* a peer or the device stopped answering */
-  DDP_ERR_CHECK,    /* verification failed: data differs between ranks */
   DDP_ERR_INTERNAL,
 } ddp_result;
 
@@ -57,12 +56,6 @@ void ddp_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
       if (r_ != DDP_ERR_USAGE) ddp_trace(__FILE__, __LINE__); \
       return r_;                                       \
     }                                                  \
-  } while (0)
-/* libc: cond false => error with strerror(errno). */
-#define DDP_CHECK_SYS(cond, what)                                                      \
-  do {                                                                                 \
-    if (!(cond)) return ddp_fail(DDP_ERR_SYSTEM, __FILE__, __LINE__, "%s: %s", (what), \
-                                 ddp_strerror_errno());                                \
   } while (0)
 #define DDP_CHECK_ALLOC(p) \
   do { if (!(p)) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory"); } while (0)
