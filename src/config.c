@@ -373,12 +373,12 @@ ddp_result config_validate(const ddp_config *cfg) {
 
 uint64_t config_hash(const ddp_config *cfg) {
   char line[1200];
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = DDP_FNV1A64_INIT;
   const char *name;
   char value[1100];
   for (int i = 0; config_key_at(cfg, i, &name, value, sizeof value); i++) {
-    snprintf(line, sizeof line, "%s=%s\n", name, value);
-    for (const char *p = line; *p; p++) h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+    int n = snprintf(line, sizeof line, "%s=%s\n", name, value);
+    h = ddp_fnv1a64(line, n > 0 && (size_t)n < sizeof line ? (size_t)n : strlen(line), h);
   }
   return h;
 }
