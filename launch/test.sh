@@ -1,12 +1,28 @@
 #!/usr/bin/env bash
 # Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, gpu; gpu tests exit 77, shown as
-# skipped, when no GPU is visible). This is what CI runs (.ci/run).
-set -euo pipefail
+# skipped, when no GPU is visible). This is what CI runs (.ci/run). Then the sanitizer job: the `sanitize`
+# preset (clang, Debug, AddressSanitizer + UndefinedBehaviorSanitizer) builds everything again into
+# build/sanitize and runs the unit and mpi tests there, and each libFuzzer target for DDPBENCH_FUZZ_SECONDS
+# (default 60) over its committed corpus. DDPBENCH_SANITIZE=0 skips the sanitizer job (a quick local check).
+# Exit code: 0 when every step passed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-launch/setup.sh
+launch/setup.sh || exit 1
 # Test-only Python helper: the JSON Schema check of result files (test_schema).
 if ! python3 -c "import jsonschema" 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-jsonschema >/dev/null
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-ctest --preset dev
+fail=0
+ctest --preset dev || fail=1
+if [ "${DDPBENCH_SANITIZE:-1}" != 0 ]; then
+  secs=${DDPBENCH_FUZZ_SECONDS:-60}
+  case "$secs" in '' | *[!0-9]*) echo "launch/test.sh: DDPBENCH_FUZZ_SECONDS must be a number of seconds" >&2; exit 2 ;; esac
+  if cmake --preset sanitize -DDDPBENCH_FUZZ_SECONDS="$secs" >/dev/null && cmake --build --preset sanitize; then
+    ctest --preset sanitize || fail=1
+    ctest --preset fuzz || fail=1
+  else
+    fail=1
+  fi
+fi
+exit $fail

@@ -119,7 +119,7 @@ static int phase_started(void) {
   char pe[300];
   snprintf(pe, sizeof pe, "%s/stderr", dir);
   read_err(pe);
-  return strstr(err, "[ddpbench] local") != NULL;
+  return strstr(err, "test fault: stall in phase local") != NULL;
 }
 static int json_tmp_exists(void) { return tmp_files_left() > 0; }
 
@@ -189,8 +189,9 @@ int main(int argc, char **argv) {
   snprintf(json, sizeof json, "%s/run.json", dir);
   int sigs[] = {SIGTERM, SIGINT}, codes[] = {143, 130};
   for (int i = 0; i < 2; i++) {
-    snprintf(cmd, sizeof cmd, "env DDPBENCH_BIN=%s %s/launch/run.sh -np 2 --config %s/configs/ci.ini --steps 100000 "
-             "--json %s --timeout %s", prog, src, src, json, TIMEOUT);
+    /* rank 1 holds the job inside the local phase (stall hook) until the signal comes */
+    snprintf(cmd, sizeof cmd, "env DDPBENCH_BIN=%s DDPBENCH_TEST_FAULT=stall:1:local %s/launch/run.sh -np 2 --config "
+             "%s/configs/ci.ini --json %s --timeout 100", prog, src, src, json);
     code = spawn(cmd, phase_started, sigs[i], LIMIT + 5, &secs);
     snprintf(what, sizeof what, "%s during a phase", i ? "SIGINT" : "SIGTERM");
     expect(what, code, codes[i], secs, "exiting with code");
