@@ -27,7 +27,7 @@ typedef enum {
 } ddp_result;
 
 /* Process exit codes (documented in README): */
-enum { DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3 };
+enum { DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3, DDP_EXIT_NONFINITE = 4 };
 
 const char *ddp_result_str(ddp_result r);
 int ddp_exit_code(ddp_result r);

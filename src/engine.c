@@ -470,15 +470,20 @@ ddp_result engine_weights(engine *e, float *host) {
   return e->dev->stream_synchronize(e->dev, e->S);
 }
 
-ddp_result engine_weights_checksum(engine *e, uint64_t *sum) {
-  size_t n = engine_weight_count(e) * 4;
-  unsigned char *h = malloc(n);
+ddp_result engine_weights_verify(engine *e, uint64_t *sum, uint64_t *nonfinite) {
+  size_t count = engine_weight_count(e), n = count * 4;
+  float *h = malloc(n);
   DDP_CHECK_ALLOC(h);
-  ddp_result r = engine_weights(e, (float *)h);
+  ddp_result r = engine_weights(e, h);
   *sum = ddp_fnv1a64(h, r == DDP_OK ? n : 0, DDP_FNV1A64_INIT);
+  uint64_t bad = 0;
+  for (size_t i = 0; r == DDP_OK && i < count; i++) bad += !isfinite(h[i]);
+  if (nonfinite) *nonfinite = bad;
   free(h);
   return r;
 }
+
+ddp_result engine_weights_checksum(engine *e, uint64_t *sum) { return engine_weights_verify(e, sum, NULL); }
 
 ddp_result engine_measure_gemm(engine *e, double *tflops) {
   ddp_device *d = e->dev;

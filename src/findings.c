@@ -67,7 +67,17 @@ int findings_count(const finding_list *l, finding_severity at_least) {
   return n;
 }
 
-int findings_exit_code(const finding_list *l) { return findings_count(l, SEV_FAIL) ? DDP_EXIT_CHECK : DDP_EXIT_OK; }
+int findings_exit_code(const finding_list *l) {
+  int other = 0, nonfinite = 0;
+  for (int i = 0; i < l->n; i++)
+    if (l->v[i].severity == SEV_FAIL) {
+      if (strcmp(l->v[i].check, "nonfinite") == 0)
+        nonfinite = 1;
+      else
+        other = 1;
+    }
+  return other ? DDP_EXIT_CHECK : nonfinite ? DDP_EXIT_NONFINITE : DDP_EXIT_OK;
+}
 
 void findings_print(FILE *out, const finding_list *l) {
   fprintf(out, "# findings (%d fail, %d warn, %d info)\n", findings_count(l, SEV_FAIL),

@@ -31,6 +31,7 @@ typedef struct {
   double gemm_tflops; /* measured H x H x H GEMM in the run's precision */
   uint64_t checksum;  /* final weights after the ddp phase */
   int checksum_valid;
+  uint64_t nonfinite; /* how many of those weights are NaN or infinite */
 } rank_info;
 
 /* One phase, all ranks (rank-major arrays), on rank 0. */

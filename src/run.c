@@ -255,7 +255,7 @@ static ddp_result job_run(job *j) {
     ddp_phase p = (ddp_phase)order[k];
     r = engine_run_phase(j->eng, p, &res[p]);
     if (r == DDP_OK && p == PHASE_DDP) {
-      r = engine_weights_checksum(j->eng, &mine.checksum);
+      r = engine_weights_verify(j->eng, &mine.checksum, &mine.nonfinite);
       mine.checksum_valid = 1;
       /* Test hook for the verification path: DDPBENCH_TEST_CORRUPT_RANK=r reports rank r's weights as if
        * one bit had flipped, as silent data corruption would. */

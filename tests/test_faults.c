@@ -10,6 +10,8 @@
  *   - SIGTERM and SIGINT to the launcher (launch/run.sh) during a phase and during the JSON write: 143 / 130,
  *     no temporary file, no half-written result;
  *   - outputs that cannot be written (missing folder, a FIFO, a symlink, /dev/null): exit 2 before any work;
+ *   - a NaN injected in fp32 and bf16 (every rank agrees, on NaN): exit 4 and a "nonfinite" fail finding; fp16
+ *     with a loss scale that underflows every gradient: a warning;
  *   - an hwloc XML that crashes libhwloc: `ddpbench topo` exits 2 naming the file.
  * argv: mpiexec ddpbench srcdir. */
 #include <dirent.h>
@@ -228,6 +230,30 @@ int main(int argc, char **argv) {
   CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode) && lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode) &&
             !exists(target) && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
         "the FIFO, the link, its target and /dev/null are as they were");
+
+  /* A NaN injected into the gradient with fp32 and bf16 is averaged into every rank: the ranks agree bitwise, on
+   * NaN. That is a failed verification with its own finding and exit code 4. */
+  const char *precs[] = {"fp32", "bf16"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --precision %s --inject-nonfinite 2 "
+             "--quiet --json %s/nan-%s.json 2>&1 >%s/nan.out", mpiexec, prog, src, precs[i], dir, precs[i], dir);
+    code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
+    snprintf(what, sizeof what, "NaN injected with %s", precs[i]);
+    char outp[600];
+    snprintf(outp, sizeof outp, "%s/nan.out", dir);
+    read_err(outp);
+    expect(what, code, 4, secs, "verification: FAILED: final weights not finite");
+    CHECK(strstr(err, "fail  nonfinite") && !strstr(err, "identical on all 2 ranks (fnv1a64"), "%s: finding, no OK: %.2000s",
+          what, err);
+  }
+  /* fp16 with a loss scale that underflows every gradient: a warning, not silence. */
+  snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --precision fp16 --loss-scale-init "
+           "1e-30 --quiet 2>&1 >%s/fp16.out", mpiexec, prog, src, dir);
+  code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
+  snprintf(cmd, sizeof cmd, "%s/fp16.out", dir);
+  read_err(cmd);
+  expect("fp16 loss scale underflow", code, 0, secs, "warn  loss_scale");
+  CHECK(strstr(err, "underflow") != NULL, "says why: %.2000s", err);
 
   /* An hwloc XML on which libhwloc itself crashes: exit 2 naming the file, not a segfault. */
   snprintf(cmd, sizeof cmd, "%s topo --hwloc-xml %s/tests/fuzz/corpus/hwloc_xml/crash-pu-under-machine.xml", prog, src);
