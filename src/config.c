@@ -486,9 +486,10 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
       return DDP_OK;
     }
     if (strncmp(argv[i], "--config", 8) == 0 && (argv[i][8] == 0 || argv[i][8] == '=')) {
-      const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
+      int inline_value = argv[i][8] == '=';
+      const char *v = inline_value ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v || !*v) return ddp_usage_error("--config needs a file name");
-      if (argv[i][8] != '=' && strncmp(v, "--", 2) == 0)
+      if (!inline_value && strncmp(v, "--", 2) == 0)
         return ddp_usage_error("--config needs a file name, got the option '%s'", v);
       if (strlen(v) >= sizeof cfg->config_file)
         return ddp_usage_error("--config: file name longer than %zu characters", sizeof cfg->config_file - 1);

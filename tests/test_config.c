@@ -136,6 +136,8 @@ static void test_api(void) {
   expect_bad("option as value", "--force", parse(&c, err, sizeof err, "--json", "--force", NULL), err);
   CHECK(parse(&c, err, sizeof err, "--lr", "-0", "--json=--odd-name", NULL) == DDP_OK && strcmp(c.json, "--odd-name") == 0,
         "--key=--value is taken as written: %s", err);
+  /* A short --config value (the fuzzer found a read past "x"'s end here). */
+  expect_bad("short --config value", "x", parse(&c, err, sizeof err, "--config", "x", NULL), err);
   /* A --config path that does not fit is refused, not truncated. */
   static char longpath[1100];
   memset(longpath, 'a', 1050);
