@@ -8,7 +8,8 @@ torch.autocast (bf16, or fp16 with GradScaler's defaults). It writes, into --out
 
   buckets.json       DDP's buckets (gloo, 2 CPU processes) for a table of (H, L) and caps: the first
                      iteration's buckets and the rebuilt ones, each as bytes and layer numbers in the order
-                     the bucket holds them, read from a recording comm hook (and DDP's logger where it has them).
+                     the bucket holds them, read from a recording comm hook (and DDP's logger where it has them);
+                     also with static_graph=True and with find_unused_parameters=True.
   losses_cpu.json    per-step loss (and fp16 loss scale, skipped steps) of one CPU process, per precision.
   ddp2_cpu.json      the same on 2 CPU processes under DDP (gloo), fp32/bf16, with and without the
                      fp16/bf16 compress hooks; the loss recorded is the mean of the ranks' losses.
@@ -269,7 +270,8 @@ def record_hook(state, bucket):
     return default_hooks.allreduce_hook(None, bucket)
 
 
-def bucket_case(H, L, cap_mb, first_mib):
+def bucket_case(H, L, cap_mb, first_mib, mode=None):
+    """mode: None (DDP's defaults), "static_graph" or "find_unused_parameters" (set to True)."""
     from torch.nn.parallel import DistributedDataParallel as DDP
     saved_first = dist._DEFAULT_FIRST_BUCKET_BYTES
     if first_mib is not None:
@@ -278,21 +280,27 @@ def bucket_case(H, L, cap_mb, first_mib):
         model = make_model(H, L, torch.device("cpu"), generated=False)
         layer_of = {m.weight.data_ptr(): i // 2 + 1 for i, m in enumerate(model) if isinstance(m, torch.nn.Linear)}
         kw = {} if cap_mb is None else {"bucket_cap_mb": cap_mb}
+        if mode:
+            kw[mode] = True
         ddp = DDP(model, **kw)
         state = {"layer_of": layer_of, "log": [], "step": 0}
         ddp.register_comm_hook(state, record_hook)
         x = torch.ones(2, H)
-        for s in range(3):  # iteration 1: construction buckets; from the 2nd forward on: rebuilt
+        nit = 4  # iteration 1: construction buckets; rebuilt at the 2nd forward (static_graph: the 3rd)
+        for s in range(nit):
             state["step"] = s
             ddp.zero_grad(set_to_none=True)
             ddp(x).sum().backward()
         per_step = []
-        for s in range(3):
+        for s in range(nit):
             b = sorted((e for e in state["log"] if e["step"] == s), key=lambda e: e["index"])
             per_step.append([{"bytes": e["bytes"], "layers": e["layers"]} for e in b])
-        rec = {"hidden": H, "layers": L, "bucket_cap_mb": cap_mb,
-               "first_bucket_mib": first_mib, "first_iteration": per_step[0], "rebuilt": per_step[1],
-               "third_iteration_same_as_second": per_step[2] == per_step[1]}
+        steady_from = nit
+        while steady_from > 1 and per_step[steady_from - 2] == per_step[-1]:
+            steady_from -= 1
+        rec = {"hidden": H, "layers": L, "bucket_cap_mb": cap_mb, "mode": mode,
+               "first_bucket_mib": first_mib, "first_iteration": per_step[0], "rebuilt": per_step[-1],
+               "steady_from_iteration": steady_from, "stable": per_step[-2] == per_step[-1], "iterations": nit}
         args = []
         if cap_mb is not None:
             args += ["--bucket-mb", repr(cap_mb)]
@@ -393,6 +401,11 @@ def worker(rank, world, store_dir, parts, results_path, small):
             res["buckets"].append(bucket_case(H, L, None, first))
             if rank == 0:
                 log(f"buckets {H}x{L} first {first} MiB: {[b['bytes'] for b in res['buckets'][-1]['rebuilt']]}")
+        for H, L in BUCKET_SHAPES:
+            for mode in ("static_graph", "find_unused_parameters"):
+                res["buckets"].append(bucket_case(H, L, None, None, mode))
+                if rank == 0:
+                    log(f"buckets {H}x{L} {mode}: {[b['bytes'] for b in res['buckets'][-1]['rebuilt']]}")
     if "hooks" in parts:
         res["hooks"] = hooks_case()
         if rank == 0:
