@@ -115,6 +115,8 @@ def train(H, L, B, prec, nsteps, dev, rank=0, world=1, wrap=None):
         opt.zero_grad(set_to_none=True)
         with torch.autocast(device_type=dev.type, dtype=amp or torch.bfloat16, enabled=amp is not None):
             y = model(x)
+        if amp is not None and y.dtype != amp:
+            raise RuntimeError(f"autocast ran nn.Linear in {y.dtype}, not {amp}, on {dev.type}")
         diff = y.float() - t
         loss = 0.5 * (diff ** 2).sum() / B
         rec = torch.tensor([0.5 * (diff.detach().double() ** 2).sum().item() / B], dtype=torch.float64)
