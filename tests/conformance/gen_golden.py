@@ -231,7 +231,10 @@ class gpu_settings:
         if self.saved[1] is not None:
             m.allow_bf16_reduced_precision_reduction = self.saved[1]
         if self.lib is not None:
-            torch.backends.cuda.preferred_blas_library(self.lib)
+            try:
+                torch.backends.cuda.preferred_blas_library(self.lib)
+            except Exception:
+                torch.backends.cuda.preferred_blas_library(str(self.lib).split(".")[-1].lower())
 
 
 def losses_gpu():
