@@ -252,10 +252,15 @@ def losses_gpu():
                     torch.cuda.synchronize()
                 except Exception as ex:
                     c.setdefault("variants_unavailable", {})[v] = f"{type(ex).__name__}: {ex}".splitlines()[0][:300]
+            if "default" not in c["variants"]:
+                log(f"gpu {H}x{L}x{B} {prec}: no default run ({c['variants_unavailable']['default']})")
+                cases.append(c)
+                continue
             d = c["variants"]["default"]["loss"]
             c["spread"] = max(rel_diff(x["loss"], d) for x in c["variants"].values())
             c["repeat_bitwise"] = c["variants"].get("repeat", {}).get("loss") == d
-            log(f"gpu {H}x{L}x{B} {prec}: spread {c['spread']:.3g}, repeat bitwise {c['repeat_bitwise']}")
+            log(f"gpu {H}x{L}x{B} {prec}: spread {c['spread']:.3g} over {sorted(c['variants'])}, "
+                f"repeat bitwise {c['repeat_bitwise']}")
             cases.append(c)
     doc = meta(torch.cuda.get_device_name(dev))
     doc["tf32"] = False
