@@ -341,7 +341,7 @@ static void check_losses_cpu(ddp_comm *self, ddp_comm *world) {
   cJSON_Delete(doc);
 }
 
-static void check_losses_gpu(ddp_comm *gpu) {
+static void check_losses_gpu(ddp_comm *gpu, const char *device) {
   cJSON *doc = golden_load("losses_gpu.json");
   if (!doc) return;
   int n = 0;
@@ -352,7 +352,7 @@ static void check_losses_gpu(ddp_comm *gpu) {
     CHECK(cJSON_IsNumber(spread) && def, "losses_gpu.json case %d has PyTorch's default run and its spread", n);
     if (!cJSON_IsNumber(spread) || !def) continue;
     double tol = fmax(2 * spread->valuedouble, GPU_FLOOR);
-    check_loss_case(gpu, "cuda", cs, def, tol, "gpu");
+    check_loss_case(gpu, device, cs, def, tol, "gpu");
     n++;
   }
   CHECK(n >= 6, "losses_gpu.json: %d cases (2 shapes or more x fp32, bf16, fp16)", n);
@@ -370,7 +370,9 @@ int main(int argc, char **argv) {
   }
   golden_dir = argv[1];
   if (argc > 2 && strcmp(argv[2], "gpu") == 0) {
-    int ngpu = device_cuda_count();
+    /* DDPBENCH_CONFORMANCE_DEVICE=cpu runs this part on the CPU device: only to try the test itself. */
+    const char *devname = getenv("DDPBENCH_CONFORMANCE_DEVICE") ? getenv("DDPBENCH_CONFORMANCE_DEVICE") : "cuda";
+    int ngpu = strcmp(devname, "cpu") == 0 ? 1 : device_cuda_count();
     if (ngpu == 0) {
       /* Still insist on the golden file: a missing one fails in CI too. */
       cJSON *doc = golden_load("losses_gpu.json");
@@ -383,10 +385,11 @@ int main(int argc, char **argv) {
     }
     ddp_device *gpu;
     ddp_comm *gcomm, *gself;
-    CHECK(device_cuda_create(&gpu, d.local_rank % ngpu) == DDP_OK, "cuda device");
+    CHECK((strcmp(devname, "cpu") == 0 ? device_cpu_create(&gpu, 1) : device_cuda_create(&gpu, d.local_rank % ngpu)) == DDP_OK,
+          "%s device", devname);
     CHECK(comm_mpi_create(&gcomm, MPI_COMM_WORLD, gpu) == DDP_OK, "comm");
     CHECK(gcomm->split(gcomm, d.rank == 0 ? 0 : -1, 0, &gself) == DDP_OK, "split");
-    if (gself) check_losses_gpu(gself);
+    if (gself) check_losses_gpu(gself, devname);
     int rc = check_summary_world();
     dist_finalize(&d);
     return rc;

@@ -213,7 +213,11 @@ class gpu_settings:
 
     def __enter__(self):
         m = torch.backends.cuda.matmul
-        self.saved = (m.allow_fp16_reduced_precision_reduction, getattr(m, "allow_bf16_reduced_precision_reduction", None))
+        try:  # torch.backends.cuda.matmul raises AssertionError, not AttributeError, for a name it lacks
+            bf16 = m.allow_bf16_reduced_precision_reduction
+        except Exception:
+            bf16 = None
+        self.saved = (m.allow_fp16_reduced_precision_reduction, bf16)
         self.lib = torch.backends.cuda.preferred_blas_library() if hasattr(torch.backends.cuda, "preferred_blas_library") else None
         if self.name == "no_reduced_precision_reduction":
             m.allow_fp16_reduced_precision_reduction = False
