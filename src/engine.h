@@ -62,6 +62,8 @@ ddp_result engine_weights_checksum(engine *e, uint64_t *sum);
 ddp_result engine_measure_gemm(engine *e, double *tflops);
 
 const bucket_plan *engine_buckets(const engine *e);
+/* The type gradients travel in (grad_comm): the one mapping from the config. */
+ddp_dtype engine_comm_dtype(const engine *e);
 /* Bytes allreduced per step (in the grad_comm type). */
 double engine_comm_bytes(const engine *e);
 /* Model FLOPs per step per rank: (6L - 2) * B * H^2. */

@@ -473,7 +473,7 @@ static cJSON *doubles_json(const double *x, int n) {
   for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, num(x[i]));
   return a;
 }
-static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
+cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
   const phase_data *pd = &r->phases[p];
   const phase_summary *ps = &s->ph[p];
   cJSON *o = cJSON_CreateObject();
@@ -612,7 +612,7 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
   cJSON_AddItemToObject(legacy, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
   cJSON *phases = cJSON_AddObjectToObject(legacy, "phases");
   for (int p = 0; p < PHASE_COUNT; p++)
-    if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), phase_json(r, s, p));
+    if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), report_phase_json(r, s, p));
   cJSON_AddItemToObject(legacy, "scaling_efficiency", num(s->scaling_efficiency));
   cJSON_AddItemToObject(legacy, "exposed_comm_ms", num(s->exposed_comm_ms));
   cJSON_AddItemToObject(legacy, "hidden_comm_fraction", num(s->hidden_fraction));
@@ -626,7 +626,7 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
   result_init(&m);
   char why[300] = "";
   ddp_result res = report_model(r, s, &m);
-  if (res == DDP_OK && result_records_from_phases(legacy, &m, why, sizeof why) != DDP_OK)
+  if (res == DDP_OK && result_records_from_phases(legacy, "world", &m, why, sizeof why) != DDP_OK)
     res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
   for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
     const finding *f = &findings->v[i];

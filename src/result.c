@@ -515,7 +515,7 @@ static const char *label_int(char *buf, size_t n, double v) {
 static ddp_result add_or_bad(rd *c, ddp_result r) { return r == DDP_OK ? DDP_OK : bad(c, "out of host memory"); }
 
 /* One phase section (schema version 1 layout; version 2 keeps writing it) into records. */
-static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc *d) {
+static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJSON *p, result_doc *d) {
   char path[64];
   snprintf(path, sizeof path, "phases.%s.", phase);
   if (!cJSON_IsObject(p)) return bad(c, "phases.%s: not an object", phase);
@@ -523,7 +523,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
   char sub[192];
   snprintf(sub, sizeof sub, "%sstep_ms", path);
   RD_TRY(rd_stats(c, item(p, "step_ms"), sub, &st));
-  RD_TRY(add_or_bad(c, result_add(d, phase, "world", "step_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0, NULL)));
+  RD_TRY(add_or_bad(c, result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0, NULL)));
   static const struct {
     const char *key, *unit;
   } figs[] = {{"samples_per_s", "1/s"}, {"tflops_per_rank", "TFLOP/s"}, {"mfu_measured_peak", ""},
@@ -532,7 +532,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     if (!item(p, figs[k].key)) continue;
     double v;
     RD_TRY(rd_number(c, p, path, figs[k].key, 1, &v));
-    RD_TRY(add_or_bad(c, result_add(d, phase, "world", figs[k].key, figs[k].unit, BETTER_HIGHER, v, NULL, NULL, 0, NULL)));
+    RD_TRY(add_or_bad(c, result_add(d, phase, group, figs[k].key, figs[k].unit, BETTER_HIGHER, v, NULL, NULL, 0, NULL)));
   }
   const cJSON *per = item(p, "per_rank");
   if (per && !cJSON_IsArray(per)) return bad(c, "%sper_rank: not an array", path);
@@ -541,7 +541,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     char rp[128], rk[16];
     snprintf(rp, sizeof rp, "%sper_rank[%d].", path, i);
     int rank;
-    RD_TRY(rd_int(c, x, rp, "rank", 0, d->world_size - 1, &rank));
+    RD_TRY(rd_int(c, x, rp, "rank", 0, d->world_size > 0 ? d->world_size - 1 : 1 << 24, &rank));
     const char *host = rank < d->nranks && d->ranks[rank].host ? d->ranks[rank].host : "";
     label_int(rk, sizeof rk, rank);
     snprintf(sub, sizeof sub, "%sstep_ms", rp);
@@ -556,14 +556,14 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
         return r;
       }
     }
-    ddp_result r = result_add(d, phase, "world", "step_ms", "ms", BETTER_LOWER, st.median, &st, samples, ns, "rank",
+    ddp_result r = result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, st.median, &st, samples, ns, "rank",
                               rk, "host", host, NULL);
     free(samples);
     RD_TRY(add_or_bad(c, r));
     if (item(x, "compute_ms")) {
       snprintf(sub, sizeof sub, "%scompute_ms", rp);
       RD_TRY(rd_stats(c, item(x, "compute_ms"), sub, &st));
-      RD_TRY(add_or_bad(c, result_add(d, phase, "world", "compute_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0,
+      RD_TRY(add_or_bad(c, result_add(d, phase, group, "compute_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0,
                                       "rank", rk, "host", host, NULL)));
     }
   }
@@ -582,13 +582,13 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     RD_TRY(rd_number(c, x, rp, "busbw_gbs", 1, &bus));
     RD_TRY(rd_string(c, x, rp, "type", 1, &type));
     label_int(bytes, sizeof bytes, b);
-    ddp_result r = result_add(d, phase, "world", "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes",
+    ddp_result r = result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes",
                               bytes, "type", type, NULL);
     if (r == DDP_OK)
-      r = result_add(d, phase, "world", "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes,
+      r = result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes,
                      "type", type, NULL);
     if (r == DDP_OK)
-      r = result_add(d, phase, "world", "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes,
+      r = result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes,
                      "type", type, NULL);
     free(type);
     RD_TRY(add_or_bad(c, r));
@@ -601,14 +601,14 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     snprintf(sub, sizeof sub, "%s%s", path, series[k]);
     ddp_result r = rd_doubles(c, item(p, series[k]), sub, &v, &n);
     if (r == DDP_OK && n > 0)
-      r = add_or_bad(c, result_add(d, phase, "world", series[k], "", BETTER_NONE, v[n - 1], NULL, v, n, NULL));
+      r = add_or_bad(c, result_add(d, phase, group, series[k], "", BETTER_NONE, v[n - 1], NULL, v, n, NULL));
     free(v);
     RD_TRY(r);
   }
   if (item(p, "skipped_steps")) {
     const cJSON *sk = item(p, "skipped_steps");
     if (!cJSON_IsArray(sk)) return bad(c, "%sskipped_steps: not an array", path);
-    RD_TRY(add_or_bad(c, result_add(d, phase, "world", "skipped_steps", "", BETTER_LOWER, cJSON_GetArraySize(sk), NULL,
+    RD_TRY(add_or_bad(c, result_add(d, phase, group, "skipped_steps", "", BETTER_LOWER, cJSON_GetArraySize(sk), NULL,
                                     NULL, 0, NULL)));
   }
   return DDP_OK;
@@ -616,14 +616,14 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
 
 /* Records from the run-wide figures and the "phases" section. Used for version 1 files, and by the writer
  * (report.c) so that the two can never disagree on what a phase section means. */
-static ddp_result v1_records(rd *c, const cJSON *doc, result_doc *d) {
+static ddp_result v1_records(rd *c, const cJSON *doc, const char *group, result_doc *d) {
   const cJSON *ph = item(doc, "phases");
   if (!cJSON_IsObject(ph)) return bad(c, "phases: %s", ph ? "not an object" : "missing");
-  for (const cJSON *p = ph->child; p; p = p->next) RD_TRY(v1_phase(c, p->string, p, d));
+  for (const cJSON *p = ph->child; p; p = p->next) RD_TRY(v1_phase(c, p->string, group, p, d));
   for (int i = 0; i < d->nranks; i++) {
     char rk[16];
     label_int(rk, sizeof rk, d->ranks[i].rank);
-    RD_TRY(add_or_bad(c, result_add(d, "gemm", "world", "gemm_tflops", "TFLOP/s", BETTER_HIGHER, d->ranks[i].gemm_tflops,
+    RD_TRY(add_or_bad(c, result_add(d, "gemm", group, "gemm_tflops", "TFLOP/s", BETTER_HIGHER, d->ranks[i].gemm_tflops,
                                     NULL, NULL, 0, "rank", rk, "host", d->ranks[i].host, NULL)));
   }
   static const struct {
@@ -637,7 +637,7 @@ static ddp_result v1_records(rd *c, const cJSON *doc, result_doc *d) {
     if (!item(doc, job[k].key)) continue;
     double v;
     RD_TRY(rd_number(c, doc, "", job[k].key, 1, &v));
-    RD_TRY(add_or_bad(c, result_add(d, job[k].measurement, "world", job[k].key, job[k].unit, job[k].better, v, NULL, NULL,
+    RD_TRY(add_or_bad(c, result_add(d, job[k].measurement, group, job[k].key, job[k].unit, job[k].better, v, NULL, NULL,
                                     0, NULL)));
   }
   return DDP_OK;
@@ -700,7 +700,7 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   RD_TRY(rd_string(&c, doc, "", "weights_checksum", 0, &d->weights_checksum));
 
   if (d->schema_version == 1) {
-    RD_TRY(v1_records(&c, doc, d));
+    RD_TRY(v1_records(&c, doc, "world", d));
     return v1_findings(&c, d, doc, &d->findings);
   }
   const cJSON *recs = item(doc, "records");
@@ -712,9 +712,23 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   return findings_from_json(f, &d->findings, why, whylen);
 }
 
-ddp_result result_records_from_phases(const cJSON *doc, result_doc *d, char *why, size_t whylen) {
+cJSON *result_records_json(const result_doc *d) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < d->nrecords; i++) cJSON_AddItemToArray(a, record_json(&d->records[i]));
+  return a;
+}
+
+ddp_result result_records_read(const cJSON *arr, result_doc *d, char *why, size_t whylen) {
   rd c = {why, whylen};
-  return v1_records(&c, doc, d);
+  if (!cJSON_IsArray(arr)) return bad(&c, "records: not an array");
+  int i = 0;
+  for (const cJSON *x = arr->child; x; x = x->next, i++) RD_TRY(rd_record(&c, x, i, d));
+  return DDP_OK;
+}
+
+ddp_result result_records_from_phases(const cJSON *doc, const char *group, result_doc *d, char *why, size_t whylen) {
+  rd c = {why, whylen};
+  return v1_records(&c, doc, group, d);
 }
 
 ddp_result result_load(const char *path, result_doc *d) {

@@ -111,10 +111,13 @@ cJSON *result_json_number(double v);
 /* Reads a parsed document into d (initialised by the caller; freed by the caller on any outcome).
  * DDP_ERR_USAGE with the reason in why on bad input. */
 ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t whylen);
-/* The records a "phases" section and the run-wide figures (world_size, ranks, measured_peak_tflops,
- * scaling_efficiency, ...) of doc stand for, appended to d (whose ranks are filled). The writer uses it on
+/* The records alone as a JSON array, and read back (appended to d): how records travel between ranks. */
+cJSON *result_records_json(const result_doc *d);
+ddp_result result_records_read(const cJSON *arr, result_doc *d, char *why, size_t whylen);
+/* The records a "phases" section and the run-wide figures (measured_peak_tflops, scaling_efficiency, ...)
+ * of doc stand for, as measured over `group`, appended to d (per-rank records take hosts from d's ranks). The writer uses it on
  * the section it is about to write, the reader on version 1 files: one mapping for both. */
-ddp_result result_records_from_phases(const cJSON *doc, result_doc *d, char *why, size_t whylen);
+ddp_result result_records_from_phases(const cJSON *doc, const char *group, result_doc *d, char *why, size_t whylen);
 /* Reads a result file: on bad input prints "ddpbench: FILE: what is wrong" (one line) to stderr and returns
  * DDP_ERR_USAGE (exit code 2); d is then empty. */
 ddp_result result_load(const char *path, result_doc *d);
