@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "versions.h"
 #include "numerics.h"
 
 #ifdef __cplusplus
@@ -140,7 +141,6 @@ struct ddp_device {
   ddp_result (*inject_nan)(ddp_device *, ddp_stream *s, void *p, ddp_dtype dt, const ddp_step_state *state,
                            int step);
 
-  /* Library versions this device loaded, for the report ("" when not applicable). */
   void (*destroy)(ddp_device *);
 };
 
@@ -152,6 +152,8 @@ int device_cuda_count(void);
 ddp_result device_cuda_create(ddp_device **out, int ordinal);
 /* PCI bus id of a visible CUDA device before any context exists ("" without CUDA). */
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n);
+/* The CUDA driver, runtime and cuBLAS versions this process loaded (CUDA builds only: see registry.c). */
+void device_cuda_versions(ddp_versions *v);
 
 #ifdef __cplusplus
 }

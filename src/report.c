@@ -250,8 +250,10 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   double params = (double)c->layers * c->hidden * c->hidden;
   fprintf(out, "# ddpbench %s  device %s  comm %s  world %d (%d node%s)\n", DDPBENCH_VERSION, r->device, r->comm,
           r->world, r->nodes, r->nodes == 1 ? "" : "s");
-  fprintf(out, "# versions (rank 0): ");
-  envcheck_print_versions(&r->ranks[0].ver, out);
+  if (!r->topology_text || !*r->topology_text) { /* else the topology block below has the same line */
+    fprintf(out, "# versions (rank 0): ");
+    envcheck_print_versions(&r->ranks[0].ver, out);
+  }
   fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
           c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
           precision_name(c->precision), precision_name(c->grad_comm));

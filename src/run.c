@@ -23,6 +23,7 @@
 #include "dist.h"
 #include "engine.h"
 #include "measure.h"
+#include "registry.h"
 #include "report.h"
 #include "topo.h"
 #include "versions.h"
@@ -111,7 +112,8 @@ typedef struct {
 static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, placement *pl) {
   memset(pl, 0, sizeof *pl);
   pl->ordinal = -1;
-  int ngpu = device_cuda_count(), min_gpu = ngpu, max_gpu = ngpu;
+  const device_entry *gpu = registry_device(DEV_CUDA); /* NULL in a build without CUDA */
+  int ngpu = gpu ? gpu->available() : 0, min_gpu = ngpu, max_gpu = ngpu;
   DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
   DDP_TRY(dist_allreduce_int(d, &max_gpu, MPI_MAX));
   pl->device = cfg->device;
@@ -145,7 +147,7 @@ static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, pla
     if (bad) return DDP_ERR_USAGE;
   }
   pl->ordinal = d->local_rank % ngpu;
-  return device_cuda_bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
+  return gpu->bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
 }
 
 /* ---- the job ------------------------------------------------------------------------------------ */
@@ -180,15 +182,13 @@ static ddp_result job_run(job *j) {
                        cfg->topo_xml[0] ? cfg->topo_xml : NULL};
   DDP_TRY(topo_rank_init(d, &topt, j->pl.device == DEV_CUDA ? j->pl.bus_id : NULL, &j->topo));
   watchdog_tick("creating the device");
-  if (j->pl.device == DEV_CUDA)
-    DDP_TRY(device_cuda_create(&j->dev, j->pl.ordinal));
-  else
-    DDP_TRY(device_cpu_create(&j->dev, cpu_threads(d)));
+  const device_entry *de = registry_device(j->pl.device);
+  const comm_entry *ce = registry_comm(j->pl.comm);
+  if (!de || !ce) /* placement chose only what the registry has; this is a bug if reached */
+    return DDP_FAIL(DDP_ERR_INTERNAL, "no %s in this build", !de ? device_kind_name(j->pl.device) : comm_kind_name(j->pl.comm));
+  DDP_TRY(de->create(&j->dev, j->pl.ordinal, cpu_threads(d)));
   watchdog_tick("creating the communicator");
-  if (j->pl.comm == COMM_NCCL)
-    DDP_TRY(comm_nccl_create(&j->comm, d->world, j->dev));
-  else
-    DDP_TRY(comm_mpi_create(&j->comm, d->world, j->dev));
+  DDP_TRY(ce->create(&j->comm, d->world, j->dev));
 
   rank_info mine;
   memset(&mine, 0, sizeof mine);
@@ -251,8 +251,8 @@ static ddp_result job_run(job *j) {
     rep->cfg = cfg;
     rep->world = d->size;
     rep->nodes = d->node_count;
-    rep->device = device_kind_name(j->pl.device);
-    rep->comm = comm_kind_name(j->pl.comm);
+    rep->device = registry_device(j->pl.device)->name;
+    rep->comm = registry_comm(j->pl.comm)->name;
     rep->ranks = j->ranks;
     rep->plan = engine_buckets(j->train.eng);
     rep->comm_bytes = engine_comm_bytes(j->train.eng);
