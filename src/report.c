@@ -457,18 +457,7 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
  * result_records_from_phases, the same mapping that reads version 1 files. */
 #define num result_json_number
 
-static cJSON *stats_json(const ddp_stats *st) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  cJSON_AddItemToObject(o, "median", num(st->median));
-  cJSON_AddItemToObject(o, "p10", num(st->p10));
-  cJSON_AddItemToObject(o, "p90", num(st->p90));
-  cJSON_AddItemToObject(o, "min", num(st->min));
-  cJSON_AddItemToObject(o, "max", num(st->max));
-  cJSON_AddItemToObject(o, "mean", num(st->mean));
-  cJSON_AddNumberToObject(o, "n", st->n);
-  return o;
-}
+#define stats_json result_stats_json
 
 static cJSON *doubles_json(const double *x, int n) {
   cJSON *a = cJSON_CreateArray();
@@ -544,13 +533,7 @@ static ddp_result report_model(const run_report *r, const run_summary *s, result
   const char *name;
   char value[1100];
   for (int i = 0; config_key_at(c, i, &name, value, sizeof value); i++) {
-    result_kv *kv = realloc(m->config, (size_t)(m->nconfig + 1) * sizeof *kv);
-    DDP_CHECK_ALLOC(kv);
-    m->config = kv;
-    kv[m->nconfig].key = strdup(name);
-    kv[m->nconfig].value = strdup(value);
-    m->nconfig++;
-    DDP_CHECK_ALLOC(kv[m->nconfig - 1].key && kv[m->nconfig - 1].value);
+    DDP_TRY(result_kv_push(&m->config, &m->nconfig, name, value));
   }
   DDP_TRY(result_env_collect(m));
   m->ranks = calloc((size_t)r->world, sizeof *m->ranks);
@@ -572,13 +555,7 @@ static ddp_result report_model(const run_report *r, const run_summary *s, result
     x->gemm_tflops = ri->gemm_tflops;
     const char *fname, *fval;
     for (int f = 0; (fval = envcheck_version_field(&ri->ver, f, &fname)) != NULL; f++) {
-      result_kv *kv = realloc(x->versions, (size_t)(x->nversions + 1) * sizeof *kv);
-      DDP_CHECK_ALLOC(kv);
-      x->versions = kv;
-      kv[x->nversions].key = strdup(fname);
-      kv[x->nversions].value = strdup(fval);
-      x->nversions++;
-      DDP_CHECK_ALLOC(kv[x->nversions - 1].key && kv[x->nversions - 1].value);
+      DDP_TRY(result_kv_push(&x->versions, &x->nversions, fname, fval));
     }
     if (ri->checksum_valid) {
       x->weights_checksum = malloc(17);

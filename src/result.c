@@ -66,7 +66,7 @@ static int kv_cmp(const void *a, const void *b) {
 }
 
 /* Appends key=value to *kv (grown one at a time: these lists are short). */
-static ddp_result kv_push(result_kv **kv, int *n, const char *key, const char *value) {
+ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *value) {
   result_kv *v = realloc(*kv, (size_t)(*n + 1) * sizeof *v);
   DDP_CHECK_ALLOC(v);
   *kv = v;
@@ -101,7 +101,7 @@ ddp_result result_add_record(result_doc *d, const result_record *rec) {
   r->stats = rec->stats;
   d->nrecords++; /* from here on result_free frees what was copied */
   if (!r->measurement || !r->group || !r->metric || !r->unit) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  for (int i = 0; i < rec->nlabels; i++) DDP_TRY(kv_push(&r->labels, &r->nlabels, rec->labels[i].key, rec->labels[i].value));
+  for (int i = 0; i < rec->nlabels; i++) DDP_TRY(result_kv_push(&r->labels, &r->nlabels, rec->labels[i].key, rec->labels[i].value));
   if (r->nlabels > 1) qsort(r->labels, (size_t)r->nlabels, sizeof *r->labels, kv_cmp);
   if (rec->nsamples > 0) {
     r->samples = malloc((size_t)rec->nsamples * sizeof(double));
@@ -202,7 +202,7 @@ ddp_result result_env_collect(result_doc *d) {
     if (!eq || eq - *e >= 256) continue;
     char key[256];
     snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-    if (result_env_allowed(key)) DDP_TRY(kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? "<redacted>" : eq + 1));
+    if (result_env_allowed(key)) DDP_TRY(result_kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? "<redacted>" : eq + 1));
   }
   if (d->nenv > 1) qsort(d->environment, (size_t)d->nenv, sizeof *d->environment, kv_cmp);
   return DDP_OK;
@@ -222,7 +222,7 @@ cJSON *result_json_number(double v) {
 }
 #define num result_json_number
 
-static cJSON *stats_json(const ddp_stats *st) {
+cJSON *result_stats_json(const ddp_stats *st) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   cJSON_AddItemToObject(o, "median", num(st->median));
@@ -264,7 +264,7 @@ static cJSON *record_json(const result_record *r) {
   cJSON_AddStringToObject(o, "better", better_names[r->better]);
   cJSON_AddItemToObject(o, "labels", kv_object(r->labels, r->nlabels));
   cJSON_AddItemToObject(o, "value", num(r->value));
-  if (r->has_stats) cJSON_AddItemToObject(o, "stats", stats_json(&r->stats));
+  if (r->has_stats) cJSON_AddItemToObject(o, "stats", result_stats_json(&r->stats));
   if (r->samples) {
     cJSON *s = cJSON_AddArrayToObject(o, "samples");
     for (int i = 0; s && i < r->nsamples; i++) cJSON_AddItemToArray(s, num(r->samples[i]));
@@ -404,7 +404,7 @@ static ddp_result rd_kv(rd *c, const cJSON *o, const char *path, int strings_onl
       v = text;
     } else
       return bad(c, "%s.%s: not a string, number or boolean", path, x->string);
-    if (kv_push(kv, n, x->string, v) != DDP_OK) return bad(c, "out of host memory");
+    if (result_kv_push(kv, n, x->string, v) != DDP_OK) return bad(c, "out of host memory");
   }
   return DDP_OK;
 }

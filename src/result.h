@@ -106,6 +106,10 @@ const char *result_better_name(result_better b);
 /* Adds the model's keys to doc (schema_version, provenance, config, environment, ranks, records, findings,
  * weights verdict). Other keys already in doc (phases, topology, ...) are left alone. */
 ddp_result result_to_json(const result_doc *d, cJSON *doc);
+/* Appends a copy of key=value to the list *kv of *n entries. */
+ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *value);
+/* {median, p10, p90, min, max, mean, n}, numbers exact (null where NaN). */
+cJSON *result_stats_json(const ddp_stats *st);
 /* A JSON number that reads back as exactly v (null when v is NaN or infinite). */
 cJSON *result_json_number(double v);
 /* Reads a parsed document into d (initialised by the caller; freed by the caller on any outcome).
