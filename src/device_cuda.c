@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_check.h"
 #include "device.h"
 #include "ops.h"
 #include "versions.h"
@@ -17,11 +18,6 @@
 ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
   return ddp_fail(DDP_ERR_CUDA, file, line, "%s: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
 }
-#define CUDA_CHECK(call)                                                        \
-  do {                                                                          \
-    cudaError_t e_ = (call);                                                    \
-    if (e_ != cudaSuccess) return cuda_fail(e_, #call, __FILE__, __LINE__);     \
-  } while (0)
 #define CUBLAS_CHECK(call)                                                                        \
   do {                                                                                            \
     cublasStatus_t s_ = (call);                                                                   \

@@ -12,7 +12,7 @@
 #include "bucket.h"
 #include "config.h"
 #include "device.h"
-#include "engine.h"
+#include "phase.h"
 #include "findings.h"
 #include "stats.h"
 #include "versions.h"
