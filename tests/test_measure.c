@@ -47,6 +47,8 @@ int main(int argc, char **argv) {
   CHECK(measure_find("toy") == &toy && measure_register(&toy) == DDP_ERR_USAGE, "found; a second registration refused");
   CHECK(measure_at(0) == &measure_local && measure_at(1) == &measure_comm && measure_at(2) == &measure_ddp,
         "local, comm, ddp are the first three");
+  for (int p = 0; p < PHASE_COUNT; p++)
+    CHECK(strcmp(measure_at(p)->name, phase_name((ddp_phase)p)) == 0, "measurement %d is named as its phase", p);
 
   result_doc doc;
   result_init(&doc);
