@@ -81,8 +81,25 @@ void phase_data_free(phase_data *pd) {
 
 /* On the group's rank 0: the phase's records, derived exactly as the job's report derives its own (one
  * summary, one phase section, one mapping to records). */
+/* Every member's world rank and host, on the group's rank 0 (for the records' labels). */
+typedef struct {
+  int rank;
+  char host[64];
+} member;
+
+static ddp_result members_gather(const measure_env *env, const measure_group *g, member **all) {
+  member mine;
+  memset(&mine, 0, sizeof mine);
+  mine.rank = g->world_rank;
+  snprintf(mine.host, sizeof mine.host, "%.63s", env->dist->host);
+  *all = g->rank == 0 ? calloc((size_t)g->size, sizeof **all) : NULL;
+  if (g->rank == 0 && !*all) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  DDP_CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, *all, (int)sizeof mine, MPI_BYTE, 0, g->mpi));
+  return DDP_OK;
+}
+
 static ddp_result phase_records(const measure_env *env, const measure_group *g, engine *eng, ddp_phase p,
-                                phase_data *pd, result_doc *out) {
+                                phase_data *pd, const member *members, result_doc *out) {
   run_report rep;
   memset(&rep, 0, sizeof rep);
   rank_info *ranks = calloc((size_t)g->size, sizeof *ranks); /* no GEMM peak, no checksums: not this one's job */
@@ -103,8 +120,21 @@ static ddp_result phase_records(const measure_env *env, const measure_group *g, 
   if (r == DDP_OK && !phases) r = DDP_FAIL(DDP_ERR_JSON, "out of memory");
   if (r == DDP_OK) cJSON_AddItemToObject(phases, phase_name(p), report_phase_json(&rep, &s, p));
   char why[300] = "";
+  result_rank *saved = out->ranks; /* the group's members, for the labels, while the records are made */
+  int nsaved = out->nranks;
+  result_rank *mr = calloc((size_t)g->size, sizeof *mr);
+  if (r == DDP_OK && !mr) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int i = 0; mr && i < g->size; i++) {
+    mr[i].rank = members[i].rank;
+    mr[i].host = (char *)members[i].host;
+  }
+  out->ranks = mr;
+  out->nranks = mr ? g->size : 0;
   if (r == DDP_OK && result_records_from_phases(legacy, g->name, out, why, sizeof why) != DDP_OK)
     r = DDP_FAIL(DDP_ERR_INTERNAL, "%s over %s: records: %s", phase_name(p), g->name, why);
+  out->ranks = saved;
+  out->nranks = nsaved;
+  free(mr);
   cJSON_Delete(legacy);
   report_summary_free(&s);
   free(ranks);
@@ -130,10 +160,13 @@ static ddp_result train_run(const measure_env *env, const measure_group *g, ddp_
   }
   if (r == DDP_OK && !env->train) { /* nobody keeps the phase: gather it and make records */
     phase_data pd;
+    member *members = NULL;
     memset(&pd, 0, sizeof pd);
     r = train_gather(g->mpi, &t->res[p], &pd, env->cfg->precision == PREC_FP16);
-    if (r == DDP_OK && g->rank == 0) r = phase_records(env, g, t->eng, p, &pd, out);
+    if (r == DDP_OK) r = members_gather(env, g, &members);
+    if (r == DDP_OK && g->rank == 0) r = phase_records(env, g, t->eng, p, &pd, members, out);
     phase_data_free(&pd);
+    free(members);
   }
   if (!env->train) train_state_free(&scratch);
   return r;

@@ -542,8 +542,9 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
     snprintf(rp, sizeof rp, "%sper_rank[%d].", path, i);
     int rank;
     RD_TRY(rd_int(c, x, rp, "rank", 0, d->world_size > 0 ? d->world_size - 1 : 1 << 24, &rank));
+    /* Labels name the world rank and its host; in a group's document ranks[] maps group to world ranks. */
     const char *host = rank < d->nranks && d->ranks[rank].host ? d->ranks[rank].host : "";
-    label_int(rk, sizeof rk, rank);
+    label_int(rk, sizeof rk, rank < d->nranks ? d->ranks[rank].rank : rank);
     snprintf(sub, sizeof sub, "%sstep_ms", rp);
     RD_TRY(rd_stats(c, item(x, "step_ms"), sub, &st));
     double *samples = NULL;

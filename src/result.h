@@ -90,7 +90,7 @@ void result_free(result_doc *d);
 
 /* Appends a deep copy of rec (labels are sorted in the copy). */
 ddp_result result_add_record(result_doc *d, const result_record *rec);
-/* Builds and appends a record in one call: labels as "key", "value" pairs ending with NULL. value NaN is
+/* Builds and appends a record in one call: labels as "key", "value" pairs ending with NULL (16 at most). NaN is
  * fine. stats and samples may be NULL / 0. */
 ddp_result result_add(result_doc *d, const char *measurement, const char *group, const char *metric,
                       const char *unit, result_better better, double value, const ddp_stats *stats,

@@ -83,6 +83,9 @@ int main(int argc, char **argv) {
     const result_record *loss = result_find(&doc, "ddp", "first:2", "loss", NULL);
     CHECK(st && st->has_stats && st->value > 0 && st->stats.n == cfg.steps, "ddp over first:2: step time record");
     CHECK(loss && loss->nsamples == cfg.warmup + cfg.steps, "ddp over first:2: loss per step");
+    const result_record *r1 = result_find(&doc, "ddp", "first:2", "step_ms", "rank", "1", "host", d.host, NULL);
+    CHECK(r1 && r1->nsamples == cfg.steps && !result_find(&doc, "ddp", "first:2", "step_ms", "rank", "2", NULL),
+          "per-rank records of first:2: ranks 0 and 1 with their host, not rank 2");
     measure_print_records(stdout, &toy, &doc);
   }
   /* The same model on a comm of ranks 0 and 1, through the engine directly: the same global loss (the sum of
