@@ -233,10 +233,6 @@ const char *comm_kind_name(ddp_comm_kind c) {
   static const char *n[] = {"auto", "mpi", "nccl"};
   return (unsigned)c < 3 ? n[c] : "?";
 }
-const char *bind_name(ddp_bind b) {
-  static const char *n[] = {"auto", "gpu", "none"};
-  return (unsigned)b < 3 ? n[b] : "?";
-}
 
 scaler_cfg config_scaler(const ddp_config *cfg) {
   scaler_cfg s = {cfg->loss_scale_init, cfg->loss_scale_growth_factor, cfg->loss_scale_backoff,

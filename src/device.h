@@ -6,7 +6,7 @@
  *
  * Every operation is enqueued on a stream and returns at once on the CUDA device; the CPU device runs it
  * before returning, except host functions, which it may leave in flight (see host_func). Operations never
- * synchronise the host with the device; only event_query/event_synchronize/stream_synchronize do.
+ * synchronise the host with the device; only stream_synchronize does (event_query never blocks).
  * Per-step values the host needs (loss, loss scale, skipped steps) stay on the device in history arrays
  * indexed by the device-side step counter, and are read after a phase. */
 #ifndef DDPBENCH_DEVICE_H
@@ -91,7 +91,6 @@ struct ddp_device {
   ddp_result (*event_record)(ddp_device *, ddp_event *e, ddp_stream *s);
   ddp_result (*stream_wait_event)(ddp_device *, ddp_stream *s, ddp_event *e);
   ddp_result (*event_query)(ddp_device *, ddp_event *e, int *done); /* never blocks */
-  ddp_result (*event_synchronize)(ddp_device *, ddp_event *e);
   ddp_result (*event_elapsed_ms)(ddp_device *, float *ms, ddp_event *start, ddp_event *end);
   ddp_result (*host_func)(ddp_device *, ddp_stream *s, ddp_host_fn fn, void *arg);
   /* Capture of the work enqueued on s (and the streams that s's events fork to) into a graph; NULL where
