@@ -96,17 +96,18 @@ void cmp_report_init(cmp_report *r, const cmp_options *o) {
 void cmp_report_free(cmp_report *r) {
   for (int i = 0; i < r->ndiff; i++) free(r->diff[i].key), free(r->diff[i].a), free(r->diff[i].b);
   for (int i = 0; i < r->nnotes; i++) free(r->notes[i]);
-  for (int i = 0; i < r->nlines; i++) free(r->lines[i].name);
+  for (int i = 0; i < r->nlines; i++) free(r->lines[i].name), free(r->lines[i].unit);
   free(r->diff), free(r->notes), free(r->lines), free(r->label_a), free(r->label_b);
   memset(r, 0, sizeof *r);
 }
 
 int cmp_report_add(cmp_report *r, const char *name, const char *unit, const cmp_input *in) {
-  cmp_line l = {.unit = unit, .better = in->better, .na = in->na, .nb = in->nb};
+  cmp_line l = {.better = in->better, .na = in->na, .nb = in->nb};
   if (cmp_evaluate(in, &r->opt, &l.row) != 0) return -1;
   cmp_line *g = realloc(r->lines, (size_t)(r->nlines + 1) * sizeof *g);
-  if (!g || !(l.name = strdup(name))) {
-    if (g) r->lines = g;
+  if (g) r->lines = g;
+  if (!g || !(l.name = strdup(name)) || !(l.unit = strdup(unit))) {
+    free(l.name);
     return -1;
   }
   r->lines = g;

@@ -73,8 +73,7 @@ typedef struct {
 } cmp_prov_diff;
 
 typedef struct {
-  char *name;
-  const char *unit;
+  char *name, *unit;
   cmp_better better;
   int na, nb; /* samples */
   cmp_row row;
@@ -96,7 +95,7 @@ typedef struct {
 
 void cmp_report_init(cmp_report *r, const cmp_options *o);
 void cmp_report_free(cmp_report *r);
-/* Copies name; unit must be a string literal. Evaluates and appends; returns 0 or -1 (see cmp_evaluate). */
+/* Copies name and unit. Evaluates and appends; returns 0 or -1 (see cmp_evaluate). */
 int cmp_report_add(cmp_report *r, const char *name, const char *unit, const cmp_input *in);
 void cmp_report_note(cmp_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cmp_report_add_diff(cmp_report *r, const char *key, const char *a, const char *b, int mixed_a, int mixed_b,
