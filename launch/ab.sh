@@ -52,13 +52,12 @@ bin=${DDPBENCH_BIN:-}
 [ -z "$bin" ] && for b in build/gpu/ddpbench build/dev/ddpbench; do [ -x "$b" ] && { bin=$b; break; }; done
 [ -n "$bin" ] || die "not built yet: run launch/setup.sh first"
 export DDPBENCH_BIN=$bin
-[ -n "$out" ] || out=results/ab-$(date -u +%Y%m%dT%H%M%SZ)
-[ -e "$out" ] && die "$out exists: results are never overwritten; choose another --out"
-mkdir -p "$out/a" "$out/b"
-
-# side_env SIDE: prints the side's environment as KEY=VALUE lines (env file first, then the library folder).
+# side_env FILE DIR ARRAY: fills ARRAY with the side's environment, KEY=VALUE (env file first, then the
+# library folder prepended to LD_LIBRARY_PATH). Runs in this shell, so that a bad line stops the script.
 side_env() {
   local file=$1 ld=$2 line key lineno=0
+  local -n dest=$3
+  dest=()
   if [ -n "$file" ]; then
     while IFS= read -r line || [ -n "$line" ]; do
       lineno=$((lineno + 1))
@@ -66,13 +65,17 @@ side_env() {
       [[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
       key=${line%%=*}
       [[ "$line" == *=* && "$key" =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "$file:$lineno: not KEY=VALUE: $line"
-      printf '%s\n' "$line"
+      dest+=("$line")
     done <"$file"
   fi
-  [ -z "$ld" ] || printf 'LD_LIBRARY_PATH=%s\n' "$(cd "$ld" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  [ -z "$ld" ] || dest+=("LD_LIBRARY_PATH=$(cd "$ld" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 }
-mapfile -t env_a < <(side_env "$a_env" "$a_ld")
-mapfile -t env_b < <(side_env "$b_env" "$b_ld")
+side_env "$a_env" "$a_ld" env_a
+side_env "$b_env" "$b_ld" env_b
+
+[ -n "$out" ] || out=results/ab-$(date -u +%Y%m%dT%H%M%SZ)
+[ -e "$out" ] && die "$out exists: results are never overwritten; choose another --out"
+mkdir -p "$out/a" "$out/b"
 printf '%s\n' "${env_a[@]}" >"$out/a.env"
 printf '%s\n' "${env_b[@]}" >"$out/b.env"
 
@@ -80,6 +83,7 @@ printf '%s\n' "${env_b[@]}" >"$out/b.env"
 # ranks too (mca_base_env_list is the environment form of mpirun -x).
 run_one() {
   local side=$1 i=$2 json log keys="" kv
+  shift 2
   local -n envs=env_$side
   json=$(printf '%s/%s/run-%02d.json' "$out" "$side" "$i")
   log=${json%.json}.log
