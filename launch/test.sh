@@ -4,11 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 launch/setup.sh
-# Test-only: Debian's scipy is the oracle for compare's statistics (tests/compare/oracle.py).
-if ! /usr/bin/python3 -c 'import scipy' 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
-  echo "ddpbench: installing python3-scipy (test-only)" >&2
+# Test-only Python helpers from Debian: scipy, the oracle for compare's statistics (tests/compare/oracle.py),
+# and jsonschema, the JSON Schema check of result files (test_schema).
+missing=""
+/usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
+python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"
+if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
+  echo "ddpbench: installing$missing (test-only)" >&2
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-scipy >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --preset dev
