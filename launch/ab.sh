@@ -13,11 +13,14 @@
 #     --launch "CMD"               how one run starts (default "launch/run.sh -np P"; e.g. "srun -n 16")
 #     --out DIR                    results folder, must not exist (default results/ab-<UTC time>)
 #     --compare "ARGS"             extra arguments for compare (e.g. "--threshold-pct 1 --noise aa.json")
+# ddpbench options must not include --json or --quiet: ab.sh names each run's file.
 # Writes DIR/a/run-NN.json, DIR/b/run-NN.json with their logs, DIR/order.txt, and the comparison as
 # DIR/compare.txt (also printed) and DIR/compare.json. Exits with compare's code: 0, 5 (a significant
 # regression beyond the threshold) or 2 (bad input); 3 when a run fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# GPU machines: the libraries fetched beside the tree and $DDPBENCH_ALT_NCCL_DIR (see launch/gpu-check.sh)
+[ -f .device-deps/env.sh ] && source .device-deps/env.sh
 
 die() { echo "ab.sh: $*" >&2; exit 2; }
 a_env="" b_env="" a_ld="" b_ld="" aa=0 n=10 np=1 launch="" out="" cmp_args=""

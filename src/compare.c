@@ -170,6 +170,11 @@ static const char *fmt_ci(char *buf, size_t n, const cmp_row *w) {
   return buf;
 }
 
+/* A/A: the spread between identical stacks, the larger |end| of the CI (what --noise reads back); NaN if unbounded. */
+static double aa_spread(const cmp_row *w) {
+  return w->tested && isfinite(w->ci_lo_pct) ? fmax(fabs(w->ci_lo_pct), fabs(w->ci_hi_pct)) : NAN;
+}
+
 static const char *verdict_word(const cmp_row *w) {
   return w->verdict == '-' ? (w->regression ? " worse, beyond threshold" : " worse") : w->verdict == '+' ? " better" : "";
 }
@@ -212,20 +217,27 @@ static void print_text(const cmp_report *r, FILE *out) {
   }
   if (r->nprov_same) fprintf(out, "  same on both sides: %d keys\n", r->nprov_same);
   if (r->same_provenance)
-    fprintf(out, "A/A: both sides have the same provenance, so each metric's CI is its noise floor between "
-                 "identical stacks (record it with --format json and pass it as --noise FILE)\n");
+    fprintf(out, "A/A: both sides have the same provenance, so each metric's CI is its noise between identical "
+                 "stacks (column A/A noise; record it with --format json and pass it as --noise FILE)\n");
   for (int i = 0; i < r->nnotes; i++) fprintf(out, "note: %s\n", r->notes[i]);
 
-  int nw = 6, floor = any_floor(r);
+  int nw = 6, floor = any_floor(r), aa = r->same_provenance;
   for (int i = 0; i < r->nlines; i++) nw = (int)strlen(r->lines[i].name) > nw ? (int)strlen(r->lines[i].name) : nw;
-  fprintf(out, "\n%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%s\n", nw, "metric", "unit", "better",
-          "A median", "B median", "change", "95% CI of change", "p", "n", floor ? "floor   " : "", "verdict");
+  fprintf(out, "\n%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%s%s\n", nw, "metric", "unit", "better",
+          "A median", "B median", "change", "95% CI of change", "p", "n", floor ? "floor   " : "",
+          aa ? "A/A noise " : "", "verdict");
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];
     const cmp_row *w = &l->row;
-    char ma[32], mb[32], ch[32], ci[64], p[32], n[32], fl[32] = "";
+    char ma[32], mb[32], ch[32], ci[64], p[32], n[32], fl[48] = "", sp[32];
     snprintf(n, sizeof n, "%d+%d", l->na, l->nb);
     if (floor) snprintf(fl, sizeof fl, "%-7s ", w->floor_pct > 0 ? fmt_pct(ch, sizeof ch, w->floor_pct) + 1 : "-");
+    if (aa) {
+      double a = aa_spread(w);
+      if (isnan(a)) snprintf(sp, sizeof sp, "n/a");
+      else snprintf(sp, sizeof sp, "+-%.2f%%", a);
+      snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%-9s ", sp);
+    }
     if (w->tested) {
       snprintf(p, sizeof p, w->p < 0.001 ? "<0.001" : "%.3f", w->p);
       fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, l->name, l->unit,
@@ -368,6 +380,7 @@ static void print_json(const cmp_report *r, FILE *out) {
     cJSON_AddItemToObject(m, "p", w->tested ? num_or_null(w->p) : cJSON_CreateNull());
     cJSON_AddBoolToObject(m, "p_exact", w->exact);
     cJSON_AddNumberToObject(m, "floor_pct", w->floor_pct);
+    if (r->same_provenance) cJSON_AddItemToObject(m, "aa_noise_pct", num_or_null(aa_spread(w)));
     char v[2] = {w->tested ? w->verdict : '?', 0};
     cJSON_AddStringToObject(m, "verdict", v);
     cJSON_AddBoolToObject(m, "regression", w->regression);
