@@ -121,6 +121,85 @@ static void set_nccl_algo(cJSON *d) {
   cJSON_AddStringToObject(env, "NCCL_ALGO", "Tree");
 }
 
+/* rank 1 on host n2 (its records too), so that the runs span two hosts */
+static void two_hosts(cJSON *d) {
+  cJSON_ReplaceItemInObject(d, "nodes", cJSON_CreateNumber(2));
+  cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "ranks"), 1);
+  cJSON_ReplaceItemInObject(r1, "host", cJSON_CreateString("n2"));
+  cJSON_ReplaceItemInObject(r1, "node", cJSON_CreateNumber(1));
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, cJSON_GetObjectItem(d, "records")) {
+    cJSON *labels = cJSON_GetObjectItem(rec, "labels"), *rank = cJSON_GetObjectItem(labels, "rank");
+    if (rank && strcmp(rank->valuestring, "1") == 0) cJSON_ReplaceItemInObject(labels, "host", cJSON_CreateString("n2"));
+  }
+}
+
+/* The fixture's per-rank value of measurement/metric for a rank. */
+static double rank_value(const char *measurement, const char *metric, const char *rank) {
+  cJSON *d = cJSON_Parse(base_text), *rec;
+  double v = -1;
+  cJSON_ArrayForEach(rec, cJSON_GetObjectItem(d, "records")) {
+    cJSON *rk = cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "labels"), "rank");
+    if (rk && strcmp(rk->valuestring, rank) == 0 &&
+        strcmp(cJSON_GetObjectItem(rec, "measurement")->valuestring, measurement) == 0 &&
+        strcmp(cJSON_GetObjectItem(rec, "metric")->valuestring, metric) == 0)
+      v = cJSON_GetObjectItem(rec, "value")->valuedouble;
+  }
+  cJSON_Delete(d);
+  return v;
+}
+
+static const cJSON *json_metric(const cJSON *doc, const char *name) {
+  const cJSON *m;
+  cJSON_ArrayForEach(m, cJSON_GetObjectItem(doc, "metrics")) {
+    if (strcmp(cJSON_GetObjectItem(m, "name")->valuestring, name) == 0) return m;
+  }
+  return NULL;
+}
+
+static double json_field(const cJSON *doc, const char *name, const char *field) {
+  const cJSON *m = json_metric(doc, name);
+  return m && cJSON_IsNumber(cJSON_GetObjectItem(m, field)) ? cJSON_GetObjectItem(m, field)->valuedouble : -1;
+}
+
+/* Per-host rows when the runs span several hosts: each host's worst rank by the metric's direction; hosts on
+ * one side only are not compared. --pool-steps: the job-wide step times use every step of every run. */
+static void test_hosts_and_pooling(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "ha", 0);
+  make_side(b, sizeof b, "hb", 4); /* both ranks on vm */
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", a, i);
+    write_mutated(p, two_hosts);
+  }
+  int rc = compare("--format json %s -- %s", a, b);
+  cJSON *doc = cJSON_Parse(out_text);
+  double s0 = rank_value("local", "step_ms", "0"), s1 = rank_value("local", "step_ms", "1");
+  double g0 = rank_value("gemm", "gemm_tflops", "0"), g1 = rank_value("gemm", "gemm_tflops", "1");
+  CHECK(rc == 0 && doc, "two hosts against one: exit %d %s", rc, err_text);
+  CHECK(json_field(doc, "local step_ms host=vm", "median_a") == s0 &&
+            json_field(doc, "local step_ms host=vm", "median_b") == (s0 > s1 ? s0 : s1),
+        "per-host step time: A %g (want rank 0's %g), B %g (want the slower of %g, %g)",
+        json_field(doc, "local step_ms host=vm", "median_a"), s0, json_field(doc, "local step_ms host=vm", "median_b"),
+        s0, s1);
+  CHECK(json_field(doc, "gemm gemm_tflops host=vm", "median_b") == (g0 < g1 ? g0 : g1),
+        "per-host GEMM: B %g (want the lower of %g, %g)", json_field(doc, "gemm gemm_tflops host=vm", "median_b"), g0, g1);
+  CHECK(!json_metric(doc, "local step_ms host=n2") && strstr(out_text, "only in A"),
+        "a host on side A only must not be compared, and a note must say so");
+  CHECK(strstr(out_text, "\"hosts\"") != NULL, "the hosts are not in the provenance diff");
+  cJSON_Delete(doc);
+
+  rc = compare("--pool-steps --format json %s -- %s", b, b);
+  doc = cJSON_Parse(out_text);
+  CHECK(rc == 0 && doc && json_field(doc, "local step_ms", "n_a") == 24 &&
+            json_field(doc, "local samples_per_s", "n_a") == 4 && cJSON_IsTrue(cJSON_GetObjectItem(doc, "pooled_steps")),
+        "--pool-steps: exit %d, local step_ms n %g (want 4 runs x 6 steps), samples_per_s n %g (want 4)", rc,
+        json_field(doc, "local step_ms", "n_a"), json_field(doc, "local samples_per_s", "n_a"));
+  cJSON_Delete(doc);
+  rc = compare("--pool-steps %s -- %s", b, b);
+  CHECK(rc == 0 && strstr(out_text, "POOLED"), "--pool-steps is not stated in the output");
+}
+
 static void test_bad_inputs(void) {
   char a[1100], b[1100], p[1200];
   make_side(a, sizeof a, "a", 4);
@@ -344,6 +423,7 @@ int main(int argc, char **argv) {
   tmp_made = 1;
   atexit(cleanup);
   test_bad_inputs();
+  test_hosts_and_pooling();
   test_fuzz();
   free(base_text);
   return check_summary();
