@@ -13,11 +13,13 @@
 #     --launch "CMD"               how one run starts (default "launch/run.sh -np P"; e.g. "srun -n 16")
 #     --out DIR                    results folder, must not exist (default results/ab-<UTC time>)
 #     --compare "ARGS"             extra arguments for compare (e.g. "--threshold-pct 1 --noise aa.json")
-# ddpbench options must not include --json or --quiet: ab.sh names each run's file.
+# ddpbench options must not include --json or --quiet: ab.sh names each run's file. Paths given to ab.sh are
+# the caller's; paths inside ddpbench options are the project root's, as with launch/run.sh.
 # Writes DIR/a/run-NN.json, DIR/b/run-NN.json with their logs, DIR/order.txt, and the comparison as
 # DIR/compare.txt (also printed) and DIR/compare.json. Exits with compare's code: 0, 5 (a significant
 # regression beyond the threshold) or 2 (bad input); 3 when a run fails.
 set -euo pipefail
+here=$PWD
 cd "$(dirname "$0")/.."
 # GPU machines: the libraries fetched beside the tree and $DDPBENCH_ALT_NCCL_DIR (see launch/gpu-check.sh)
 [ -f .device-deps/env.sh ] && source .device-deps/env.sh
@@ -41,6 +43,9 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (ddpbench options go after --; see --help)" ;;
   esac
 done
+# ab.sh's own paths are the caller's; ddpbench options' paths are the project root's (as with launch/run.sh)
+abspath() { case "$1" in "" | /*) printf '%s' "$1" ;; *) printf '%s/%s' "$here" "$1" ;; esac; }
+a_env=$(abspath "$a_env") b_env=$(abspath "$b_env") a_ld=$(abspath "$a_ld") b_ld=$(abspath "$b_ld") out=$(abspath "$out")
 [[ "$n" =~ ^[1-9][0-9]*$ ]] || die "-n must be a positive integer, got '$n'"
 [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "-np must be a positive integer, got '$np'"
 [ "$n" -ge 4 ] || echo "ab.sh: $n runs a side: compare will print medians only (4 or more are needed)" >&2
