@@ -2,7 +2,8 @@
  * `compare` command line. Result files become runs in compare_load.c; the statistics are compare_stats.c.
  *
  * The verdict, in order: fewer than CMP_MIN_RUNS runs on a side -> medians only (' '); p >= alpha -> '~';
- * |change| <= noise floor -> '~'; otherwise '+' or '-' by the metric's direction. A '-' beyond
+ * the CI of the change not on the side of the change of medians -> '~'; |change| <= noise floor -> '~';
+ * otherwise '+' or '-' by the metric's direction. A '-' beyond
  * --threshold-pct is a regression and makes the exit code 5. */
 #include "compare.h"
 
@@ -76,11 +77,16 @@ int cmp_evaluate(const cmp_input *in, const cmp_options *o, cmp_row *out) {
   }
   if (rc < 0) return -1;
 
-  if (!(m.p < o->alpha) || !isfinite(out->change_pct) || fabs(out->change_pct) <= out->floor_pct) {
+  /* A change is called only when the test, the interval and the medians agree on its direction (they can
+   * disagree only through ties between the sides, or for odd shapes where the medians move against the
+   * bulk of the samples), and it is beyond the noise floor. */
+  int up = out->change_pct > 0, ci_agrees = up ? out->ci_lo_pct > 0 : out->ci_hi_pct < 0;
+  if (!(m.p < o->alpha) || !isfinite(out->change_pct) || out->change_pct == 0 || !ci_agrees ||
+      fabs(out->change_pct) <= out->floor_pct) {
     out->verdict = '~';
     return 0;
   }
-  int better = (out->change_pct < 0) == (in->better == CMP_LOWER_BETTER);
+  int better = !up == (in->better == CMP_LOWER_BETTER);
   out->verdict = better ? '+' : '-';
   out->regression = !better && fabs(out->change_pct) > o->threshold_pct;
   return 0;
