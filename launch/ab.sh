@@ -28,16 +28,20 @@ die() { echo "ab.sh: $*" >&2; exit 2; }
 a_env="" b_env="" a_ld="" b_ld="" aa=0 n=10 np=1 launch="" out="" cmp_args=""
 while [ $# -gt 0 ]; do
   case "$1" in
-    --a-env) a_env=${2:?--a-env needs a file}; shift 2 ;;
-    --b-env) b_env=${2:?--b-env needs a file}; shift 2 ;;
-    --a-ld) a_ld=${2:?--a-ld needs a folder}; shift 2 ;;
-    --b-ld) b_ld=${2:?--b-ld needs a folder}; shift 2 ;;
+    --a-env | --b-env | --a-ld | --b-ld | -n | -np | --launch | --out | --compare)
+      [ $# -ge 2 ] || die "$1 needs a value" ;;
+  esac
+  case "$1" in
+    --a-env) a_env=$2; shift 2 ;;
+    --b-env) b_env=$2; shift 2 ;;
+    --a-ld) a_ld=$2; shift 2 ;;
+    --b-ld) b_ld=$2; shift 2 ;;
     --aa) aa=1; shift ;;
-    -n) n=${2:?-n needs a number}; shift 2 ;;
-    -np) np=${2:?-np needs a number}; shift 2 ;;
-    --launch) launch=${2:?--launch needs a command}; shift 2 ;;
-    --out) out=${2:?--out needs a folder}; shift 2 ;;
-    --compare) cmp_args=${2?--compare needs arguments}; shift 2 ;;
+    -n) n=$2; shift 2 ;;
+    -np) np=$2; shift 2 ;;
+    --launch) launch=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --compare) cmp_args=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     --) shift; break ;;
     *) die "unknown option '$1' (ddpbench options go after --; see --help)" ;;

@@ -160,6 +160,8 @@ int main(int argc, char **argv) {
   snprintf(cmd, sizeof cmd, "DDPBENCH_BIN=%s %s/launch/ab.sh -n 4 --a-env %s/missing.env --out %s/y 2>/dev/null", bin,
            src, tmp, tmp);
   CHECK(run(cmd) == 2, "ab.sh accepted an env file that does not exist");
+  snprintf(cmd, sizeof cmd, "DDPBENCH_BIN=%s %s/launch/ab.sh -n 2>/dev/null", bin, src);
+  CHECK(run(cmd) == 2, "ab.sh -n without a value not refused with exit 2");
   snprintf(path, sizeof path, "%s/bad.env", tmp);
   f = fopen(path, "w");
   fputs("export OMPI_MCA_btl=self\n", f);
