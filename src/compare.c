@@ -167,6 +167,14 @@ static const char *fmt_pct(char *buf, size_t n, double v) {
   return buf;
 }
 
+static const char *fmt_p(char *buf, size_t n, double p) {
+  if (p < 0.001)
+    snprintf(buf, n, "<0.001");
+  else
+    snprintf(buf, n, "%.3f", p);
+  return buf;
+}
+
 static const char *fmt_ci(char *buf, size_t n, const cmp_row *w) {
   char lo[32], hi[32];
   if (isinf(w->ci_lo_pct))
@@ -245,7 +253,7 @@ static void print_text(const cmp_report *r, FILE *out) {
       snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%-9s ", sp);
     }
     if (w->tested) {
-      snprintf(p, sizeof p, w->p < 0.001 ? "<0.001" : "%.3f", w->p);
+      fmt_p(p, sizeof p, w->p);
       fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, l->name, l->unit,
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
               fmt_pct(ch, sizeof ch, w->change_pct), fmt_ci(ci, sizeof ci, w), p, n, fl, w->verdict,
@@ -280,13 +288,13 @@ static void print_md(const cmp_report *r, FILE *out) {
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];
     const cmp_row *w = &l->row;
-    char ma[32], mb[32], ch[32], ci[64], fl[32];
+    char ma[32], mb[32], ch[32], ci[64], fl[32], p[16];
     fmt_pct(fl, sizeof fl, w->floor_pct);
     if (w->tested)
-      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %.3f | %d+%d | %s | %c%s |\n", l->name, l->unit,
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %d+%d | %s | %c%s |\n", l->name, l->unit,
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
-              fmt_pct(ch, sizeof ch, w->change_pct), fmt_ci(ci, sizeof ci, w), w->p, l->na, l->nb, fl + 1,
-              w->verdict, verdict_word(w));
+              fmt_pct(ch, sizeof ch, w->change_pct), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), l->na,
+              l->nb, fl + 1, w->verdict, verdict_word(w));
     else
       fprintf(out, "| %s | %s | %s | %s | %s | | | | %d+%d | %s | n<%d |\n", l->name, l->unit, better_name(l->better),
               fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b), l->na, l->nb, fl + 1,
