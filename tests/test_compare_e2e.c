@@ -2,7 +2,8 @@
  * that really differ: Open MPI's shared-memory transport (btl vader) against TCP over loopback (btl tcp),
  * 2 ranks, 32 KiB allreduces, where TCP's latency makes every allreduce about 40 % slower. Asserts:
  *   - the runs are interleaved ABBA (order.txt);
- *   - the provenance diff is exactly env.OMPI_MCA_btl: self,vader | self,tcp, and it is printed first;
+ *   - the provenance diff is exactly env.OMPI_MCA_btl (self,vader | self,tcp) and the TCP interface
+ *     (OMPI_MCA_btl_tcp_if_include: (unset) | lo), and it is printed first;
  *   - compare calls the comm phase's step time and 32 KiB allreduce time significantly worse, exit 5;
  *   - an A/A run (--aa, with a library folder) has the same provenance on both sides, an empty diff, and
  *     records the folder in both sides' environments;
@@ -65,6 +66,16 @@ static const char *verdict(const cJSON *doc, const char *name) {
   return m ? cJSON_GetObjectItem(m, "verdict")->valuestring : "(absent)";
 }
 
+static int diff_is(const cJSON *diff, const char *key, const char *a, const char *b) {
+  const cJSON *d;
+  cJSON_ArrayForEach(d, diff) {
+    if (strcmp(cJSON_GetObjectItem(d, "key")->valuestring, key) == 0)
+      return strcmp(cJSON_GetObjectItem(d, "a")->valuestring, a) == 0 &&
+             strcmp(cJSON_GetObjectItem(d, "b")->valuestring, b) == 0;
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: test_compare_e2e SOURCE_DIR DDPBENCH\n");
@@ -85,7 +96,8 @@ int main(int argc, char **argv) {
   fclose(f);
   snprintf(path, sizeof path, "%s/tcp.env", tmp);
   f = fopen(path, "w");
-  fputs("OMPI_MCA_btl=self,tcp\n", f);
+  fputs("OMPI_MCA_btl=self,tcp\n# loopback, which every machine has (Open MPI leaves it out by default)\n"
+        "OMPI_MCA_btl_tcp_if_include=lo\n", f);
   fclose(f);
 
   /* A/B: vader against tcp */
@@ -111,11 +123,11 @@ int main(int argc, char **argv) {
   cJSON *doc = load_json(path);
   CHECK(doc != NULL, "%s missing or not JSON", path);
   if (doc) {
-    const cJSON *diff = cJSON_GetObjectItem(doc, "provenance_diff"), *d0 = cJSON_GetArrayItem(diff, 0);
-    CHECK(cJSON_GetArraySize(diff) == 1 && strcmp(cJSON_GetObjectItem(d0, "key")->valuestring, "env.OMPI_MCA_btl") == 0 &&
-              strcmp(cJSON_GetObjectItem(d0, "a")->valuestring, "self,vader") == 0 &&
-              strcmp(cJSON_GetObjectItem(d0, "b")->valuestring, "self,tcp") == 0,
-          "provenance diff is not exactly env.OMPI_MCA_btl self,vader | self,tcp (%d entries)", cJSON_GetArraySize(diff));
+    const cJSON *diff = cJSON_GetObjectItem(doc, "provenance_diff");
+    CHECK(cJSON_GetArraySize(diff) == 2 && diff_is(diff, "env.OMPI_MCA_btl", "self,vader", "self,tcp") &&
+              diff_is(diff, "env.OMPI_MCA_btl_tcp_if_include", "(unset)", "lo"),
+          "provenance diff is not exactly env.OMPI_MCA_btl self,vader | self,tcp and env.OMPI_MCA_btl_tcp_if_include "
+          "(unset) | lo (%d entries)", cJSON_GetArraySize(diff));
     CHECK(strcmp(verdict(doc, "comm step_ms"), "-") == 0, "comm step_ms verdict '%s' (want '-')",
           verdict(doc, "comm step_ms"));
     CHECK(strcmp(verdict(doc, "comm allreduce_time_us bytes=32768 type=float"), "-") == 0,
