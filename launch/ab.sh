@@ -22,7 +22,8 @@ set -euo pipefail
 here=$PWD
 cd "$(dirname "$0")/.."
 # GPU machines: the libraries fetched beside the tree and $DDPBENCH_ALT_NCCL_DIR (see launch/gpu-check.sh)
-[ -f .device-deps/env.sh ] && source .device-deps/env.sh
+# (sourced with errexit off: env.sh's probe for the second NCCL fails where there is none)
+if [ -f .device-deps/env.sh ]; then set +e; source .device-deps/env.sh; set -e; fi
 
 die() { echo "ab.sh: $*" >&2; exit 2; }
 a_env="" b_env="" a_ld="" b_ld="" aa=0 n=10 np=1 launch="" out="" cmp_args=""
