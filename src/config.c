@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bucket.h"
+#include "phase.h"
 
 typedef enum { T_INT, T_U64, T_DOUBLE, T_BOOL, T_ENUM, T_STR } key_type;
 
@@ -44,9 +45,10 @@ static const key_spec KEYS[] = {
      "GEMM inputs (fp32 master weights; 16-bit = autocast; tf32 needs the cuda device)"},
     {"grad_comm", T_ENUM, OFF(grad_comm), "fp32", 0, 0, "fp32|-|bf16|fp16", 0,
      "allreduce type (16-bit = PyTorch's compression hooks)"},
-    {"bucket_mb", T_DOUBLE, OFF(bucket_mb), "25", 1.0 / 1024, 1 << 20, NULL, 0, "bucket cap in MiB"},
+    {"bucket_mb", T_DOUBLE, OFF(bucket_mb), "25", 1.0 / 1024, 1 << 20, NULL, 0,
+     "bucket cap in MiB, PyTorch's bucket_cap_mb (given, it caps the first bucket too)"},
     {"first_bucket_mb", T_DOUBLE, OFF(first_bucket_mb), "1", 1.0 / 1024, 1 << 20, NULL, 0,
-     "cap of the first bucket in MiB"},
+     "first bucket's cap in MiB; bucket_mb when only that is given"},
     {"gradient_as_bucket_view", T_BOOL, OFF(gradient_as_bucket_view), "false", 0, 0, NULL, 0,
      "write gradients straight into the buckets"},
     {"loss_scale_init", T_DOUBLE, OFF(loss_scale_init), "65536", 1e-30, 1e30, NULL, 0, "fp16: initial loss scale"},
@@ -75,7 +77,8 @@ static const key_spec KEYS[] = {
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
-_Static_assert(sizeof KEYS / sizeof KEYS[0] <= CONFIG_MAX_KEYS, "raise CONFIG_MAX_KEYS");
+_Static_assert(sizeof KEYS / sizeof KEYS[0] <= CONFIG_MAX_KEYS && CONFIG_MAX_KEYS <= 64,
+               "ddp_config.given has one bit per key; source has CONFIG_MAX_KEYS entries");
 
 static const key_spec *key_find(const char *name) {
   for (int i = 0; i < NKEYS; i++)
@@ -206,10 +209,22 @@ static ddp_result key_set(ddp_config *cfg, const char *key, const char *value, c
   return DDP_OK;
 }
 
+/* Records that a key came from the user (file or command line), not from the table's default. */
+static void key_mark_given(ddp_config *cfg, const char *key) {
+  const key_spec *k = key_find(key);
+  if (k) cfg->given |= 1ull << (k - KEYS);
+}
+
+int config_given(const ddp_config *cfg, const char *key) {
+  const key_spec *k = key_find(key);
+  return k && (cfg->given >> (k - KEYS) & 1u);
+}
+
 ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where) {
   char err[512];
   ddp_result r = key_set(cfg, key, value, where, err, sizeof err);
   if (r != DDP_OK) ddp_usage_error("%s", err);
+  else key_mark_given(cfg, key);
   return r;
 }
 
@@ -235,10 +250,6 @@ const char *comm_kind_name(ddp_comm_kind c) {
   static const char *n[] = {"auto", "mpi", "nccl"};
   return (unsigned)c < 3 ? n[c] : "?";
 }
-const char *bind_name(ddp_bind b) {
-  static const char *n[] = {"auto", "gpu", "none"};
-  return (unsigned)b < 3 ? n[b] : "?";
-}
 
 scaler_cfg config_scaler(const ddp_config *cfg) {
   scaler_cfg s = {cfg->loss_scale_init, cfg->loss_scale_growth_factor, cfg->loss_scale_backoff,
@@ -247,14 +258,13 @@ scaler_cfg config_scaler(const ddp_config *cfg) {
 }
 
 int config_phases(const ddp_config *cfg, int order[3]) {
-  static const char *names[] = {"local", "comm", "ddp"};
   int n = 0;
   char buf[sizeof cfg->phases];
   strcpy(buf, cfg->phases);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int p = 0;
-    while (p < 3 && strcmp(tok, names[p]) != 0) p++;
-    if (p == 3) return -1;
+    while (p < PHASE_COUNT && strcmp(tok, phase_name((ddp_phase)p)) != 0) p++; /* the one list of names */
+    if (p == PHASE_COUNT) return -1;
     int seen = 0;
     for (int i = 0; i < n; i++) seen |= order[i] == p;
     if (!seen) order[n++] = p;
@@ -438,6 +448,7 @@ static int ini_on_key(void *user, const char *section, const char *name, const c
     c->failed_line = c->line;
   } else {
     key_mark(c->cfg, name, CONFIG_SRC_FILE, c->line);
+    key_mark_given(c->cfg, name);
   }
   return 1; /* keep inih going: our own failed_line stops the reader */
 }
@@ -529,6 +540,8 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
     DDP_TRY(config_set(cfg, key, value, where));
     key_mark(cfg, key, CONFIG_SRC_CLI, 0);
   }
+  /* PyTorch: an explicit bucket_cap_mb caps the first bucket too (no 1 MiB bucket). */
+  if (config_given(cfg, "bucket_mb") && !config_given(cfg, "first_bucket_mb")) cfg->first_bucket_mb = cfg->bucket_mb;
   DDP_TRY(config_validate(cfg));
   return DDP_OK;
 }
@@ -559,6 +572,7 @@ void config_print_help(FILE *out) {
           "usage: mpirun -np N ddpbench [--config FILE] [--key value ...]\n"
           "       ddpbench topo [--hwloc-xml FILE] [--pcie]      topology report of this (or a saved) machine\n"
           "       mpirun -np N ddpbench doctor                    environment and topology checks only\n"
+          "       ddpbench compare A.json ... -- B.json ...       A/B of result files (see compare --help)\n"
           "\n"
           "Trains a synthetic L-layer ReLU model the way PyTorch DDP does (bucketed allreduce overlapped with\n"
           "the backward pass) in three phases - local (no communication), comm (the allreduces alone), ddp -\n"

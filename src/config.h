@@ -34,7 +34,7 @@ typedef struct {
   double loss_scale_init, loss_scale_growth_factor, loss_scale_backoff;
   int loss_scale_growth_interval;
   /* DDP */
-  double bucket_mb, first_bucket_mb; /* MiB */
+  double bucket_mb, first_bucket_mb; /* MiB, effective: see config_parse */
   int gradient_as_bucket_view;
   /* run */
   ddp_device_kind device;
@@ -50,6 +50,7 @@ typedef struct {
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int force, quiet;
   /* not keys: */
+  unsigned long long given; /* bit i: key i was set by the config file or the command line */
   char config_file[1024];
   char command_line[4096];
   signed char source[CONFIG_MAX_KEYS]; /* per key of the table: CONFIG_SRC_* */
@@ -64,7 +65,10 @@ typedef enum { CONFIG_RUN = 0, CONFIG_HELP, CONFIG_VERSION } config_action;
 
 /* Fills cfg from defaults, then the --config file, then the other options (argv[1..]). On bad input prints
  * one line on stderr (rank 0 only, or into ddp_usage_capture's buffer) and returns DDP_ERR_USAGE. Outputs
- * (--json, --topo-xml) are checked later, by preflight_run, on the ranks that write them.
+ * (--json, --topo-xml) are checked later, by preflight_run, on the ranks that write them. Bucket caps as PyTorch
+ * DDP sets them (torch/nn/parallel/distributed.py, bucket_bytes_cap_default): when bucket_mb is given (file or
+ * command line) and first_bucket_mb is not, the first bucket takes the same cap, as with an explicit
+ * bucket_cap_mb; first_bucket_mb given explicitly always wins. cfg then holds the effective caps.
  *
  * The INI file: 'key = value' lines, '[section]' headers (ignored), comments starting with ';' or '#'. A line
  * longer than 198 characters, an indented line (inih would take it as a continuation of the previous value)
@@ -75,6 +79,8 @@ void config_defaults(ddp_config *cfg);
 /* Sets one key from a string, as the file and the command line do; `where` names the source for errors
  * ("--hidden", "file.ini:12"). */
 ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where);
+/* 1 if key was set by the config file or the command line (not a default). */
+int config_given(const ddp_config *cfg, const char *key);
 /* Cross-key checks and size limits (run after all sources are applied). Errors name the file and line, or
  * the option, that set the key at fault. Every product of counts is computed in 64 bits; what would overflow
  * an int interface, or cannot fit in this machine's memory for the per-step timings, is a usage error. */
@@ -87,7 +93,6 @@ void config_print_help(FILE *out);
 const char *precision_name(ddp_precision p);
 const char *device_kind_name(ddp_device_kind d);
 const char *comm_kind_name(ddp_comm_kind c);
-const char *bind_name(ddp_bind b);
 scaler_cfg config_scaler(const ddp_config *cfg);
 /* The phases of --phases in their order, duplicates dropped, as indices 0 local, 1 comm, 2 ddp (ddp_phase's
  * values): returns how many (1..3), or -1 if a name is unknown. */
