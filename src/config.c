@@ -73,7 +73,7 @@ static const key_spec KEYS[] = {
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
-    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite an existing --json file"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "replace existing output files (regular files only)"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -596,7 +596,9 @@ void config_print_help(FILE *out) {
   }
   fprintf(out,
           "  %-30s %s\n  %-30s %s\n  %-30s %s\n\n"
-          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error.\n",
+          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error or timeout,\n"
+          "4 non-finite weights or loss, 130/143 SIGINT/SIGTERM. An output file is replaced only with --force, only if\n"
+          "it is a regular file (never a symbolic link, device or FIFO).\n",
           "--config FILE", "read keys from an INI file first", "--help", "this text", "--version",
           "print the version and exit");
 }
