@@ -170,7 +170,7 @@ static void parse_board(const char *text, rank_state *st, int world) {
 
 /* Asks every rank where it is and prints one line per rank (suspects first). Called by the rank whose timer
  * ran out, just before it aborts the job. */
-static void culprit_report(void) {
+static void culprit_report(FILE *out) {
   int W = g_wd.world;
   rank_state *st = calloc((size_t)W, sizeof *st);
   char *buf = malloc(65536);
@@ -210,7 +210,7 @@ static void culprit_report(void) {
   if (nsus == 0 && major >= 0 && major_n < W && 2 * major_n > W)
     for (int r = 0; r < W; r++)
       if (st[r].known && strcmp(st[r].what, st[major].what) != 0) st[r].behind = 1, nsus++;
-  fprintf(stderr, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
+  fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
           nsus, nsus == 1 ? "" : "s");
   int lines = 0;
   for (int pass = 0; pass < 2; pass++)
@@ -220,19 +220,19 @@ static void culprit_report(void) {
       lines++;
       const wd_peer *p = &g_wd.peers[r];
       if (!st[r].known)
-        fprintf(stderr, "  SUSPECT rank %d host %s: no answer from its host (host down or unreachable)\n", r, p->host);
+        fprintf(out, "  SUSPECT rank %d host %s: no answer from its host (host down or unreachable)\n", r, p->host);
       else if (st[r].behind)
-        fprintf(stderr, "  SUSPECT rank %d host %s pid %d: alive but elsewhere than the other %d ranks (they are in "
+        fprintf(out, "  SUSPECT rank %d host %s pid %d: alive but elsewhere than the other %d ranks (they are in "
                         "%s): in %s, no progress for %.0f s\n", r, p->host, st[r].pid, major_n, st[major].what,
                 st[r].what, st[r].prog_age);
       else if (sus)
-        fprintf(stderr, "  SUSPECT rank %d host %s pid %d: not answering (process stopped or frozen for %.0f s); last "
+        fprintf(out, "  SUSPECT rank %d host %s pid %d: not answering (process stopped or frozen for %.0f s); last "
                         "known: %s, %.0f s ago\n", r, p->host, st[r].pid, st[r].hb_age, st[r].what, st[r].prog_age);
       else
-        fprintf(stderr, "  rank %d host %s pid %d: alive, in %s (no progress for %.0f s)%s\n", r, p->host, st[r].pid,
+        fprintf(out, "  rank %d host %s pid %d: alive, in %s (no progress for %.0f s)%s\n", r, p->host, st[r].pid,
                 st[r].what, st[r].prog_age, r == g_wd.rank ? " <- this rank" : "");
     }
-  if (lines == 32) fprintf(stderr, "  (more ranks not shown)\n");
+  if (lines == 32) fprintf(out, "  (more ranks not shown)\n");
 out:
   free(st);
   free(buf);
@@ -252,7 +252,17 @@ static void *watchdog_main(void *arg) {
     fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s (--timeout %g) in %s; aborting the "
                     "job\n", rank, ddp_host(), idle, g_wd.timeout, g_wd.what);
     pthread_mutex_unlock(&g_wd.lock);
-    if (joined) culprit_report();
+    if (joined) { /* one write, so that two ranks' reports do not interleave line by line */
+      char *text = NULL;
+      size_t len = 0;
+      FILE *m = open_memstream(&text, &len);
+      if (m) {
+        culprit_report(m);
+        fclose(m);
+        fputs(text, stderr);
+        free(text);
+      }
+    }
     fflush(stderr);
     atomic_file_abandon();
     dist_abort(DDP_EXIT_RUNTIME);

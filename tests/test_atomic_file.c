@@ -3,6 +3,7 @@
  * intact), a FIFO, a directory and a character device (refused with what they are, left as they were), a
  * missing folder (refused by the pre-flight check); and no temporary file left behind in any case. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,22 @@ int main(void) {
   /* abandon removes the temporary file of an interrupted write (what the signal handler calls) */
   atomic_file_abandon();
   CHECK(temp_files_left() == 0, "no temporary file left: %d", temp_files_left());
+
+  /* Error lines where there is no rank (before MPI, `ddpbench topo`) name the host, never "rank -1 host ?". */
+  path_of(q, sizeof q, "stderr.txt");
+  fflush(stderr);
+  int saved = dup(2), fd = open(q, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(fd, 2);
+  close(fd);
+  DDP_FAIL(DDP_ERR_HWLOC, "a test error");
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  slurp(q, buf, sizeof buf);
+  char host[256] = "";
+  gethostname(host, sizeof host);
+  CHECK(strstr(buf, "[ddpbench host ") && strstr(buf, host) && !strstr(buf, "rank -1") && !strstr(buf, "host ?"),
+        "error line without a rank: %s", buf);
 
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
