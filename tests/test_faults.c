@@ -13,7 +13,8 @@
  *   - a NaN injected in fp32 and bf16 (every rank agrees, on NaN): exit 4 and a "nonfinite" fail finding; fp16
  *     with a loss scale that underflows every gradient: a warning;
  *   - an hwloc XML that crashes libhwloc: `ddpbench topo` exits 2 naming the file.
- * argv: mpiexec ddpbench srcdir. */
+ * Always the CPU device (what is tested is the harness, not a device; a GPU machine may have fewer GPUs than
+ * ranks). argv: mpiexec ddpbench srcdir. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -104,7 +105,7 @@ static const char *TIMEOUT = "5";
 
 static int mpi(const char *env, int np, const char *args, trigger_fn t, int sig, double *secs) {
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "env %s %s -np %d --oversubscribe %s --config %s/configs/ci.ini --timeout %s %s", env,
+  snprintf(cmd, sizeof cmd, "env %s %s -np %d --oversubscribe %s --config %s/configs/ci.ini --device cpu --timeout %s %s", env,
            mpiexec, np, prog, src, TIMEOUT, args);
   return spawn(cmd, t, sig, LIMIT + 5, secs);
 }
@@ -141,7 +142,7 @@ int main(int argc, char **argv) {
     char env[128];
     snprintf(env, sizeof env, "DDPBENCH_TEST_FAULT=kill:1:%s", phases[i]);
     char full[4096];
-    snprintf(full, sizeof full, "env %s %s -np 2 --oversubscribe -x DDPBENCH_TEST_FAULT %s --config %s/configs/ci.ini "
+    snprintf(full, sizeof full, "env %s %s -np 2 --oversubscribe -x DDPBENCH_TEST_FAULT %s --config %s/configs/ci.ini --device cpu "
              "--timeout %s --quiet", env, mpiexec, prog, src, TIMEOUT);
     code = spawn(full, NULL, 0, LIMIT + 5, &secs);
     snprintf(what, sizeof what, "SIGKILL in phase %s", phases[i]);
@@ -150,38 +151,53 @@ int main(int argc, char **argv) {
 
   /* A stopped rank: the watchdog asks every rank and names it (shared board, then over TCP). */
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:1:ddp %s -np 3 --oversubscribe -x DDPBENCH_TEST_FAULT %s "
-           "--config %s/configs/ci.ini --timeout %s --quiet", mpiexec, prog, src, TIMEOUT);
+           "--config %s/configs/ci.ini --device cpu --timeout %s --quiet", mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("SIGSTOP", code, 3, secs, "SUSPECT rank 1 host");
   CHECK(strstr(err, "not answering") && strstr(err, "last known: phase ddp, step 1 of 8"), "stop: why and where: %.2000s",
         err);
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:2:local DDPBENCH_TEST_WATCHDOG_TCP=1 %s -np 3 --oversubscribe "
-           "-x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini --timeout %s --quiet",
+           "-x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini --device cpu --timeout %s --quiet",
            mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("SIGSTOP, asked over TCP", code, 3, secs, "SUSPECT rank 2 host");
   /* A rank stuck in its main thread (alive): named as being elsewhere than the others. */
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stall:2:comm %s -np 3 --oversubscribe -x DDPBENCH_TEST_FAULT %s "
-           "--config %s/configs/ci.ini --timeout %s --quiet", mpiexec, prog, src, TIMEOUT);
+           "--config %s/configs/ci.ini --device cpu --timeout %s --quiet", mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("stalled rank", code, 3, secs, "SUSPECT rank 2 host");
   CHECK(strstr(err, "elsewhere than the other 2 ranks"), "stall: why: %.2000s", err);
 
   /* A peer that never starts: MPI_Init waits; the watchdog, armed before it, ends the job. */
-  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --timeout %s : -np 1 sleep 60",
+  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --device cpu --timeout %s : -np 1 sleep 60",
            mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("peer never starts", code, 3, secs, "MPI_Init");
 
+  /* doctor against a peer that does something else (here: a run): its collectives never match; --timeout. */
+  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s doctor --timeout %s : -np 1 %s --config %s/configs/ci.ini "
+           "--device cpu --timeout 100", mpiexec, prog, TIMEOUT, prog, src);
+  code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
+  expect("doctor beside a run", code, 3, secs, "timeout: no progress");
+
+  /* The wrapper scripts check their own arguments: exit 2, one line. */
+  const char *wrappers[] = {"launch/run.sh -np abc", "launch/run.sh -np", "launch/run.sh -np 0",
+                            "launch/bench.sh three", "launch/gpu-check.sh nonsense"};
+  for (int i = 0; i < 5; i++) {
+    snprintf(cmd, sizeof cmd, "%s/%s", src, wrappers[i]);
+    code = spawn(cmd, NULL, 0, 30, &secs);
+    CHECK(code == 2 && strchr(err, '\n') == strrchr(err, '\n'), "%s: exit %d, stderr: %s", wrappers[i], code, err);
+  }
+
   /* Peers with different configurations (MPMD): exit 2 before any work, naming the rank and the keys. */
-  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini : -np 1 %s --config "
+  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --device cpu : -np 1 %s --config "
            "%s/configs/ci.ini --lr 0.1 --precision bf16", mpiexec, prog, src, prog, src);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("different configurations", code, 2, secs, "rank 1 (host");
   CHECK(strstr(err, "lr = 0.1 (rank 0: 0.05)") && strstr(err, "precision = bf16 (rank 0: fp32)"),
         "names the keys: %.2000s", err);
   CHECK(strstr(err, "[ddpbench] local") == NULL && strstr(err, "final weights") == NULL, "no work was done");
-  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini : -np 1 %s --config %s/nope.ini",
+  snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --device cpu : -np 1 %s --config %s/nope.ini",
            mpiexec, prog, src, prog, dir);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("config file missing on rank 1", code, 2, secs, "rank 1 (host");
@@ -202,7 +218,7 @@ int main(int argc, char **argv) {
   /* ... and while the JSON document is being written (the temporary file exists; the hook holds it 30 s). */
   for (int i = 0; i < 2; i++) {
     snprintf(cmd, sizeof cmd, "env DDPBENCH_BIN=%s DDPBENCH_TEST_WRITE_DELAY=30 %s/launch/run.sh -np 2 "
-             "--config %s/configs/ci.ini --json %s --quiet --timeout %s", prog, src, src,
+             "--config %s/configs/ci.ini --device cpu --json %s --quiet --timeout %s", prog, src, src,
              json, TIMEOUT);
     code = spawn(cmd, json_tmp_exists, sigs[i], LIMIT + 5, &secs);
     snprintf(what, sizeof what, "%s during the JSON write", i ? "SIGINT" : "SIGTERM");
@@ -235,7 +251,7 @@ int main(int argc, char **argv) {
    * NaN. That is a failed verification with its own finding and exit code 4. */
   const char *precs[] = {"fp32", "bf16"};
   for (int i = 0; i < 2; i++) {
-    snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --precision %s --inject-nonfinite 2 "
+    snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --precision %s --inject-nonfinite 2 "
              "--quiet --json %s/nan-%s.json 2>&1 >%s/nan.out", mpiexec, prog, src, precs[i], dir, precs[i], dir);
     code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
     snprintf(what, sizeof what, "NaN injected with %s", precs[i]);
@@ -247,7 +263,7 @@ int main(int argc, char **argv) {
           what, err);
   }
   /* fp16 with a loss scale that underflows every gradient: a warning, not silence. */
-  snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --precision fp16 --loss-scale-init "
+  snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --precision fp16 --loss-scale-init "
            "1e-30 --quiet 2>&1 >%s/fp16.out", mpiexec, prog, src, dir);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   snprintf(cmd, sizeof cmd, "%s/fp16.out", dir);
