@@ -21,6 +21,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -220,7 +222,8 @@ static void culprit_report(FILE *out) {
       lines++;
       const wd_peer *p = &g_wd.peers[r];
       if (!st[r].known)
-        fprintf(out, "  SUSPECT rank %d host %s: no answer from its host (host down or unreachable)\n", r, p->host);
+        fprintf(out, "  SUSPECT rank %d host %s: its host did not answer the query (down, unreachable, or port %d at %s "
+                     "filtered)\n", r, p->host, p->port, p->ip);
       else if (st[r].behind)
         fprintf(out, "  SUSPECT rank %d host %s pid %d: alive but elsewhere than the other %d ranks (they are in "
                         "%s): in %s, no progress for %.0f s\n", r, p->host, st[r].pid, major_n, st[major].what,
@@ -271,19 +274,34 @@ static void *watchdog_main(void *arg) {
 }
 
 /* ---- start-up ---- */
-/* This host's address as peers should dial it: the first IPv4 address of its name, else loopback. */
+/* This host's address as peers should dial it: a non-loopback IPv4 address of its name, else of an interface
+ * that is up (Debian maps the hostname to 127.0.1.1), else loopback (then only this host can be asked). */
 static void my_ip(const char *host, char *ip, size_t n) {
   snprintf(ip, n, "127.0.0.1");
   struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
-  if (getaddrinfo(host, NULL, &hints, &res) != 0) return;
-  for (struct addrinfo *a = res; a; a = a->ai_next) {
+  if (getaddrinfo(host, NULL, &hints, &res) == 0) {
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+      char s[48];
+      if (inet_ntop(AF_INET, &((struct sockaddr_in *)a->ai_addr)->sin_addr, s, sizeof s) && strncmp(s, "127.", 4)) {
+        snprintf(ip, n, "%s", s);
+        freeaddrinfo(res);
+        return;
+      }
+    }
+    freeaddrinfo(res);
+  }
+  struct ifaddrs *ifs = NULL;
+  if (getifaddrs(&ifs) != 0) return;
+  for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
     char s[48];
-    if (inet_ntop(AF_INET, &((struct sockaddr_in *)a->ai_addr)->sin_addr, s, sizeof s)) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+      continue;
+    if (inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, s, sizeof s)) {
       snprintf(ip, n, "%s", s);
-      if (strncmp(s, "127.", 4) != 0) break;
+      break;
     }
   }
-  freeaddrinfo(res);
+  freeifaddrs(ifs);
 }
 
 static int listen_any(void) {
