@@ -59,9 +59,9 @@ static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   char what[128];
   if (step + 1 < nsteps)
     snprintf(what, sizeof what, "phase %s, step %d of %d", phase_name(p), step + 1, nsteps);
-  else /* the engine now waits for the device and the comm stream: the allreduces that peers must join */
-    snprintf(what, sizeof what, "phase %s: all %d steps enqueued, waiting for their allreduces and kernels", phase_name(p),
-             nsteps);
+  else /* the engine now waits for the device and the comm stream, then the job's next collective */
+    snprintf(what, sizeof what, "phase %s: all %d steps enqueued, then waiting (device, allreduces or the next "
+             "collective)", phase_name(p), nsteps);
   watchdog_tick(what);
   if (g_watch.quiet || g_watch.rank != 0) return;
   if (step == 0) g_watch.phase_start = ddp_now();

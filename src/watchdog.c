@@ -64,6 +64,7 @@ static struct {
   _Atomic int joined;
   int rank, world, local_rank, local_size;
   wd_slot *board;   /* [local_size], shared with this host's ranks */
+  int board_private; /* the board could not be shared: only this rank's slot is filled */
   wd_peer *peers;   /* [world] */
   int listen_fd;
 } g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
@@ -87,6 +88,7 @@ static size_t board_text(char *buf, size_t n) {
   buf[0] = 0;
   for (int i = 0; i < g_wd.local_size && o < n; i++) {
     wd_slot *s = &g_wd.board[i];
+    if (atomic_load(&s->pid) == 0) continue; /* not this process's to tell (a private board) */
     char what[128];
     memcpy(what, s->what, sizeof what);
     what[sizeof what - 1] = 0;
@@ -107,7 +109,7 @@ static void serve_one(void) {
   setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   char buf[16384];
   size_t n = board_text(buf, sizeof buf);
-  ssize_t w = write(c, buf, n);
+  ssize_t w = send(c, buf, n, MSG_NOSIGNAL); /* an asker that gave up must not SIGPIPE us */
   (void)w;
   close(c);
 }
@@ -184,19 +186,24 @@ static void culprit_report(FILE *out) {
   for (int r = 0; r < W; r++)
     if (g_wd.peers[r].node_index + 1 > nodes) nodes = g_wd.peers[r].node_index + 1;
   for (int node = 0; node < nodes; node++) {
-    if (node == me && !remote_test) {
+    if (node == me) {
       board_text(buf, 65536);
-      parse_board(buf, st, W);
-      continue;
+      if (!remote_test && !g_wd.board_private) { /* the whole host from the shared board */
+        parse_board(buf, st, W);
+        continue;
+      }
+      parse_board(buf, st, W); /* else this rank alone from it; the others are asked */
+      rank_state self = st[g_wd.rank];
+      for (int q = 0; q < W; q++)
+        if (g_wd.peers[q].node_index == node) memset(&st[q], 0, sizeof st[q]);
+      st[g_wd.rank] = self;
     }
-    for (int r = 0; r < W; r++) { /* the first rank of that host that answers speaks for all of it */
-      if (g_wd.peers[r].node_index != node || r == g_wd.rank || g_wd.peers[r].port <= 0) continue;
+    /* Any rank of that host that answers speaks for every rank on its board (all of the host's when shared). */
+    for (int r = 0; r < W; r++) {
+      if (g_wd.peers[r].node_index != node || r == g_wd.rank || st[r].known || g_wd.peers[r].port <= 0) continue;
       double left = deadline - ddp_now();
       if (left <= 0) break;
-      if (ask(&g_wd.peers[r], buf, 65536, left < 1.0 ? left : 1.0) >= 0) {
-        parse_board(buf, st, W);
-        break;
-      }
+      if (ask(&g_wd.peers[r], buf, 65536, left < 1.0 ? left : 1.0) >= 0) parse_board(buf, st, W);
     }
   }
   /* Suspects: no answer from their host, or a heartbeat older than 2 s (the process itself is stopped). When all
@@ -221,7 +228,10 @@ static void culprit_report(FILE *out) {
       if (sus != (pass == 0)) continue;
       lines++;
       const wd_peer *p = &g_wd.peers[r];
-      if (!st[r].known)
+      if (!st[r].known && p->node_index == g_wd.peers[g_wd.rank].node_index)
+        fprintf(out, "  SUSPECT rank %d host %s: did not answer the query (process stopped, frozen or gone)\n", r,
+                p->host);
+      else if (!st[r].known)
         fprintf(out, "  SUSPECT rank %d host %s: its host did not answer the query (down, unreachable, or port %d at %s "
                      "filtered)\n", r, p->host, p->port, p->ip);
       else if (st[r].behind)
@@ -318,12 +328,17 @@ static int listen_any(void) {
   return ntohs(a.sin_port);
 }
 
-/* The host's board: local rank 0 creates a file in /dev/shm, every local rank maps it, then it is unlinked. */
+/* The host's board: local rank 0 creates a file in /dev/shm (else /tmp), every local rank maps it, then it is
+ * unlinked. Without one, each rank keeps a board of its own: the query then learns about the other ranks of
+ * this host over TCP only. */
 static ddp_result board_map(const ddp_dist *d) {
   char name[128] = "";
-  if (d->local_rank == 0)
-    snprintf(name, sizeof name, "/dev/shm/ddpbench-watchdog-%ld-%llx", (long)getpid(),
+  if (d->local_rank == 0) {
+    struct stat st;
+    const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+    snprintf(name, sizeof name, "%s/ddpbench-watchdog-%ld-%llx", dir, (long)getpid(),
              (unsigned long long)(ddp_now() * 1e9));
+  }
   DDP_CHECK_MPI(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, d->node));
   size_t bytes = (size_t)d->local_size * sizeof(wd_slot);
   int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -337,7 +352,10 @@ static ddp_result board_map(const ddp_dist *d) {
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, d->node));
   if (bad) {
     if (p != MAP_FAILED) munmap(p, bytes);
-    return DDP_FAIL(DDP_ERR_SYSTEM, "watchdog: cannot share a status board in /dev/shm (%s)", name);
+    ddp_notice("watchdog: cannot share a status board in %s; a timeout will ask this host's ranks over TCP only", name);
+    p = calloc((size_t)d->local_size, sizeof(wd_slot));
+    DDP_CHECK_ALLOC(p);
+    g_wd.board_private = 1;
   }
   g_wd.board = p;
   return DDP_OK;
