@@ -102,9 +102,10 @@ static size_t board_text(char *buf, size_t n) {
   return o < n ? o : n - 1;
 }
 
-static void serve_one(void) {
+/* Answers one pending connection; 0 when there was none (the listening socket is non-blocking). */
+static int serve_one(void) {
   int c = accept(g_wd.listen_fd, NULL, NULL);
-  if (c < 0) return;
+  if (c < 0) return 0;
   struct timeval tv = {1, 0};
   setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   char buf[16384];
@@ -112,6 +113,7 @@ static void serve_one(void) {
   ssize_t w = send(c, buf, n, MSG_NOSIGNAL); /* an asker that gave up must not SIGPIPE us */
   (void)w;
   close(c);
+  return 1;
 }
 
 /* Connects to ip:port and reads its answer within `budget` seconds; the text length, or -1. */
@@ -257,7 +259,8 @@ static void *watchdog_main(void *arg) {
     int joined = atomic_load(&g_wd.joined);
     if (joined) atomic_store(&g_wd.board[g_wd.local_rank].heartbeat, ddp_now());
     struct pollfd pf = {joined ? g_wd.listen_fd : -1, POLLIN, 0};
-    if (poll(&pf, 1, 250) > 0 && (pf.revents & POLLIN)) serve_one();
+    if (poll(&pf, 1, 250) > 0 && (pf.revents & POLLIN))
+      for (int k = 0; k < 1024 && serve_one(); k++) continue; /* everyone who is asking now */
     double idle = ddp_now() - atomic_load(&g_wd.last);
     if (g_wd.timeout <= 0 || idle <= g_wd.timeout) continue;
     pthread_mutex_lock(&g_wd.lock);
