@@ -16,7 +16,6 @@ MN_PREFIX=ddpb$MN_ID
 MN_DIR=""
 MN_NS=()      # namespaces created, removed by the trap
 MN_HOSTS=()   # host namespaces (= host names) in order
-MN_PIDS=()    # background processes to end
 MN_PASS=0
 MN_FAIL=0
 MN_SUBNET=""
@@ -26,12 +25,21 @@ MN_BIN=${DDPBENCH_BIN:-$MN_SRC/build/dev/ddpbench}
 
 mn_log() { echo "# $*"; }
 
+# mn_bound SECONDS "$@": re-runs the calling script under timeout(1), which on expiry sends TERM to the
+# script's whole process group; the script's trap then removes what it made. Keep SECONDS below the CTest
+# TIMEOUT (CTest kills with SIGKILL, which no trap sees).
+mn_bound() {
+  [ -n "${MN_BOUND:-}" ] && return 0
+  export MN_BOUND=$1
+  exec timeout -k 15 "$1" "$0" "${@:2}"
+}
+
 mn_skip() { echo "SKIP: $*"; echo "0 passed, 0 failed"; exit 77; }
 
 mn_cleanup() {
   local rc=$?
   trap - EXIT INT TERM HUP
-  for p in "${MN_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  [ "$rc" = 124 ] && { echo "FAIL timed out after ${SECONDS}s (bound ${MN_BOUND:-none}): cleaning up"; echo "$MN_PASS passed, $((MN_FAIL + 1)) failed"; }
   # Processes still inside a namespace (an orted or rank an aborted mpirun left) end with it.
   for ns in "${MN_NS[@]}"; do
     for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
@@ -129,7 +137,7 @@ mn_mpirun() {
 mn_check() {
   local name=$1
   shift
-  if "$@"; then MN_PASS=$((MN_PASS + 1)); echo "ok   $name"; else MN_FAIL=$((MN_FAIL + 1)); echo "FAIL $name"; fi
+  if "$@" >/dev/null; then MN_PASS=$((MN_PASS + 1)); echo "ok   $name"; else MN_FAIL=$((MN_FAIL + 1)); echo "FAIL $name"; fi
 }
 
 # mn_eq NAME GOT WANT

@@ -8,6 +8,7 @@
 # Exits 77 with the reason when the machine refuses namespaces.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
+mn_bound 200 "$@"
 N=${1:-2}
 R=${2:-1}
 W=$((N * R))

@@ -8,6 +8,7 @@
 # lock (flock) keeps two runs on one machine from starting two Slurms. Exits 77 naming what is missing.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
+mn_bound 240 "$@"
 [ "$(id -u)" -eq 0 ] || mn_skip "starting Slurm and munge daemons needs root"
 for t in munged slurmctld slurmd srun sbatch scontrol jq flock runuser timeout; do
   command -v "$t" >/dev/null || mn_skip "$t not installed (tests/multinode/install.sh installs it)"
@@ -30,6 +31,7 @@ stop_pidfile() { # PIDFILE: TERM, wait up to 10 s, then KILL
 slurm_cleanup() {
   local rc=$?
   trap - EXIT INT TERM HUP
+  [ "$rc" = 124 ] && { echo "FAIL timed out after ${SECONDS}s (bound ${MN_BOUND:-none}): cleaning up"; echo "$MN_PASS passed, $((MN_FAIL + 1)) failed"; }
   [ -n "${SLURM_CONF:-}" ] && timeout 10 scancel --full --quiet -u root 2>/dev/null
   stop_pidfile "$D/slurmd.pid"
   stop_pidfile "$D/slurmctld.pid"
