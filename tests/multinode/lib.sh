@@ -71,10 +71,11 @@ mn_init() {
 
 mn_ns_add() { ip netns add "$1" && MN_NS+=("$1") && ip -n "$1" link set lo up; }
 
-# mn_link NS I: a veth from namespace NS (address .I) to the switch's bridge.
+# mn_link NS I: a veth from namespace NS (address .I) to the switch's bridge. The host's end has the same name,
+# $MN_PREFIX, in every host (as eth0 would on a cluster), so that one interface name pins MPI and NCCL.
 mn_link() {
   local ns=$1 i=$2
-  local a=${MN_PREFIX}a$i b=${MN_PREFIX}b$i
+  local a=$MN_PREFIX b=${MN_PREFIX}b$i
   ip link add "$a" netns "$ns" type veth peer name "$b" netns "${MN_PREFIX}sw"
   ip -n "${MN_PREFIX}sw" link set "$b" master "${MN_PREFIX}br" up
   ip -n "$ns" addr add "$MN_SUBNET.$i/24" dev "$a"
@@ -112,7 +113,7 @@ mn_hosts_up() {
 mn_shape() {
   local h=$1 rate=$2
   local i=${h##*n}
-  ip netns exec "$h" tc qdisc add dev "${MN_PREFIX}a$i" root tbf rate "$rate" burst 32kbit latency 400ms
+  ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root tbf rate "$rate" burst 32kbit latency 400ms
   ip netns exec "${MN_PREFIX}sw" tc qdisc add dev "${MN_PREFIX}b$i" root tbf rate "$rate" burst 32kbit latency 400ms
 }
 

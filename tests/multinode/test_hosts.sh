@@ -93,4 +93,20 @@ mn_eq "json: -x variable flagged" \
 grep -qE "NCCL_IB_HCA differs: <unset> on ranks? [0-9,-]+; mlx5_9 on ranks? " xhost.txt
 mn_eq "text: -x difference named" "$?" 0
 mn_eq "verdict names the inconsistency" "$(grep -c '^# verdict: INCONSISTENT' xhost.txt)" 1
+
+# --- launch/run-hosts.sh, the wrapper the README shows, with the interface pinned ---------------------
+# Only the rsh agent is added (a cluster has ssh); NCCL_DEBUG set on the launcher must reach every rank.
+timeout -k 5 120 ip netns exec "${MN_PREFIX}n0" env DDPBENCH_MPIRUN_ARGS="--mca plm_rsh_agent $MN_HERE/agent.sh" \
+  DDPBENCH_BIN="$MN_BIN" NCCL_DEBUG=WARN OPENBLAS_NUM_THREADS=1 \
+  "$MN_SRC/launch/run-hosts.sh" "$MN_DIR/hostfile" --ppn "$R" --iface "$MN_PREFIX" \
+  --config "$cfg" --quiet --timeout 60 --json wrap.json >wrap.txt 2>wrap.err
+mn_eq "launch/run-hosts.sh exits 0" "$?" 0
+mn_eq "wrapper: world and nodes" "$(jq -c '[.world_size, .nodes]' wrap.json)" "[$W,$N]"
+mn_eq "wrapper: $R ranks per host (ppr)" "$(jq -r '[.topology.ranks[].local_size] | unique | map(tostring) | join(",")' wrap.json)" "$R"
+mn_eq "wrapper: NCCL_SOCKET_IFNAME and MPI's interface pinned" \
+  "$(jq -r '[.environment.NCCL_SOCKET_IFNAME, .environment.OMPI_MCA_btl_tcp_if_include] | join(" ")' wrap.json)" "$MN_PREFIX $MN_PREFIX"
+mn_eq "wrapper: NCCL_DEBUG reached every rank (same on all, no difference)" \
+  "$(jq -r '[.environment.NCCL_DEBUG, (.topology.environment.differences | length)] | map(tostring) | join(" ")' wrap.json)" "WARN 0"
+mn_eq "wrapper: prints the mpirun line" "$(grep -c '^# mpirun --hostfile .* --map-by ppr:'"$R"':node' wrap.err)" 1
+mn_eq "wrapper: weights identical" "$(jq .weights_identical wrap.json)" true
 mn_done
