@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "numerics.h"
+#include "stats.h"
 
 struct engine {
   ddp_config cfg;
@@ -150,8 +151,8 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   size_t *counts = malloc((size_t)e->L * sizeof *counts);
   DDP_CHECK_ALLOC(counts);
   for (int i = 0; i < e->L; i++) counts[i] = e->HH;
-  ddp_result r = bucket_plan_build(&e->plan, counts, e->L, 4, (size_t)(cfg->first_bucket_mb * 1048576.0),
-                                   (size_t)(cfg->bucket_mb * 1048576.0));
+  ddp_result r = bucket_plan_build(&e->plan, counts, e->L, 4, bucket_cap_bytes(cfg->first_bucket_mb),
+                                   bucket_cap_bytes(cfg->bucket_mb));
   free(counts);
   DDP_TRY(r);
   e->bucket_of_param = calloc((size_t)e->L, sizeof(int));
@@ -476,10 +477,8 @@ ddp_result engine_weights_checksum(engine *e, uint64_t *sum) {
   unsigned char *h = malloc(n);
   DDP_CHECK_ALLOC(h);
   ddp_result r = engine_weights(e, (float *)h);
-  uint64_t x = 0xcbf29ce484222325ull;
-  for (size_t i = 0; r == DDP_OK && i < n; i++) x = (x ^ h[i]) * 0x100000001b3ull;
+  *sum = ddp_fnv1a64(h, r == DDP_OK ? n : 0, DDP_FNV1A64_INIT);
   free(h);
-  *sum = x;
   return r;
 }
 
@@ -512,13 +511,7 @@ ddp_result engine_measure_gemm(engine *e, double *tflops) {
     DDP_TRY(elapsed(e, e->ev_step[0], e->ev_step[1], &ms[s]));
     ms[s] /= per_sample;
   }
-  for (int i = 1; i < samples; i++) /* median */
-    for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
-      double t = ms[j];
-      ms[j] = ms[j - 1];
-      ms[j - 1] = t;
-    }
-  double med = 0.5 * (ms[samples / 2 - 1] + ms[samples / 2]);
+  double med = stats_percentile(ms, samples, 0.5);
   *tflops = 2.0 * (double)H * H * H / (med * 1e-3) / 1e12;
   return DDP_OK;
 }
