@@ -43,8 +43,9 @@ trap slurm_cleanup EXIT
 trap 'exit 124' INT TERM HUP
 
 # One Slurm per machine: a second run waits for the first (up to 4 minutes), then gives up.
+mkdir -p /run/lock
 exec 9>/run/lock/ddpbench-slurm.lock
-flock -w 240 9 || { echo "another ddpbench Slurm test holds /run/lock/ddpbench-slurm.lock"; echo "0 passed, 1 failed"; exit 1; }
+flock -w 200 9 || { echo "another ddpbench Slurm test holds /run/lock/ddpbench-slurm.lock"; echo "0 passed, 1 failed"; exit 1; }
 
 # --- munge with its own key and socket (none of the machine's) ------------------------------------
 mkdir -p "$D/munge" "$D/munge/key"
