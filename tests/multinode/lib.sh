@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # tests/multinode/lib.sh: N emulated hosts (2 to 4) on one machine, for the multinode tests (sourced).
 #
 # Provides: mn_init (checks, exits 77 naming what the kernel or machine refuses), mn_hosts_up N, mn_shape HOST
@@ -22,8 +23,6 @@ MN_SUBNET=""
 MN_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 MN_SRC=${DDPBENCH_SOURCE_DIR:-$(cd "$MN_HERE/../.." && pwd)}
 MN_BIN=${DDPBENCH_BIN:-$MN_SRC/build/dev/ddpbench}
-
-mn_log() { echo "# $*"; }
 
 # mn_bound SECONDS "$@": re-runs the calling script under timeout(1), which on expiry sends TERM to the
 # script's whole process group; the script's trap then removes what it made. Keep SECONDS below the CTest
@@ -64,6 +63,13 @@ mn_init() {
   if ! err=$(ip netns add "$probe" 2>&1); then mn_skip "the kernel refuses network namespaces: $err"; fi
   MN_NS+=("$probe")
   if ! err=$(ip netns exec "$probe" unshare --uts true 2>&1); then mn_skip "the kernel refuses UTS namespaces: $err"; fi
+  if ! err=$(ip -n "$probe" link add "${MN_PREFIX}pb" type bridge 2>&1); then mn_skip "the kernel refuses bridges: $err"; fi
+  if ! err=$(ip -n "$probe" link add "${MN_PREFIX}pa" type veth peer name "${MN_PREFIX}pv" 2>&1); then
+    mn_skip "the kernel refuses veth pairs: $err"
+  fi
+  if ! err=$(ip netns exec "$probe" tc qdisc add dev "${MN_PREFIX}pa" root tbf rate 100mbit burst 32kbit latency 400ms 2>&1); then
+    mn_skip "the kernel refuses tc tbf: $err"
+  fi
   ip netns del "$probe"
   MN_NS=()
   MN_SUBNET=10.$((100 + RANDOM % 100)).$((RANDOM % 250))

@@ -14,7 +14,7 @@ R=${2:-1}
 W=$((N * R))
 mn_init
 mn_hosts_up "$N" "$R" || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
-cd "$MN_DIR"
+cd "$MN_DIR" || exit 1
 cfg=$MN_SRC/configs/ci.ini
 common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" --quiet --timeout 60)
 last=${MN_HOSTS[$((N - 1))]}

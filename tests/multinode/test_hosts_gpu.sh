@@ -14,7 +14,7 @@ mapfile -t bus < <(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/de
 [ "${#bus[@]}" -ge 2 ] || mn_skip "needs 2 GPUs, sees ${#bus[@]}"
 mn_init
 mn_hosts_up 2 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
-cd "$MN_DIR"
+cd "$MN_DIR" || exit 1
 mn_env_set "${MN_HOSTS[0]}" CUDA_VISIBLE_DEVICES=0
 mn_env_set "${MN_HOSTS[1]}" CUDA_VISIBLE_DEVICES=1
 args=("$MN_BIN" --config "$MN_SRC/configs/ci.ini" --hidden 1024 --layers 4 --batch 64 --steps 10 --warmup 3

@@ -13,7 +13,7 @@ set -uo pipefail
 mn_bound 200 "$@"
 mn_init
 mn_hosts_up 3 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
-cd "$MN_DIR"
+cd "$MN_DIR" || exit 1
 h1=${MN_HOSTS[0]} h2=${MN_HOSTS[1]} h3=${MN_HOSTS[2]}
 # 3 layers of 512 x 512 fp32: 3 MiB allreduced per step, in three 1 MiB buckets.
 args=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1 "$MN_BIN" --config "$MN_SRC/configs/ci.ini"

@@ -19,7 +19,6 @@ plugdir=$(dirname "$(dpkg -L slurm-wlm-basic-plugins 2>/dev/null | grep -m1 '/mp
 
 D=$(mktemp -d /tmp/ddpb-slurm.XXXXXX)
 chmod 755 "$D"
-MN_DIR=$D
 stop_pidfile() { # PIDFILE: TERM, wait up to 10 s, then KILL
   local p
   p=$(cat "$1" 2>/dev/null) || return 0
@@ -109,7 +108,7 @@ done
 mn_eq "one-node cluster up (node state) after ${SECONDS}s" "$ok" 1
 [ "$ok" = 1 ] || { tail -n 20 "$D/slurmctld.log" "$D/slurmd.log"; sinfo -N; mn_done; exit 1; }
 
-cd "$D"
+cd "$D" || exit 1
 cfg=$MN_SRC/configs/ci.ini
 
 # --- srun --mpi=pmix -------------------------------------------------------------------------------
@@ -127,11 +126,11 @@ mn_eq "srun: SLURM_STEP_ID in the JSON (the first step of its job)" "$(jq -r '.e
 # --- sbatch launch/slurm.sbatch as a user submits it -----------------------------------------------
 # From the project root, the script as committed (8 tasks and 8 GPUs on one node); only where the output and
 # the JSON go are given on sbatch's line (a test must not write into the source tree).
-cd "$MN_SRC"
+cd "$MN_SRC" || exit 1
 sb=(--parsable --wait --output="$D/job-%j.out" --export=ALL,OPENBLAS_NUM_THREADS=1,OMPI_MCA_mpi_yield_when_idle=1,DDPBENCH_JSON="$D/sbatch.json")
 jid=$(timeout -k 5 90 sbatch "${sb[@]}" launch/slurm.sbatch configs/ci.ini --quiet --timeout 60)
 rc=$?
-cd "$D"
+cd "$D" || exit 1
 [ "$rc" = 0 ] || { timeout 10 scontrol show job "$jid"; cat "job-$jid.out"; tail -n 20 slurmctld.log; }
 mn_eq "sbatch launch/slurm.sbatch exits 0 (job $jid, at ${SECONDS}s)" "$rc" 0
 mn_eq "sbatch: job output has the report" "$(grep -c '^# verification: final weights bitwise identical on all 8 ranks' "job-$jid.out")" 1
@@ -144,10 +143,10 @@ mn_eq "sbatch: the script's 8 GPUs allocated and seen by the ranks (CUDA_VISIBLE
   "$(jq -r .environment.CUDA_VISIBLE_DEVICES sbatch.json)" "0,1,2,3,4,5,6,7"
 
 # --- a failing job: ddpbench's exit code (2, bad input) must reach sbatch ---------------------------
-cd "$MN_SRC"
+cd "$MN_SRC" || exit 1
 jid2=$(timeout -k 5 60 sbatch "${sb[@]}" launch/slurm.sbatch configs/ci.ini --no-such-key 1)
 rc=$?
-cd "$D"
+cd "$D" || exit 1
 mn_eq "sbatch: a bad option fails the job (sbatch --wait exit 2, at ${SECONDS}s)" "$rc" 2
 mn_eq "sbatch: its output names the key" "$(grep -c 'no-such-key' "job-$jid2.out")" 1
 mn_done
