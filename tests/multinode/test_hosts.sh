@@ -3,8 +3,9 @@
 # Asserts what must hold across hosts: hosts counted and named (text and JSON: nodes, per-host groups,
 # signatures), node index and local rank per rank, results gathered from every rank, the per-host report,
 # weights bitwise identical across hosts and equal to the same job on one host (the ddp phase over TCP gives
-# the same numbers as over loopback), and a host whose environment differs from the majority flagged - once
-# through that host's own environment, once through mpirun -x on that host's ranks.
+# the same numbers as over loopback), and a host whose configuration differs from the majority flagged: its
+# NCCL_* environment (once from the host's own environment, once through mpirun -x on its ranks) and its
+# hardware (the host's hwloc topology read from another machine's XML).
 # Exits 77 with the reason when the machine refuses namespaces.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +77,21 @@ grep -qE "NCCL_SOCKET_NTHREADS differs: <unset> on ranks? [0-9,-]+; 4 on ranks? 
 mn_eq "text: the difference names the value and the ranks" "$?" 0
 mn_eq "the odd host's ranks are the ones with the value" \
   "$(jq -r --arg h "$last" '[.ranks[] | select(.host == $h) | .rank] | map(tostring) | join(",")' envhost.json)" "$lastranks"
+rm -f "$MN_DIR/env.$last"
+
+# --- one host's hardware differs (its hwloc topology is another machine's: HWLOC_XMLFILE) -------------
+mn_env_set "$last" "HWLOC_XMLFILE=$MN_SRC/tests/fixtures/h200x2-vm.hwloc.xml"
+mn_mpirun 120 -np "$W" "${common[@]}" --json hwhost.json >hwhost.txt 2>hwhost.err
+mn_eq "run with one different host exits 0" "$?" 0
+mn_eq "json: majority flags per host (the last one differs)" \
+  "$(jq -r '[.topology.hosts[].majority] | map(tostring) | join(",")' hwhost.json)" \
+  "$(for i in $(seq 1 "$N"); do [ "$i" -lt "$N" ] && printf 'true,' || printf 'false'; done)"
+mn_eq "json: its signature is not the majority's" \
+  "$(jq -r '[.topology.hosts[].signature] | (.[-1] != .[0]) and ((.[:-1] | unique | length) == 1)' hwhost.json)" true
+mn_eq "text: its host line is marked" "$(grep -cE "^#   $last#[0-9a-f]+ .*<- differs" hwhost.txt)" 1
+mn_eq "finding names the host" \
+  "$(jq -r --arg h "$last" '[.findings[] | select(.check == "topology" and (.text | test("host " + $h + "#[0-9a-f]+ differs from the majority")))] | length' hwhost.json)" 1
+mn_eq "json: not consistent" "$(jq .topology.consistent hwhost.json)" false
 rm -f "$MN_DIR/env.$last"
 
 # --- a different value given through mpirun -x on one host's ranks (MPMD) --------------------------
