@@ -349,6 +349,21 @@ int device_cuda_count(void) {
   return n;
 }
 
+int device_cuda_probe(char *err, size_t n, int *runtime_version, int *driver_version) {
+  int count = 0;
+  *runtime_version = *driver_version = 0;
+  if (n) err[0] = 0;
+  if (cudaRuntimeGetVersion(runtime_version) != cudaSuccess) *runtime_version = 0;
+  if (cudaDriverGetVersion(driver_version) != cudaSuccess) *driver_version = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    snprintf(err, n, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    count = 0;
+  }
+  cudaGetLastError();
+  return count;
+}
+
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n) {
   CUDA_CHECK(cudaDeviceGetPCIBusId(buf, (int)n, ordinal));
   for (char *p = buf; *p; p++) /* "0000:06:00.0" in lower case, as hwloc and NVML print it */
