@@ -61,6 +61,30 @@ void accept_group_median(const double *x, const char *const *group, int n, doubl
   free(tmp);
 }
 
+void accept_group_stats(const double *x, const char *const *group, int n, double *ref, double *z, int *size) {
+  double *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp), *tz = malloc((size_t)(n > 0 ? n : 1) * sizeof *tz);
+  for (int i = 0; i < n; i++) {
+    int m = 0, me = -1;
+    for (int j = 0; tmp && tz && j < n; j++)
+      if (!strcmp(group[i], group[j]) && isfinite(x[j])) {
+        if (j == i) me = m;
+        tmp[m++] = x[j];
+      }
+    ref[i] = m ? accept_robust_z(tmp, m, tz) : NAN;
+    z[i] = me >= 0 ? tz[me] : NAN;
+    size[i] = m;
+  }
+  free(tmp);
+  free(tz);
+}
+
+accept_severity accept_relative(double x, double ref, double z, int size, double warn_pct, double fail_pct,
+                                double zmin, double *margin_pct) {
+  accept_severity s = accept_judge(x, ref, 1, warn_pct, fail_pct, margin_pct);
+  if (isfinite(x) && (size < 4 || !(z < -zmin))) s = ACCEPT_PASS;
+  return s;
+}
+
 accept_severity accept_judge(double measured, double expected, int higher_better, double warn_pct,
                              double fail_pct, double *margin_pct) {
   *margin_pct = NAN;

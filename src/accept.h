@@ -37,6 +37,14 @@ int accept_stragglers(const double *x, int n, double pct, double zmin, int *out,
 /* Relative reference: ref[i] = median of the x[j] whose group[j] equals group[i] (the GPU model, say),
  * x[i] included. NaN values are ignored; a group with no finite value gives NaN. */
 void accept_group_median(const double *x, const char *const *group, int n, double *ref);
+/* As accept_group_median, and z[i] = value i's robust z-score within its group (accept_robust_z over the
+ * group's finite values), size[i] = how many finite values its group has. A relative verdict needs both a
+ * margin and an outlier: a group of fewer than 4 (a MAD over 3 values is noise), or |z| <= 3.5, names nobody. */
+void accept_group_stats(const double *x, const char *const *group, int n, double *ref, double *z, int *size);
+/* The relative verdict of value x against its group (higher is better): accept_judge against ref, then
+ * downgraded to pass unless the group has >= 4 values and z < -zmin (an outlier on the bad side). */
+accept_severity accept_relative(double x, double ref, double z, int size, double warn_pct, double fail_pct,
+                                double zmin, double *margin_pct);
 
 /* Verdict of measured against expected, with the margin (measured - expected) / expected in %.
  * higher_better: fail when measured < expected (1 - fail_pct/100), warn when below expected (1 - warn_pct/100);

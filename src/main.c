@@ -9,10 +9,12 @@
  *   report.h    figures, the human summary, the JSON document               (report_summarize, report_print)
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
- * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI) and `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun). */
+ * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
+ * (environment and topology checks across the ranks of an mpirun) and `ddpbench accept` (per-GPU and per-node
+ * acceptance checks with verdicts: accept_main.h). */
 #include <string.h>
 
+#include "accept_main.h"
 #include "dist.h"
 #include "run.h"
 #include "topo.h"
@@ -23,6 +25,13 @@ int main(int argc, char **argv) {
     ddp_dist d;
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
     int code = doctor_main(&d, argc - 1, argv + 1);
+    dist_finalize(&d);
+    return code;
+  }
+  if (argc > 1 && strcmp(argv[1], "accept") == 0) {
+    ddp_dist d;
+    if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    int code = accept_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);
     return code;
   }

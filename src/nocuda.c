@@ -16,6 +16,10 @@ ddp_result device_cuda_create(ddp_device **out, int ordinal) {
   return ddp_usage_error("this ddpbench was built without CUDA: --device cuda is not available");
 }
 
+ddp_result device_cuda_peer_matrix(int n, size_t bytes, int iters, double *uni, double *bidir, int *peer) {
+  return ddp_usage_error("this ddpbench was built without CUDA: the GPU-to-GPU copy matrix needs it");
+}
+
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n) {
   if (n) buf[0] = 0;
   return DDP_OK;

@@ -65,6 +65,24 @@ static void test_group_median(void) {
   CHECK(s == ACCEPT_WARN, "6 %% short at 5/10 warns, got %s", accept_severity_str(s));
 }
 
+static void test_relative(void) {
+  /* 8 H200s, one 20 % slow: named; 2 A100s 20 % apart: too few to tell; noisy group: nobody */
+  const char *g[] = {"H200", "H200", "H200", "H200", "H200", "H200", "H200", "H200", "A100", "A100"};
+  double x[] = {680, 682, 678, 681, 544, 679, 683, 680, 250, 200}, ref[10], z[10], m;
+  int size[10];
+  accept_group_stats(x, g, 10, ref, z, size);
+  CHECK(ref[4] == 680 && size[4] == 8 && size[9] == 2, "group stats: ref %g size %d", ref[4], size[4]);
+  CHECK(accept_relative(x[4], ref[4], z[4], size[4], 5, 10, 3.5, &m) == ACCEPT_FAIL && fabs(m + 20) < 1e-9,
+        "slow H200 fails (z %.1f, margin %g)", z[4], m);
+  CHECK(accept_relative(x[0], ref[0], z[0], size[0], 5, 10, 3.5, &m) == ACCEPT_PASS, "healthy H200 passes");
+  CHECK(accept_relative(x[9], ref[9], z[9], size[9], 5, 10, 3.5, &m) == ACCEPT_PASS, "two A100s: nobody named");
+  const char *h[] = {"c", "c", "c", "c", "c", "c"};
+  double noisy[] = {100, 80, 120, 90, 110, 85};
+  accept_group_stats(noisy, h, 6, ref, z, size);
+  CHECK(accept_relative(noisy[1], ref[1], z[1], size[1], 5, 10, 3.5, &m) == ACCEPT_PASS,
+        "noisy group: 80 is %.0f %% below but z %.1f: nobody", m, z[1]);
+}
+
 static void test_judge(void) {
   double m;
   CHECK(accept_judge(100, 100, 1, 5, 10, &m) == ACCEPT_PASS && m == 0, "equal passes");
@@ -189,6 +207,7 @@ int main(void) {
   test_stragglers();
   test_group_median();
   test_judge();
+  test_relative();
   test_pairs();
   test_localize();
   test_failed_hosts();

@@ -1,0 +1,575 @@
+/* accept_main.c: `ddpbench accept`, the per-GPU and per-node acceptance checks as one MPI job until they become
+ * measurements of the main run: every rank measures its GPU (sustained GEMM per precision with NVML samples,
+ * pinned copies alone and with the whole node at once, memory error counters), the first rank of each node
+ * measures the node's GPU-to-GPU copy matrix, rank 0 judges everything against the expectations (built-in
+ * table, --expect FILE) and against peers of the same GPU model, prints the findings, the failing hosts and
+ * `hosts: N pass, N warn, N fail`, writes --failed-hosts, and exits 4 when a check failed (--strict: or warned).
+ * It never judges a figure it did not measure: a missing measurement fails its check, a missing expectation
+ * skips only the absolute check. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept.h"
+#include "accept_main.h"
+#include "device.h"
+#include "dist.h"
+#include "expect.h"
+#include "gpu_diag.h"
+#include "health.h"
+#include "nvml_dl.h"
+#include "topo.h"
+
+#define ACC_MAX_P2P 8
+#define ACC_INTERVAL_S 0.1 /* one GEMM interval: ten per second, so the first and last second have a median */
+
+/* ---- options: one table drives parsing and --help ---- */
+typedef struct {
+  double seconds, rel_warn, rel_fail;
+  int gemm_n, copy_mib, copy_iters, p2p_mib, strict, force, device; /* device: 0 auto, 1 cpu, 2 cuda */
+  char precisions[64], skip[64], expect[512], failed_hosts[512];
+} acc_opts;
+
+typedef enum { O_DOUBLE, O_INT, O_STR, O_FLAG } opt_type;
+static const struct {
+  const char *name;
+  opt_type type;
+  size_t off, len;
+  const char *def, *help;
+} opts[] = {
+#define OFF(f) offsetof(acc_opts, f)
+    {"health-seconds", O_DOUBLE, OFF(seconds), 0, "5", "seconds of sustained GEMM per precision"},
+    {"precisions", O_STR, OFF(precisions), 64, "bf16,fp16,tf32,fp32", "GEMM precisions (cpu device: fp32 only)"},
+    {"gemm-n", O_INT, OFF(gemm_n), 0, "0", "GEMM size n (n x n x n); 0 = 8192 on cuda, 512 on cpu"},
+    {"copy-mib", O_INT, OFF(copy_mib), 0, "256", "pinned host<->device copy size, MiB"},
+    {"copy-iters", O_INT, OFF(copy_iters), 0, "20", "timed copies each way"},
+    {"p2p-mib", O_INT, OFF(p2p_mib), 0, "256", "GPU-to-GPU copy size, MiB"},
+    {"skip", O_STR, OFF(skip), 64, "", "measurements to skip: gemm,copy,p2p"},
+    {"relative-warn-pct", O_DOUBLE, OFF(rel_warn), 0, "5", "warn this far below the median of the same GPU model"},
+    {"relative-fail-pct", O_DOUBLE, OFF(rel_fail), 0, "10", "fail this far below it"},
+    {"expect", O_STR, OFF(expect), 512, "", "INI file of expectations overriding the built-in table"},
+    {"failed-hosts", O_STR, OFF(failed_hosts), 512, "", "write the failing hosts here, one per line"},
+    {"strict", O_FLAG, OFF(strict), 0, "0", "a warning fails too (exit 4)"},
+    {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts"},
+#undef OFF
+};
+#define NOPTS ((int)(sizeof opts / sizeof opts[0]))
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: mpirun -np N ddpbench accept [options]\n"
+             "Per-GPU and per-node acceptance checks; exit 0 pass (warnings allowed), 2 bad input, 3 runtime error,\n"
+             "4 a check failed.\n");
+  for (int i = 0; i < NOPTS; i++)
+    fprintf(f, "  --%-20s %s (default %s)\n", opts[i].name, opts[i].help, opts[i].def[0] ? opts[i].def : "none");
+  fprintf(f, "  --device auto|cpu|cuda\n");
+}
+
+static ddp_result opt_set(acc_opts *o, int i, const char *v) {
+  char *p = (char *)o + opts[i].off, *end = NULL;
+  switch (opts[i].type) {
+    case O_DOUBLE: {
+      double x = strtod(v, &end);
+      if (end == v || *end || !isfinite(x) || x < 0) return ddp_usage_error("--%s: '%s' is not a number >= 0", opts[i].name, v);
+      *(double *)p = x;
+      break;
+    }
+    case O_INT:
+    case O_FLAG: {
+      long x = strtol(v, &end, 10);
+      if (end == v || *end || x < 0 || x > 1 << 20) return ddp_usage_error("--%s: '%s' is not a count", opts[i].name, v);
+      *(int *)p = (int)x;
+      break;
+    }
+    case O_STR:
+      if (strlen(v) >= opts[i].len) return ddp_usage_error("--%s: value too long", opts[i].name);
+      snprintf(p, opts[i].len, "%s", v);
+      break;
+  }
+  return DDP_OK;
+}
+
+static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
+  memset(o, 0, sizeof *o);
+  *help = 0;
+  for (int i = 0; i < NOPTS; i++) DDP_TRY(opt_set(o, i, opts[i].def));
+  for (int a = 1; a < argc; a++) {
+    const char *arg = argv[a];
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return *help = 1, DDP_OK;
+    if (!strcmp(arg, "--device")) {
+      if (a + 1 >= argc) return ddp_usage_error("--device needs a value");
+      const char *v = argv[++a];
+      o->device = !strcmp(v, "auto") ? 0 : !strcmp(v, "cpu") ? 1 : !strcmp(v, "cuda") ? 2 : -1;
+      if (o->device < 0) return ddp_usage_error("--device: '%s' is not auto, cpu or cuda", v);
+      continue;
+    }
+    int k = 0;
+    while (k < NOPTS && (strncmp(arg, "--", 2) || strcmp(arg + 2, opts[k].name))) k++;
+    if (k == NOPTS) return ddp_usage_error("accept: unknown option '%s' (see ddpbench accept --help)", arg);
+    if (opts[k].type == O_FLAG) {
+      *(int *)((char *)o + opts[k].off) = 1;
+      continue;
+    }
+    if (a + 1 >= argc) return ddp_usage_error("--%s needs a value", opts[k].name);
+    DDP_TRY(opt_set(o, k, argv[++a]));
+  }
+  if (o->seconds <= 0) return ddp_usage_error("--health-seconds must be > 0");
+  if (o->copy_iters < 1 || o->copy_mib < 1 || o->p2p_mib < 1) return ddp_usage_error("copy sizes and counts must be >= 1");
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%s", o->precisions);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int ok = 0;
+    for (int p = 0; p < HEALTH_NPREC; p++) ok |= !strcmp(t, health_prec_name(p));
+    if (!ok) return ddp_usage_error("--precisions: '%s' is not bf16, fp16, tf32 or fp32", t);
+  }
+  snprintf(tmp, sizeof tmp, "%s", o->skip);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (strcmp(t, "gemm") && strcmp(t, "copy") && strcmp(t, "p2p"))
+      return ddp_usage_error("--skip: '%s' is not gemm, copy or p2p", t);
+  if (o->expect[0]) { /* bad input costs nothing: the file is checked before any measurement */
+    expect_set e;
+    expect_builtin(&e, "", 0, 0, 0);
+    DDP_TRY(expect_load_file(&e, o->expect));
+  }
+  return DDP_OK;
+}
+
+static int listed(const char *list, const char *name) {
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%s", list);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (!strcmp(t, name)) return 1;
+  return 0;
+}
+
+/* ---- one rank's record, gathered to rank 0 as bytes ---- */
+typedef struct {
+  char host[256], gpu[128], busid[32];
+  int rank, node, local_rank, cuda;
+  int gemm_ran[HEALTH_NPREC];
+  health_gemm_result gemm[HEALTH_NPREC];
+  int copy_ran;
+  health_copy_result alone, together;
+  int nvml_known;
+  unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max, nvlink_version, links_active, links_total;
+  nvml_mem_health mem;
+  expect_set exp;
+  int p2p_n; /* node's first rank: the GPU-to-GPU matrix of the GPUs it sees */
+  double p2p_uni[ACC_MAX_P2P * ACC_MAX_P2P], p2p_bi[ACC_MAX_P2P * ACC_MAX_P2P];
+  int p2p_peer[ACC_MAX_P2P * ACC_MAX_P2P];
+} acc_rec;
+
+static ddp_result node_barrier(const ddp_dist *d) {
+  int e = MPI_Barrier(d->node);
+  return e == MPI_SUCCESS ? DDP_OK : mpi_fail(e, "MPI_Barrier", __FILE__, __LINE__);
+}
+
+/* Device choice, as the main run makes it, with the GPU-not-used diagnosis: 1 = cuda, 0 = cpu; DDP_ERR_EXPECT
+ * (collective) when a host has an NVIDIA GPU that CUDA cannot use. */
+static ddp_result choose_device(const ddp_dist *d, int want, int *cuda) {
+  int ngpu = device_cuda_count(), blocked = 0, min_gpu;
+  if (want != 1 && ngpu == 0) {
+    gpu_diag_facts f;
+    nvml_api api;
+    char why[128], causes[8][256];
+    int have = nvml_open(&api, why, sizeof why), drv = 0;
+    gpu_diag_gather(&f, gpu_diag_count_pci(), have ? &api : NULL, why, "/dev");
+    if (have) nvml_close(&api);
+    f.cuda_count = device_cuda_probe(f.cuda_error, sizeof f.cuda_error, &f.runtime_cuda, &drv);
+    f.cuda_built = f.cuda_count >= 0;
+    if (drv) f.driver_cuda = drv;
+    int n = gpu_diag_explain(&f, causes, 8);
+    for (int i = 0; i < n; i++)
+      fprintf(stderr, "ddpbench: FAIL gpu-not-used: rank %d host %s: %s\n", d->rank, d->host, causes[i]);
+    blocked = n > 0;
+  }
+  DDP_TRY(dist_allreduce_int(d, &blocked, MPI_MAX));
+  if (blocked) return DDP_ERR_EXPECT;
+  min_gpu = ngpu;
+  DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
+  if (want == 2 && min_gpu == 0) return ddp_usage_error("--device cuda: some rank sees no GPU");
+  *cuda = want != 1 && min_gpu > 0;
+  if (!*cuda && d->rank == 0) ddp_notice("no GPU: the cpu device measures the fp32 GEMM only (no bf16/fp16/tf32, no copies)");
+  return DDP_OK;
+}
+
+static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r) {
+  memset(r, 0, sizeof *r);
+  snprintf(r->host, sizeof r->host, "%s", d->host);
+  r->rank = d->rank, r->node = d->node_index, r->local_rank = d->local_rank, r->cuda = cuda;
+  ddp_device *dev = NULL;
+  int ngpu = cuda ? device_cuda_count() : 0;
+  if (cuda) {
+    DDP_TRY(device_cuda_create(&dev, d->local_rank % ngpu));
+  } else {
+    DDP_TRY(device_cpu_create(&dev, 1));
+  }
+  snprintf(r->gpu, sizeof r->gpu, "%s", dev->info.name);
+  snprintf(r->busid, sizeof r->busid, "%s", dev->info.pci_bus_id);
+  nvml_api api;
+  char why[128];
+  int have = cuda && nvml_open(&api, why, sizeof why);
+  nvml_device nd = NULL;
+  if (have && api.handle_by_busid(r->busid, &nd) != NVML_DL_SUCCESS) nd = NULL;
+  if (have && nd) {
+    nvml_gpu g;
+    nvml_gpu_query(&api, r->busid, &g);
+    r->nvml_known = g.known;
+    r->pcie_gen = g.pcie_gen, r->pcie_gen_max = g.pcie_gen_max, r->pcie_width = g.pcie_width;
+    r->pcie_width_max = g.pcie_width_max, r->nvlink_version = g.link_version;
+    r->links_active = (unsigned)g.links_active, r->links_total = (unsigned)g.links_total;
+    nvml_mem_health_read(&api, nd, &r->mem);
+  } else {
+    r->mem = (nvml_mem_health){-1, -1, -1, -1, -1, -1, -1, -1};
+  }
+  expect_builtin(&r->exp, r->gpu, r->pcie_gen_max, r->pcie_width_max, r->nvlink_version);
+  ddp_result e = DDP_OK;
+  if (o->expect[0]) e = expect_load_file(&r->exp, o->expect);
+  int n = o->gemm_n ? o->gemm_n : cuda ? 8192 : 512;
+  /* The GEMMs of a node run together, as in training: a node's power and cooling are loaded as they will be. */
+  for (int p = 0; e == DDP_OK && p < HEALTH_NPREC && !listed(o->skip, "gemm"); p++) {
+    if (!listed(o->precisions, health_prec_name(p)) || (!cuda && p != HEALTH_FP32)) continue;
+    e = node_barrier(d);
+    if (e == DDP_OK) e = health_gemm_run(dev, (health_prec)p, n, o->seconds, ACC_INTERVAL_S,
+                                         have ? &api : NULL, nd, &r->gemm[p]);
+    r->gemm_ran[p] = e == DDP_OK;
+  }
+  /* one GPU at a time, then the whole node at once; the cpu device has no link to measure */
+  if (e == DDP_OK && cuda && !listed(o->skip, "copy")) {
+    size_t bytes = (size_t)o->copy_mib << 20;
+    for (int lr = 0; e == DDP_OK && lr < d->local_size; lr++) {
+      e = node_barrier(d);
+      if (e == DDP_OK && lr == d->local_rank) e = health_copy_run(dev, bytes, o->copy_iters, &r->alone);
+    }
+    if (e == DDP_OK) e = node_barrier(d);
+    if (e == DDP_OK) e = health_copy_run(dev, bytes, o->copy_iters, &r->together);
+    r->copy_ran = e == DDP_OK;
+  }
+  if (e == DDP_OK && cuda && !listed(o->skip, "p2p") && d->local_rank == 0 && ngpu >= 2) {
+    r->p2p_n = ngpu < ACC_MAX_P2P ? ngpu : ACC_MAX_P2P;
+    e = device_cuda_peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
+  }
+  if (have) nvml_close(&api);
+  dev->destroy(dev);
+  return e;
+}
+
+/* ---- findings (rank 0) ---- */
+typedef struct {
+  accept_severity sev;
+  char check[24], scope[8], subject[48], host[256], unit[12], text[200];
+  double measured, expected, margin;
+} acc_finding;
+
+typedef struct {
+  acc_finding *f;
+  int n, cap;
+} acc_findings;
+
+static acc_finding *finding_add(acc_findings *fs, accept_severity sev, const char *check, const char *scope,
+                                const char *host, const char *subject) {
+  if (fs->n == fs->cap) {
+    int cap = fs->cap ? 2 * fs->cap : 64;
+    acc_finding *p = realloc(fs->f, (size_t)cap * sizeof *p);
+    if (!p) return NULL;
+    fs->f = p, fs->cap = cap;
+  }
+  acc_finding *f = &fs->f[fs->n++];
+  memset(f, 0, sizeof *f);
+  f->sev = sev;
+  f->measured = f->expected = f->margin = NAN;
+  snprintf(f->check, sizeof f->check, "%s", check);
+  snprintf(f->scope, sizeof f->scope, "%s", scope);
+  snprintf(f->host, sizeof f->host, "%s", host);
+  snprintf(f->subject, sizeof f->subject, "%s", subject);
+  return f;
+}
+
+/* One decimal from 100 up, three significant digits below (a CPU's 0.0412 TFLOP/s is not 0.0). */
+static void fmt_num(char *buf, size_t n, double v) {
+  if (!isfinite(v)) snprintf(buf, n, "-");
+  else if (fabs(v) >= 100 || v == 0) snprintf(buf, n, "%.1f", v);
+  else snprintf(buf, n, "%.3g", v);
+}
+
+static const char *num(char *buf, double v) {
+  fmt_num(buf, 16, v);
+  return buf;
+}
+
+/* Absolute (vs the expectation, when there is one) and relative (vs the median of the same GPU model) checks of
+ * one figure, higher is better. */
+static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, const char *check, const char *subject,
+                       double measured, expect_key key, double peer_median, double z, int size, const char *unit) {
+  double margin;
+  double floor_v = r->exp.v[key], warn = isfinite(r->exp.v[EXP_WARN_PCT]) ? r->exp.v[EXP_WARN_PCT] : 5;
+  if (isfinite(floor_v)) {
+    /* a floor with a warn band above it: warn between floor and floor (1 + warn %), fail below the floor */
+    accept_severity s = accept_judge(measured, floor_v * (1 + warn / 100), 1, 0, 100 * warn / (100 + warn), &margin);
+    acc_finding *f = finding_add(fs, s, check, "gpu", r->host, subject);
+    if (f) {
+      f->measured = measured, f->expected = floor_v, f->margin = isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN;
+      snprintf(f->unit, sizeof f->unit, "%s", unit);
+      snprintf(f->text, sizeof f->text, "floor from %s", r->exp.src[key]);
+    }
+  }
+  if (isfinite(peer_median) && size >= 4) {
+    accept_severity s = accept_relative(measured, peer_median, z, size, o->rel_warn, o->rel_fail, 3.5, &margin);
+    char c[24];
+    snprintf(c, sizeof c, "%s.rel", check);
+    acc_finding *f = finding_add(fs, s, c, "gpu", r->host, subject);
+    if (f) {
+      f->measured = measured, f->expected = peer_median, f->margin = margin;
+      snprintf(f->unit, sizeof f->unit, "%s", unit);
+      snprintf(f->text, sizeof f->text, "vs the median of %d %s (robust z %.1f; named below -3.5)", size, r->gpu, z);
+    }
+  }
+}
+
+static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs) {
+  const char **model = malloc((size_t)W * sizeof *model);
+  double *x = malloc((size_t)W * sizeof *x), *ref = malloc((size_t)W * sizeof *ref), *z = malloc((size_t)W * sizeof *z);
+  int *size = malloc((size_t)W * sizeof *size);
+  if (!model || !x || !ref || !z || !size) goto out;
+  for (int i = 0; i < W; i++) model[i] = all[i].gpu;
+  char subj[48];
+  for (int p = 0; p < HEALTH_NPREC; p++) {
+    int any = 0;
+    for (int i = 0; i < W; i++) any |= all[i].gemm_ran[p], x[i] = all[i].gemm_ran[p] ? all[i].gemm[p].median_tflops : NAN;
+    if (!any) continue;
+    accept_group_stats(x, model, W, ref, z, size);
+    char check[24];
+    snprintf(check, sizeof check, "gemm_%s", health_prec_name(p));
+    for (int i = 0; i < W; i++) {
+      if (!all[i].gemm_ran[p]) continue;
+      snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
+      judge_pair(fs, o, &all[i], check, subj, x[i], (expect_key)(EXP_GEMM_BF16 + p), ref[i], z[i], size[i], "TFLOP/s");
+      const health_gemm_result *g = &all[i].gemm[p];
+      unsigned long long bad = nvml_reasons_bad(g->reasons);
+      char rs[96];
+      acc_finding *f = finding_add(fs, bad ? ACCEPT_FAIL : ACCEPT_PASS, "throttle", "gpu", all[i].host, subj);
+      if (f) {
+        f->measured = g->drift_pct;
+        snprintf(f->unit, sizeof f->unit, "%% drift");
+        char a[16], b[16];
+        snprintf(f->text, sizeof f->text, "%s: reasons %s; first second %s, last %s TFLOP/s%s", health_prec_name(p),
+                 g->nsamples ? nvml_reasons_str(g->reasons, rs, sizeof rs) : "not sampled", num(a, g->first_tflops),
+                 num(b, g->last_tflops), bad ? " (thermal or hardware slowdown: not a power cap)" : "");
+      }
+    }
+  }
+  for (int dir = 0; dir < 2; dir++) {
+    int any = 0;
+    for (int i = 0; i < W; i++)
+      any |= all[i].copy_ran, x[i] = all[i].copy_ran ? (dir ? all[i].alone.d2h_gbps : all[i].alone.h2d_gbps) : NAN;
+    if (!any) continue;
+    accept_group_stats(x, model, W, ref, z, size);
+    for (int i = 0; i < W; i++) {
+      if (!all[i].copy_ran) continue;
+      snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
+      judge_pair(fs, o, &all[i], dir ? "d2h" : "h2d", subj, x[i], dir ? EXP_D2H : EXP_H2D, ref[i], z[i], size[i], "GB/s");
+      if (!dir && all[i].nvml_known && all[i].pcie_gen_max &&
+          (all[i].pcie_gen < all[i].pcie_gen_max || all[i].pcie_width < all[i].pcie_width_max)) {
+        acc_finding *f = finding_add(fs, ACCEPT_WARN, "pcie_link", "link", all[i].host, subj);
+        if (f)
+          snprintf(f->text, sizeof f->text, "after the copies the link reads Gen%u x%u, below its Gen%u x%u",
+                   all[i].pcie_gen, all[i].pcie_width, all[i].pcie_gen_max, all[i].pcie_width_max);
+      }
+    }
+  }
+  for (int i = 0; i < W; i++) { /* memory health: any uncorrectable error or row-remap trouble fails */
+    const nvml_mem_health *m = &all[i].mem;
+    if (m->ecc_unc_volatile < 0 && m->rows_pending < 0) continue;
+    int bad = m->ecc_unc_volatile > 0 || m->rows_pending > 0 || m->rows_failure > 0;
+    snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid);
+    acc_finding *f = finding_add(fs, bad ? ACCEPT_FAIL : ACCEPT_PASS, "memory", "gpu", all[i].host, subj);
+    if (f) {
+      f->measured = (double)(m->ecc_unc_volatile > 0 ? m->ecc_unc_volatile : 0);
+      f->expected = 0;
+      snprintf(f->unit, sizeof f->unit, "errors");
+      snprintf(f->text, sizeof f->text, "ECC uncorrected volatile %lld aggregate %lld, corrected volatile %lld; "
+               "remapped rows pending %d failure %d", m->ecc_unc_volatile, m->ecc_unc_aggregate,
+               m->ecc_corr_volatile, m->rows_pending, m->rows_failure);
+    }
+  }
+  /* GPU-to-GPU pairs of each node: vs the NVLink floor and vs the node's pair median */
+  for (int i = 0; i < W; i++) {
+    int n = all[i].p2p_n;
+    if (n < 2) continue;
+    double pz[ACC_MAX_P2P * ACC_MAX_P2P], pref[ACC_MAX_P2P * ACC_MAX_P2P];
+    int psize[ACC_MAX_P2P * ACC_MAX_P2P];
+    const char *pg[ACC_MAX_P2P * ACC_MAX_P2P];
+    for (int k = 0; k < n * n; k++) pg[k] = "pair"; /* the diagonal is NaN: left out */
+    accept_group_stats(all[i].p2p_uni, pg, n * n, pref, pz, psize);
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) {
+        if (a == b) continue;
+        snprintf(subj, sizeof subj, "GPU %d -> GPU %d", a, b);
+        judge_pair(fs, o, &all[i], "p2p", subj, all[i].p2p_uni[a * n + b], EXP_P2P, pref[a * n + b], pz[a * n + b],
+                   psize[a * n + b], "GB/s");
+        if (!all[i].p2p_peer[a * n + b]) {
+          acc_finding *f = finding_add(fs, ACCEPT_WARN, "p2p_access", "pair", all[i].host, subj);
+          if (f) snprintf(f->text, sizeof f->text, "no peer access: the driver stages the copy through the host");
+        }
+      }
+  }
+out:
+  free(model);
+  free(x);
+  free(ref);
+  free(z);
+  free(size);
+}
+
+static void print_measurements(const acc_opts *o, const acc_rec *all, int W) {
+  printf("# sustained GEMM, %.1f s per precision, medians over ~%.0f ms intervals; NVML sampled between intervals\n",
+         o->seconds, 1e3 * ACC_INTERVAL_S);
+  printf("#%5s %-12s %-14s %-5s %6s %8s %8s %8s %7s %16s %16s %5s  %s\n", "rank", "host", "gpu", "prec", "n", "TFLOP/s",
+         "first-s", "last-s", "drift%", "SM MHz min/med", "W med/max/lim", "T C", "clock event reasons");
+  for (int i = 0; i < W; i++)
+    for (int p = 0; p < HEALTH_NPREC; p++) {
+      if (!all[i].gemm_ran[p]) continue;
+      const health_gemm_result *g = &all[i].gemm[p];
+      char clk[24] = "-", pw[24] = "-", rs[96] = "-";
+      if (g->nsamples) {
+        snprintf(clk, sizeof clk, "%u/%u", g->sm_mhz_min, g->sm_mhz_median);
+        snprintf(pw, sizeof pw, "%.0f/%.0f/%.0f", g->power_w_median, g->power_w_max, g->power_limit_w);
+        nvml_reasons_str(g->reasons, rs, sizeof rs);
+      }
+      char a[16], b[16], c[16];
+      printf(" %5d %-12.12s %-14.14s %-5s %6d %8s %8s %8s %7.1f %16s %16s %5u  %s\n", all[i].rank, all[i].host,
+             all[i].gpu, health_prec_name(p), g->n, num(a, g->median_tflops), num(b, g->first_tflops),
+             num(c, g->last_tflops), g->drift_pct, clk, pw, g->temp_c_max, rs);
+    }
+  int any = 0;
+  for (int i = 0; i < W; i++) any |= all[i].copy_ran;
+  if (any) {
+    printf("# pinned host<->device copies, %d MiB, median of %d: each GPU alone, then every GPU of the node at once\n",
+           o->copy_mib, o->copy_iters);
+    printf("#%5s %-12s %-14s %-12s %10s %10s %10s %10s %10s\n", "rank", "host", "gpu", "link", "H2D alone",
+           "D2H alone", "H2D node", "D2H node", "link GB/s");
+    for (int i = 0; i < W; i++) {
+      if (!all[i].copy_ran) continue;
+      char link[24] = "-";
+      double raw = expect_pcie_gbps(all[i].pcie_gen_max, all[i].pcie_width_max);
+      if (all[i].pcie_gen_max) snprintf(link, sizeof link, "Gen%u x%u", all[i].pcie_gen, all[i].pcie_width);
+      char r1[16];
+      fmt_num(r1, sizeof r1, raw > 0 ? raw : NAN);
+      printf(" %5d %-12.12s %-14.14s %-12s %10.1f %10.1f %10.1f %10.1f %10s\n", all[i].rank, all[i].host, all[i].gpu,
+             link, all[i].alone.h2d_gbps, all[i].alone.d2h_gbps, all[i].together.h2d_gbps, all[i].together.d2h_gbps, r1);
+    }
+  }
+  for (int i = 0; i < W; i++) {
+    int n = all[i].p2p_n;
+    if (n < 2) continue;
+    printf("# GPU-to-GPU copies on host %s (node %d), %d MiB, GB/s: one direction (both directions at once)\n",
+           all[i].host, all[i].node, o->p2p_mib);
+    printf("#%6s", "src\\dst");
+    for (int b = 0; b < n; b++) printf(" %15d", b);
+    printf("\n");
+    for (int a = 0; a < n; a++) {
+      printf(" %6d", a);
+      for (int b = 0; b < n; b++) {
+        char cell[32] = "-";
+        if (a != b) snprintf(cell, sizeof cell, "%.1f (%.1f)%s", all[i].p2p_uni[a * n + b], all[i].p2p_bi[a * n + b],
+                             all[i].p2p_peer[a * n + b] ? "" : "*");
+        printf(" %15s", cell);
+      }
+      printf("\n");
+    }
+  }
+}
+
+/* Findings, the failing ones by host, the summary line; returns the exit code and writes --failed-hosts. */
+static int report(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs) {
+  printf("# findings: %d checks (pass lines omitted; margin = measured vs expected)\n", fs->n);
+  printf("#%-5s %-12s %-6s %-12s %-22s %10s %10s %8s %-8s %s\n", "sev", "check", "scope", "host", "subject", "measured",
+         "expected", "margin%", "unit", "detail");
+  int nh = 0;
+  const char **hosts = calloc((size_t)W + 1, sizeof *hosts);
+  int *worst = calloc((size_t)W + 1, sizeof *worst);
+  for (int i = 0; i < W && hosts && worst; i++) {
+    int k = 0;
+    while (k < nh && strcmp(hosts[k], all[i].host)) k++;
+    if (k == nh) hosts[nh++] = all[i].host;
+  }
+  for (int i = 0; i < fs->n; i++) {
+    acc_finding *f = &fs->f[i];
+    accept_severity eff = f->sev == ACCEPT_WARN && o->strict ? ACCEPT_FAIL : f->sev;
+    for (int k = 0; k < nh; k++)
+      if (!strcmp(hosts[k], f->host) && (int)eff > worst[k]) worst[k] = (int)eff;
+    if (f->sev == ACCEPT_PASS && strcmp(f->check, "throttle")) continue;
+    char m[16], e[16], g[16];
+    fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected), fmt_num(g, sizeof g, f->margin);
+    printf(" %-5s %-12s %-6s %-12.12s %-22.22s %10s %10s %8s %-8s %s\n",
+           f->sev == ACCEPT_PASS ? "info" : accept_severity_str(f->sev), f->check, f->scope, f->host, f->subject, m, e, g,
+           f->unit, f->text);
+  }
+  int pass = 0, warn = 0, fail = 0;
+  const char **failed = calloc((size_t)nh + 1, sizeof *failed);
+  int nfailed = 0;
+  printf("# hosts\n");
+  for (int k = 0; k < nh; k++) {
+    worst[k] == ACCEPT_FAIL ? fail++ : worst[k] == ACCEPT_WARN ? warn++ : pass++;
+    if (worst[k] == ACCEPT_FAIL && failed) failed[nfailed++] = hosts[k];
+    if (worst[k] == ACCEPT_PASS) continue;
+    for (int i = 0; i < fs->n; i++) { /* one line per failing or warning check, grouped by host */
+      acc_finding *f = &fs->f[i];
+      if (f->sev == ACCEPT_PASS || strcmp(f->host, hosts[k])) continue;
+      char m[16], e[16];
+      fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected);
+      printf("%s: %s %s %s: %s %s (expected %s)%s%s\n", hosts[k], accept_severity_str(f->sev), f->check, f->subject, m,
+             f->unit, e, f->text[0] ? ": " : "", f->text);
+    }
+  }
+  printf("hosts: %d pass, %d warn, %d fail\n", pass, warn, fail);
+  fflush(stdout);
+  int code = fail ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
+  if (o->failed_hosts[0] && failed) {
+    ddp_result r = accept_failed_hosts_write(o->failed_hosts, failed, nfailed, o->force);
+    if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
+    else if (r != DDP_OK) code = DDP_EXIT_RUNTIME;
+  }
+  free(failed);
+  free(hosts);
+  free(worst);
+  return code;
+}
+
+int accept_main(const ddp_dist *d, int argc, char **argv) {
+  acc_opts o;
+  int help = 0, cuda = 0;
+  ddp_result r = opts_parse(&o, argc, argv, &help);
+  if (help) {
+    if (d->rank == 0) usage(stdout);
+    return DDP_EXIT_OK;
+  }
+  if (r != DDP_OK) return DDP_EXIT_USAGE; /* every rank parsed the same arguments */
+  r = choose_device(d, o.device, &cuda);
+  if (r != DDP_OK) return ddp_exit_code(r);
+  acc_rec *mine = calloc(1, sizeof *mine), *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
+  if (!mine || (d->rank == 0 && !all)) dist_abort(DDP_EXIT_RUNTIME);
+  double t0 = ddp_now();
+  r = measure(d, &o, cuda, mine);
+  if (r != DDP_OK) {
+    fprintf(stderr, "[ddpbench rank %d host %s] accept: measurement failed: %s\n", d->rank, d->host, ddp_result_str(r));
+    dist_abort(ddp_exit_code(r));
+  }
+  int e = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, d->world);
+  if (e != MPI_SUCCESS) mpi_fail(e, "MPI_Gather", __FILE__, __LINE__), dist_abort(DDP_EXIT_RUNTIME);
+  int code = 0;
+  if (d->rank == 0) {
+    printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
+           d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", cuda ? "cuda" : "cpu", ddp_now() - t0);
+    print_measurements(&o, all, d->size);
+    acc_findings fs = {0};
+    judge(&o, all, d->size, &fs);
+    code = report(&o, all, d->size, &fs);
+    free(fs.f);
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, d->world);
+  free(mine);
+  free(all);
+  return code;
+}
