@@ -41,6 +41,8 @@ typedef struct {
   int inject_nonfinite; /* -1 = off */
   double timeout;       /* seconds without progress before the watchdog aborts; 0 = never */
   double peak_tflops;   /* 0 = from the table of known GPUs */
+  double straggler_pct; /* straggler rule: % above the median compute time (with robust z > 3.5) */
+  int strict;           /* warnings fail (exit 4) */
   ddp_bind bind;
   int pcie;              /* topology matrix by PCIe path alone */
   char phases[64];       /* comma list of local,comm,ddp */

@@ -343,6 +343,7 @@ static ddp_result job_run(job *j) {
       findings_print(stdout, &j->findings);
       fflush(stdout);
       code = findings_exit_code(&j->findings);
+      if (code == DDP_EXIT_OK && cfg->strict && findings_count(&j->findings, SEV_WARN)) code = DDP_EXIT_EXPECT;
     }
     if (r == DDP_OK && cfg->json[0]) {
       cJSON *doc = NULL;
