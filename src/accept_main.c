@@ -11,15 +11,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "accept.h"
 #include "accept_main.h"
+#include "atomic_file.h"
 #include "device.h"
 #include "dist.h"
 #include "expect.h"
 #include "gpu_diag.h"
 #include "health.h"
 #include "nvml_dl.h"
+#include "result.h"
+#include "stats.h"
 #include "topo.h"
 
 #define ACC_MAX_P2P 8
@@ -29,7 +34,8 @@
 typedef struct {
   double seconds, rel_warn, rel_fail;
   int gemm_n, copy_mib, copy_iters, p2p_mib, strict, force, device; /* device: 0 auto, 1 cpu, 2 cuda */
-  char precisions[64], skip[64], expect[512], failed_hosts[512];
+  double tolerance;
+  char precisions[64], skip[64], expect[512], failed_hosts[512], json[512], baseline[512];
 } acc_opts;
 
 typedef enum { O_DOUBLE, O_INT, O_STR, O_FLAG } opt_type;
@@ -50,9 +56,12 @@ static const struct {
     {"relative-warn-pct", O_DOUBLE, OFF(rel_warn), 0, "5", "warn this far below the median of the same GPU model"},
     {"relative-fail-pct", O_DOUBLE, OFF(rel_fail), 0, "10", "fail this far below it"},
     {"expect", O_STR, OFF(expect), 512, "", "INI file of expectations overriding the built-in table"},
+    {"baseline", O_STR, OFF(baseline), 512, "", "a known-good run's --json: its figures, less the tolerance, are the floors"},
+    {"tolerance-pct", O_DOUBLE, OFF(tolerance), 0, "10", "--baseline: how far below the baseline's figure a floor sits"},
     {"failed-hosts", O_STR, OFF(failed_hosts), 512, "", "write the failing hosts here, one per line"},
+    {"json", O_STR, OFF(json), 512, "", "write the figures and findings as a result file (readable by --baseline)"},
     {"strict", O_FLAG, OFF(strict), 0, "0", "a warning fails too (exit 4)"},
-    {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts"},
+    {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts and --json"},
 #undef OFF
 };
 #define NOPTS ((int)(sizeof opts / sizeof opts[0]))
@@ -132,6 +141,17 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
     expect_builtin(&e, "", 0, 0, 0);
     DDP_TRY(expect_load_file(&e, o->expect));
   }
+  if (o->tolerance >= 100) return ddp_usage_error("--tolerance-pct must be below 100");
+  if (o->json[0] && !o->force && access(o->json, F_OK) == 0) /* refused now, not after the measurements */
+    return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", o->json);
+  if (o->baseline[0]) { /* likewise the baseline: a ddpbench result with accept figures */
+    result_doc b;
+    DDP_TRY(result_load(o->baseline, &b));
+    int n = 0;
+    for (int i = 0; i < b.nrecords; i++) n += !strcmp(b.records[i].measurement, "accept");
+    result_free(&b);
+    if (!n) return ddp_usage_error("--baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
+  }
   return DDP_OK;
 }
 
@@ -149,7 +169,8 @@ typedef struct {
   int rank, node, local_rank, cuda;
   int gemm_ran[HEALTH_NPREC];
   health_gemm_result gemm[HEALTH_NPREC];
-  int copy_ran;
+  int copy_ran, pid, ordinal;
+  double memory;
   health_copy_result alone, together;
   int nvml_known;
   unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max, nvlink_version, links_active, links_total;
@@ -194,6 +215,48 @@ static ddp_result choose_device(const ddp_dist *d, int want, int *cuda) {
   return DDP_OK;
 }
 
+/* ---- the result file: one record per figure, read back by --baseline ---- */
+static const char *rec_metric(expect_key k) { return expect_keys[k].name; }
+
+/* The baseline's figure for this GPU (same host and bus id), else the median over the baseline's GPUs of the
+ * same model; NaN when it has neither. */
+static double baseline_value(const result_doc *b, const char *metric, const acc_rec *r) {
+  /* per GPU; the GPU-to-GPU pairs (one record per pair) go by the model's median */
+  char rank[16];
+  snprintf(rank, sizeof rank, "%d", r->rank);
+  const result_record *x = NULL;
+  if (!strcmp(metric, rec_metric(EXP_P2P))) x = NULL;
+  else if (r->busid[0]) x = result_find(b, "accept", "world", metric, "host", r->host, "gpu", r->busid, NULL);
+  else x = result_find(b, "accept", "world", metric, "host", r->host, "rank", rank, NULL); /* cpu: no bus id */
+  if (x && isfinite(x->value)) return x->value;
+  double *v = malloc((size_t)(b->nrecords + 1) * sizeof *v);
+  int n = 0;
+  for (int i = 0; v && i < b->nrecords; i++) {
+    const result_record *y = &b->records[i];
+    const char *model = result_record_label(y, "model");
+    if (!strcmp(y->measurement, "accept") && !strcmp(y->metric, metric) && model && !strcmp(model, r->gpu) &&
+        isfinite(y->value))
+      v[n++] = y->value;
+  }
+  double m = n ? stats_percentile(v, n, 0.5) : NAN;
+  free(v);
+  return m;
+}
+
+static ddp_result baseline_apply(const acc_opts *o, acc_rec *r) {
+  result_doc b;
+  DDP_TRY(result_load(o->baseline, &b));
+  const expect_key keys[] = {EXP_GEMM_BF16, EXP_GEMM_FP16, EXP_GEMM_TF32, EXP_GEMM_FP32, EXP_H2D, EXP_D2H, EXP_P2P};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    double v = baseline_value(&b, rec_metric(keys[i]), r);
+    if (!isfinite(v)) continue;
+    r->exp.v[keys[i]] = v * (1 - o->tolerance / 100);
+    snprintf(r->exp.src[keys[i]], sizeof r->exp.src[0], "baseline %.3g - %g %%", v, o->tolerance);
+  }
+  result_free(&b);
+  return DDP_OK;
+}
+
 static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r) {
   memset(r, 0, sizeof *r);
   snprintf(r->host, sizeof r->host, "%s", d->host);
@@ -206,6 +269,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
     DDP_TRY(device_cpu_create(&dev, 1));
   }
   snprintf(r->gpu, sizeof r->gpu, "%s", dev->info.name);
+  r->pid = (int)getpid(), r->ordinal = dev->info.ordinal, r->memory = (double)dev->info.memory;
   snprintf(r->busid, sizeof r->busid, "%s", dev->info.pci_bus_id);
   nvml_api api;
   char why[128];
@@ -226,6 +290,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
   expect_builtin(&r->exp, r->gpu, r->pcie_gen_max, r->pcie_width_max, r->nvlink_version);
   ddp_result e = DDP_OK;
   if (o->expect[0]) e = expect_load_file(&r->exp, o->expect);
+  if (e == DDP_OK && o->baseline[0]) e = baseline_apply(o, r);
   int n = o->gemm_n ? o->gemm_n : cuda ? 8192 : 512;
   /* The GEMMs of a node run together, as in training: a node's power and cooling are loaded as they will be. */
   for (int p = 0; e == DDP_OK && p < HEALTH_NPREC && !listed(o->skip, "gemm"); p++) {
@@ -537,6 +602,110 @@ static int report(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
   return code;
 }
 
+static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
+
+static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const char *metric, double v,
+                          const char *extra_key, const char *extra) {
+  char rank[16];
+  snprintf(rank, sizeof rank, "%d", r->rank);
+  return result_add(d, "accept", "world", metric ? metric : rec_metric(k), expect_keys[k].unit, BETTER_HIGHER, v, NULL,
+                    NULL, 0, "rank", rank, "host", r->host, "gpu", r->busid, "model", r->gpu, extra_key, extra, NULL);
+}
+
+/* The run as a result document: provenance, one record per figure, the findings. */
+static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int nodes, int argc, char **argv,
+                            const acc_findings *fs, result_doc *d) {
+  result_init(d);
+  d->schema_version = RESULT_SCHEMA_VERSION;
+  d->ddpbench_version = xstrdup(DDPBENCH_VERSION);
+  char cmd[2048] = "";
+  size_t k = 0;
+  for (int i = 0; i < argc; i++) k += (size_t)snprintf(cmd + k, k < sizeof cmd ? sizeof cmd - k : 0, "%s%s", i ? " " : "", argv[i]);
+  d->command_line = xstrdup(cmd);
+  char ts[32];
+  time_t now = time(NULL);
+  strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  d->start_time = xstrdup(ts);
+  d->device = xstrdup(all[0].cuda ? "cuda" : "cpu");
+  d->comm = xstrdup("mpi");
+  d->world_size = W;
+  d->nodes = nodes;
+  d->weights_identical = -1;
+  d->config = calloc(NOPTS, sizeof *d->config);
+  for (int i = 0; d->config && i < NOPTS; i++) {
+    char v[600], key[32];
+    const char *p = (const char *)o + opts[i].off;
+    if (opts[i].type == O_DOUBLE) snprintf(v, sizeof v, "%.17g", *(const double *)p);
+    else if (opts[i].type == O_STR) snprintf(v, sizeof v, "%s", p);
+    else if (opts[i].type == O_FLAG) snprintf(v, sizeof v, "%s", *(const int *)p ? "true" : "false");
+    else snprintf(v, sizeof v, "%d", *(const int *)p);
+    snprintf(key, sizeof key, "%s", opts[i].name);
+    for (char *c = key; *c; c++) *c = *c == '-' ? '_' : *c;
+    d->config[i].key = xstrdup(key), d->config[i].value = xstrdup(v);
+    d->nconfig++;
+  }
+  DDP_TRY(result_env_collect(d));
+  d->ranks = calloc((size_t)W, sizeof *d->ranks);
+  DDP_CHECK_ALLOC(d->ranks);
+  d->nranks = W;
+  for (int i = 0; i < W; i++) {
+    const acc_rec *r = &all[i];
+    result_rank *x = &d->ranks[i];
+    x->rank = r->rank, x->local_rank = r->local_rank, x->node = r->node, x->pid = r->pid;
+    x->host = xstrdup(r->host), x->device_name = xstrdup(r->gpu), x->pci_bus_id = xstrdup(r->busid);
+    x->ordinal = r->cuda ? r->ordinal : -1;
+    x->memory_bytes = r->memory;
+    x->gemm_tflops = r->gemm_ran[HEALTH_BF16] ? r->gemm[HEALTH_BF16].median_tflops : NAN;
+    for (int p = 0; p < HEALTH_NPREC; p++)
+      if (r->gemm_ran[p]) {
+        DDP_TRY(add_fig(d, r, (expect_key)(EXP_GEMM_BF16 + p), NULL, r->gemm[p].median_tflops, NULL, NULL));
+        char m[48];
+        snprintf(m, sizeof m, "gemm_%s_drift_pct", health_prec_name(p));
+        DDP_TRY(result_add(d, "accept", "world", m, "%", BETTER_NONE, r->gemm[p].drift_pct, NULL, NULL, 0, "host",
+                           r->host, "gpu", r->busid, NULL));
+      }
+    if (r->copy_ran) {
+      DDP_TRY(add_fig(d, r, EXP_H2D, NULL, r->alone.h2d_gbps, NULL, NULL));
+      DDP_TRY(add_fig(d, r, EXP_D2H, NULL, r->alone.d2h_gbps, NULL, NULL));
+      DDP_TRY(add_fig(d, r, EXP_H2D, "h2d_node_gbps", r->together.h2d_gbps, NULL, NULL));
+      DDP_TRY(add_fig(d, r, EXP_D2H, "d2h_node_gbps", r->together.d2h_gbps, NULL, NULL));
+    }
+    for (int a = 0; a < r->p2p_n; a++)
+      for (int b = 0; b < r->p2p_n; b++) {
+        if (a == b) continue;
+        char pair[32];
+        snprintf(pair, sizeof pair, "%d-%d", a, b);
+        DDP_TRY(add_fig(d, r, EXP_P2P, NULL, r->p2p_uni[a * r->p2p_n + b], "pair", pair));
+        DDP_TRY(add_fig(d, r, EXP_P2P, "p2p_bidir_gbps", r->p2p_bi[a * r->p2p_n + b], "pair", pair));
+      }
+  }
+  static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
+  static const char *scope_names[] = {"gpu", "host", "link", "pair"};
+  for (int i = 0; i < fs->n; i++) {
+    const acc_finding *f = &fs->f[i];
+    finding_scope sc = SCOPE_GPU;
+    for (int j = 0; j < 4; j++)
+      if (!strcmp(f->scope, scope_names[j])) sc = scopes[j];
+    char subject[128];
+    snprintf(subject, sizeof subject, "%.60s %.60s", f->host, f->subject);
+    DDP_TRY(findings_add(&d->findings, f->check, f->sev == ACCEPT_FAIL ? SEV_FAIL : f->sev == ACCEPT_WARN ? SEV_WARN : SEV_INFO,
+                         sc, subject, f->measured, f->expected, f->unit, "margin %+.1f %%: %s", f->margin, f->text));
+  }
+  return DDP_OK;
+}
+
+static ddp_result doc_write(const acc_opts *o, const result_doc *d) {
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "out of memory");
+  ddp_result r = result_to_json(d, doc);
+  char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
+  cJSON_Delete(doc);
+  if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "out of memory printing the JSON document");
+  if (r == DDP_OK) r = atomic_file_write(o->json, text, strlen(text), o->force);
+  free(text);
+  return r;
+}
+
 int accept_main(const ddp_dist *d, int argc, char **argv) {
   acc_opts o;
   int help = 0, cuda = 0;
@@ -566,6 +735,14 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
     acc_findings fs = {0};
     judge(&o, all, d->size, &fs);
     code = report(&o, all, d->size, &fs);
+    if (o.json[0]) {
+      result_doc doc;
+      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &fs, &doc);
+      if (jr == DDP_OK) jr = doc_write(&o, &doc);
+      result_free(&doc);
+      if (jr == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
+      else if (jr != DDP_OK) code = DDP_EXIT_RUNTIME;
+    }
     free(fs.f);
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, d->world);

@@ -5,7 +5,11 @@
  *    margin, the host line, and --failed-hosts listing exactly this host;
  *  - a result inside the warn band: exit 0 with "1 warn"; --strict turns it into exit 4;
  *  - --failed-hosts is never overwritten without --force (exit 2), and is with it (an empty file: no failure);
- *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement. */
+ *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement;
+ *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU);
+ *    against a baseline 10x faster than this machine (as a healthy cluster is to a slowed host) it fails with
+ *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2. */
+#include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +120,44 @@ int main(int argc, char **argv) {
   rc = run(1, "--precisions fp64");
   CHECK(rc == 2 && strstr(err, "fp64"), "bad precision: exit %d\n%s", rc, err);
 
-  const char *files[] = {"high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "stdout", "stderr"};
+  /* baseline mode */
+  snprintf(args, sizeof args, "--json %s", path("base.json"));
+  rc = run(2, args);
+  CHECK(rc == 0, "baseline run: exit %d\n%s", rc, err);
+  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 60 --json %s", path("base.json"), path("again.json"));
+  rc = run(2, args);
+  CHECK(rc == 0 && strstr(out, "hosts: 1 pass, 0 warn, 0 fail"), "against a good run: exit %d\n%s%s", rc, out, err);
+  read_file("again.json", buf, sizeof buf); /* the absolute check was made against the baseline */
+  CHECK(strstr(buf, "baseline") != NULL, "floors come from the baseline");
+  static char big[1 << 20];
+  read_file("base.json", big, sizeof big);
+  cJSON *doc = cJSON_Parse(big);
+  cJSON *recs = cJSON_GetObjectItem(doc, "records"), *x;
+  int scaled = 0;
+  cJSON_ArrayForEach(x, recs) {
+    cJSON *m = cJSON_GetObjectItem(x, "metric"), *v = cJSON_GetObjectItem(x, "value");
+    if (cJSON_IsString(m) && !strcmp(m->valuestring, "gemm_fp32_tflops") && cJSON_IsNumber(v))
+      cJSON_SetNumberValue(v, v->valuedouble * 10), scaled++;
+  }
+  char *text = cJSON_Print(doc);
+  write_file("fast.json", text ? text : "");
+  free(text);
+  cJSON_Delete(doc);
+  CHECK(scaled == 2, "two GEMM records in the baseline: %d", scaled);
+  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 60 --failed-hosts %s", path("fast.json"), path("drain2"));
+  rc = run(2, args);
+  CHECK(rc == 4 && strstr(out, "hosts: 0 pass, 0 warn, 1 fail") && strstr(out, "floor from baseline"),
+        "against a 10x faster baseline: exit %d\n%s%s", rc, out, err);
+  read_file("drain2", drain, sizeof drain);
+  snprintf(buf, sizeof buf, "%s\n", host);
+  CHECK(!strcmp(drain, buf), "failed-hosts lists exactly this host: '%s'", drain);
+  write_file("junk.json", "{\"hello\": 1}\n");
+  snprintf(args, sizeof args, "--baseline %s", path("junk.json"));
+  rc = run(1, args);
+  CHECK(rc == 2 && strstr(err, "junk.json") && !strstr(out, "TFLOP/s"), "not a result: exit %d\n%s", rc, err);
+
+  const char *files[] = {"high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "drain2", "base.json", "again.json",
+                         "fast.json", "junk.json", "stdout", "stderr"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(path(files[i]));
   rmdir(dir);
   return check_summary();
