@@ -4,6 +4,7 @@
 #include "accept.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,31 @@ accept_severity accept_judge(double measured, double expected, int higher_better
   if (short_pct > fail_pct) return ACCEPT_FAIL;
   if (short_pct > warn_pct) return ACCEPT_WARN;
   return ACCEPT_PASS;
+}
+
+/* ---- a GPU's links ---------------------------------------------------------------------------- */
+
+int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out) {
+  int k = 0;
+  if (!g->known) return 0;
+  if (g->nvlink_known && g->links_active > 0 && g->links_active < g->links_total) {
+    accept_link_verdict *v = &out[k++];
+    *v = (accept_link_verdict){sxm ? ACCEPT_FAIL : ACCEPT_WARN, "nvlink", g->links_active, g->links_total, ""};
+    snprintf(v->text, sizeof v->text, "NVLink %d of %d links up%s", g->links_active, g->links_total,
+             sxm ? "" : " (not an SXM part of the table: fewer links may be by design)");
+  }
+  if (g->pcie_width && g->pcie_width_max && g->pcie_width < g->pcie_width_max) {
+    accept_link_verdict *v = &out[k++];
+    *v = (accept_link_verdict){ACCEPT_FAIL, "pcie_width", g->pcie_width, g->pcie_width_max, ""};
+    snprintf(v->text, sizeof v->text, "PCIe link trained at x%u of x%u", g->pcie_width, g->pcie_width_max);
+  }
+  if (g->pcie_gen && g->pcie_gen_max && g->pcie_gen < g->pcie_gen_max) {
+    accept_link_verdict *v = &out[k++];
+    *v = (accept_link_verdict){ACCEPT_WARN, "pcie_gen", g->pcie_gen, g->pcie_gen_max, ""};
+    snprintf(v->text, sizeof v->text, "PCIe Gen%u of Gen%u (an idle GPU may lower it: the copy bandwidth decides)",
+             g->pcie_gen, g->pcie_gen_max);
+  }
+  return k;
 }
 
 /* ---- node pairs -------------------------------------------------------------------------------- */

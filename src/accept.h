@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "nvml_dl.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,23 @@ accept_severity accept_relative(double x, double ref, double z, int size, double
  * side (ACCEPT_FAIL, margin NaN) and passes for the expected side (nothing to judge: ACCEPT_PASS, NaN). */
 accept_severity accept_judge(double measured, double expected, int higher_better, double warn_pct,
                              double fail_pct, double *margin_pct);
+
+/* ---- a GPU's links, as NVML reads them ---- */
+
+typedef struct {
+  accept_severity sev;
+  char check[16];         /* "nvlink", "pcie_width", "pcie_gen" */
+  double measured, expected;
+  char text[192];
+} accept_link_verdict;
+
+/* The link checks of one GPU (g from nvml_gpu_query): NVLinks down (active < total while the GPU has any
+ * active link) fail where the part is an SXM part of the expectations table (sxm = 1) and warn elsewhere (PCIe
+ * and NVL cards may have fewer links by design); a PCIe width below the maximum fails (a lane trained down is a
+ * fault at any load); a generation below the maximum warns (an idle GPU lowers its generation to save power;
+ * the bandwidth check under load is the judge). Writes at most 3 verdicts, only the failing or warning ones;
+ * returns their count (0: links as they should be, or NVML could not tell). */
+int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out);
 
 /* ---- node pairs ---- */
 

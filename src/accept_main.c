@@ -172,8 +172,7 @@ typedef struct {
   int copy_ran, pid, ordinal;
   double memory;
   health_copy_result alone, together;
-  int nvml_known;
-  unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max, nvlink_version, links_active, links_total;
+  nvml_gpu nv; /* identity and links, read again right after the copies (an idle GPU lowers its PCIe gen) */
   nvml_mem_health mem;
   expect_set exp;
   int p2p_n; /* node's first rank: the GPU-to-GPU matrix of the GPUs it sees */
@@ -277,17 +276,12 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
   nvml_device nd = NULL;
   if (have && api.handle_by_busid(r->busid, &nd) != NVML_DL_SUCCESS) nd = NULL;
   if (have && nd) {
-    nvml_gpu g;
-    nvml_gpu_query(&api, r->busid, &g);
-    r->nvml_known = g.known;
-    r->pcie_gen = g.pcie_gen, r->pcie_gen_max = g.pcie_gen_max, r->pcie_width = g.pcie_width;
-    r->pcie_width_max = g.pcie_width_max, r->nvlink_version = g.link_version;
-    r->links_active = (unsigned)g.links_active, r->links_total = (unsigned)g.links_total;
+    nvml_gpu_query(&api, r->busid, &r->nv);
     nvml_mem_health_read(&api, nd, &r->mem);
   } else {
     r->mem = (nvml_mem_health){-1, -1, -1, -1, -1, -1, -1, -1};
   }
-  expect_builtin(&r->exp, r->gpu, r->pcie_gen_max, r->pcie_width_max, r->nvlink_version);
+  expect_builtin(&r->exp, r->gpu, r->nv.pcie_gen_max, r->nv.pcie_width_max, r->nv.link_version);
   ddp_result e = DDP_OK;
   if (o->expect[0]) e = expect_load_file(&r->exp, o->expect);
   if (e == DDP_OK && o->baseline[0]) e = baseline_apply(o, r);
@@ -310,6 +304,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
     if (e == DDP_OK) e = node_barrier(d);
     if (e == DDP_OK) e = health_copy_run(dev, bytes, o->copy_iters, &r->together);
     r->copy_ran = e == DDP_OK;
+    if (have && nd) nvml_gpu_query(&api, r->busid, &r->nv);
   }
   if (e == DDP_OK && cuda && !listed(o->skip, "p2p") && d->local_rank == 0 && ngpu >= 2) {
     r->p2p_n = ngpu < ACC_MAX_P2P ? ngpu : ACC_MAX_P2P;
@@ -434,12 +429,19 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
       if (!all[i].copy_ran) continue;
       snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
       judge_pair(fs, o, &all[i], dir ? "d2h" : "h2d", subj, x[i], dir ? EXP_D2H : EXP_H2D, ref[i], z[i], size[i], "GB/s");
-      if (!dir && all[i].nvml_known && all[i].pcie_gen_max &&
-          (all[i].pcie_gen < all[i].pcie_gen_max || all[i].pcie_width < all[i].pcie_width_max)) {
-        acc_finding *f = finding_add(fs, ACCEPT_WARN, "pcie_link", "link", all[i].host, subj);
-        if (f)
-          snprintf(f->text, sizeof f->text, "after the copies the link reads Gen%u x%u, below its Gen%u x%u",
-                   all[i].pcie_gen, all[i].pcie_width, all[i].pcie_gen_max, all[i].pcie_width_max);
+    }
+  }
+  for (int i = 0; i < W; i++) { /* links as NVML reads them: NVLinks down, PCIe trained below its maximum */
+    accept_link_verdict lv[3];
+    int n = accept_link_checks(&all[i].nv, all[i].exp.model[0] != 0, lv);
+    snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid);
+    for (int k = 0; k < n; k++) {
+      acc_finding *f = finding_add(fs, lv[k].sev, lv[k].check, "link", all[i].host, subj);
+      if (f) {
+        f->measured = lv[k].measured, f->expected = lv[k].expected;
+        f->margin = 100 * (lv[k].measured - lv[k].expected) / lv[k].expected;
+        snprintf(f->unit, sizeof f->unit, "%s", strcmp(lv[k].check, "nvlink") ? "" : "links");
+        snprintf(f->text, sizeof f->text, "%s", lv[k].text);
       }
     }
   }
@@ -517,8 +519,9 @@ static void print_measurements(const acc_opts *o, const acc_rec *all, int W) {
     for (int i = 0; i < W; i++) {
       if (!all[i].copy_ran) continue;
       char link[24] = "-";
-      double raw = expect_pcie_gbps(all[i].pcie_gen_max, all[i].pcie_width_max);
-      if (all[i].pcie_gen_max) snprintf(link, sizeof link, "Gen%u x%u", all[i].pcie_gen, all[i].pcie_width);
+      const nvml_gpu *v = &all[i].nv;
+      double raw = expect_pcie_gbps(v->pcie_gen_max, v->pcie_width_max);
+      if (v->pcie_gen_max) snprintf(link, sizeof link, "Gen%u x%u", v->pcie_gen, v->pcie_width);
       char r1[16];
       fmt_num(r1, sizeof r1, raw > 0 ? raw : NAN);
       printf(" %5d %-12.12s %-14.14s %-12s %10.1f %10.1f %10.1f %10.1f %10s\n", all[i].rank, all[i].host, all[i].gpu,
