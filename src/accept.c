@@ -178,8 +178,38 @@ static double node_median(int node, const accept_pair *pairs, const double *valu
   return m ? stats_percentile(tmp, m, 0.5) : NAN;
 }
 
+/* The pairs' noise: the robust scale (MAD / 0.6745, or 1.253314 x the mean absolute deviation when the MAD is 0)
+ * of the deviations from the reference of the pairs between nodes that look healthy (node value at least
+ * limit x reference), or, when fewer than 3 such pairs exist, of every pair without a bad node. */
+static double pair_scale(const accept_pair *pairs, const double *value, int npairs, const accept_localization *loc,
+                         double limit, double *tmp) {
+  for (int pass = 0; pass < 2; pass++) {
+    int m = 0;
+    for (int p = 0; p < npairs; p++) {
+      int a = pairs[p].a, b = pairs[p].b;
+      if (!isfinite(value[p]) || loc->node_bad[a] || loc->node_bad[b]) continue;
+      if (!pass && !(loc->node_value[a] >= limit * loc->reference && loc->node_value[b] >= limit * loc->reference))
+        continue;
+      tmp[m++] = fabs(value[p] - loc->reference);
+    }
+    if (m < 3 && !pass) continue;
+    if (!m) return 0;
+    double mad = stats_percentile(tmp, m, 0.5), mean = 0;
+    for (int i = 0; i < m; i++) mean += tmp[i] / m;
+    return mad > 0 ? mad / 0.6745 : 1.253314 * mean;
+  }
+  return 0;
+}
+
+/* Slow: more than slow_pct below the reference and an outlier (z above zmin; any shortfall when the pairs
+ * show no noise at all). */
+static int pair_slow(double v, const accept_localization *loc, double limit, double zmin) {
+  if (!(v < limit * loc->reference)) return 0;
+  return loc->scale > 0 ? (loc->reference - v) / loc->scale > zmin : 1;
+}
+
 ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *value, int npairs,
-                           double slow_pct, accept_localization *loc) {
+                           double slow_pct, double zmin, accept_localization *loc) {
   memset(loc, 0, sizeof *loc);
   loc->node_bad = calloc((size_t)nnodes + 1, sizeof *loc->node_bad);
   loc->node_value = calloc((size_t)nnodes + 1, sizeof *loc->node_value);
@@ -204,6 +234,7 @@ ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *v
     }
     loc->reference = m ? stats_percentile(tmp, m, 0.5) : NAN;
     if (!m) break;
+    loc->scale = pair_scale(pairs, value, npairs, loc, limit, tmp + nnodes);
     /* the worst node all of whose (>= 2) pairs with healthy partners are slow */
     int worst = -1;
     for (int i = 0; i < nnodes; i++) {
@@ -212,7 +243,7 @@ ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *v
       for (int p = 0; p < npairs && all_slow; p++) {
         int other = pairs[p].a == i ? pairs[p].b : pairs[p].b == i ? pairs[p].a : -1;
         if (other < 0 || loc->node_bad[other] || !isfinite(value[p])) continue;
-        if (value[p] >= limit * loc->reference) all_slow = 0;
+        if (!pair_slow(value[p], loc, limit, zmin)) all_slow = 0;
       }
       if (all_slow && (worst < 0 || loc->node_value[i] < loc->node_value[worst])) worst = i;
     }
@@ -222,8 +253,8 @@ ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *v
   for (int p = 0; p < npairs; p++) {
     if (!isfinite(value[p])) loc->pair_state[p] = -1;
     else if (loc->node_bad[pairs[p].a] || loc->node_bad[pairs[p].b])
-      loc->pair_state[p] = value[p] < limit * loc->reference ? 2 : 0;
-    else loc->pair_state[p] = value[p] < limit * loc->reference ? 1 : 0;
+      loc->pair_state[p] = pair_slow(value[p], loc, limit, zmin) ? 2 : 0;
+    else loc->pair_state[p] = pair_slow(value[p], loc, limit, zmin) ? 1 : 0;
   }
   /* a bad node's own value is the median of all its pairs, for the finding */
   for (int i = 0; i < nnodes; i++)

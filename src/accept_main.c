@@ -17,6 +17,7 @@
 #include "accept.h"
 #include "accept_main.h"
 #include "atomic_file.h"
+#include "comm.h"
 #include "device.h"
 #include "dist.h"
 #include "expect.h"
@@ -35,6 +36,8 @@ typedef struct {
   double seconds, rel_warn, rel_fail;
   int gemm_n, copy_mib, copy_iters, p2p_mib, strict, force, device; /* device: 0 auto, 1 cpu, 2 cuda */
   double tolerance;
+  int pair_mib, allreduce_iters, pair_repeats;
+  char pairs[16], node_mib[64];
   char precisions[64], skip[64], expect[512], failed_hosts[512], json[512], baseline[512];
 } acc_opts;
 
@@ -52,7 +55,12 @@ static const struct {
     {"copy-mib", O_INT, OFF(copy_mib), 0, "256", "pinned host<->device copy size, MiB"},
     {"copy-iters", O_INT, OFF(copy_iters), 0, "20", "timed copies each way"},
     {"p2p-mib", O_INT, OFF(p2p_mib), 0, "256", "GPU-to-GPU copy size, MiB"},
-    {"skip", O_STR, OFF(skip), 64, "", "measurements to skip: gemm,copy,p2p"},
+    {"node-mib", O_STR, OFF(node_mib), 64, "0", "per-node allreduce sizes, MiB (0 = 64,1024 on cuda, 1,8 on cpu)"},
+    {"pairs", O_STR, OFF(pairs), 16, "auto", "node pairs: tournament, ring, none (auto = tournament up to 16 nodes)"},
+    {"pair-mib", O_INT, OFF(pair_mib), 0, "0", "node-pair allreduce size, MiB (0 = 64 on cuda, 4 on cpu)"},
+    {"allreduce-iters", O_INT, OFF(allreduce_iters), 0, "5", "timed allreduces per size and group"},
+    {"pair-repeats", O_INT, OFF(pair_repeats), 0, "2", "passes over the pair schedule; a pair counts its best pass"},
+    {"skip", O_STR, OFF(skip), 64, "", "measurements to skip: gemm,copy,p2p,node,pairs"},
     {"relative-warn-pct", O_DOUBLE, OFF(rel_warn), 0, "5", "warn this far below the median of the same GPU model"},
     {"relative-fail-pct", O_DOUBLE, OFF(rel_fail), 0, "10", "fail this far below it"},
     {"expect", O_STR, OFF(expect), 512, "", "INI file of expectations overriding the built-in table"},
@@ -134,8 +142,17 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
   }
   snprintf(tmp, sizeof tmp, "%s", o->skip);
   for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
-    if (strcmp(t, "gemm") && strcmp(t, "copy") && strcmp(t, "p2p"))
-      return ddp_usage_error("--skip: '%s' is not gemm, copy or p2p", t);
+    if (strcmp(t, "gemm") && strcmp(t, "copy") && strcmp(t, "p2p") && strcmp(t, "node") && strcmp(t, "pairs"))
+      return ddp_usage_error("--skip: '%s' is not gemm, copy, p2p, node or pairs", t);
+  if (strcmp(o->pairs, "auto") && accept_pairs_mode_parse(o->pairs) < 0)
+    return ddp_usage_error("--pairs: '%s' is not auto, tournament, ring or none", o->pairs);
+  if (o->allreduce_iters < 1 || o->pair_repeats < 1) return ddp_usage_error("--allreduce-iters and --pair-repeats must be >= 1");
+  snprintf(tmp, sizeof tmp, "%s", o->node_mib);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *end = NULL;
+    long v = strtol(t, &end, 10);
+    if (end == t || *end || v < 0 || v > 1 << 16) return ddp_usage_error("--node-mib: '%s' is not a size in MiB", t);
+  }
   if (o->expect[0]) { /* bad input costs nothing: the file is checked before any measurement */
     expect_set e;
     expect_builtin(&e, "", 0, 0, 0);
@@ -256,10 +273,180 @@ static ddp_result baseline_apply(const acc_opts *o, acc_rec *r) {
   return DDP_OK;
 }
 
-static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r) {
+/* ---- allreduce over groups of ranks: each node, node pairs in rounds ---- */
+#define ACC_MAX_SIZES 4
+
+/* What rank 0 gathers: per node and size the busbw, per pair the busbw (GB/s, nccl-tests' busbw). */
+typedef struct {
+  int nnodes, nsizes, npairs, ranks_per_node;
+  double size_mib[ACC_MAX_SIZES];
+  double *node_busbw;   /* [nnodes][nsizes], NaN where a node has one rank */
+  accept_pair *pairs;   /* [npairs] */
+  double *pair_busbw;   /* [npairs] */
+  double pair_mib;
+  accept_pairs_mode mode;
+} acc_coll;
+
+static void coll_free(acc_coll *c) {
+  free(c->node_busbw);
+  free(c->pairs);
+  free(c->pair_busbw);
+  memset(c, 0, sizeof *c);
+}
+
+/* ms of each of `iters` allreduces of `bytes` on this rank (one warm-up first), each between two events. */
+static ddp_result time_allreduce(ddp_comm *c, ddp_device *dev, void *buf, size_t bytes, int iters, double *ms) {
+  ddp_stream *s = NULL;
+  ddp_event **ev = calloc((size_t)iters + 1, sizeof *ev);
+  if (!ev) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = dev->stream_create(dev, &s, 0);
+  for (int i = 0; r == DDP_OK && i <= iters; i++) r = dev->event_create(dev, &ev[i], 1);
+  if (r == DDP_OK) r = c->allreduce(c, buf, bytes / 4, DT_F32, s);
+  if (r == DDP_OK) r = dev->stream_synchronize(dev, s);
+  if (r == DDP_OK) r = c->barrier(c);
+  if (r == DDP_OK) r = dev->event_record(dev, ev[0], s);
+  for (int i = 0; r == DDP_OK && i < iters; i++) {
+    r = c->allreduce(c, buf, bytes / 4, DT_F32, s);
+    /* host memory (cpu): the MPI collective is in flight until the stream is synchronised, and the next one
+     * reuses the buffer */
+    if (r == DDP_OK && dev->host_memory) r = dev->stream_synchronize(dev, s);
+    if (r == DDP_OK) r = dev->event_record(dev, ev[i + 1], s);
+  }
+  if (r == DDP_OK) r = dev->event_synchronize(dev, ev[iters]);
+  for (int i = 0; r == DDP_OK && i < iters; i++) {
+    float t = 0;
+    r = dev->event_elapsed_ms(dev, &t, ev[i], ev[i + 1]);
+    ms[i] = t;
+  }
+  for (int i = 0; i <= iters; i++)
+    if (ev[i]) dev->event_destroy(dev, ev[i]);
+  free(ev);
+  if (s) dev->stream_destroy(dev, s);
+  return r;
+}
+
+/* Gathers (group, ms of each iteration) from every rank; on rank 0, out[g] = busbw of group g from the median over
+ * iterations of the iteration's slowest rank (a collective ends when its slowest rank does; the median keeps a
+ * preempted iteration from condemning a pair). */
+static ddp_result gather_busbw(const ddp_dist *d, int group, const double *ms, int iters, double bytes, int ngroups,
+                               double *out) {
+  int w = iters + 1;
+  double *mine = malloc(sizeof(double) * w), *all = d->rank == 0 ? malloc(sizeof(double) * w * d->size) : NULL;
+  double *t = malloc(sizeof(double) * w);
+  if (!mine || !t || (d->rank == 0 && !all)) {
+    free(mine), free(all), free(t);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  mine[0] = group;
+  memcpy(mine + 1, ms, sizeof(double) * iters);
+  ddp_result r = dist_gather_doubles(d, mine, all, w);
+  for (int g = 0; r == DDP_OK && d->rank == 0 && g < ngroups; g++) {
+    int n = 0;
+    for (int k = 0; k < iters; k++) t[k] = 0;
+    for (int i = 0; i < d->size; i++)
+      if ((int)all[(size_t)i * w] == g) {
+        n++;
+        for (int k = 0; k < iters; k++) t[k] = fmax(t[k], all[(size_t)i * w + 1 + k]);
+      }
+    double tm = n > 1 ? stats_percentile(t, iters, 0.5) : 0;
+    out[g] = n > 1 && tm > 0 ? bytes / (tm * 1e-3) / 1e9 * 2.0 * (n - 1) / n : NAN;
+  }
+  free(mine), free(all), free(t);
+  return r;
+}
+
+static ddp_result collectives(const ddp_dist *d, const acc_opts *o, int cuda, ddp_device *dev, int node, int nnodes,
+                              acc_coll *c) {
+  memset(c, 0, sizeof *c);
+  c->nnodes = nnodes;
+  char sizes[64];
+  snprintf(sizes, sizeof sizes, "%s", strcmp(o->node_mib, "0") ? o->node_mib : cuda ? "64,1024" : "1,8");
+  for (char *save = NULL, *t = strtok_r(sizes, ",", &save); t && c->nsizes < ACC_MAX_SIZES; t = strtok_r(NULL, ",", &save))
+    c->size_mib[c->nsizes++] = atof(t);
+  c->pair_mib = o->pair_mib ? o->pair_mib : cuda ? 64 : 4;
+  c->mode = !strcmp(o->pairs, "auto") ? accept_pairs_default(nnodes) : (accept_pairs_mode)accept_pairs_mode_parse(o->pairs);
+  if (listed(o->skip, "pairs")) c->mode = PAIRS_NONE;
+  c->npairs = accept_pairs(c->mode, nnodes, NULL, 0);
+  c->node_busbw = malloc(sizeof(double) * (nnodes * ACC_MAX_SIZES + 1));
+  c->pairs = calloc((size_t)c->npairs + 1, sizeof *c->pairs);
+  c->pair_busbw = malloc(sizeof(double) * (c->npairs + 1));
+  DDP_CHECK_ALLOC(c->node_busbw && c->pairs && c->pair_busbw);
+  accept_pairs(c->mode, nnodes, c->pairs, c->npairs);
+  for (int i = 0; i < nnodes * ACC_MAX_SIZES; i++) c->node_busbw[i] = NAN;
+  for (int i = 0; i < c->npairs; i++) c->pair_busbw[i] = NAN;
+  double maxmib = c->pair_mib;
+  for (int i = 0; i < c->nsizes; i++) maxmib = fmax(maxmib, c->size_mib[i]);
+  size_t maxbytes = (size_t)(maxmib * (1 << 20)) & ~(size_t)3;
+  void *buf = NULL;
+  ddp_comm *world = NULL, *grp = NULL;
+  ddp_stream *s = NULL;
+  ddp_result r = dev->alloc(dev, &buf, maxbytes ? maxbytes : 4);
+  if (r == DDP_OK) r = dev->stream_create(dev, &s, 0);
+  if (r == DDP_OK) r = dev->memset_zero(dev, buf, maxbytes ? maxbytes : 4, s); /* zeros: no denormals to slow a CPU */
+  if (r == DDP_OK) r = dev->stream_synchronize(dev, s);
+  if (s) dev->stream_destroy(dev, s);
+  if (r == DDP_OK) r = cuda ? comm_nccl_create(&world, d->world, dev) : comm_mpi_create(&world, d->world, dev);
+  /* each node at once: the per-node busbw */
+  if (r == DDP_OK && !listed(o->skip, "node")) r = world->split(world, node, d->rank, &grp);
+  double *ms = calloc((size_t)o->allreduce_iters, sizeof *ms);
+  if (r == DDP_OK && !ms) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int k = 0; r == DDP_OK && k < c->nsizes && !listed(o->skip, "node"); k++) {
+    double *row = malloc(sizeof(double) * (nnodes + 1));
+    size_t bytes = (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3;
+    for (int i = 0; i < o->allreduce_iters; i++) ms[i] = 0;
+    r = row ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    if (r == DDP_OK && grp) r = time_allreduce(grp, dev, buf, bytes, o->allreduce_iters, ms);
+    if (r == DDP_OK) r = gather_busbw(d, grp ? node : -1, ms, o->allreduce_iters, (double)bytes, nnodes, row);
+    for (int n = 0; r == DDP_OK && d->rank == 0 && n < nnodes; n++) c->node_busbw[n * ACC_MAX_SIZES + k] = row[n];
+    free(row);
+  }
+  if (grp) grp->destroy(grp), grp = NULL;
+  /* node pairs, round by round: all pairs of a round at once */
+  int rounds = 0;
+  for (int p = 0; p < c->npairs; p++) rounds = c->pairs[p].round + 1 > rounds ? c->pairs[p].round + 1 : rounds;
+  /* every pass over the schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's burst
+   * is not named; a slow link is slow in every pass) */
+  for (int step = 0; r == DDP_OK && step < rounds * o->pair_repeats; step++) {
+    int rd = step % rounds, mine = -1;
+    for (int p = 0; p < c->npairs; p++)
+      if (c->pairs[p].round == rd && (c->pairs[p].a == node || c->pairs[p].b == node)) mine = p;
+    r = world->split(world, mine, d->rank, &grp);
+    size_t bytes = (size_t)(c->pair_mib * (1 << 20)) & ~(size_t)3;
+    for (int i = 0; i < o->allreduce_iters; i++) ms[i] = 0;
+    if (r == DDP_OK && grp) r = time_allreduce(grp, dev, buf, bytes, o->allreduce_iters, ms);
+    double *all = malloc(sizeof(double) * (c->npairs + 1));
+    if (r == DDP_OK && !all) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    if (r == DDP_OK) r = gather_busbw(d, mine, ms, o->allreduce_iters, (double)bytes, c->npairs, all);
+    for (int p = 0; r == DDP_OK && d->rank == 0 && p < c->npairs; p++)
+      if (c->pairs[p].round == rd && (isnan(c->pair_busbw[p]) || all[p] > c->pair_busbw[p])) c->pair_busbw[p] = all[p];
+    free(all);
+    if (grp) grp->destroy(grp), grp = NULL;
+  }
+  free(ms);
+  if (world) world->destroy(world);
+  if (buf) dev->free(dev, buf);
+  return r;
+}
+
+/* This rank's node as acceptance sees it: the real one, or DDPBENCH_TEST_RANKS_PER_NODE=K consecutive ranks
+ * per emulated node named nodeNN (a test hook for one machine). */
+static void node_of(const ddp_dist *d, int *node, int *nnodes, char *host, size_t n) {
+  const char *v = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
+  int k = v ? atoi(v) : 0;
+  if (k > 0 && d->size % k == 0) {
+    *node = d->rank / k, *nnodes = d->size / k;
+    snprintf(host, n, "node%02d", *node);
+  } else {
+    *node = d->node_index, *nnodes = d->node_count;
+    snprintf(host, n, "%s", d->host);
+  }
+}
+
+static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r, acc_coll *coll) {
   memset(r, 0, sizeof *r);
-  snprintf(r->host, sizeof r->host, "%s", d->host);
-  r->rank = d->rank, r->node = d->node_index, r->local_rank = d->local_rank, r->cuda = cuda;
+  int nnodes = 1;
+  node_of(d, &r->node, &nnodes, r->host, sizeof r->host);
+  r->rank = d->rank, r->local_rank = d->local_rank, r->cuda = cuda;
   ddp_device *dev = NULL;
   int ngpu = cuda ? device_cuda_count() : 0;
   if (cuda) {
@@ -311,6 +498,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
     e = device_cuda_peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
   }
   if (have) nvml_close(&api);
+  if (e == DDP_OK && d->size > 1) e = collectives(d, o, cuda, dev, r->node, nnodes, coll);
   dev->destroy(dev);
   return e;
 }
@@ -360,14 +548,15 @@ static const char *num(char *buf, double v) {
 
 /* Absolute (vs the expectation, when there is one) and relative (vs the median of the same GPU model) checks of
  * one figure, higher is better. */
-static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, const char *check, const char *subject,
-                       double measured, expect_key key, double peer_median, double z, int size, const char *unit) {
+static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, const char *check, const char *scope,
+                       const char *subject, double measured, expect_key key, double peer_median, double z, int size,
+                       const char *unit) {
   double margin;
   double floor_v = r->exp.v[key], warn = isfinite(r->exp.v[EXP_WARN_PCT]) ? r->exp.v[EXP_WARN_PCT] : 5;
   if (isfinite(floor_v)) {
     /* a floor with a warn band above it: warn between floor and floor (1 + warn %), fail below the floor */
     accept_severity s = accept_judge(measured, floor_v * (1 + warn / 100), 1, 0, 100 * warn / (100 + warn), &margin);
-    acc_finding *f = finding_add(fs, s, check, "gpu", r->host, subject);
+    acc_finding *f = finding_add(fs, s, check, scope, r->host, subject);
     if (f) {
       f->measured = measured, f->expected = floor_v, f->margin = isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN;
       snprintf(f->unit, sizeof f->unit, "%s", unit);
@@ -378,7 +567,7 @@ static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, co
     accept_severity s = accept_relative(measured, peer_median, z, size, o->rel_warn, o->rel_fail, 3.5, &margin);
     char c[24];
     snprintf(c, sizeof c, "%s.rel", check);
-    acc_finding *f = finding_add(fs, s, c, "gpu", r->host, subject);
+    acc_finding *f = finding_add(fs, s, c, scope, r->host, subject);
     if (f) {
       f->measured = measured, f->expected = peer_median, f->margin = margin;
       snprintf(f->unit, sizeof f->unit, "%s", unit);
@@ -404,7 +593,7 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
     for (int i = 0; i < W; i++) {
       if (!all[i].gemm_ran[p]) continue;
       snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
-      judge_pair(fs, o, &all[i], check, subj, x[i], (expect_key)(EXP_GEMM_BF16 + p), ref[i], z[i], size[i], "TFLOP/s");
+      judge_pair(fs, o, &all[i], check, "gpu", subj, x[i], (expect_key)(EXP_GEMM_BF16 + p), ref[i], z[i], size[i], "TFLOP/s");
       const health_gemm_result *g = &all[i].gemm[p];
       unsigned long long bad = nvml_reasons_bad(g->reasons);
       char rs[96];
@@ -428,7 +617,7 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
     for (int i = 0; i < W; i++) {
       if (!all[i].copy_ran) continue;
       snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
-      judge_pair(fs, o, &all[i], dir ? "d2h" : "h2d", subj, x[i], dir ? EXP_D2H : EXP_H2D, ref[i], z[i], size[i], "GB/s");
+      judge_pair(fs, o, &all[i], dir ? "d2h" : "h2d", "gpu", subj, x[i], dir ? EXP_D2H : EXP_H2D, ref[i], z[i], size[i], "GB/s");
     }
   }
   for (int i = 0; i < W; i++) { /* links as NVML reads them: NVLinks down, PCIe trained below its maximum */
@@ -473,7 +662,7 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
       for (int b = 0; b < n; b++) {
         if (a == b) continue;
         snprintf(subj, sizeof subj, "GPU %d -> GPU %d", a, b);
-        judge_pair(fs, o, &all[i], "p2p", subj, all[i].p2p_uni[a * n + b], EXP_P2P, pref[a * n + b], pz[a * n + b],
+        judge_pair(fs, o, &all[i], "p2p", "pair", subj, all[i].p2p_uni[a * n + b], EXP_P2P, pref[a * n + b], pz[a * n + b],
                    psize[a * n + b], "GB/s");
         if (!all[i].p2p_peer[a * n + b]) {
           acc_finding *f = finding_add(fs, ACCEPT_WARN, "p2p_access", "pair", all[i].host, subj);
@@ -549,6 +738,116 @@ static void print_measurements(const acc_opts *o, const acc_rec *all, int W) {
   }
 }
 
+/* The first rank of each node (acceptance's view of nodes). */
+static const acc_rec *node_rec(const acc_rec *all, int W, int node) {
+  for (int i = 0; i < W; i++)
+    if (all[i].node == node) return &all[i];
+  return NULL;
+}
+
+static void print_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c) {
+  if (c->nsizes && c->nnodes && !listed(o->skip, "node")) {
+    printf("# allreduce inside each node (all nodes at once), busbw GB/s, %d timed each\n#%-5s %-14s", o->allreduce_iters,
+           "node", "host");
+    for (int k = 0; k < c->nsizes; k++) printf(" %8.0fMiB", c->size_mib[k]);
+    printf("\n");
+    for (int n = 0; n < c->nnodes; n++) {
+      const acc_rec *r = node_rec(all, W, n);
+      printf(" %-5d %-14.14s", n, r ? r->host : "?");
+      for (int k = 0; k < c->nsizes; k++) {
+        char b[16];
+        fmt_num(b, sizeof b, c->node_busbw[n * ACC_MAX_SIZES + k]);
+        printf(" %11s", b);
+      }
+      printf("\n");
+    }
+  }
+  if (c->npairs) {
+    printf("# allreduce over node pairs (%s, %d round%s of disjoint pairs), %.0f MiB, busbw GB/s\n",
+           c->mode == PAIRS_RING ? "ring" : "tournament", c->pairs[c->npairs - 1].round + 1,
+           c->pairs[c->npairs - 1].round ? "s" : "", c->pair_mib);
+    for (int p = 0; p < c->npairs; p++) {
+      const acc_rec *a = node_rec(all, W, c->pairs[p].a), *b = node_rec(all, W, c->pairs[p].b);
+      char v[16];
+      fmt_num(v, sizeof v, c->pair_busbw[p]);
+      printf(" round %-3d %s - %s: %s\n", c->pairs[p].round, a ? a->host : "?", b ? b->host : "?", v);
+    }
+  }
+}
+
+static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c, acc_findings *fs) {
+  char subj[48];
+  /* per node: relative to the other nodes at each size; the absolute floor is for 8-GPU nodes at >= 1 GiB */
+  const char **grp = malloc(sizeof(char *) * (c->nnodes + 1));
+  double *x = malloc(sizeof(double) * (c->nnodes + 1)), *ref = malloc(sizeof(double) * (c->nnodes + 1));
+  double *z = malloc(sizeof(double) * (c->nnodes + 1));
+  int *size = malloc(sizeof(int) * (c->nnodes + 1));
+  for (int k = 0; grp && x && ref && z && size && k < c->nsizes && !listed(o->skip, "node"); k++) {
+    for (int n = 0; n < c->nnodes; n++) {
+      const acc_rec *r = node_rec(all, W, n);
+      grp[n] = r ? r->gpu : "?";
+      x[n] = c->node_busbw[n * ACC_MAX_SIZES + k];
+    }
+    accept_group_stats(x, grp, c->nnodes, ref, z, size);
+    for (int n = 0; n < c->nnodes; n++) {
+      const acc_rec *r = node_rec(all, W, n);
+      if (!r || !isfinite(x[n])) continue;
+      int per_node = 0;
+      for (int i = 0; i < W; i++) per_node += all[i].node == n;
+      snprintf(subj, sizeof subj, "node %d, %.0f MiB", n, c->size_mib[k]);
+      acc_rec rr = *r; /* the node floor applies to 8-GPU nodes at >= 1 GiB only */
+      if (!(per_node == 8 && c->size_mib[k] >= 1024)) rr.exp.v[EXP_NODE_BUSBW] = NAN;
+      judge_pair(fs, o, &rr, "node_busbw", "host", subj, x[n], EXP_NODE_BUSBW, ref[n], z[n], size[n], "GB/s");
+    }
+  }
+  free(grp), free(x), free(ref), free(z), free(size);
+  if (!c->npairs) return;
+  /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
+  accept_localization loc;
+  if (accept_localize(c->nnodes, c->pairs, c->pair_busbw, c->npairs, o->rel_fail, 3.5, &loc) != DDP_OK) return;
+  for (int n = 0; n < c->nnodes; n++) {
+    const acc_rec *r = node_rec(all, W, n);
+    if (!r || !loc.node_bad[n]) continue;
+    snprintf(subj, sizeof subj, "node %d (all its pairs)", n);
+    acc_finding *f = finding_add(fs, ACCEPT_FAIL, "pair_busbw", "host", r->host, subj);
+    if (f) {
+      f->measured = loc.node_value[n], f->expected = loc.reference;
+      f->margin = 100 * (loc.node_value[n] - loc.reference) / loc.reference;
+      snprintf(f->unit, sizeof f->unit, "GB/s");
+      snprintf(f->text, sizeof f->text, "every pair with this node is more than %g %% below the pair reference (its "
+               "NIC, its host); its partners are fine with others", o->rel_fail);
+    }
+  }
+  for (int p = 0; p < c->npairs; p++) {
+    const acc_rec *a = node_rec(all, W, c->pairs[p].a), *b = node_rec(all, W, c->pairs[p].b);
+    if (!a || !b) continue;
+    char pair[80];
+    snprintf(pair, sizeof pair, "%.38s<->%.38s", a->host, b->host);
+    snprintf(subj, sizeof subj, "nodes %d-%d", c->pairs[p].a, c->pairs[p].b);
+    if (loc.pair_state[p] == 1) {
+      acc_finding *f = finding_add(fs, ACCEPT_FAIL, "pair_busbw", "pair", pair, subj);
+      if (f) {
+        f->measured = c->pair_busbw[p], f->expected = loc.reference;
+        f->margin = 100 * (c->pair_busbw[p] - loc.reference) / loc.reference;
+        snprintf(f->unit, sizeof f->unit, "GB/s");
+        snprintf(f->text, sizeof f->text, "this pair alone is slow (both nodes are fine with their other partners): "
+                 "the path between them");
+      }
+    }
+    double floor_v = a->exp.v[EXP_PAIR_BUSBW], m;
+    if (isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
+      accept_severity sv = accept_judge(c->pair_busbw[p], floor_v, 1, 0, 0, &m);
+      acc_finding *f = finding_add(fs, sv, "pair_busbw.abs", "pair", pair, subj);
+      if (f) {
+        f->measured = c->pair_busbw[p], f->expected = floor_v, f->margin = m;
+        snprintf(f->unit, sizeof f->unit, "GB/s");
+        snprintf(f->text, sizeof f->text, "floor from %s", a->exp.src[EXP_PAIR_BUSBW]);
+      }
+    }
+  }
+  accept_localization_free(&loc);
+}
+
 /* Findings, the failing ones by host, the summary line; returns the exit code and writes --failed-hosts. */
 static int report(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs) {
   printf("# findings: %d checks (pass lines omitted; margin = measured vs expected)\n", fs->n);
@@ -591,9 +890,21 @@ static int report(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
              f->unit, e, f->text[0] ? ": " : "", f->text);
     }
   }
+  for (int i = 0; i < fs->n; i++) { /* pairs of nodes: named, but no host of theirs is failed */
+    acc_finding *f = &fs->f[i];
+    int known = 0;
+    for (int k = 0; k < nh && !known; k++) known = !strcmp(hosts[k], f->host);
+    if (known || f->sev == ACCEPT_PASS) continue;
+    char m[16], e[16];
+    fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected);
+    printf("%s: %s %s %s: %s %s (expected %s)%s%s\n", f->host, accept_severity_str(f->sev), f->check, f->subject, m,
+           f->unit, e, f->text[0] ? ": " : "", f->text);
+  }
   printf("hosts: %d pass, %d warn, %d fail\n", pass, warn, fail);
   fflush(stdout);
-  int code = fail ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
+  int any = 0; /* a failing pair finding fails the run without failing a host */
+  for (int i = 0; i < fs->n; i++) any |= fs->f[i].sev == ACCEPT_FAIL || (o->strict && fs->f[i].sev == ACCEPT_WARN);
+  int code = fail || any ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
   if (o->failed_hosts[0] && failed) {
     ddp_result r = accept_failed_hosts_write(o->failed_hosts, failed, nfailed, o->force);
     if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
@@ -723,7 +1034,9 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
   acc_rec *mine = calloc(1, sizeof *mine), *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
   if (!mine || (d->rank == 0 && !all)) dist_abort(DDP_EXIT_RUNTIME);
   double t0 = ddp_now();
-  r = measure(d, &o, cuda, mine);
+  acc_coll coll;
+  memset(&coll, 0, sizeof coll);
+  r = measure(d, &o, cuda, mine, &coll);
   if (r != DDP_OK) {
     fprintf(stderr, "[ddpbench rank %d host %s] accept: measurement failed: %s\n", d->rank, d->host, ddp_result_str(r));
     dist_abort(ddp_exit_code(r));
@@ -735,8 +1048,10 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
     printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
            d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", cuda ? "cuda" : "cpu", ddp_now() - t0);
     print_measurements(&o, all, d->size);
+    print_coll(&o, all, d->size, &coll);
     acc_findings fs = {0};
     judge(&o, all, d->size, &fs);
+    judge_coll(&o, all, d->size, &coll, &fs);
     code = report(&o, all, d->size, &fs);
     if (o.json[0]) {
       result_doc doc;
@@ -749,6 +1064,7 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
     free(fs.f);
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, d->world);
+  coll_free(&coll);
   free(mine);
   free(all);
   return code;

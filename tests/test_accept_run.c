@@ -8,7 +8,11 @@
  *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement;
  *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU);
  *    against a baseline 10x faster than this machine (as a healthy cluster is to a slowed host) it fails with
- *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2. */
+ *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2;
+ *  - node groups and node pairs on 4 emulated nodes of one rank (DDPBENCH_TEST_RANKS_PER_NODE=1): the tournament
+ *    has 3 rounds with every pair once, the ring 2 rounds of 4 pairs; a pair floor nobody meets fails every pair
+ *    (exit 4) without failing a host (the failed-hosts file stays empty). The relative verdicts are switched
+ *    off here: 4 ranks on 2 shared cores time each other's bursts, which no rule can tell from a slow link. */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,7 +160,29 @@ int main(int argc, char **argv) {
   rc = run(1, args);
   CHECK(rc == 2 && strstr(err, "junk.json") && !strstr(out, "TFLOP/s"), "not a result: exit %d\n%s", rc, err);
 
-  const char *files[] = {"high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "drain2", "base.json", "again.json",
+  /* node pairs */
+  setenv("DDPBENCH_TEST_RANKS_PER_NODE", "1", 1);
+  const char *quiet = "--relative-warn-pct 99 --relative-fail-pct 99 --pair-mib 1 --node-mib 1 --skip gemm";
+  snprintf(args, sizeof args, "%s", quiet);
+  rc = run(4, args);
+  CHECK(rc == 0 && strstr(out, "tournament, 3 rounds") && strstr(out, "hosts: 4 pass, 0 warn, 0 fail"),
+        "4 nodes, tournament: exit %d\n%s%s", rc, out, err);
+  const char *want[] = {"node00 - node01", "node00 - node02", "node00 - node03", "node01 - node02",
+                        "node01 - node03", "node02 - node03"};
+  for (int i = 0; i < 6; i++) CHECK(strstr(out, want[i]) != NULL, "pair %s measured", want[i]);
+  snprintf(args, sizeof args, "%s --pairs ring", quiet);
+  rc = run(4, args);
+  CHECK(rc == 0 && strstr(out, "ring, 2 rounds") && !strstr(out, "node00 - node02"), "ring: exit %d\n%s", rc, out);
+  write_file("pair.ini", "pair_busbw_gbps = 1000000\n");
+  snprintf(args, sizeof args, "%s --expect %s --failed-hosts %s", quiet, path("pair.ini"), path("drain3"));
+  rc = run(4, args);
+  read_file("drain3", drain, sizeof drain);
+  CHECK(rc == 4 && strstr(out, "hosts: 4 pass, 0 warn, 0 fail") && strstr(out, "node00<->node01: fail pair_busbw.abs") &&
+            drain[0] == 0,
+        "unmet pair floor: exit %d, failed hosts '%s'\n%s", rc, drain, out);
+  unsetenv("DDPBENCH_TEST_RANKS_PER_NODE");
+
+  const char *files[] = {"pair.ini", "drain3", "high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "drain2", "base.json", "again.json",
                          "fast.json", "junk.json", "stdout", "stderr"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(path(files[i]));
   rmdir(dir);
