@@ -64,6 +64,8 @@ static const key_spec KEYS[] = {
      "seconds without progress before the job is aborted (0 = never)"},
     {"peak_tflops", T_DOUBLE, OFF(peak_tflops), "0", 0, 1e6, NULL, 0,
      "dense peak for MFU (0 = table of known GPUs)"},
+    {"peak_seconds", T_DOUBLE, OFF(peak_seconds), "2", 0, 600, NULL, 0,
+     "cuda: the measured peak behind MFU is an 8192^3 GEMM sustained this long (0 = one H x H x H burst)"},
     {"straggler_pct", T_DOUBLE, OFF(straggler_pct), "5", 0, 1000, NULL, 0,
      "a straggler is this far above the median compute time (and a robust z-score > 3.5)"},
     {"strict", T_BOOL, OFF(strict), "false", 0, 0, NULL, 0, "a warning fails the run too (exit 4)"},

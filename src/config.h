@@ -41,6 +41,7 @@ typedef struct {
   int inject_nonfinite; /* -1 = off */
   double timeout;       /* seconds without progress before the watchdog aborts; 0 = never */
   double peak_tflops;   /* 0 = from the table of known GPUs */
+  double peak_seconds;  /* cuda: sustained 8192^3 GEMM for the measured peak; 0 = H x H x H burst */
   double straggler_pct; /* straggler rule: % above the median compute time (with robust z > 3.5) */
   int strict;           /* warnings fail (exit 4) */
   ddp_bind bind;

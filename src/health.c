@@ -207,3 +207,12 @@ ddp_result health_copy_run(ddp_device *dev, size_t bytes, int iters, health_copy
   free(gbps);
   return e;
 }
+
+ddp_result health_peak_tflops(ddp_device *dev, int precision, double seconds, double *tflops) {
+  static const health_prec of[] = {HEALTH_FP32, HEALTH_TF32, HEALTH_BF16, HEALTH_FP16};
+  health_gemm_result g;
+  if (precision < 0 || precision > 3) return DDP_FAIL(DDP_ERR_INTERNAL, "precision %d", precision);
+  DDP_TRY(health_gemm_run(dev, of[precision], 8192, seconds, 0.1, NULL, NULL, &g));
+  *tflops = g.median_tflops;
+  return DDP_OK;
+}

@@ -45,6 +45,11 @@ typedef struct {
 ddp_result health_gemm_run(ddp_device *dev, health_prec prec, int n, double seconds, double interval_s,
                            const nvml_api *nvml, nvml_device nvml_dev, health_gemm_result *out);
 
+/* The measured peak behind MFU: the median TFLOP/s of an 8192^3 GEMM in the run's precision (0 fp32, 1 tf32,
+ * 2 bf16, 3 fp16: ddp_precision's order) sustained for `seconds` (a one-shot burst at the model's H varied
+ * by 43 % at H = 1024 on an H200). */
+ddp_result health_peak_tflops(ddp_device *dev, int precision, double seconds, double *tflops);
+
 typedef struct {
   size_t bytes;
   int iters;

@@ -109,6 +109,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s);
  * rank (warn only beyond noise), exposed communication that cannot be told, a diverged loss, and the topology
  * report's findings (r->topology). */
 ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f);
+/* 1 when the measured peak is the sustained 8192^3 GEMM (cuda device, peak_seconds > 0), 0 when it is the
+ * H x H x H burst at the model's own H (cpu device, or peak_seconds = 0). */
+int report_peak_sustained(const run_report *r);
 /* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
  * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
 ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);

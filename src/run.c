@@ -23,6 +23,7 @@
 #include "dist.h"
 #include "engine.h"
 #include "gpu_diag.h"
+#include "health.h"
 #include "report.h"
 #include "topo.h"
 #include "versions.h"
@@ -289,7 +290,10 @@ static ddp_result job_run(job *j) {
   watchdog_tick("allocating the model");
   DDP_TRY(engine_create(&j->eng, cfg, j->dev, j->comm, on_progress, NULL));
   watchdog_tick("timing one GEMM");
-  DDP_TRY(engine_measure_gemm(j->eng, &mine.gemm_tflops));
+  if (j->pl.device == DEV_CUDA && cfg->peak_seconds > 0) /* the sustained figure (issue 12), see health.h */
+    DDP_TRY(health_peak_tflops(j->dev, (int)cfg->precision, cfg->peak_seconds, &mine.gemm_tflops));
+  else
+    DDP_TRY(engine_measure_gemm(j->eng, &mine.gemm_tflops));
 
   phase_result res[PHASE_COUNT];
   memset(res, 0, sizeof res);

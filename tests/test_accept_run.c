@@ -6,8 +6,8 @@
  *  - a result inside the warn band: exit 0 with "1 warn"; --strict turns it into exit 4;
  *  - --failed-hosts is never overwritten without --force (exit 2), and is with it (an empty file: no failure);
  *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement;
- *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU);
- *    against a baseline 10x faster than this machine (as a healthy cluster is to a slowed host) it fails with
+ *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU: 90 %);
+ *    against a baseline 100x faster than this machine (as a healthy cluster is to a slowed host) it fails with
  *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2;
  *  - node groups and node pairs on 4 emulated nodes of one rank (DDPBENCH_TEST_RANKS_PER_NODE=1): the tournament
  *    has 3 rounds with every pair once, the ring 2 rounds of 4 pairs; a pair floor nobody meets fails every pair
@@ -128,7 +128,7 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "--json %s", path("base.json"));
   rc = run(2, args);
   CHECK(rc == 0, "baseline run: exit %d\n%s", rc, err);
-  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 60 --json %s", path("base.json"), path("again.json"));
+  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 90 --json %s", path("base.json"), path("again.json"));
   rc = run(2, args);
   CHECK(rc == 0 && strstr(out, "hosts: 1 pass, 0 warn, 0 fail"), "against a good run: exit %d\n%s%s", rc, out, err);
   read_file("again.json", buf, sizeof buf); /* the absolute check was made against the baseline */
@@ -141,17 +141,17 @@ int main(int argc, char **argv) {
   cJSON_ArrayForEach(x, recs) {
     cJSON *m = cJSON_GetObjectItem(x, "metric"), *v = cJSON_GetObjectItem(x, "value");
     if (cJSON_IsString(m) && !strcmp(m->valuestring, "gemm_fp32_tflops") && cJSON_IsNumber(v))
-      cJSON_SetNumberValue(v, v->valuedouble * 10), scaled++;
+      cJSON_SetNumberValue(v, v->valuedouble * 100), scaled++;
   }
   char *text = cJSON_Print(doc);
   write_file("fast.json", text ? text : "");
   free(text);
   cJSON_Delete(doc);
   CHECK(scaled == 2, "two GEMM records in the baseline: %d", scaled);
-  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 60 --failed-hosts %s", path("fast.json"), path("drain2"));
+  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 90 --failed-hosts %s", path("fast.json"), path("drain2"));
   rc = run(2, args);
   CHECK(rc == 4 && strstr(out, "hosts: 0 pass, 0 warn, 1 fail") && strstr(out, "floor from baseline"),
-        "against a 10x faster baseline: exit %d\n%s%s", rc, out, err);
+        "against a 100x faster baseline: exit %d\n%s%s", rc, out, err);
   read_file("drain2", drain, sizeof drain);
   snprintf(buf, sizeof buf, "%s\n", host);
   CHECK(!strcmp(drain, buf), "failed-hosts lists exactly this host: '%s'", drain);
