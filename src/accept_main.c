@@ -1,11 +1,15 @@
-/* accept_main.c: `ddpbench accept`, the per-GPU and per-node acceptance checks as one MPI job until they become
- * measurements of the main run: every rank measures its GPU (sustained GEMM per precision with NVML samples,
- * pinned copies alone and with the whole node at once, memory error counters), the first rank of each node
- * measures the node's GPU-to-GPU copy matrix, rank 0 judges everything against the expectations (built-in
- * table, --expect FILE) and against peers of the same GPU model, prints the findings, the failing hosts and
- * `hosts: N pass, N warn, N fail`, writes --failed-hosts, and exits 4 when a check failed (--strict: or warned).
- * It never judges a figure it did not measure: a missing measurement fails its check, a missing expectation
- * skips only the absolute check. */
+/* accept_main.c: `ddpbench accept`, the cluster acceptance checks as one MPI job (until they become measurement
+ * plug-ins of the main run): every rank measures its GPU (sustained GEMM per precision with NVML samples, pinned
+ * copies alone and with the whole node at once, memory error counters, links), the first rank of each node
+ * measures the node's GPU-to-GPU copy matrix, then every node allreduces inside itself and node pairs allreduce
+ * in rounds (comm->split groups). Rank 0 judges everything against the expectations (built-in table, --expect
+ * FILE, --baseline RESULT) and against peers, localises a slow node or a slow pair, prints the findings, the
+ * failing checks by host and `hosts: N pass, N warn, N fail`, writes --failed-hosts and --json, and exits 4 when
+ * a check failed (--strict: or warned). It never judges a figure it did not measure: a missing measurement fails
+ * its check, a missing expectation skips only the absolute check.
+ *
+ * defines: accept_main; in order: options, device choice, per-GPU measurement, collectives, judging, printing,
+ *          the result file */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
