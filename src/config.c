@@ -75,7 +75,9 @@ static const key_spec KEYS[] = {
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
-    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite an existing --json file"},
+    {"failed_hosts", T_STR, OFF(failed_hosts), "", 0, 0, NULL, SZ(failed_hosts),
+     "write the hosts with a failing check here, one per line (for scontrol ... state=drain)"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite an existing --json or --failed-hosts file"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -406,6 +408,8 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
   DDP_TRY(config_validate(cfg));
   if (cfg->json[0] && !cfg->force && access(cfg->json, F_OK) == 0)
     return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", cfg->json);
+  if (cfg->failed_hosts[0] && !cfg->force && access(cfg->failed_hosts, F_OK) == 0)
+    return ddp_usage_error("--failed-hosts %s: file exists (use --force to overwrite it)", cfg->failed_hosts);
   return DDP_OK;
 }
 

@@ -48,6 +48,7 @@ typedef struct {
   int pcie;              /* topology matrix by PCIe path alone */
   char phases[64];       /* comma list of local,comm,ddp */
   char json[1024];       /* "" = no JSON file */
+  char failed_hosts[1024]; /* "" = no failed-hosts file */
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int force, quiet;
   /* not keys: */

@@ -10,6 +10,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The host a finding is about: "rank K ..." subjects name rank K's host; others belong to the job (NULL). */
+static const char *finding_host(const run_report *r, const finding *f) {
+  int k = -1;
+  if (sscanf(f->subject, "rank %d", &k) == 1 && k >= 0 && k < r->world) return r->ranks[k].host;
+  for (int i = 0; i < r->world; i++)
+    if (!strcmp(f->subject, r->ranks[i].host)) return r->ranks[i].host;
+  return NULL;
+}
+
+int report_hosts(FILE *out, const run_report *r, const finding_list *f, int strict, const char **failed) {
+  int nh = 0, pass = 0, warn = 0, fail = 0, nfailed = 0;
+  const char **hosts = calloc((size_t)r->world + 1, sizeof *hosts);
+  if (!hosts) return 0;
+  for (int i = 0; i < r->world; i++) {
+    int k = 0;
+    while (k < nh && strcmp(hosts[k], r->ranks[i].host)) k++;
+    if (k == nh) hosts[nh++] = r->ranks[i].host;
+  }
+  fprintf(out, "# hosts: failing and warning checks\n");
+  for (int k = 0; k <= nh; k++) { /* k == nh: the job's own findings */
+    int worst = SEV_INFO;
+    for (int i = 0; i < f->n; i++) {
+      const finding *x = &f->v[i];
+      const char *h = finding_host(r, x);
+      if (x->severity == SEV_INFO || (k < nh ? !h || strcmp(h, hosts[k]) : h != NULL)) continue;
+      int sev = x->severity == SEV_WARN && strict ? SEV_FAIL : (int)x->severity;
+      if (sev > worst) worst = sev;
+      fprintf(out, "%s: %s %s %s: %s\n", k < nh ? hosts[k] : "job", finding_severity_name(x->severity), x->check,
+              x->subject, x->text);
+    }
+    if (k == nh) break;
+    worst == SEV_FAIL ? fail++ : worst == SEV_WARN ? warn++ : pass++;
+    if (worst == SEV_FAIL && failed) failed[nfailed++] = hosts[k];
+  }
+  fprintf(out, "hosts: %d pass, %d warn, %d fail\n", pass, warn, fail);
+  free(hosts);
+  return nfailed;
+}
+
 int report_peak_sustained(const run_report *r) {
   return r->cfg && r->cfg->peak_seconds > 0 && r->device && !strcmp(r->device, "cuda");
 }
@@ -417,10 +456,12 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
   }
   if (e == DDP_OK && !n) {
     snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
+    char zs[48] = "two ranks: no z-score";
+    if (W >= 3) snprintf(zs, sizeof zs, "robust z-score %.1f", z[k]);
     e = findings_add(f, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_all, "ms",
-                     "%s: no straggler (slowest median %s %+.1f %% over the median rank, robust z-score %.1f; a "
-                     "straggler is > %g %% and > 3.5)",
-                     phase_name(p), what, ps->slowest_excess * 100, W >= 3 ? z[k] : 0.0, pct);
+                     "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is > %g %% "
+                     "and > 3.5)",
+                     phase_name(p), what, ps->slowest_excess * 100, zs, pct);
   }
   free(meds), free(z), free(who);
   return e;

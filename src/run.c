@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept.h"
 #include "atomic_file.h"
 #include "comm.h"
 #include "config.h"
@@ -345,9 +346,14 @@ static ddp_result job_run(job *j) {
     if (r == DDP_OK) {
       report_print(stdout, rep, &j->sum);
       findings_print(stdout, &j->findings);
+      const char **failed = calloc((size_t)d->size + 1, sizeof *failed);
+      int nfailed = report_hosts(stdout, rep, &j->findings, cfg->strict, failed);
       fflush(stdout);
       code = findings_exit_code(&j->findings);
       if (code == DDP_EXIT_OK && cfg->strict && findings_count(&j->findings, SEV_WARN)) code = DDP_EXIT_EXPECT;
+      if (cfg->failed_hosts[0]) r = failed ? accept_failed_hosts_write(cfg->failed_hosts, failed, nfailed, cfg->force)
+                                           : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+      free(failed);
     }
     if (r == DDP_OK && cfg->json[0]) {
       cJSON *doc = NULL;

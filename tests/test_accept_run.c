@@ -44,6 +44,21 @@ static int run(int np, const char *args) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The main run (not accept): tiny CPU model. */
+static int run_main(int np, const char *env, const char *args) {
+  char cmd[4096], po[300], pe[300];
+  snprintf(po, sizeof po, "%s/stdout", dir);
+  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s --hidden 64 --layers 2 --batch 8 "
+           "--steps 3 --warmup 1 --quiet %s >%s 2>%s", env, mpiexec, np, prog, args, po, pe);
+  int st = system(cmd);
+  FILE *f = fopen(po, "r");
+  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[n] = 0;
+  if (f) fclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 static const char *path(const char *name) {
   static char p[4][256];
   static int k;
@@ -182,7 +197,22 @@ int main(int argc, char **argv) {
         "unmet pair floor: exit %d, failed hosts '%s'\n%s", rc, drain, out);
   unsetenv("DDPBENCH_TEST_RANKS_PER_NODE");
 
-  const char *files[] = {"pair.ini", "drain3", "high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "drain2", "base.json", "again.json",
+  /* the main run: per-host lines, the summary, --failed-hosts (a failing check forced through the test hook) */
+  rc = run_main(2, "", "");
+  /* (two CPU ranks on a shared machine may warn about each other's speed: no host fails) */
+  CHECK(rc == 0 && strstr(out, "\nhosts: ") && strstr(out, ", 0 fail\n"), "main run, healthy: exit %d\n%s", rc, out);
+  snprintf(args, sizeof args, "--failed-hosts %s", path("drain4"));
+  rc = run_main(2, "DDPBENCH_TEST_CORRUPT_RANK=1", args);
+  read_file("drain4", drain, sizeof drain);
+  snprintf(buf, sizeof buf, "%s: fail weights rank 1", host);
+  CHECK(rc == 1 && strstr(out, "hosts: 0 pass, 0 warn, 1 fail") && strstr(out, buf), "main run, weights differ: "
+        "exit %d\n%s", rc, out);
+  snprintf(buf, sizeof buf, "%s\n", host);
+  CHECK(!strcmp(drain, buf), "main run's failed-hosts: '%s'", drain);
+  rc = run_main(2, "", args);
+  CHECK(rc == 2, "main run's failed-hosts is not overwritten without --force: exit %d", rc);
+
+  const char *files[] = {"drain4", "pair.ini", "drain3", "high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "drain2", "base.json", "again.json",
                          "fast.json", "junk.json", "stdout", "stderr"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(path(files[i]));
   rmdir(dir);
