@@ -316,7 +316,7 @@ static ddp_result time_allreduce(ddp_comm *c, ddp_device *dev, void *buf, size_t
     if (r == DDP_OK && dev->host_memory) r = dev->stream_synchronize(dev, s);
     if (r == DDP_OK) r = dev->event_record(dev, ev[i + 1], s);
   }
-  if (r == DDP_OK) r = dev->event_synchronize(dev, ev[iters]);
+  if (r == DDP_OK) r = dev->stream_synchronize(dev, s); /* ev[iters] is the last work on s */
   for (int i = 0; r == DDP_OK && i < iters; i++) {
     float t = 0;
     r = dev->event_elapsed_ms(dev, &t, ev[i], ev[i + 1]);

@@ -47,7 +47,7 @@ static ddp_result gemm_batch(res *r, const ddp_gemm *g, int k, float *ms) {
   DDP_TRY(d->event_record(d, r->e0, r->s));
   for (int i = 0; i < k; i++) DDP_TRY(d->gemm(d, r->s, g));
   DDP_TRY(d->event_record(d, r->e1, r->s));
-  DDP_TRY(d->event_synchronize(d, r->e1));
+  DDP_TRY(d->stream_synchronize(d, r->s)); /* e1 is the last work on s */
   return d->event_elapsed_ms(d, ms, r->e0, r->e1);
 }
 
@@ -177,7 +177,7 @@ static ddp_result copy_dir(res *r, void *dst, const void *src, size_t bytes, int
     DDP_TRY(d->event_record(d, r->e0, r->s));
     DDP_TRY(d->copy(d, dst, src, bytes, r->s));
     DDP_TRY(d->event_record(d, r->e1, r->s));
-    DDP_TRY(d->event_synchronize(d, r->e1));
+    DDP_TRY(d->stream_synchronize(d, r->s)); /* e1 is the last work on s */
     DDP_TRY(d->event_elapsed_ms(d, &ms, r->e0, r->e1));
     gbps[i] = ms > 0 ? bytes / (ms * 1e-3) / 1e9 : NAN;
   }

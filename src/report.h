@@ -12,7 +12,7 @@
 #include "bucket.h"
 #include "config.h"
 #include "device.h"
-#include "engine.h"
+#include "phase.h"
 #include "findings.h"
 #include "stats.h"
 #include "versions.h"
@@ -116,6 +116,8 @@ int report_hosts(FILE *out, const run_report *r, const finding_list *f, int stri
 /* 1 when the measured peak is the sustained 8192^3 GEMM (cuda device, peak_seconds > 0), 0 when it is the
  * H x H x H burst at the model's own H (cpu device, or peak_seconds = 0). */
 int report_peak_sustained(const run_report *r);
+/* One phase's section of the document ("phases"."ddp": statistics, per rank, per bucket size, loss). */
+cJSON *report_phase_json(const run_report *r, const run_summary *s, int p);
 /* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
  * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
 ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);
