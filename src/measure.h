@@ -76,7 +76,8 @@ const measurement *measure_find(const char *name);
 const measurement *measure_at(int i); /* NULL past the end */
 
 /* Collective over world (the world's comm): the rounds of one kind of group. k: GROUP_FIRST's size.
- * Node pairs run one pair per round (every pair of nodes, in order); nodes run all at once. */
+ * Node pairs run in the acceptance schedule's rounds (accept_pairs: tournament up to 16 nodes, every pair in
+ * n-1 rounds of disjoint pairs; ring beyond), each rank in its node's pair of the round; nodes run all at once. */
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds);
 void measure_rounds_free(measure_round *rounds, int nrounds);
