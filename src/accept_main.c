@@ -27,6 +27,7 @@
 #include "expect.h"
 #include "gpu_diag.h"
 #include "health.h"
+#include "measure.h"
 #include "nvml_dl.h"
 #include "result.h"
 #include "stats.h"
@@ -298,69 +299,29 @@ static void coll_free(acc_coll *c) {
   memset(c, 0, sizeof *c);
 }
 
-/* ms of each of `iters` allreduces of `bytes` on this rank (one warm-up first), each between two events. */
-static ddp_result time_allreduce(ddp_comm *c, ddp_device *dev, void *buf, size_t bytes, int iters, double *ms) {
-  ddp_stream *s = NULL;
-  ddp_event **ev = calloc((size_t)iters + 1, sizeof *ev);
-  if (!ev) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  ddp_result r = dev->stream_create(dev, &s, 0);
-  for (int i = 0; r == DDP_OK && i <= iters; i++) r = dev->event_create(dev, &ev[i], 1);
-  if (r == DDP_OK) r = c->allreduce(c, buf, bytes / 4, DT_F32, s);
-  if (r == DDP_OK) r = dev->stream_synchronize(dev, s);
-  if (r == DDP_OK) r = c->barrier(c);
-  if (r == DDP_OK) r = dev->event_record(dev, ev[0], s);
-  for (int i = 0; r == DDP_OK && i < iters; i++) {
-    r = c->allreduce(c, buf, bytes / 4, DT_F32, s);
-    /* host memory (cpu): the MPI collective is in flight until the stream is synchronised, and the next one
-     * reuses the buffer */
-    if (r == DDP_OK && dev->host_memory) r = dev->stream_synchronize(dev, s);
-    if (r == DDP_OK) r = dev->event_record(dev, ev[i + 1], s);
-  }
-  if (r == DDP_OK) r = dev->stream_synchronize(dev, s); /* ev[iters] is the last work on s */
-  for (int i = 0; r == DDP_OK && i < iters; i++) {
-    float t = 0;
-    r = dev->event_elapsed_ms(dev, &t, ev[i], ev[i + 1]);
-    ms[i] = t;
-  }
-  for (int i = 0; i <= iters; i++)
-    if (ev[i]) dev->event_destroy(dev, ev[i]);
-  free(ev);
-  if (s) dev->stream_destroy(dev, s);
+/* The allreduce measurement over every group of a kind; on rank 0, out[i] = the busbw of group `name_of(i)` at
+ * `bytes` (NaN where absent), keeping the better of what out already holds (repeated passes). */
+static ddp_result allreduce_over(const measure_env *env, ddp_comm *world, measure_group_kind kind, int mode,
+                                 result_doc *doc) {
+  measure_round *rounds = NULL;
+  int n = 0;
+  ddp_result r = measure_rounds_build(env->dist, world, kind, mode, &rounds, &n);
+  if (r == DDP_OK) r = measure_run(env, &measure_allreduce, rounds, n, doc);
+  measure_rounds_free(rounds, n);
   return r;
 }
 
-/* Gathers (group, ms of each iteration) from every rank; on rank 0, out[g] = busbw of group g from the median over
- * iterations of the iteration's slowest rank (a collective ends when its slowest rank does; the median keeps a
- * preempted iteration from condemning a pair). */
-static ddp_result gather_busbw(const ddp_dist *d, int group, const double *ms, int iters, double bytes, int ngroups,
-                               double *out) {
-  int w = iters + 1;
-  double *mine = malloc(sizeof(double) * w), *all = d->rank == 0 ? malloc(sizeof(double) * w * d->size) : NULL;
-  double *t = malloc(sizeof(double) * w);
-  if (!mine || !t || (d->rank == 0 && !all)) {
-    free(mine), free(all), free(t);
-    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  }
-  mine[0] = group;
-  memcpy(mine + 1, ms, sizeof(double) * iters);
-  ddp_result r = dist_gather_doubles(d, mine, all, w);
-  for (int g = 0; r == DDP_OK && d->rank == 0 && g < ngroups; g++) {
-    int n = 0;
-    for (int k = 0; k < iters; k++) t[k] = 0;
-    for (int i = 0; i < d->size; i++)
-      if ((int)all[(size_t)i * w] == g) {
-        n++;
-        for (int k = 0; k < iters; k++) t[k] = fmax(t[k], all[(size_t)i * w + 1 + k]);
-      }
-    double tm = n > 1 ? stats_percentile(t, iters, 0.5) : 0;
-    out[g] = n > 1 && tm > 0 ? bytes / (tm * 1e-3) / 1e9 * 2.0 * (n - 1) / n : NAN;
-  }
-  free(mine), free(all), free(t);
-  return r;
+static double record_busbw(const result_doc *doc, const char *group, size_t bytes) {
+  char b[32];
+  snprintf(b, sizeof b, "%zu", bytes);
+  const result_record *x = result_find(doc, "allreduce", group, "busbw_gbs", "bytes", b, NULL);
+  return x ? x->value : NAN;
 }
 
-static ddp_result collectives(const ddp_dist *d, const acc_opts *o, int cuda, ddp_device *dev, int node, int nnodes,
-                              acc_coll *c) {
+/* Node groups and node pairs through the measurement driver (measure.h): groups from comm->split, records to
+ * rank 0, then into c on rank 0. dv is this job's view of nodes (the real one or the test hook's). */
+static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, ddp_device *dev, acc_coll *c) {
+  int nnodes = dv->node_count;
   memset(c, 0, sizeof *c);
   c->nnodes = nnodes;
   char sizes[64];
@@ -378,78 +339,71 @@ static ddp_result collectives(const ddp_dist *d, const acc_opts *o, int cuda, dd
   accept_pairs(c->mode, nnodes, c->pairs, c->npairs);
   for (int i = 0; i < nnodes * ACC_MAX_SIZES; i++) c->node_busbw[i] = NAN;
   for (int i = 0; i < c->npairs; i++) c->pair_busbw[i] = NAN;
-  double maxmib = c->pair_mib;
-  for (int i = 0; i < c->nsizes; i++) maxmib = fmax(maxmib, c->size_mib[i]);
-  size_t maxbytes = (size_t)(maxmib * (1 << 20)) & ~(size_t)3;
-  void *buf = NULL;
-  ddp_comm *world = NULL, *grp = NULL;
-  ddp_stream *s = NULL;
-  ddp_result r = dev->alloc(dev, &buf, maxbytes ? maxbytes : 4);
-  if (r == DDP_OK) r = dev->stream_create(dev, &s, 0);
-  if (r == DDP_OK) r = dev->memset_zero(dev, buf, maxbytes ? maxbytes : 4, s); /* zeros: no denormals to slow a CPU */
-  if (r == DDP_OK) r = dev->stream_synchronize(dev, s);
-  if (s) dev->stream_destroy(dev, s);
-  if (r == DDP_OK) r = cuda ? comm_nccl_create(&world, d->world, dev) : comm_mpi_create(&world, d->world, dev);
-  /* each node at once: the per-node busbw */
-  if (r == DDP_OK && !listed(o->skip, "node")) r = world->split(world, node, d->rank, &grp);
-  double *ms = calloc((size_t)o->allreduce_iters, sizeof *ms);
-  if (r == DDP_OK && !ms) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  for (int k = 0; r == DDP_OK && k < c->nsizes && !listed(o->skip, "node"); k++) {
-    double *row = malloc(sizeof(double) * (nnodes + 1));
-    size_t bytes = (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3;
-    for (int i = 0; i < o->allreduce_iters; i++) ms[i] = 0;
-    r = row ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-    if (r == DDP_OK && grp) r = time_allreduce(grp, dev, buf, bytes, o->allreduce_iters, ms);
-    if (r == DDP_OK) r = gather_busbw(d, grp ? node : -1, ms, o->allreduce_iters, (double)bytes, nnodes, row);
-    for (int n = 0; r == DDP_OK && d->rank == 0 && n < nnodes; n++) c->node_busbw[n * ACC_MAX_SIZES + k] = row[n];
-    free(row);
-  }
-  if (grp) grp->destroy(grp), grp = NULL;
-  /* node pairs, round by round: all pairs of a round at once */
-  int rounds = 0;
-  for (int p = 0; p < c->npairs; p++) rounds = c->pairs[p].round + 1 > rounds ? c->pairs[p].round + 1 : rounds;
-  /* every pass over the schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's burst
-   * is not named; a slow link is slow in every pass) */
-  for (int step = 0; r == DDP_OK && step < rounds * o->pair_repeats; step++) {
-    int rd = step % rounds, mine = -1;
-    for (int p = 0; p < c->npairs; p++)
-      if (c->pairs[p].round == rd && (c->pairs[p].a == node || c->pairs[p].b == node)) mine = p;
-    r = world->split(world, mine, d->rank, &grp);
+
+  ddp_config cfg;
+  config_defaults(&cfg);
+  allreduce_params node_p = {c->nsizes, {0}, o->allreduce_iters}, pair_p = {1, {c->pair_mib}, o->allreduce_iters};
+  for (int k = 0; k < c->nsizes; k++) node_p.mib[k] = c->size_mib[k];
+  measure_env env = {&cfg, dv, dev, NULL, NULL, NULL, &node_p};
+  ddp_comm *world = NULL;
+  result_doc doc;
+  result_init(&doc);
+  ddp_result r = cuda ? comm_nccl_create(&world, dv->world, dev) : comm_mpi_create(&world, dv->world, dev);
+  if (r == DDP_OK && !listed(o->skip, "node")) r = allreduce_over(&env, world, GROUP_NODE, 0, &doc);
+  /* every pass over the pair schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's
+   * burst is not named; a slow link is slow in every pass) */
+  env.params = &pair_p;
+  for (int pass = 0; r == DDP_OK && c->npairs && pass < o->pair_repeats; pass++) {
+    result_doc one;
+    result_init(&one);
+    r = allreduce_over(&env, world, GROUP_PAIR, (int)c->mode, &one);
     size_t bytes = (size_t)(c->pair_mib * (1 << 20)) & ~(size_t)3;
-    for (int i = 0; i < o->allreduce_iters; i++) ms[i] = 0;
-    if (r == DDP_OK && grp) r = time_allreduce(grp, dev, buf, bytes, o->allreduce_iters, ms);
-    double *all = malloc(sizeof(double) * (c->npairs + 1));
-    if (r == DDP_OK && !all) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-    if (r == DDP_OK) r = gather_busbw(d, mine, ms, o->allreduce_iters, (double)bytes, c->npairs, all);
-    for (int p = 0; r == DDP_OK && d->rank == 0 && p < c->npairs; p++)
-      if (c->pairs[p].round == rd && (isnan(c->pair_busbw[p]) || all[p] > c->pair_busbw[p])) c->pair_busbw[p] = all[p];
-    free(all);
-    if (grp) grp->destroy(grp), grp = NULL;
+    for (int p = 0; r == DDP_OK && dv->rank == 0 && p < c->npairs; p++) {
+      char g[64];
+      snprintf(g, sizeof g, "pair:%d-%d", c->pairs[p].a, c->pairs[p].b);
+      double v = record_busbw(&one, g, bytes);
+      if (isnan(c->pair_busbw[p]) || v > c->pair_busbw[p]) c->pair_busbw[p] = v;
+    }
+    result_free(&one);
   }
-  free(ms);
+  /* node groups are named after their host: rank 0 maps them to node indices with every rank's (node, host) */
+  char (*hosts)[256] = dv->rank == 0 ? calloc((size_t)dv->size, sizeof *hosts) : NULL;
+  int *nodes = dv->rank == 0 ? calloc((size_t)dv->size, sizeof *nodes) : NULL;
+  if (r == DDP_OK && dv->rank == 0 && (!hosts || !nodes)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int e = r == DDP_OK ? MPI_Gather(dv->host, 256, MPI_CHAR, hosts, 256, MPI_CHAR, 0, dv->world) : MPI_SUCCESS;
+  if (e == MPI_SUCCESS && r == DDP_OK) e = MPI_Gather(&dv->node_index, 1, MPI_INT, nodes, 1, MPI_INT, 0, dv->world);
+  if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather", __FILE__, __LINE__);
+  for (int i = 0; r == DDP_OK && dv->rank == 0 && i < dv->size; i++)
+    for (int k = 0; k < c->nsizes; k++) {
+      char g[80];
+      snprintf(g, sizeof g, "node:%.56s", hosts[i]);
+      c->node_busbw[nodes[i] * ACC_MAX_SIZES + k] = record_busbw(&doc, g, (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3);
+    }
+  free(hosts);
+  free(nodes);
+  result_free(&doc);
   if (world) world->destroy(world);
-  if (buf) dev->free(dev, buf);
   return r;
 }
 
-/* This rank's node as acceptance sees it: the real one, or DDPBENCH_TEST_RANKS_PER_NODE=K consecutive ranks
- * per emulated node named nodeNN (a test hook for one machine). */
-static void node_of(const ddp_dist *d, int *node, int *nnodes, char *host, size_t n) {
-  const char *v = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
-  int k = v ? atoi(v) : 0;
+/* The job as acceptance sees its nodes: the real ones, or DDPBENCH_TEST_RANKS_PER_NODE=K consecutive ranks per
+ * emulated node named nodeNN (a test hook for one machine; the per-GPU barriers keep the real node). */
+static ddp_dist node_view(const ddp_dist *d) {
+  ddp_dist v = *d;
+  const char *s = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
+  int k = s ? atoi(s) : 0;
   if (k > 0 && d->size % k == 0) {
-    *node = d->rank / k, *nnodes = d->size / k;
-    snprintf(host, n, "node%02d", *node);
-  } else {
-    *node = d->node_index, *nnodes = d->node_count;
-    snprintf(host, n, "%s", d->host);
+    v.node_index = d->rank / k, v.node_count = d->size / k, v.local_rank = d->rank % k, v.local_size = k;
+    snprintf(v.host, sizeof v.host, "node%02d", v.node_index);
   }
+  return v;
 }
 
 static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r, acc_coll *coll) {
   memset(r, 0, sizeof *r);
-  int nnodes = 1;
-  node_of(d, &r->node, &nnodes, r->host, sizeof r->host);
+  ddp_dist dv = node_view(d);
+  r->node = dv.node_index;
+  snprintf(r->host, sizeof r->host, "%s", dv.host);
   r->rank = d->rank, r->local_rank = d->local_rank, r->cuda = cuda;
   ddp_device *dev = NULL;
   int ngpu = cuda ? device_cuda_count() : 0;
@@ -502,7 +456,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
     e = device_cuda_peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
   }
   if (have) nvml_close(&api);
-  if (e == DDP_OK && d->size > 1) e = collectives(d, o, cuda, dev, r->node, nnodes, coll);
+  if (e == DDP_OK && d->size > 1) e = collectives(&dv, o, cuda, dev, coll);
   dev->destroy(dev);
   return e;
 }

@@ -11,7 +11,7 @@
 
 /* ---- registry ----------------------------------------------------------------------------------- */
 /* The built-in measurements, in the order --help lists them. Adding one: a line here. */
-static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp};
+static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp, &measure_allreduce};
 enum { NBUILTIN = sizeof builtin / sizeof builtin[0], MAX_EXTRA = 16 };
 static const measurement *extra[MAX_EXTRA];
 static int nextra;
@@ -61,7 +61,9 @@ static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, con
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds) {
   /* node pairs: the acceptance schedule (accept.h), rounds of disjoint pairs that run at the same time */
-  accept_pairs_mode mode = accept_pairs_default(d->node_count);
+  accept_pairs_mode mode = kind == GROUP_PAIR && (k == PAIRS_TOURNAMENT || k == PAIRS_RING)
+                              ? (accept_pairs_mode)k
+                              : accept_pairs_default(d->node_count);
   int npairs = kind == GROUP_PAIR ? accept_pairs(mode, d->node_count, NULL, 0) : 0;
   int n = kind == GROUP_PAIR ? npairs : 1;
   *rounds = calloc((size_t)(n > 0 ? n : 1), sizeof **rounds);

@@ -247,7 +247,7 @@ static ddp_result job_run(job *j) {
 
   /* The phases: the train measurements over the world, on the engine above; they leave their results in
    * j->train for the report below. */
-  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train};
+  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, NULL};
   measure_round *world = NULL;
   int nworld = 0;
   ddp_result r = measure_rounds_build(d, j->comm, GROUP_WORLD, 0, &world, &nworld);
