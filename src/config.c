@@ -455,7 +455,8 @@ void config_print_help(FILE *out) {
   }
   fprintf(out,
           "  %-30s %s\n  %-30s %s\n  %-30s %s\n\n"
-          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error.\n",
+          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error,\n"
+          "4 an acceptance check failed (a straggler, a GPU CUDA cannot use; --strict: or a warning).\n",
           "--config FILE", "read keys from an INI file first", "--help", "this text", "--version",
           "print the version and exit");
 }
