@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, gpu; gpu tests exit 77, shown as
-# skipped, when no GPU is visible). This is what CI runs (.ci/run). Then the sanitizer job: the `sanitize`
-# preset (clang, Debug, AddressSanitizer + UndefinedBehaviorSanitizer) builds everything again into
-# build/sanitize and runs the unit and mpi tests there, and each libFuzzer target for DDPBENCH_FUZZ_SECONDS
-# (default 60) over its committed corpus. DDPBENCH_SANITIZE=0 skips the sanitizer job (a quick local check).
-# Exit code: 0 when every step passed.
+# Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, multinode, gpu; gpu tests exit 77,
+# shown as skipped, when no GPU is visible; multinode tests need root and exit 77 where namespaces are refused).
+# Installs what the multinode tests need (tests/multinode/install.sh) first. This is what CI runs (.ci/run).
+# Then the sanitizer job: the `sanitize` preset (clang, Debug, AddressSanitizer + UndefinedBehaviorSanitizer)
+# builds everything again into build/sanitize and runs the unit and mpi tests there, and each libFuzzer target
+# for DDPBENCH_FUZZ_SECONDS (default 60) over its committed corpus. DDPBENCH_SANITIZE=0 skips the sanitizer job
+# (a quick local check). Exit code: 0 when every step passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Test-only Python helpers from Debian, installed before the configure step (which looks for Python): scipy, the
@@ -19,6 +20,7 @@ if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 launch/setup.sh || exit 1
+tests/multinode/install.sh || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fail=0
 ctest --preset dev || fail=1

@@ -67,12 +67,19 @@ static const key_spec KEYS[] = {
      "seconds without progress before the job is aborted (0 = never)"},
     {"peak_tflops", T_DOUBLE, OFF(peak_tflops), "0", 0, 1e6, NULL, 0,
      "dense peak for MFU (0 = table of known GPUs)"},
+    {"peak_seconds", T_DOUBLE, OFF(peak_seconds), "2", 0, 600, NULL, 0,
+     "cuda: the measured peak behind MFU is an 8192^3 GEMM sustained this long (0 = one H x H x H burst)"},
+    {"straggler_pct", T_DOUBLE, OFF(straggler_pct), "5", 0, 1000, NULL, 0,
+     "a straggler is this far above the median compute time (and a robust z-score > 3.5)"},
+    {"strict", T_BOOL, OFF(strict), "false", 0, 0, NULL, 0, "a warning fails the run too (exit 4)"},
     {"bind", T_ENUM, OFF(bind), "auto", 0, 0, "auto|gpu|none", 0,
      "bind each rank near its GPU (auto = gpu when locality is known)"},
     {"pcie", T_BOOL, OFF(pcie), "false", 0, 0, NULL, 0, "print the topology matrix by PCIe path alone"},
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
+    {"failed_hosts", T_STR, OFF(failed_hosts), "", 0, 0, NULL, SZ(failed_hosts),
+     "write the hosts with a failing check here, one per line (for scontrol ... state=drain)"},
     {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "replace existing output files (regular files only)"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
@@ -597,8 +604,9 @@ void config_print_help(FILE *out) {
   fprintf(out,
           "  %-30s %s\n  %-30s %s\n  %-30s %s\n\n"
           "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error or timeout,\n"
-          "4 non-finite weights or loss, 130/143 SIGINT/SIGTERM. An output file is replaced only with --force, only if\n"
-          "it is a regular file (never a symbolic link, device or FIFO).\n",
+          "4 an acceptance check failed (a straggler, a GPU CUDA cannot use; --strict: or a warning), 5 non-finite\n"
+          "weights or loss, 130/143 SIGINT/SIGTERM. An output file is replaced only with --force, only if it is a\n"
+          "regular file (never a symbolic link, device or FIFO).\n",
           "--config FILE", "read keys from an INI file first", "--help", "this text", "--version",
           "print the version and exit");
 }

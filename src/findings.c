@@ -68,15 +68,14 @@ int findings_count(const finding_list *l, finding_severity at_least) {
 }
 
 int findings_exit_code(const finding_list *l) {
-  int other = 0, nonfinite = 0;
-  for (int i = 0; i < l->n; i++)
-    if (l->v[i].severity == SEV_FAIL) {
-      if (strcmp(l->v[i].check, "nonfinite") == 0)
-        nonfinite = 1;
-      else
-        other = 1;
-    }
-  return other ? DDP_EXIT_CHECK : nonfinite ? DDP_EXIT_NONFINITE : DDP_EXIT_OK;
+  int weights = 0, nonfinite = 0;
+  for (int i = 0; i < l->n; i++) {
+    weights |= l->v[i].severity == SEV_FAIL && !strcmp(l->v[i].check, "weights");
+    nonfinite |= l->v[i].severity == SEV_FAIL && !strcmp(l->v[i].check, "nonfinite");
+  }
+  if (weights) return DDP_EXIT_CHECK;
+  if (nonfinite) return DDP_EXIT_NONFINITE;
+  return findings_count(l, SEV_FAIL) ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
 }
 
 void findings_print(FILE *out, const finding_list *l) {

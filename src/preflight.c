@@ -22,9 +22,12 @@ typedef struct {
   char msg[1400];
 } rank_check;
 
-/* The outputs this rank writes: --json on rank 0, the host's hwloc XML on each host's local rank 0. */
+/* The outputs this rank writes: --json and --failed-hosts on rank 0, the host's hwloc XML on each host's local
+ * rank 0. */
 static int outputs_check(const ddp_dist *d, const ddp_config *cfg, char *err, size_t errn) {
   if (d->rank == 0 && cfg->json[0] && atomic_file_check(cfg->json, cfg->force, err, errn) != DDP_OK) return -1;
+  if (d->rank == 0 && cfg->failed_hosts[0] && atomic_file_check(cfg->failed_hosts, cfg->force, err, errn) != DDP_OK)
+    return -1;
   if (d->local_rank == 0 && cfg->topo_xml[0]) {
     struct stat st;
     if (stat(cfg->topo_xml, &st) == 0 && !S_ISDIR(st.st_mode))

@@ -10,7 +10,7 @@
  *   - SIGTERM and SIGINT to the launcher (launch/run.sh) during a phase and during the JSON write: 143 / 130,
  *     no temporary file, no half-written result;
  *   - outputs that cannot be written (missing folder, a FIFO, a symlink, /dev/null): exit 2 before any work;
- *   - a NaN injected in fp32 and bf16 (every rank agrees, on NaN): exit 4 and a "nonfinite" fail finding; fp16
+ *   - a NaN injected in fp32 and bf16 (every rank agrees, on NaN): exit 5 and a "nonfinite" fail finding; fp16
  *     with a loss scale that underflows every gradient: a warning;
  *   - an hwloc XML that crashes libhwloc: `ddpbench topo` exits 2 naming the file.
  * Always the CPU device (what is tested is the harness, not a device; a GPU machine may have fewer GPUs than
@@ -258,7 +258,7 @@ int main(int argc, char **argv) {
     char outp[600];
     snprintf(outp, sizeof outp, "%s/nan.out", dir);
     read_err(outp);
-    expect(what, code, 4, secs, "verification: FAILED: final weights not finite");
+    expect(what, code, 5, secs, "verification: FAILED: final weights not finite");
     CHECK(strstr(err, "fail  nonfinite") && !strstr(err, "identical on all 2 ranks (fnv1a64"), "%s: finding, no OK: %.2000s",
           what, err);
   }

@@ -139,7 +139,7 @@ int main(void) {
     run_summary t;
     findings_init(&fl);
     CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, close ranks");
-    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "within noise"),
+    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "no straggler"),
           "ranks within noise: information, not a problem: %s", fl.n ? fl.v[0].text : "none");
     findings_free(&fl);
     ranks[1].checksum ^= 1;
@@ -214,7 +214,7 @@ int main(void) {
   cJSON_Delete(doc);
 
   /* The findings warn when the loss diverged or fp16 skipped most timed updates; a loss that is still not
-   * finite at the last step fails the run (exit 4); one that recovered is a warning. */
+   * finite at the last step fails the run (exit 5); one that recovered is a warning. */
   {
     double recovered[S + 1] = {5, 4, NAN, 3, 2};
     rep.phases[PHASE_DDP].loss = recovered;
@@ -239,7 +239,7 @@ int main(void) {
     fclose(mf);
     CHECK(txt && strstr(txt, "fail  nonfinite") && strstr(txt, "ddp loss is not finite at the last step (4; from step 2"),
           "a loss still NaN at the end fails: %s", txt ? txt : "");
-    CHECK(findings_exit_code(&dl) == DDP_EXIT_NONFINITE, "exit code 4 for non-finite results");
+    CHECK(findings_exit_code(&dl) == DDP_EXIT_NONFINITE, "exit code 5 for non-finite results");
     CHECK(txt && strstr(txt, "ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
     CHECK(txt && !strstr(txt, "local loss"), "no warning for the healthy phase");
     findings_free(&dl);
