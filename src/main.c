@@ -9,10 +9,12 @@
  *   report.h    figures, the human summary, the JSON document               (report_summarize, report_print)
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
- * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI) and `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun). */
+ * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
+ * (environment and topology checks across the ranks of an mpirun) and `ddpbench collectives` (the
+ * nccl-tests sweep through the comm interface, collectives.h). */
 #include <string.h>
 
+#include "collectives.h"
 #include "dist.h"
 #include "run.h"
 #include "topo.h"
@@ -26,5 +28,6 @@ int main(int argc, char **argv) {
     dist_finalize(&d);
     return code;
   }
+  if (argc > 1 && strcmp(argv[1], "collectives") == 0) return collectives_main(argc - 1, argv + 1);
   return run_main(argc, argv);
 }
