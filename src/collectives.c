@@ -40,7 +40,6 @@ static const char *const REDOP_NAMES[REDOP_COUNT] = {"sum", "prod", "max", "min"
 
 const char *coll_name(ddp_coll_kind k) { return (unsigned)k < COLL_COUNT ? COLL_NAMES[k] : "?"; }
 const char *redop_name(ddp_redop op) { return (unsigned)op < REDOP_COUNT ? REDOP_NAMES[op] : "?"; }
-static int coll_reduces(ddp_coll_kind k) { return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER; }
 
 coll_sizes coll_sizes_for(ddp_coll_kind kind, size_t bytes, size_t es, int n) {
   coll_sizes z;
@@ -448,7 +447,7 @@ static void data_init(data_spec *d, ddp_coll_kind kind, ddp_redop op, ddp_dtype 
                       size_t count, uint64_t seed) {
   memset(d, 0, sizeof *d);
   d->kind = kind;
-  d->op = coll_reduces(kind) ? op : REDOP_SUM;
+  d->op = coll_is_reduction(kind) ? op : REDOP_SUM;
   d->dt = dt;
   d->n = n;
   d->rank = rank;
@@ -456,7 +455,7 @@ static void data_init(data_spec *d, ddp_coll_kind kind, ddp_redop op, ddp_dtype 
   d->count = count;
   d->seed = seed;
   long lim = dtype_limit(dt);
-  if (!coll_reduces(kind)) {
+  if (!coll_is_reduction(kind)) {
     d->K = lim < 1000 ? lim : 1000;
   } else if (d->op == REDOP_SUM) {
     d->K = lim / n - 3;
@@ -562,14 +561,14 @@ static void expect_at(const data_spec *d, size_t k, void *out) {
 /* This rank's send buffer (send_count elements). */
 static void fill_send(const data_spec *d, void *buf, size_t send_count) {
   for (size_t p = 0; p < send_count; p++)
-    store_int(buf, d->dt, p, coll_reduces(d->kind) ? red_in(d, d->rank, p) : move_val(d, d->rank, p));
+    store_int(buf, d->dt, p, coll_is_reduction(d->kind) ? red_in(d, d->rank, p) : move_val(d, d->rank, p));
 }
 
 /* Bit-exact, or within 2 ULP for avg in floating types (all values are >= 0, so the bit patterns order). */
 static int same(const data_spec *d, const void *got, const void *want) {
   size_t es = dtype_size(d->dt);
   if (!memcmp(got, want, es)) return 1;
-  if (d->op != REDOP_AVG || !coll_reduces(d->kind) || !is_float(d->dt)) return 0;
+  if (d->op != REDOP_AVG || !coll_is_reduction(d->kind) || !is_float(d->dt)) return 0;
   int64_t a = 0, b = 0;
   if (es == 2) a = *(const uint16_t *)got, b = *(const uint16_t *)want;
   else if (es == 4) a = *(const uint32_t *)got, b = *(const uint32_t *)want;
@@ -910,7 +909,7 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
   row.cycle = cycle;
   row.kind = kind;
   row.dt = dt;
-  row.op = coll_reduces(kind) ? op : REDOP_COUNT;
+  row.op = coll_is_reduction(kind) ? op : REDOP_COUNT;
   row.root = kind == COLL_BROADCAST ? x->o.root : -1;
   row.z = coll_sizes_for(kind, bytes, dtype_size(dt), W);
   int items = x->o.graph ? x->o.graph : x->o.iters;
@@ -972,7 +971,7 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
     x->total_wrong += pl->wrong;
     x->bw_sum += pl->busbw;
     x->bw_n++;
-    if (x->H) { /* means over ranks */
+    if (x->H && !ip) { /* means over ranks */
       pl->load = 1;
       pl->load_time_us = lagg[0] / W;
       pl->load_busbw = row.z.base_bytes / (pl->load_time_us * 1e-6) / 1e9 * row.z.bus_factor;
@@ -1325,7 +1324,7 @@ static ddp_result sweep(coll_ctx *x) {
       int first = x->nrows;
       if (me == 0) print_header(x, kind);
       for (int t = 0; t < o->ndtype; t++)
-        for (int p = 0; p < (coll_reduces(kind) ? o->nop : 1); p++)
+        for (int p = 0; p < (coll_is_reduction(kind) ? o->nop : 1); p++)
           for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
             DDP_TRY(run_row(x, cycle, kind, (ddp_dtype)o->dtypes[t], (ddp_redop)o->ops[p], bytes));
             if (me == 0) print_row(x, &x->rows[x->nrows - 1]);

@@ -37,6 +37,8 @@ typedef struct {
   int root;
 } ddp_coll;
 
+static inline int coll_is_reduction(ddp_coll_kind k) { return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER; }
+
 /* Elements of the send and the receive buffer that one rank's call touches. */
 static inline size_t coll_send_count(const ddp_coll *c, int size) {
   return c->kind == COLL_REDUCE_SCATTER || c->kind == COLL_ALLTOALL ? c->count * (size_t)size : c->count;
