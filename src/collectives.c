@@ -700,7 +700,10 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
   size_t es = dtype_size(dt);
   memset(w, 0, sizeof *w);
   w->first = -1;
-  for (int round = 0; round < x->o.check && !w->wrong; round++) {
+  int failed = 0;
+  /* Every rank makes every round's call (peers must not wait for a call we skip); as in nccl-tests, the
+   * count is that of the first round with a wrong element. */
+  for (int round = 0; round < x->o.check; round++) {
     data_spec ds;
     data_init(&ds, kind, op, dt, x->comm->size, x->comm->rank, x->o.root, z->count, 99 + (uint64_t)round);
     ddp_coll c = call_at(x, kind, dt, op, z, inplace, -1);
@@ -731,7 +734,7 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
     }
     DDP_TRY(d->copy(d, x->hrecv, c.recv, rn * es, x->s));
     DDP_TRY(sync_stream(x, x->s, "the data check"));
-    for (size_t k = 0; k < rn; k++) {
+    for (size_t k = 0; k < rn && !failed; k++) {
       expect_at(&ds, k, x->hwant);
       const char *got = (const char *)x->hrecv + k * es;
       if (same(&ds, got, x->hwant)) continue;
@@ -741,6 +744,7 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
         w->want = load_num(x->hwant, dt, 0);
       }
     }
+    failed = w->wrong > 0;
   }
   return DDP_OK;
 }
@@ -838,8 +842,11 @@ static ddp_result load_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_re
   double t_gemm_ms = span_ms(d, x->ev[0], x->ev[1]) / 3;
   if (!(t_gemm_ms > 0)) t_gemm_ms = 1e-3;
   double T = fmax(x->o.iters * t_coll_us * 1e-3, 10 * t_gemm_ms);
-  int M = (int)fmin(20000, fmax(x->o.iters, ceil(T / fmax(t_coll_us * 1e-3, 1e-6))));
-  int K = (int)fmin(20000, fmax(3, ceil(T / t_gemm_ms)));
+  int MK[2] = {(int)fmin(20000, fmax(x->o.iters, ceil(T / fmax(t_coll_us * 1e-3, 1e-6)))),
+               (int)fmin(20000, fmax(3, ceil(T / t_gemm_ms)))};
+  /* Every rank must make the same number of calls: the largest count any rank asked for. */
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, MK, 2, MPI_INT, MPI_MAX, x->dist.world));
+  int M = MK[0], K = MK[1];
   DDP_TRY(ensure_events(x, 1 + (M + 1) + (K + 1)));
   ddp_event *start = x->ev[0], **ce = x->ev + 1, **ge = x->ev + 2 + M;
   DDP_TRY(d->event_record(d, ge[0], x->gs));

@@ -1,0 +1,226 @@
+/* test_collectives_cli: `ddpbench collectives` end to end under mpirun on the CPU device (MPI comm).
+ * argv: mpiexec ddpbench.
+ *  - every collective, type and op at three sizes on 1, 2, 3 and 4 ranks: exit 0, #wrong 0 in every row,
+ *    nccl-tests' table (13 leading columns per row, one `# Avg bus bandwidth` line per collective), the
+ *    JSON holds the same rows, busbw = algbw x nccl-tests' factor for that collective and rank count,
+ *    p10 <= median <= p90, the slowest rank's time is at least the average;
+ *  - a corrupted element on one rank (test hook): exit 1, the row's #wrong is 1 per placement, and the
+ *    line and the JSON name the rank, its host and the element;
+ *  - -i additive steps, -N cycles, -a, --under-load gemm:H (both figures, in the table and the JSON);
+ *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
+ *    multiple of the element size, an existing -J file): exit 2 and one line naming the option. */
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static char dir[] = "/tmp/ddpbench-test-coll-XXXXXX";
+static const char *mpiexec, *prog;
+static char out[1 << 22], err[1 << 18];
+
+static int run(int np, const char *env, const char *args) {
+  char cmd[4096], po[300], pe[300];
+  snprintf(po, sizeof po, "%s/stdout", dir);
+  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  if (np > 0)
+    snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s collectives %s >%s 2>%s", env ? env : "",
+             mpiexec, np, prog, args, po, pe);
+  else
+    snprintf(cmd, sizeof cmd, "env %s timeout 60 %s collectives %s >%s 2>%s", env ? env : "", prog, args, po, pe);
+  int st = system(cmd);
+  FILE *f = fopen(po, "r");
+  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[n] = 0;
+  if (f) fclose(f);
+  f = fopen(pe, "r");
+  n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+  err[n] = 0;
+  if (f) fclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static cJSON *load(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  static char buf[1 << 23];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = 0;
+  fclose(f);
+  return cJSON_Parse(buf);
+}
+
+static double num(cJSON *o, const char *k) {
+  cJSON *x = cJSON_GetObjectItem(o, k);
+  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+static const char *str(cJSON *o, const char *k) {
+  cJSON *x = cJSON_GetObjectItem(o, k);
+  return cJSON_IsString(x) ? x->valuestring : "";
+}
+
+static double factor(const char *coll, int n) {
+  if (!strcmp(coll, "allreduce")) return 2.0 * (n - 1) / n;
+  if (!strcmp(coll, "broadcast")) return 1.0;
+  return (double)(n - 1) / n;
+}
+
+/* Table rows (lines not starting with '#'): how many, how many with 13+ fields, and the #wrong total. */
+static void table(const char *text, int *rows, int *wide, long *wrong, int *avg_lines) {
+  *rows = *wide = *avg_lines = 0;
+  *wrong = 0;
+  for (const char *p = text; *p;) {
+    const char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    char line[1024];
+    snprintf(line, sizeof line, "%.*s", (int)(len < 1023 ? len : 1023), p);
+    if (!strncmp(line, "# Avg bus bandwidth", 19)) (*avg_lines)++;
+    if (line[0] && line[0] != '#') {
+      (*rows)++;
+      char *f[40];
+      int nf = 0;
+      for (char *save = NULL, *t = strtok_r(line, " ", &save); t && nf < 40; t = strtok_r(NULL, " ", &save)) f[nf++] = t;
+      if (nf >= 13) {
+        (*wide)++;
+        if (strcmp(f[8], "N/A")) *wrong += atol(f[8]);
+        if (strcmp(f[12], "N/A")) *wrong += atol(f[12]);
+      }
+    }
+    p += len;
+    if (*p) p++;
+  }
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3 || !mkdtemp(dir)) {
+    fprintf(stderr, "usage: test_collectives_cli MPIEXEC DDPBENCH\n");
+    return 1;
+  }
+  mpiexec = argv[1], prog = argv[2];
+  char args[2048], json[512];
+  char host[256] = "";
+  gethostname(host, sizeof host);
+
+  /* 1. every collective, type and op on 1..4 ranks */
+  for (int np = 1; np <= 4; np++) {
+    snprintf(json, sizeof json, "%s/all%d.json", dir, np);
+    snprintf(args, sizeof args, "all -d all -o all -b 24 -e 3K -f 8 -n 3 -w 1 -J %s", json);
+    int rc = run(np, NULL, args);
+    CHECK(rc == 0, "np %d: exit %d: %s", np, rc, err);
+    int rows, wide, avg;
+    long wrong;
+    table(out, &rows, &wide, &wrong, &avg);
+    /* 2 reductions x 10 types x 5 ops x 3 sizes + 3 others x 10 types x 3 sizes */
+    CHECK(rows == 390 && wide == rows, "np %d: %d rows, %d with nccl-tests' columns", np, rows, wide);
+    CHECK(wrong == 0, "np %d: %ld wrong", np, wrong);
+    CHECK(avg == 5, "np %d: %d '# Avg bus bandwidth' lines", np, avg);
+    CHECK(strstr(out, "# Out of bounds values : 0 OK") != NULL, "np %d: out of bounds line", np);
+    cJSON *doc = load(json);
+    cJSON *res = cJSON_GetObjectItem(doc, "results");
+    CHECK(cJSON_GetArraySize(res) == rows, "np %d: JSON has %d results", np, cJSON_GetArraySize(res));
+    int bad_bw = 0, bad_pct = 0, bad_slow = 0, bad_wrong = 0, bad_ip = 0;
+    cJSON *r;
+    cJSON_ArrayForEach(r, res) {
+      const char *coll = str(r, "collective");
+      for (int p = 0; p < 2; p++) {
+        cJSON *pl = cJSON_GetObjectItem(r, p ? "in_place" : "out_of_place");
+        if (cJSON_IsNull(pl)) {
+          bad_ip += strcmp(coll, "alltoall") != 0;
+          continue;
+        }
+        double alg = num(pl, "alg_bw"), bus = num(pl, "bus_bw"), t = num(pl, "time_us");
+        /* nccl-tests' algbw numerator: count x type size (x n for reduce_scatter, all_gather, alltoall),
+         * which is the size column in every case. */
+        double base = num(r, "size");
+        bad_bw += fabs(bus - alg * factor(coll, np)) > 1e-9 * fmax(1, bus) ||
+                  fabs(alg - base / (t * 1e-6) / 1e9) > 1e-6 * fmax(1, alg) ||
+                  fabs(num(r, "bus_factor") - factor(coll, np)) > 1e-12;
+        bad_pct += !(num(pl, "iter_p10_us") <= num(pl, "iter_median_us") &&
+                     num(pl, "iter_median_us") <= num(pl, "iter_p90_us"));
+        bad_slow += !(num(pl, "slowest_rank_time_us") >= t * (1 - 1e-12));
+        bad_wrong += num(pl, "nwrong") != 0;
+      }
+    }
+    CHECK(!bad_bw, "np %d: %d placements where busbw/algbw do not follow nccl-tests' formulas", np, bad_bw);
+    CHECK(!bad_pct, "np %d: %d placements with p10 <= median <= p90 broken", np, bad_pct);
+    CHECK(!bad_slow, "np %d: %d placements whose slowest rank is faster than the average", np, bad_slow);
+    CHECK(!bad_wrong && num(doc, "total_wrong") == 0, "np %d: wrong elements in the JSON", np);
+    CHECK(!bad_ip, "np %d: in-place missing for a collective that has it", np);
+    cJSON_Delete(doc);
+  }
+
+  /* 2. a corrupted element on rank 1 of 3 */
+  snprintf(json, sizeof json, "%s/corrupt.json", dir);
+  snprintf(args, sizeof args, "allreduce reduce_scatter -b 3K -e 3K -n 2 -J %s", json);
+  int rc = run(3, "DDPBENCH_TEST_CORRUPT_COLLECTIVE=1:5", args);
+  CHECK(rc == 1, "corrupted: exit %d (want 1)", rc);
+  int rows, wide, avg;
+  long wrong;
+  table(out, &rows, &wide, &wrong, &avg);
+  CHECK(wrong == 4, "corrupted: %ld wrong in the table (want 1 per row and placement)", wrong);
+  char want[512];
+  snprintf(want, sizeof want, "# wrong data: rank 1 host %s, out-of-place: 1 wrong element(s)", host);
+  CHECK(strstr(out, want) != NULL, "corrupted: no line '%s' in:\n%s", want, out);
+  CHECK(strstr(out, "first at element 5 (byte offset 20)") != NULL, "corrupted: element not named");
+  CHECK(strstr(out, "# Out of bounds values : 2 FAILED") != NULL, "corrupted: out of bounds line");
+  cJSON *doc = load(json);
+  cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "wrong_data"), 0);
+  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "wrong_data")) == 4 && num(w, "rank") == 1 &&
+            num(w, "first_element") == 5 && !strcmp(str(w, "host"), host) && num(doc, "total_wrong") == 4,
+        "corrupted: JSON wrong_data");
+  cJSON_Delete(doc);
+
+  /* 3. additive steps, cycles, aggregation, under load */
+  snprintf(json, sizeof json, "%s/misc.json", dir);
+  snprintf(args, sizeof args, "broadcast -b 8 -e 40 -i 16 -N 2 -a max -r 1 --under-load gemm:64 -n 4 -J %s", json);
+  rc = run(2, NULL, args);
+  CHECK(rc == 0, "misc: exit %d: %s", rc, err);
+  doc = load(json);
+  cJSON *res = cJSON_GetObjectItem(doc, "results");
+  CHECK(cJSON_GetArraySize(res) == 6, "misc: %d results (want 3 sizes x 2 cycles)", cJSON_GetArraySize(res));
+  cJSON *r2 = cJSON_GetArrayItem(res, 1), *r5 = cJSON_GetArrayItem(res, 5);
+  CHECK(num(r2, "size") == 24 && num(r5, "size") == 40 && num(r5, "cycle") == 1 && num(r2, "root") == 1,
+        "misc: sizes 8, 24, 40 in two cycles, root 1");
+  cJSON *ul = cJSON_GetObjectItem(cJSON_GetObjectItem(r5, "out_of_place"), "under_load");
+  CHECK(num(ul, "gemm_tflops_idle") > 0 && cJSON_GetObjectItem(ul, "gemm_tflops_load") &&
+            num(ul, "bus_bw_idle") == num(cJSON_GetObjectItem(r5, "out_of_place"), "bus_bw"),
+        "misc: under_load figures");
+  CHECK(!strcmp(str(cJSON_GetObjectItem(doc, "config"), "average"), "max"), "misc: -a max recorded");
+  CHECK(strstr(out, "TF idle") && strstr(out, "# Collective test concluded: broadcast"), "misc: table");
+  cJSON_Delete(doc);
+
+  /* 4. bad options: exit 2, one line naming the option (with and without mpirun) */
+  static const struct { const char *args, *names; } bad[] = {
+      {"-b 2K -e 1K", "-b/--minbytes"},
+      {"-f 1", "-f/--stepfactor"},
+      {"allgatherv", "'allgatherv'"},
+      {"-o mean", "-o"},
+      {"-d float8", "-d"},
+      {"-b 6 -e 6", "-b/--minbytes"},
+      {"-d int64 -b 8 -e 12", "-e/--maxbytes"},
+      {"--bogus 1", "--bogus"},
+      {"--under-load gpu", "--under-load"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    for (int np = 0; np <= 2; np += 2) {
+      rc = run(np, NULL, bad[i].args);
+      int lines = 0; /* ours; mpirun adds its own notice about the exit code */
+      for (const char *p = err; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) lines += !strncmp(p, "ddpbench:", 9);
+      CHECK(rc == 2 && strstr(err, bad[i].names) && lines == 1, "'%s' on %d ranks: exit %d, stderr: %s", bad[i].args,
+            np, rc, err);
+    }
+  snprintf(args, sizeof args, "-b 8 -e 8 -J %s/all1.json", dir);
+  rc = run(2, NULL, args);
+  CHECK(rc == 2 && strstr(err, "file exists"), "existing JSON: exit %d: %s", rc, err);
+  rc = run(0, NULL, "--help");
+  CHECK(rc == 0 && strstr(out, "--minbytes") && strstr(out, "--under-load"), "--help: exit %d", rc);
+
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  return check_summary();
+}
