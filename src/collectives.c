@@ -659,8 +659,10 @@ static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
       return DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %.0f s (a peer stopped answering?)", what,
                       x->o.timeout);
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
+    if (ddp_now() - t0 > 0.01) { /* spin for the first 10 ms: a sleep would add its granularity to short timings */
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, NULL);
+    }
   }
 }
 

@@ -344,7 +344,8 @@ static ddp_result xjob_staged(ddp_comm *c, const ddp_coll *a, ddp_stream *s, siz
                               xjob **out) {
   mpi_impl *m = c->impl;
   for (xjob *j = m->xjobs; j; j = j->next)
-    if (j->s == s && memcmp(&j->a, a, sizeof *a) == 0) {
+    if (j->s == s && j->a.kind == a->kind && j->a.send == a->send && j->a.recv == a->recv &&
+        j->a.count == a->count && j->a.dt == a->dt && j->a.op == a->op && j->a.root == a->root) {
       *out = j;
       return DDP_OK;
     }
