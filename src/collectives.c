@@ -93,6 +93,7 @@ typedef struct {
   char json[1024];
   int force, device, comm; /* device: 0 auto 1 cpu 2 cuda; comm: 0 auto 1 mpi 2 nccl */
   int load_h;              /* --under-load gemm[:H]: 0 off, -1 default H */
+  int group;               /* 0 world, 1 each node, 2 node pairs */
   int set_factor, set_step;
   char command_line[2048];
 } coll_opts;
@@ -130,6 +131,8 @@ static const opt_spec OPTS[] = {
     {0, "force", O_BOOL, OO(force), "0", "overwrite an existing JSON file", 0, 0, NULL},
     {0, "device", O_ENUM, OO(device), "auto", "auto|cpu|cuda", 0, 0, "auto|cpu|cuda"},
     {0, "comm", O_ENUM, OO(comm), "auto", "auto|mpi|nccl (auto: nccl on cuda)", 0, 0, "auto|mpi|nccl"},
+    {0, "group", O_ENUM, OO(group), "world", "world|node|pairs: the sweep on all ranks, on each node, or on node pairs",
+     0, 0, "world|node|pairs"},
     {0, "under-load|under_load", O_LOAD, OO(load_h), "",
      "gemm[:H]: also time it beside a bf16 HxHxH GEMM loop (H: 8192 on cuda, 256 on cpu)", 0, 0, NULL},
 };
@@ -605,6 +608,7 @@ typedef struct {
   int root;
   coll_sizes z;
   place_result pl[2];
+  char group[128]; /* "world", "node 1 (host h, ranks 4-7)", ... */
 } row_result;
 
 typedef struct {
@@ -614,7 +618,7 @@ typedef struct {
 } wrong_record;
 
 typedef struct {
-  int rank, pid, ordinal;
+  int rank, pid, ordinal, node;
   char host[64], bus[32], name[128];
 } rank_desc;
 
@@ -622,7 +626,14 @@ typedef struct {
   coll_opts o;
   ddp_dist dist;
   ddp_device *dev;
+  ddp_comm *wcomm; /* all ranks */
+  /* the group the sweep runs on: the world, a node or a node pair */
   ddp_comm *comm;
+  MPI_Comm ctl;   /* the same ranks, for gathering results */
+  int *gworld;    /* group rank -> world rank */
+  char glabel[128];
+  FILE *out;      /* where the group's leader prints its tables (stdout for the world) */
+  int nodes;
   ddp_stream *s, *gs; /* collective stream, GEMM stream */
   ddp_event **ev;     /* iters + 1 (or graph launches + 1) */
   int nev;
@@ -641,7 +652,6 @@ typedef struct {
   int nrows, cap_rows;
   wrong_record *wrongs;
   int nwrongs;
-  long long total_wrong;
   double bw_sum;
   int bw_n;
   const char *device_name, *comm_name;
@@ -728,7 +738,7 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
       DDP_TRY(x->comm->collective(x->comm, &c, x->s));
     }
     size_t rn = z->recv_count;
-    if (x->corrupt_rank == x->comm->rank && rn) { /* test hook: one element goes wrong after the call */
+    if (x->corrupt_rank == x->dist.rank && rn) { /* test hook: one element goes wrong after the call */
       size_t k = x->corrupt_elem >= 0 ? (size_t)x->corrupt_elem % rn : rn / 2;
       expect_at(&ds, k, x->hwant);
       store_int(x->hwant, dt, 0, (long)load_num(x->hwant, dt, 0) + 1);
@@ -847,7 +857,7 @@ static ddp_result load_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_re
   int MK[2] = {(int)fmin(20000, fmax(x->o.iters, ceil(T / fmax(t_coll_us * 1e-3, 1e-6)))),
                (int)fmin(20000, fmax(3, ceil(T / t_gemm_ms)))};
   /* Every rank must make the same number of calls: the largest count any rank asked for. */
-  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, MK, 2, MPI_INT, MPI_MAX, x->dist.world));
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, MK, 2, MPI_INT, MPI_MAX, x->ctl));
   int M = MK[0], K = MK[1];
   DDP_TRY(ensure_events(x, 1 + (M + 1) + (K + 1)));
   ddp_event *start = x->ev[0], **ce = x->ev + 1, **ge = x->ev + 2 + M;
@@ -912,7 +922,7 @@ static ddp_result row_add(coll_ctx *x, const row_result *row) {
 
 static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype dt, ddp_redop op, size_t bytes) {
   int W = x->comm->size, me = x->comm->rank;
-  MPI_Comm mc = x->dist.world;
+  MPI_Comm mc = x->ctl;
   row_result row;
   memset(&row, 0, sizeof row);
   row.cycle = cycle;
@@ -920,6 +930,7 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
   row.dt = dt;
   row.op = coll_is_reduction(kind) ? op : REDOP_COUNT;
   row.root = kind == COLL_BROADCAST ? x->o.root : -1;
+  snprintf(row.group, sizeof row.group, "%s", x->glabel);
   row.z = coll_sizes_for(kind, bytes, dtype_size(dt), W);
   int items = x->o.graph ? x->o.graph : x->o.iters;
   double *samples = malloc((size_t)items * sizeof *samples), *maxs = malloc((size_t)items * sizeof *maxs);
@@ -973,11 +984,10 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
       wrong_record *o = &x->wrongs[x->nwrongs++];
       o->row = x->nrows;
       o->place = ip;
-      o->rank = k;
-      snprintf(o->host, sizeof o->host, "%s", x->ranks[k].host);
+      o->rank = x->gworld[k];
+      snprintf(o->host, sizeof o->host, "%s", x->ranks[x->gworld[k]].host);
       o->w = wi[k];
     }
-    x->total_wrong += pl->wrong;
     x->bw_sum += pl->busbw;
     x->bw_n++;
     if (x->H && !ip) { /* means over ranks */
@@ -1006,66 +1016,68 @@ static const char *fit(char *buf, size_t n, int width, double v) {
 }
 
 static void print_header(const coll_ctx *x, ddp_coll_kind kind) {
-  printf("# Collective test starting: %s\n", coll_name(kind));
-  printf("#\n");
-  printf("#%51s  %-31s  %-31s", "", "out-of-place", "in-place");
-  printf("  %-31s  %-31s", "out-of-place per iteration", "in-place per iteration");
-  if (x->H) printf("  under load (out-of-place)");
-  printf("\n");
-  printf("#%11s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
-  for (int p = 0; p < 2; p++) printf("  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
-  for (int p = 0; p < 2; p++) printf("  %7s %7s %7s %7s %4s", "p50", "p10", "p90", "slowest", "rank");
-  if (x->H) printf("  %6s %6s %7s %7s", "busbw", "busbw", "GEMM", "GEMM");
-  printf("\n");
-  printf("#%11s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "");
-  for (int p = 0; p < 2; p++) printf("  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
-  for (int p = 0; p < 2; p++) printf("  %7s %7s %7s %7s %4s", "(us)", "(us)", "(us)", "(us)", "");
-  if (x->H) printf("  %6s %6s %7s %7s", "idle", "load", "TF idle", "TF load");
-  printf("\n");
+  fprintf(x->out, "# Collective test starting: %s\n", coll_name(kind));
+  if (strcmp(x->glabel, "world"))
+    fprintf(x->out, "# Group: %s, %d ranks (%s)\n", x->glabel, x->comm->size, x->comm->name);
+  fprintf(x->out, "#\n");
+  fprintf(x->out, "#%51s  %-31s  %-31s", "", "out-of-place", "in-place");
+  fprintf(x->out, "  %-31s  %-31s", "out-of-place per iteration", "in-place per iteration");
+  if (x->H) fprintf(x->out, "  under load (out-of-place)");
+  fprintf(x->out, "\n");
+  fprintf(x->out, "#%11s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
+  for (int p = 0; p < 2; p++) fprintf(x->out, "  %7s  %6s  %6s  %6s", "time", "algbw", "busbw", "#wrong");
+  for (int p = 0; p < 2; p++) fprintf(x->out, "  %7s %7s %7s %7s %4s", "p50", "p10", "p90", "slowest", "rank");
+  if (x->H) fprintf(x->out, "  %6s %6s %7s %7s", "busbw", "busbw", "GEMM", "GEMM");
+  fprintf(x->out, "\n");
+  fprintf(x->out, "#%11s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "");
+  for (int p = 0; p < 2; p++) fprintf(x->out, "  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
+  for (int p = 0; p < 2; p++) fprintf(x->out, "  %7s %7s %7s %7s %4s", "(us)", "(us)", "(us)", "(us)", "");
+  if (x->H) fprintf(x->out, "  %6s %6s %7s %7s", "idle", "load", "TF idle", "TF load");
+  fprintf(x->out, "\n");
 }
 
 static void print_row(const coll_ctx *x, const row_result *row) {
   char b[4][32];
-  printf("%12zu  %12zu  %8s  %6s  %6d", row->z.size_bytes, row->z.count, dtype_name(row->dt),
+  fprintf(x->out, "%12zu  %12zu  %8s  %6s  %6d", row->z.size_bytes, row->z.count, dtype_name(row->dt),
          row->op == REDOP_COUNT ? "none" : redop_name(row->op), row->root);
   for (int p = 0; p < 2; p++) {
     const place_result *pl = &row->pl[p];
     if (!pl->ran) {
-      printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+      fprintf(x->out, "  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
       continue;
     }
     if (pl->checked) snprintf(b[3], sizeof b[3], "%lld", pl->wrong);
     else snprintf(b[3], sizeof b[3], "N/A");
-    printf("  %7s  %6s  %6s  %6s", fit(b[0], 32, 7, pl->time_us), fit(b[1], 32, 6, pl->algbw), fit(b[2], 32, 6, pl->busbw),
+    fprintf(x->out, "  %7s  %6s  %6s  %6s", fit(b[0], 32, 7, pl->time_us), fit(b[1], 32, 6, pl->algbw), fit(b[2], 32, 6, pl->busbw),
            b[3]);
   }
   for (int p = 0; p < 2; p++) {
     const place_result *pl = &row->pl[p];
     if (!pl->ran) {
-      printf("  %7s %7s %7s %7s %4s", "N/A", "N/A", "N/A", "N/A", "");
+      fprintf(x->out, "  %7s %7s %7s %7s %4s", "N/A", "N/A", "N/A", "N/A", "");
       continue;
     }
     char s[32];
-    printf("  %7s %7s %7s %7s %4d", fit(b[0], 32, 7, pl->iter.median), fit(b[1], 32, 7, pl->iter.p10),
+    fprintf(x->out, "  %7s %7s %7s %7s %4d", fit(b[0], 32, 7, pl->iter.median), fit(b[1], 32, 7, pl->iter.p10),
            fit(b[2], 32, 7, pl->iter.p90), fit(s, 32, 7, pl->slowest_us), pl->slowest_rank);
   }
   if (x->H) {
     const place_result *pl = &row->pl[0];
     char s[32];
-    printf("  %6s %6s %7s %7s", fit(b[0], 32, 6, pl->busbw), fit(b[1], 32, 6, pl->load_busbw),
+    fprintf(x->out, "  %6s %6s %7s %7s", fit(b[0], 32, 6, pl->busbw), fit(b[1], 32, 6, pl->load_busbw),
            fit(b[2], 32, 7, pl->gemm_idle_tflops), fit(s, 32, 7, pl->gemm_load_tflops));
   }
-  printf("\n");
+  fprintf(x->out, "\n");
   for (int i = 0; i < x->nwrongs; i++) {
     const wrong_record *w = &x->wrongs[i];
     if (w->row != (int)(row - x->rows)) continue;
     size_t es = dtype_size(row->dt);
-    printf("# wrong data: rank %d host %s, %s: %lld wrong element(s) of %zu received; first at element %lld "
+    fprintf(x->out, "# wrong data: rank %d host %s, %s: %lld wrong element(s) of %zu received; first at element %lld "
            "(byte offset %lld): got %.17g, expected %.17g\n",
            w->rank, w->host, w->place ? "in-place" : "out-of-place", w->w.wrong, row->z.recv_count, w->w.first,
            w->w.first * (long long)es, w->w.got, w->w.want);
   }
-  fflush(stdout);
+  fflush(x->out);
 }
 
 static void print_preamble(const coll_ctx *x) {
@@ -1100,12 +1112,18 @@ static void print_footer(coll_ctx *x, ddp_coll_kind kind, int first_row) {
   long long bad = 0;
   for (int i = 0; i < x->nwrongs; i++)
     if (x->wrongs[i].row >= first_row) bad++;
-  printf("# Out of bounds values : %lld %s\n", bad, bad ? "FAILED" : "OK");
-  printf("# Avg bus bandwidth    : %g\n", x->bw_n ? x->bw_sum / x->bw_n : 0.0);
-  printf("#\n# Collective test concluded: %s\n#\n", coll_name(kind));
-  fflush(stdout);
+  fprintf(x->out, "# Out of bounds values : %lld %s\n", bad, bad ? "FAILED" : "OK");
+  fprintf(x->out, "# Avg bus bandwidth    : %g\n", x->bw_n ? x->bw_sum / x->bw_n : 0.0);
+  fprintf(x->out, "#\n# Collective test concluded: %s\n#\n", coll_name(kind));
+  fflush(x->out);
   x->bw_sum = 0;
   x->bw_n = 0;
+}
+
+static long long total_wrong(const coll_ctx *x) {
+  long long n = 0;
+  for (int i = 0; i < x->nwrongs; i++) n += x->wrongs[i].w.wrong;
+  return n;
 }
 
 /* ---- JSON (rank 0). Kept in one function so that it can become a record kind of the result model. -- */
@@ -1150,6 +1168,8 @@ static cJSON *collectives_json(const coll_ctx *x) {
   cJSON_AddStringToObject(cfg, "average", aggs[o->average]);
   cJSON_AddNumberToObject(cfg, "root", o->root);
   if (x->H) cJSON_AddNumberToObject(cfg, "under_load_gemm_h", x->H);
+  static const char *groups[] = {"world", "node", "pairs"};
+  cJSON_AddStringToObject(cfg, "group", groups[o->group]);
   cJSON *devs = cJSON_AddArrayToObject(doc, "devices");
   for (int r = 0; r < x->dist.size; r++) {
     cJSON *d = cJSON_CreateObject();
@@ -1167,6 +1187,7 @@ static cJSON *collectives_json(const coll_ctx *x) {
     const row_result *row = &x->rows[i];
     cJSON *j = cJSON_CreateObject();
     cJSON_AddNumberToObject(j, "cycle", row->cycle);
+    cJSON_AddStringToObject(j, "group", row->group);
     cJSON_AddStringToObject(j, "collective", coll_name(row->kind));
     cJSON_AddNumberToObject(j, "size", (double)row->z.size_bytes);
     cJSON_AddNumberToObject(j, "count", (double)row->z.count);
@@ -1217,7 +1238,7 @@ static cJSON *collectives_json(const coll_ctx *x) {
     cJSON_AddItemToObject(j, "expected", jnum(w->w.want));
     cJSON_AddItemToArray(wr, j);
   }
-  cJSON_AddNumberToObject(doc, "total_wrong", (double)x->total_wrong);
+  cJSON_AddNumberToObject(doc, "total_wrong", (double)total_wrong(x));
   return doc;
 }
 
@@ -1238,13 +1259,12 @@ static ddp_result ctx_setup(coll_ctx *x) {
                     "--comm mpi)\n", d->host, d->local_size, ngpu);
   DDP_TRY(dist_allreduce_int(d, &crowded, MPI_MAX));
   if (crowded) return DDP_ERR_USAGE;
-  if (x->o.root >= d->size) return ddp_usage_error("collectives: -r/--root %d is not a rank (%d ranks)", x->o.root, d->size);
   if (cuda) DDP_TRY(device_cuda_create(&x->dev, d->local_rank % ngpu));
   else DDP_TRY(device_cpu_create(&x->dev, 1));
-  if (nccl) DDP_TRY(comm_nccl_create(&x->comm, d->world, x->dev));
-  else DDP_TRY(comm_mpi_create(&x->comm, d->world, x->dev));
+  if (nccl) DDP_TRY(comm_nccl_create(&x->wcomm, d->world, x->dev));
+  else DDP_TRY(comm_mpi_create(&x->wcomm, d->world, x->dev));
   x->device_name = x->dev->name;
-  x->comm_name = x->comm->name;
+  x->comm_name = x->wcomm->name;
   DDP_TRY(x->dev->stream_create(x->dev, &x->s, 0));
   DDP_TRY(ensure_events(x, (x->o.graph ? x->o.graph : x->o.iters) + 1));
   /* Buffers for the largest row of any selected collective and type. */
@@ -1285,6 +1305,15 @@ static ddp_result ctx_setup(coll_ctx *x) {
   mine.rank = d->rank;
   mine.pid = (int)getpid();
   mine.ordinal = x->dev->info.ordinal;
+  mine.node = d->node_index;
+  x->nodes = d->node_count;
+  /* Test hook: DDPBENCH_TEST_RANKS_PER_NODE=k makes ranks k at a time count as one node, so that node and
+   * pair groups can be tested on one machine. */
+  const char *rpn = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
+  if (rpn && atoi(rpn) > 0) {
+    mine.node = d->rank / atoi(rpn);
+    x->nodes = (d->size + atoi(rpn) - 1) / atoi(rpn);
+  }
   snprintf(mine.host, sizeof mine.host, "%.63s", d->host);
   snprintf(mine.bus, sizeof mine.bus, "%s", x->dev->info.pci_bus_id);
   snprintf(mine.name, sizeof mine.name, "%s", x->dev->info.name);
@@ -1312,7 +1341,7 @@ static void ctx_free(coll_ctx *x) {
     if (x->gb) x->dev->free(x->dev, x->gb);
     if (x->gc) x->dev->free(x->dev, x->gc);
   }
-  if (x->comm) x->comm->destroy(x->comm);
+  if (x->wcomm) x->wcomm->destroy(x->wcomm);
   if (x->dev) {
     if (x->s) x->dev->stream_destroy(x->dev, x->s);
     if (x->gs) x->dev->stream_destroy(x->dev, x->gs);
@@ -1320,13 +1349,12 @@ static void ctx_free(coll_ctx *x) {
   }
   free(x->ev);
   free(x->hsend), free(x->hrecv), free(x->hwant);
-  free(x->ranks), free(x->rows), free(x->wrongs);
+  free(x->ranks), free(x->rows), free(x->wrongs), free(x->gworld);
 }
 
 static ddp_result sweep(coll_ctx *x) {
   const coll_opts *o = &x->o;
   int me = x->comm->rank;
-  if (me == 0) print_preamble(x);
   for (int cycle = 0; o->cycles == 0 || cycle < o->cycles; cycle++)
     for (int c = 0; c < o->ncoll; c++) {
       ddp_coll_kind kind = (ddp_coll_kind)o->colls[c];
@@ -1343,6 +1371,163 @@ static ddp_result sweep(coll_ctx *x) {
           }
       if (me == 0) print_footer(x, kind, first);
       if (o->cycles == 0 && me == 0) x->nrows = 0, x->nwrongs = 0; /* forever: keep no history */
+    }
+  return DDP_OK;
+}
+
+/* ---- groups ---------------------------------------------------------------------------------------
+ * The world, each node at once, or node pairs in rounds (a round-robin tournament: every pair of nodes
+ * once, N - 1 rounds of N / 2 disjoint pairs, a node sitting out each round when N is odd). Each group's
+ * rank 0 prints its tables into memory; world rank 0 prints them in group order after the round, so that
+ * concurrent groups never interleave their lines. */
+static ddp_result group_use(coll_ctx *x, ddp_comm *g, MPI_Comm ctl, const char *label) {
+  x->comm = g;
+  x->ctl = ctl;
+  snprintf(x->glabel, sizeof x->glabel, "%s", label);
+  free(x->gworld);
+  x->gworld = malloc((size_t)g->size * sizeof *x->gworld);
+  DDP_CHECK_ALLOC(x->gworld);
+  DDP_CHECK_MPI(MPI_Allgather(&x->dist.rank, 1, MPI_INT, x->gworld, 1, MPI_INT, ctl));
+  return DDP_OK;
+}
+
+static ddp_result group_round(coll_ctx *x, int color, const char *label) {
+  int me = x->dist.rank, W = x->dist.size;
+  ddp_comm *g = NULL;
+  MPI_Comm ctl = MPI_COMM_NULL;
+  DDP_TRY(x->wcomm->split(x->wcomm, color, me, &g));
+  DDP_CHECK_MPI(MPI_Comm_split(x->dist.world, color < 0 ? MPI_UNDEFINED : color, me, &ctl));
+  char *text = NULL;
+  size_t len = 0;
+  int base_rows = x->nrows, base_wrongs = x->nwrongs;
+  ddp_result r = DDP_OK;
+  if (g) {
+    r = group_use(x, g, ctl, label);
+    if (r == DDP_OK && g->rank == 0) {
+      x->out = open_memstream(&text, &len);
+      if (!x->out) r = DDP_FAIL(DDP_ERR_SYSTEM, "open_memstream: %s", ddp_strerror_errno());
+    }
+    if (r == DDP_OK) r = sweep(x);
+    if (x->out) fclose(x->out);
+    x->out = NULL;
+  }
+  if (r != DDP_OK) {
+    free(text);
+    return r; /* the caller aborts the job */
+  }
+  /* Each leader's text, rows and wrong-data records to world rank 0. */
+  int mine[4] = {g && g->rank == 0, (int)len, x->nrows - base_rows, x->nwrongs - base_wrongs};
+  int *all = me == 0 ? malloc((size_t)W * sizeof mine) : NULL;
+  if (me == 0 && !all) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK && MPI_Gather(mine, 4, MPI_INT, all, 4, MPI_INT, 0, x->dist.world) != MPI_SUCCESS)
+    r = DDP_FAIL(DDP_ERR_MPI, "gathering the groups' results");
+  if (r == DDP_OK && me == 0) {
+    if (mine[0]) fwrite(text, 1, len, stdout);
+    for (int src = 1; src < W && r == DDP_OK; src++) {
+      int *a = all + 4 * src;
+      if (!a[0]) continue;
+      char *t = malloc((size_t)a[1] + 1);
+      row_result *rows = malloc(((size_t)a[2] + 1) * sizeof *rows);
+      wrong_record *wr = malloc(((size_t)a[3] + 1) * sizeof *wr);
+      int e = !t || !rows || !wr ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+      if (e == MPI_SUCCESS) e = MPI_Recv(t, a[1], MPI_CHAR, src, 1, x->dist.world, MPI_STATUS_IGNORE);
+      if (e == MPI_SUCCESS)
+        e = MPI_Recv(rows, a[2] * (int)sizeof *rows, MPI_BYTE, src, 2, x->dist.world, MPI_STATUS_IGNORE);
+      if (e == MPI_SUCCESS) e = MPI_Recv(wr, a[3] * (int)sizeof *wr, MPI_BYTE, src, 3, x->dist.world, MPI_STATUS_IGNORE);
+      if (e == MPI_SUCCESS) {
+        fwrite(t, 1, (size_t)a[1], stdout);
+        int first = x->nrows;
+        for (int i = 0; i < a[2] && r == DDP_OK; i++) r = row_add(x, &rows[i]);
+        wrong_record *grown = realloc(x->wrongs, (size_t)(x->nwrongs + a[3] + 1) * sizeof *grown);
+        if (!grown) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+        for (int i = 0; i < a[3] && r == DDP_OK; i++) {
+          x->wrongs = grown;
+          wr[i].row += first; /* the leader's rows of this round start at its index 0 */
+          x->wrongs[x->nwrongs++] = wr[i];
+        }
+        if (grown) x->wrongs = grown;
+      } else {
+        r = mpi_fail(e, "receiving a group's results", __FILE__, __LINE__);
+      }
+      free(t), free(rows), free(wr);
+    }
+    fflush(stdout);
+  } else if (r == DDP_OK && mine[0]) {
+    for (int i = base_wrongs; i < x->nwrongs; i++) x->wrongs[i].row -= base_rows;
+    int e = MPI_Send(text, (int)len, MPI_CHAR, 0, 1, x->dist.world);
+    if (e == MPI_SUCCESS)
+      e = MPI_Send(x->rows + base_rows, mine[2] * (int)sizeof *x->rows, MPI_BYTE, 0, 2, x->dist.world);
+    if (e == MPI_SUCCESS)
+      e = MPI_Send(x->wrongs + base_wrongs, mine[3] * (int)sizeof *x->wrongs, MPI_BYTE, 0, 3, x->dist.world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "sending the group's results", __FILE__, __LINE__);
+    x->nrows = base_rows;
+    x->nwrongs = base_wrongs;
+  }
+  free(all);
+  free(text);
+  if (g) g->destroy(g);
+  if (ctl != MPI_COMM_NULL) MPI_Comm_free(&ctl);
+  x->comm = NULL;
+  DDP_TRY(r);
+  DDP_CHECK_MPI(MPI_Barrier(x->dist.world)); /* rounds never overlap */
+  return DDP_OK;
+}
+
+/* "node 1 (host h, ranks 4-7)" */
+static void node_label(const coll_ctx *x, int node, char *buf, size_t n) {
+  int lo = -1, hi = -1;
+  for (int r = 0; r < x->dist.size; r++)
+    if (x->ranks[r].node == node) {
+      if (lo < 0) lo = r;
+      hi = r;
+    }
+  snprintf(buf, n, "node %d (host %s, ranks %d-%d)", node, lo >= 0 ? x->ranks[lo].host : "?", lo, hi);
+}
+
+/* Options that depend on the groups (the same decision on every rank). */
+static ddp_result groups_check(coll_ctx *x) {
+  int smallest = x->dist.size;
+  if (x->o.group) {
+    for (int nd = 0; nd < x->nodes; nd++) {
+      int n = 0;
+      for (int r = 0; r < x->dist.size; r++) n += x->ranks[r].node == nd;
+      if (n < smallest) smallest = n;
+    }
+    if (x->o.group == 2) smallest *= 2;
+  }
+  if (x->o.group == 2 && x->nodes < 2)
+    return ddp_usage_error("collectives: --group pairs needs ranks on at least 2 nodes (this job has 1)");
+  if (x->o.root >= smallest)
+    return ddp_usage_error("collectives: -r/--root %d is not a rank of every group (the smallest has %d)", x->o.root,
+                           smallest);
+  return DDP_OK;
+}
+
+static ddp_result run_groups(coll_ctx *x) {
+  int mynode = x->ranks[x->dist.rank].node, N = x->nodes;
+  char label[128];
+  if (x->o.group == 0) {
+    DDP_TRY(group_use(x, x->wcomm, x->dist.world, "world"));
+    x->out = stdout;
+    ddp_result r = sweep(x);
+    x->comm = NULL;
+    return r;
+  }
+  if (x->o.group == 1) {
+    node_label(x, mynode, label, sizeof label);
+    return group_round(x, mynode, label);
+  }
+  int M = N % 2 ? N + 1 : N; /* with a bye when N is odd */
+  for (int round = 0; round < M - 1; round++)
+    for (int i = 0; i < M / 2; i++) {
+      int a = i == 0 ? 0 : 1 + (round + i - 1) % (M - 1), b = 1 + (round + M - 2 - i) % (M - 1);
+      if (a != mynode && b != mynode) continue;
+      int color = a < N && b < N ? i : -1;
+      char la[96], lb[96];
+      node_label(x, a < b ? a : b, la, sizeof la);
+      node_label(x, a < b ? b : a, lb, sizeof lb);
+      snprintf(label, sizeof label, "round %d: %.38s + %.38s", round, la, lb);
+      DDP_TRY(group_round(x, color, label));
     }
   return DDP_OK;
 }
@@ -1364,10 +1549,17 @@ int collectives_main(int argc, char **argv) {
     dist_finalize(&x.dist);
     return DDP_EXIT_USAGE;
   }
-  if (r == DDP_OK) r = sweep(&x);
+  if (r == DDP_OK) r = groups_check(&x);
+  if (r == DDP_ERR_USAGE) {
+    ctx_free(&x);
+    dist_finalize(&x.dist);
+    return DDP_EXIT_USAGE;
+  }
+  if (r == DDP_OK && x.dist.rank == 0) print_preamble(&x);
+  if (r == DDP_OK) r = run_groups(&x);
   int code = DDP_EXIT_OK;
   if (r == DDP_OK && x.dist.rank == 0) {
-    if (x.total_wrong) code = DDP_EXIT_CHECK;
+    if (total_wrong(&x)) code = DDP_EXIT_CHECK;
     if (x.o.json[0]) {
       cJSON *doc = collectives_json(&x);
       char *text = doc ? cJSON_Print(doc) : NULL;

@@ -7,6 +7,8 @@
  *  - a corrupted element on one rank (test hook): exit 1, the row's #wrong is 1 per placement, and the
  *    line and the JSON name the rank, its host and the element;
  *  - -i additive steps, -N cycles, -a, --under-load gemm:H (both figures, in the table and the JSON);
+ *  - --group node and --group pairs (nodes faked by a test hook): labelled tables, and a corrupted rank
+ *    found in exactly the pairs that contain it;
  *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
  *    multiple of the element size, an existing -J file): exit 2 and one line naming the option. */
 #include <cJSON.h>
@@ -193,7 +195,43 @@ int main(int argc, char **argv) {
   CHECK(strstr(out, "TF idle") && strstr(out, "# Collective test concluded: broadcast"), "misc: table");
   cJSON_Delete(doc);
 
-  /* 4. bad options: exit 2, one line naming the option (with and without mpirun) */
+  /* 4. groups on one machine (a test hook makes each rank, or each two ranks, a node): per node, two groups of
+   * two; node pairs on 3 "nodes", 3 rounds, and a corrupted rank 2 named in the two pairs it is in only. */
+  snprintf(json, sizeof json, "%s/node.json", dir);
+  snprintf(args, sizeof args, "allreduce all_gather -b 1K -e 4K -f 4 -n 2 --group node -J %s", json);
+  rc = run(4, "DDPBENCH_TEST_RANKS_PER_NODE=2", args);
+  CHECK(rc == 0, "node groups: exit %d: %s", rc, err);
+  CHECK(strstr(out, "# Group: node 0 (host") && strstr(out, "ranks 0-1), 2 ranks") && strstr(out, "ranks 2-3), 2 ranks"),
+        "node groups: labels:\n%s", out);
+  doc = load(json);
+  res = cJSON_GetObjectItem(doc, "results");
+  CHECK(cJSON_GetArraySize(res) == 8, "node groups: %d results (want 2 nodes x 2 collectives x 2 sizes)",
+        cJSON_GetArraySize(res));
+  /* allreduce on 2 ranks: busbw factor 1 */
+  CHECK(num(cJSON_GetArrayItem(res, 0), "bus_factor") == 1.0, "node groups: the group's size sets the factor");
+  cJSON_Delete(doc);
+  snprintf(json, sizeof json, "%s/pairs.json", dir);
+  snprintf(args, sizeof args, "-b 1K -e 1K -n 2 --group pairs -J %s", json);
+  rc = run(3, "DDPBENCH_TEST_RANKS_PER_NODE=1 DDPBENCH_TEST_CORRUPT_COLLECTIVE=2", args);
+  CHECK(rc == 1, "pairs with a corrupted rank: exit %d (want 1)", rc);
+  doc = load(json);
+  res = cJSON_GetObjectItem(doc, "results");
+  int pairs = 0, bad_pairs = 0, named_other = 0;
+  cJSON_ArrayForEach(r2, res) {
+    const char *g = str(r2, "group");
+    int has2 = strstr(g, "node 2 ") != NULL;
+    pairs++;
+    bad_pairs += (num(cJSON_GetObjectItem(r2, "out_of_place"), "nwrong") > 0) != has2;
+  }
+  cJSON *wd;
+  cJSON_ArrayForEach(wd, cJSON_GetObjectItem(doc, "wrong_data")) named_other += num(wd, "rank") != 2;
+  CHECK(pairs == 3 && !bad_pairs && !named_other, "pairs: %d pairs, %d misjudged, %d others named", pairs, bad_pairs,
+        named_other);
+  cJSON_Delete(doc);
+  rc = run(2, NULL, "--group pairs -b 8 -e 8");
+  CHECK(rc == 2 && strstr(err, "--group pairs needs ranks on at least 2 nodes"), "pairs on one node: exit %d", rc);
+
+  /* 5. bad options: exit 2, one line naming the option (with and without mpirun) */
   static const struct { const char *args, *names; } bad[] = {
       {"-b 2K -e 1K", "-b/--minbytes"},
       {"-f 1", "-f/--stepfactor"},
