@@ -17,6 +17,12 @@ void ddp_set_identity(int rank, const char *host) {
   snprintf(g_host, sizeof g_host, "%s", host ? host : "?");
 }
 int ddp_rank(void) { return g_rank; }
+
+uint64_t ddp_fnv1a64(const void *p, size_t n, uint64_t h) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
 const char *ddp_host(void) { return g_host; }
 
 const char *ddp_result_str(ddp_result r) {
@@ -31,7 +37,6 @@ const char *ddp_result_str(ddp_result r) {
     case DDP_ERR_HWLOC: return "hwloc error";
     case DDP_ERR_JSON: return "JSON error";
     case DDP_ERR_TIMEOUT: return "timeout";
-    case DDP_ERR_CHECK: return "verification failure";
     case DDP_ERR_INTERNAL: return "internal error";
   }
   return "unknown error";
@@ -40,7 +45,6 @@ const char *ddp_result_str(ddp_result r) {
 int ddp_exit_code(ddp_result r) {
   if (r == DDP_OK) return DDP_EXIT_OK;
   if (r == DDP_ERR_USAGE) return DDP_EXIT_USAGE;
-  if (r == DDP_ERR_CHECK) return DDP_EXIT_CHECK;
   return DDP_EXIT_RUNTIME;
 }
 

@@ -23,7 +23,6 @@ typedef enum {
   DDP_ERR_HWLOC,
   DDP_ERR_JSON,
   DDP_ERR_TIMEOUT,  /* a peer or the device stopped answering */
-  DDP_ERR_CHECK,    /* verification failed: data differs between ranks */
   DDP_ERR_INTERNAL,
 } ddp_result;
 
@@ -58,15 +57,14 @@ void ddp_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
       return r_;                                       \
     }                                                  \
   } while (0)
-/* libc: cond false => error with strerror(errno). */
-#define DDP_CHECK_SYS(cond, what)                                                      \
-  do {                                                                                 \
-    if (!(cond)) return ddp_fail(DDP_ERR_SYSTEM, __FILE__, __LINE__, "%s: %s", (what), \
-                                 ddp_strerror_errno());                                \
-  } while (0)
 #define DDP_CHECK_ALLOC(p) \
   do { if (!(p)) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory"); } while (0)
 const char *ddp_strerror_errno(void);
+
+/* FNV-1a 64 over n bytes, continuing from h (start with DDP_FNV1A64_INIT): host identities, the weights
+ * checksum, topology signatures. The one copy of it. */
+#define DDP_FNV1A64_INIT 0xcbf29ce484222325ull
+uint64_t ddp_fnv1a64(const void *p, size_t n, uint64_t h);
 
 /* Monotonic wall clock in seconds. */
 double ddp_now(void);

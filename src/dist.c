@@ -14,10 +14,6 @@ ddp_result mpi_fail(int err, const char *call, const char *file, int line) {
   return ddp_fail(DDP_ERR_MPI, file, line, "%s: %s", call, msg);
 }
 
-static uint64_t fnv1a(const char *s, uint64_t h) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
-}
 
 static void read_boot_id(char *buf, size_t n) {
   buf[0] = 0;
@@ -31,7 +27,12 @@ ddp_result dist_init(int *argc, char ***argv, ddp_dist *d) {
   memset(d, 0, sizeof *d);
   int provided = 0;
   DDP_CHECK_MPI(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
-  d->thread_level = provided;
+  /* MPI is called from other threads than main: the watchdog's abort, and the staged MPI comm's host
+   * functions on the device's stream worker. Without MPI_THREAD_MULTIPLE that is undefined behaviour. */
+  if (provided < MPI_THREAD_MULTIPLE)
+    return DDP_FAIL(DDP_ERR_MPI, "the MPI library grants thread level %d, not MPI_THREAD_MULTIPLE (%d), which "
+                                 "ddpbench needs (its watchdog and stream callbacks call MPI): use an MPI built with "
+                                 "thread support", provided, MPI_THREAD_MULTIPLE);
   d->world = MPI_COMM_WORLD;
   /* Errors come back as return codes so that they can be reported with rank, host, file and line. */
   DDP_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -41,7 +42,7 @@ ddp_result dist_init(int *argc, char ***argv, ddp_dist *d) {
   d->host[sizeof d->host - 1] = 0;
   ddp_set_identity(d->rank, d->host);
   read_boot_id(d->boot_id, sizeof d->boot_id);
-  d->host_hash = fnv1a(d->boot_id, fnv1a(d->host, 0xcbf29ce484222325ull));
+  d->host_hash = ddp_fnv1a64(d->boot_id, strlen(d->boot_id), ddp_fnv1a64(d->host, strlen(d->host), DDP_FNV1A64_INIT));
 
   DDP_CHECK_MPI(MPI_Comm_split_type(d->world, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &d->node));
   DDP_CHECK_MPI(MPI_Comm_rank(d->node, &d->local_rank));
@@ -91,11 +92,6 @@ ddp_result dist_allgather(const ddp_dist *d, const void *mine, void *all, int by
 
 ddp_result dist_gather_doubles(const ddp_dist *d, const double *mine, double *all, int n) {
   DDP_CHECK_MPI(MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, d->world));
-  return DDP_OK;
-}
-
-ddp_result dist_allreduce_double(const ddp_dist *d, double *v, MPI_Op op) {
-  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, op, d->world));
   return DDP_OK;
 }
 

@@ -22,7 +22,6 @@ typedef struct {
   uint64_t host_hash;         /* hash of host + boot id: hostnames can repeat (containers, VMs) */
   MPI_Comm world;             /* MPI_COMM_WORLD */
   MPI_Comm node;              /* the ranks of this node */
-  int thread_level;           /* MPI_THREAD_* provided */
 } ddp_dist;
 
 ddp_result mpi_fail(int err, const char *call, const char *file, int line);
@@ -32,7 +31,7 @@ ddp_result mpi_fail(int err, const char *call, const char *file, int line);
     if (e_ != MPI_SUCCESS) return mpi_fail(e_, #call, __FILE__, __LINE__); \
   } while (0)
 
-/* Starts MPI (MPI_THREAD_MULTIPLE requested), fills d, sets the rank/host identity for error lines. */
+/* Starts MPI (MPI_THREAD_MULTIPLE required: fails without it), fills d, sets the rank/host identity for error lines. */
 ddp_result dist_init(int *argc, char ***argv, ddp_dist *d);
 /* Frees the node communicator and finalizes MPI. */
 void dist_finalize(ddp_dist *d);
@@ -43,8 +42,7 @@ void dist_abort(int code) __attribute__((noreturn));
 ddp_result dist_allgather(const ddp_dist *d, const void *mine, void *all, int bytes);
 /* Gathers `n` doubles from every rank to rank 0 (`all`: size * n, may be NULL elsewhere). */
 ddp_result dist_gather_doubles(const ddp_dist *d, const double *mine, double *all, int n);
-/* Sum / min / max of one double or int over all ranks, result on every rank. */
-ddp_result dist_allreduce_double(const ddp_dist *d, double *v, MPI_Op op);
+/* Sum / min / max of one int over all ranks, result on every rank. */
 ddp_result dist_allreduce_int(const ddp_dist *d, int *v, MPI_Op op);
 /* MPI library version string (first line of MPI_Get_library_version). */
 const char *dist_mpi_version(void);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "numerics.h"
+#include "stats.h"
 
 struct engine {
   ddp_config cfg;
@@ -476,10 +477,8 @@ ddp_result engine_weights_checksum(engine *e, uint64_t *sum) {
   unsigned char *h = malloc(n);
   DDP_CHECK_ALLOC(h);
   ddp_result r = engine_weights(e, (float *)h);
-  uint64_t x = 0xcbf29ce484222325ull;
-  for (size_t i = 0; r == DDP_OK && i < n; i++) x = (x ^ h[i]) * 0x100000001b3ull;
+  *sum = ddp_fnv1a64(h, r == DDP_OK ? n : 0, DDP_FNV1A64_INIT);
   free(h);
-  *sum = x;
   return r;
 }
 
@@ -512,13 +511,7 @@ ddp_result engine_measure_gemm(engine *e, double *tflops) {
     DDP_TRY(elapsed(e, e->ev_step[0], e->ev_step[1], &ms[s]));
     ms[s] /= per_sample;
   }
-  for (int i = 1; i < samples; i++) /* median */
-    for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
-      double t = ms[j];
-      ms[j] = ms[j - 1];
-      ms[j - 1] = t;
-    }
-  double med = 0.5 * (ms[samples / 2 - 1] + ms[samples / 2]);
+  double med = stats_percentile(ms, samples, 0.5);
   *tflops = 2.0 * (double)H * H * H / (med * 1e-3) / 1e12;
   return DDP_OK;
 }

@@ -32,6 +32,12 @@ static const struct {
 
 static const char *field_of(const ddp_versions *v, size_t f) { return (const char *)v + fields[f].offset; }
 
+const char *envcheck_version_field(const ddp_versions *v, int i, const char **name) {
+  if (i < 0 || (size_t)i >= NFIELDS) return NULL;
+  if (name) *name = fields[i].name;
+  return field_of(v, (size_t)i);
+}
+
 static int name_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int envcheck_nccl_env(char *buf, size_t n) {

@@ -2,7 +2,7 @@
  * NCCL_* variables, compared on rank 0, each difference printed with the ranks that hold each value. Pure
  * functions over gathered records: nothing here uses MPI, reads files or fails the program.
  *
- * defines: envcheck_rank, envcheck_nccl_env, envcheck_compare, envcheck_print_versions, envcheck_versions_json,
+ * defines: envcheck_rank, envcheck_nccl_env, envcheck_version_field, envcheck_compare, envcheck_print_versions, envcheck_versions_json,
  *          rankset_format */
 #ifndef DDPBENCH_ENVCHECK_H
 #define DDPBENCH_ENVCHECK_H
@@ -32,6 +32,9 @@ int envcheck_nccl_env(char *buf, size_t n);
  * (NULL: no text) and appends {"item", "values": [{"value", "ranks"}]} to the JSON array diffs (NULL: none).
  * Returns the number of differing items. */
 int envcheck_compare(const envcheck_rank *ranks, int n, FILE *out, cJSON *diffs);
+/* The version fields one by one (the one list of them, for printing, serialising and comparing): the i-th
+ * field's value and JSON name ("nccl_runtime"); NULL when i is past the last field. name may be NULL. */
+const char *envcheck_version_field(const ddp_versions *v, int i, const char **name);
 /* One line with the versions of v that are set: "driver 580.159.04 (CUDA 13.0), CUDA runtime 13.0, ...". */
 void envcheck_print_versions(const ddp_versions *v, FILE *out);
 /* {"mpi": ..., "nccl_runtime": ..., ...}: every field of v by its name; NULL when out of memory. */

@@ -2,11 +2,12 @@
  * formatting and arithmetic on gathered results: nothing here measures or communicates. */
 #include "report.h"
 
+#include "envcheck.h"
+#include "result.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-extern char **environ;
 
 double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 0.0; }
 
@@ -27,17 +28,6 @@ double peak_table_tflops(const char *name, ddp_precision p) {
       if (strstr(name, "PCIe") || strstr(name, "NVL")) return 0; /* other clocks and power: not in the table */
       return p == PREC_FP32 ? gpus[i].fp32 : p == PREC_TF32 ? gpus[i].tf32 : gpus[i].bf16;
     }
-  return 0;
-}
-
-int report_env_allowed(const char *name) {
-  static const char *prefixes[] = {"NCCL_", "CUDA_", "OMPI_", "UCX_", "DDPBENCH_"};
-  static const char *exact[] = {"SLURM_JOB_ID", "SLURM_JOBID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_ARRAY_JOB_ID",
-                                "SLURM_ARRAY_TASK_ID"};
-  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
-    if (strcmp(name, exact[i]) == 0) return 1;
   return 0;
 }
 
@@ -90,6 +80,50 @@ static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd,
   }
   free(per_step);
   return DDP_OK;
+}
+
+/* Exposed communication is what a ddp step costs beyond a local step, ddp - local; hidden is the share of
+ * the comm phase's time that did not show, 1 - exposed / comm. Both mean something only when
+ * local <= ddp <= local + comm: a ddp step can neither beat training without communication nor take longer
+ * than doing both in turn, unless the two slow each other down (contention for cores, memory or links) or
+ * the timings are noise. Within the spread of the step times (p10 to p90 of both phases) the figure is
+ * clamped to its range; beyond it, or when the spread is as large as the comm phase itself, the measurement
+ * cannot tell and both are NaN with the reason in overlap_why. */
+static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *local, const ddp_stats *ddp) {
+  double ex = ddp->median - local->median;
+  double spread = (local->p90 - local->p10) + (ddp->p90 - ddp->p10);
+  if (!comm) { /* no comm phase: exposed only, and only when it is not negative beyond noise */
+    if (ex < -spread) {
+      snprintf(s->overlap_why, sizeof s->overlap_why, "the ddp step (%.3f ms) is faster than the local step (%.3f ms) by more than the step times vary", ddp->median, local->median);
+      return;
+    }
+    s->exposed_comm_ms = fmax(ex, 0);
+    return;
+  }
+  double c = comm->median;
+  if (spread >= c) {
+    snprintf(s->overlap_why, sizeof s->overlap_why,
+             "the step times vary by %.3f ms (p10 to p90 of local and ddp), as much as the comm phase takes (%.3f ms)",
+             spread, c);
+    return;
+  }
+  if (ex < 0 && ex >= -spread) ex = 0;
+  if (ex > c && ex <= c + spread) ex = c;
+  if (ex < 0) {
+    snprintf(s->overlap_why, sizeof s->overlap_why,
+             "the ddp step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' spread", ddp->median,
+             local->median);
+    return;
+  }
+  if (ex > c) {
+    snprintf(s->overlap_why, sizeof s->overlap_why,
+             "the ddp step (%.3f ms) is %.3f ms longer than local + comm (%.3f ms): overlapping slowed compute or "
+             "communication (contention for cores, memory or links)",
+             ddp->median, ex - c, local->median + c);
+    return;
+  }
+  s->exposed_comm_ms = ex;
+  s->hidden_fraction = c > 0 ? 1 - ex / c : NAN;
 }
 
 ddp_result report_summarize(const run_report *r, run_summary *s) {
@@ -163,10 +197,8 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
 
   const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
   s->scaling_efficiency = lo->present && dd->present ? lo->step.median / dd->step.median : NAN;
-  s->exposed_comm_ms = lo->present && dd->present ? dd->step.median - lo->step.median : NAN;
-  s->hidden_fraction = lo->present && dd->present && cm->present && W > 1
-                           ? (lo->step.median + cm->step.median - dd->step.median) / cm->step.median
-                           : NAN;
+  s->exposed_comm_ms = s->hidden_fraction = NAN;
+  if (lo->present && dd->present && W > 1) overlap(s, cm->present ? &cm->step : NULL, &lo->step, &dd->step);
 
   /* Verification: ranks whose final weights differ from the most common checksum. */
   s->weights_identical = -1;
@@ -204,15 +236,6 @@ void report_summary_free(run_summary *s) {
 }
 
 /* ---- text --------------------------------------------------------------------------------------- */
-static void print_versions(FILE *out, const rank_info *ri) {
-  const ddp_versions *v = &ri->ver;
-  fprintf(out, "# versions (rank 0): %s | %.40s | hwloc %s", v->mpi, v->blas, v->hwloc);
-  if (v->cuda_runtime[0])
-    fprintf(out, " | CUDA driver %s runtime %s | cuBLAS %s | nccl-headers %s nccl-library %s (%s)", v->cuda_driver,
-            v->cuda_runtime, v->cublas, v->nccl_header, v->nccl_runtime, v->nccl_library);
-  fputc('\n', out);
-}
-
 static const char *fmt_num(char *buf, size_t n, double v, const char *f) {
   if (isnan(v))
     snprintf(buf, n, "-");
@@ -227,7 +250,8 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   double params = (double)c->layers * c->hidden * c->hidden;
   fprintf(out, "# ddpbench %s  device %s  comm %s  world %d (%d node%s)\n", DDPBENCH_VERSION, r->device, r->comm,
           r->world, r->nodes, r->nodes == 1 ? "" : "s");
-  print_versions(out, &r->ranks[0]);
+  fprintf(out, "# versions (rank 0): ");
+  envcheck_print_versions(&r->ranks[0].ver, out);
   fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
           c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
           precision_name(c->precision), precision_name(c->grad_comm));
@@ -295,10 +319,11 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
 
   fprintf(out, "#\n");
   if (!isnan(s->scaling_efficiency)) {
-    fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%   exposed communication %.3f ms",
-            s->scaling_efficiency * 100, s->exposed_comm_ms);
-    if (!isnan(s->hidden_fraction) && r->world > 1)
+    fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%", s->scaling_efficiency * 100);
+    if (!isnan(s->exposed_comm_ms)) fprintf(out, "   exposed communication %.3f ms", s->exposed_comm_ms);
+    if (!isnan(s->hidden_fraction))
       fprintf(out, "   hidden %.0f %% of the comm phase's %.3f ms", s->hidden_fraction * 100, cm->step.median);
+    if (s->overlap_why[0]) fprintf(out, "\n# exposed and hidden communication: cannot tell: %s", s->overlap_why);
     fputc('\n', out);
   }
   for (int p = 0; p < PHASE_COUNT; p++) {
@@ -308,8 +333,7 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     fprintf(out, "# %s per rank, median %s: ", phase_name((ddp_phase)p), have_c ? "compute ms (forward+backward)" : "step ms");
     for (int rk = 0; rk < r->world; rk++)
       fprintf(out, "%s%d:%.3f", rk ? " " : "", rk, have_c ? ps->rank_compute[rk].median : ps->rank_step[rk].median);
-    fprintf(out, "  slowest rank %d (%s) %+.1f %% vs median\n", ps->slowest_rank, r->ranks[ps->slowest_rank].host,
-            ps->slowest_excess * 100);
+    fputc('\n', out);
   }
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_data *pd = &r->phases[p];
@@ -329,23 +353,6 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     }
     fputc('\n', out);
   }
-  /* A diverged model times NaN arithmetic (or, in fp16, steps whose update is skipped): say so. */
-  for (int p = 0; p < PHASE_COUNT; p++) {
-    const phase_data *pd = &r->phases[p];
-    if (!pd->present || !pd->loss) continue;
-    int total = pd->warmup + pd->steps, bad = -1;
-    for (int st = 0; st < total && bad < 0; st++)
-      if (!isfinite(pd->loss[st])) bad = st;
-    if (bad >= 0)
-      fprintf(out, "# WARNING: %s loss is not finite from step %d: the model diverged (lower --lr); its step times "
-                   "are not those of real training\n", phase_name((ddp_phase)p), bad);
-    int timed_skips = 0;
-    for (int st = pd->warmup; pd->skipped && st < total; st++) timed_skips += pd->skipped[st] != 0;
-    if (timed_skips * 2 > pd->steps)
-      fprintf(out, "# WARNING: %s skipped the update in %d of %d timed steps (fp16 overflow): its step times leave "
-                   "out the optimizer (lower --lr or --loss-scale-init)\n", phase_name((ddp_phase)p), timed_skips,
-              pd->steps);
-  }
   if (s->weights_identical == 1) {
     fprintf(out, "# verification: final weights bitwise identical on all %d ranks (fnv1a64 %016llx)  OK\n", r->world,
             (unsigned long long)r->ranks[0].checksum);
@@ -361,8 +368,92 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   }
 }
 
-/* ---- JSON --------------------------------------------------------------------------------------- */
-static cJSON *num(double v) { return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+/* ---- findings ---------------------------------------------------------------------------------- */
+/* The slowest rank is a problem only when it is slower beyond noise: its p10 (a typical fast step of its own)
+ * is above the p90 of every other rank's compute or step times. Otherwise the ranks are within noise and the
+ * finding is information. */
+static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, ddp_phase p, finding_list *f) {
+  int have_c = ps->rank_compute[0].n > 0, k = ps->slowest_rank;
+  const ddp_stats *st = have_c ? ps->rank_compute : ps->rank_step;
+  double others_p90 = -INFINITY, med_of_rest = 0;
+  for (int rk = 0; rk < r->world; rk++)
+    if (rk != k) others_p90 = fmax(others_p90, st[rk].p90);
+  double *meds = malloc((size_t)r->world * sizeof(double));
+  DDP_CHECK_ALLOC(meds);
+  for (int rk = 0; rk < r->world; rk++) meds[rk] = st[rk].median;
+  med_of_rest = stats_percentile(meds, r->world, 0.5);
+  free(meds);
+  char subject[128];
+  snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
+  const char *what = have_c ? "compute time" : "step time";
+  if (st[k].p10 > others_p90)
+    return findings_add(f, "slowest_rank", SEV_WARN, SCOPE_RANK, subject, st[k].median, med_of_rest, "ms",
+                        "%s: %s %+.1f %% over the median rank, beyond noise (its p10 %.3f ms > every other rank's p90 "
+                        "%.3f ms)",
+                        phase_name(p), what, ps->slowest_excess * 100, st[k].p10, others_p90);
+  return findings_add(f, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_of_rest, "ms",
+                      "%s: ranks within noise (slowest median %s %+.1f %% over the median rank, inside the others' "
+                      "p10-p90)",
+                      phase_name(p), what, ps->slowest_excess * 100);
+}
+
+ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f) {
+  char subject[128];
+  if (s->weights_identical == 1)
+    DDP_TRY(findings_add(f, "weights", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
+                         "final weights bitwise identical on all %d ranks (fnv1a64 %016llx)", r->world,
+                         (unsigned long long)r->ranks[0].checksum));
+  for (int i = 0; s->weights_identical == 0 && i < s->nmismatch; i++) {
+    const rank_info *ri = &r->ranks[s->mismatch[i]];
+    snprintf(subject, sizeof subject, "rank %d (%s)", ri->rank, ri->host);
+    DDP_TRY(findings_add(f, "weights", SEV_FAIL, SCOPE_RANK, subject, NAN, NAN, "",
+                         "final weights (fnv1a64 %016llx) differ %s: silent data corruption or a non-deterministic "
+                         "reduction", (unsigned long long)ri->checksum,
+                         s->nmismatch == r->world ? "between ranks, with no majority to tell which is wrong"
+                                                  : "from the majority's"));
+  }
+  for (int p = 0; p < PHASE_COUNT && r->world > 1; p++)
+    if (s->ph[p].present && p != PHASE_COMM) DDP_TRY(slowest_finding(r, &s->ph[p], (ddp_phase)p, f));
+  if (s->overlap_why[0])
+    DDP_TRY(findings_add(f, "overlap", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
+                         "exposed and hidden communication cannot be told: %s", s->overlap_why));
+  /* A diverged model times NaN arithmetic (or, in fp16, steps whose update is skipped). */
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_data *pd = &r->phases[p];
+    if (!pd->present || !pd->loss) continue;
+    int total = pd->warmup + pd->steps, bad = -1;
+    for (int st = 0; st < total && bad < 0; st++)
+      if (!isfinite(pd->loss[st])) bad = st;
+    if (bad >= 0)
+      DDP_TRY(findings_add(f, "loss", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), bad, NAN, "step",
+                           "%s loss is not finite from step %d: the model diverged (lower --lr); its step times are "
+                           "not those of real training", phase_name((ddp_phase)p), bad));
+    int timed_skips = 0;
+    for (int st = pd->warmup; pd->skipped && st < total; st++) timed_skips += pd->skipped[st] != 0;
+    if (timed_skips * 2 > pd->steps)
+      DDP_TRY(findings_add(f, "loss", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), timed_skips, pd->steps, "steps",
+                           "%s skipped the update in %d of %d timed steps (fp16 overflow): its step times leave out "
+                           "the optimizer (lower --lr or --loss-scale-init)", phase_name((ddp_phase)p), timed_skips,
+                           pd->steps));
+  }
+  /* The topology report's findings ({kind, text}): hosts that differ or are degraded, versions and NCCL_*
+   * variables that differ between ranks, what NVML could not tell, and notes. */
+  const cJSON *tf = r->topology ? cJSON_GetObjectItemCaseSensitive(r->topology, "findings") : NULL;
+  for (const cJSON *x = cJSON_IsArray(tf) ? tf->child : NULL; x; x = x->next) {
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind"), *text = cJSON_GetObjectItemCaseSensitive(x, "text");
+    if (!cJSON_IsString(kind) || !cJSON_IsString(text)) continue;
+    int env = strcmp(kind->valuestring, "environment") == 0;
+    int info = strcmp(kind->valuestring, "note") == 0 || strcmp(kind->valuestring, "undecided") == 0;
+    DDP_TRY(findings_add(f, env ? "versions" : "topology", info ? SEV_INFO : SEV_WARN, env ? SCOPE_JOB : SCOPE_HOST,
+                         kind->valuestring, NAN, NAN, "", "%s", text->valuestring));
+  }
+  return DDP_OK;
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+/* The "phases" section (schema version 1's layout, still written): the records are derived from it by
+ * result_records_from_phases, the same mapping that reads version 1 files. */
+#define num result_json_number
 
 static cJSON *stats_json(const ddp_stats *st) {
   cJSON *o = cJSON_CreateObject();
@@ -382,23 +473,6 @@ static cJSON *doubles_json(const double *x, int n) {
   for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, num(x[i]));
   return a;
 }
-
-static cJSON *versions_json(const ddp_versions *v) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "ddpbench", v->ddpbench);
-  cJSON_AddStringToObject(o, "mpi", v->mpi);
-  cJSON_AddStringToObject(o, "blas", v->blas);
-  cJSON_AddStringToObject(o, "hwloc", v->hwloc);
-  cJSON_AddStringToObject(o, "nvidia_driver", v->nvidia_driver);
-  cJSON_AddStringToObject(o, "cuda_driver", v->cuda_driver);
-  cJSON_AddStringToObject(o, "cuda_runtime", v->cuda_runtime);
-  cJSON_AddStringToObject(o, "cublas", v->cublas);
-  cJSON_AddStringToObject(o, "nccl_header", v->nccl_header);
-  cJSON_AddStringToObject(o, "nccl_runtime", v->nccl_runtime);
-  cJSON_AddStringToObject(o, "nccl_library", v->nccl_library);
-  return o;
-}
-
 static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
   const phase_data *pd = &r->phases[p];
   const phase_summary *ps = &s->ph[p];
@@ -453,63 +527,78 @@ static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
   return o;
 }
 
-ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out) {
+/* The model's provenance part: header, config, environment, ranks, weights verdict. */
+static ddp_result report_model(const run_report *r, const run_summary *s, result_doc *m) {
   const ddp_config *c = r->cfg;
-  cJSON *doc = cJSON_CreateObject();
-  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
-  cJSON_AddNumberToObject(doc, "schema_version", 1);
-  cJSON_AddStringToObject(doc, "ddpbench_version", DDPBENCH_VERSION);
-  cJSON_AddStringToObject(doc, "command_line", c->command_line);
-  cJSON_AddStringToObject(doc, "start_time", r->start_time);
-  cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
+  m->schema_version = RESULT_SCHEMA_VERSION;
+  m->ddpbench_version = strdup(DDPBENCH_VERSION);
+  m->command_line = strdup(c->command_line);
+  m->start_time = strdup(r->start_time);
+  m->device = strdup(r->device);
+  m->comm = strdup(r->comm);
+  DDP_CHECK_ALLOC(m->ddpbench_version && m->command_line && m->start_time && m->device && m->comm);
+  m->world_size = r->world;
+  m->nodes = r->nodes;
   const char *name;
   char value[1100];
   for (int i = 0; config_key_at(c, i, &name, value, sizeof value); i++) {
-    char *end;
-    double v = strtod(value, &end);
-    if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
-      cJSON_AddBoolToObject(cfg, name, value[0] == 't');
-    else if (*value && !*end && strcmp(name, "json") && strcmp(name, "phases") && strcmp(name, "topo_xml") &&
-             fabs(v) <= 9007199254740992.0) /* beyond 2^53 a JSON number loses digits: keep the text */
-      cJSON_AddNumberToObject(cfg, name, v);
-    else
-      cJSON_AddStringToObject(cfg, name, value);
+    result_kv *kv = realloc(m->config, (size_t)(m->nconfig + 1) * sizeof *kv);
+    DDP_CHECK_ALLOC(kv);
+    m->config = kv;
+    kv[m->nconfig].key = strdup(name);
+    kv[m->nconfig].value = strdup(value);
+    m->nconfig++;
+    DDP_CHECK_ALLOC(kv[m->nconfig - 1].key && kv[m->nconfig - 1].value);
   }
-  cJSON_AddStringToObject(cfg, "config_file", c->config_file);
-  cJSON_AddStringToObject(doc, "device", r->device);
-  cJSON_AddStringToObject(doc, "comm", r->comm);
-  cJSON_AddNumberToObject(doc, "world_size", r->world);
-  cJSON_AddNumberToObject(doc, "nodes", r->nodes);
-  cJSON *ranks = cJSON_AddArrayToObject(doc, "ranks");
+  DDP_TRY(result_env_collect(m));
+  m->ranks = calloc((size_t)r->world, sizeof *m->ranks);
+  DDP_CHECK_ALLOC(m->ranks);
+  m->nranks = r->world;
   for (int i = 0; i < r->world; i++) {
     const rank_info *ri = &r->ranks[i];
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddNumberToObject(x, "rank", ri->rank);
-    cJSON_AddStringToObject(x, "host", ri->host);
-    cJSON_AddNumberToObject(x, "node", ri->node_index);
-    cJSON_AddNumberToObject(x, "local_rank", ri->local_rank);
-    cJSON_AddNumberToObject(x, "pid", ri->pid);
-    cJSON *dv = cJSON_AddObjectToObject(x, "device");
-    cJSON_AddStringToObject(dv, "name", ri->dev.name);
-    cJSON_AddStringToObject(dv, "pci_bus_id", ri->dev.pci_bus_id);
-    cJSON_AddNumberToObject(dv, "ordinal", ri->dev.ordinal);
-    cJSON_AddNumberToObject(dv, "memory_bytes", (double)ri->dev.memory);
-    cJSON_AddItemToObject(x, "versions", versions_json(&ri->ver));
-    cJSON_AddItemToObject(x, "gemm_tflops", num(ri->gemm_tflops));
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ri->checksum);
-    if (ri->checksum_valid) cJSON_AddStringToObject(x, "weights_checksum", hex);
-    cJSON_AddItemToArray(ranks, x);
+    result_rank *x = &m->ranks[i];
+    x->rank = ri->rank;
+    x->local_rank = ri->local_rank;
+    x->node = ri->node_index;
+    x->pid = ri->pid;
+    x->host = strdup(ri->host);
+    x->device_name = strdup(ri->dev.name);
+    x->pci_bus_id = strdup(ri->dev.pci_bus_id);
+    DDP_CHECK_ALLOC(x->host && x->device_name && x->pci_bus_id);
+    x->ordinal = ri->dev.ordinal;
+    x->memory_bytes = (double)ri->dev.memory;
+    x->gemm_tflops = ri->gemm_tflops;
+    const char *fname, *fval;
+    for (int f = 0; (fval = envcheck_version_field(&ri->ver, f, &fname)) != NULL; f++) {
+      result_kv *kv = realloc(x->versions, (size_t)(x->nversions + 1) * sizeof *kv);
+      DDP_CHECK_ALLOC(kv);
+      x->versions = kv;
+      kv[x->nversions].key = strdup(fname);
+      kv[x->nversions].value = strdup(fval);
+      x->nversions++;
+      DDP_CHECK_ALLOC(kv[x->nversions - 1].key && kv[x->nversions - 1].value);
+    }
+    if (ri->checksum_valid) {
+      x->weights_checksum = malloc(17);
+      DDP_CHECK_ALLOC(x->weights_checksum);
+      snprintf(x->weights_checksum, 17, "%016llx", (unsigned long long)ri->checksum);
+    }
   }
-  cJSON *env = cJSON_AddObjectToObject(doc, "environment");
-  for (char **e = environ; e && *e; e++) {
-    const char *eq = strchr(*e, '=');
-    if (!eq) continue;
-    char key[256];
-    snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-    if (report_env_allowed(key)) cJSON_AddStringToObject(env, key, eq + 1);
+  m->weights_identical = s->weights_identical;
+  if (s->weights_identical >= 0) {
+    m->weights_checksum = malloc(17);
+    DDP_CHECK_ALLOC(m->weights_checksum);
+    snprintf(m->weights_checksum, 17, "%016llx", (unsigned long long)r->ranks[0].checksum);
   }
-  cJSON *bk = cJSON_AddObjectToObject(doc, "buckets");
+  return DDP_OK;
+}
+
+ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out) {
+  *out = NULL;
+  /* The run-wide figures and phase sections first, into a scratch object the records are derived from. */
+  cJSON *legacy = cJSON_CreateObject();
+  if (!legacy) return DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  cJSON *bk = cJSON_AddObjectToObject(legacy, "buckets");
   cJSON_AddNumberToObject(bk, "count", r->plan->nbuckets);
   cJSON *bytes = cJSON_AddArrayToObject(bk, "bytes");
   cJSON *nparams = cJSON_AddArrayToObject(bk, "params");
@@ -517,28 +606,46 @@ ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out) {
     cJSON_AddItemToArray(bytes, cJSON_CreateNumber((double)r->plan->buckets[b].bytes));
     cJSON_AddItemToArray(nparams, cJSON_CreateNumber(r->plan->buckets[b].nparams));
   }
-  cJSON_AddNumberToObject(doc, "allreduce_bytes_per_step", r->comm_bytes);
-  cJSON_AddNumberToObject(doc, "model_flops_per_step_per_rank", r->flops_per_step);
-  cJSON_AddItemToObject(doc, "measured_peak_tflops", num(s->measured_peak_tflops));
-  cJSON_AddItemToObject(doc, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
-  cJSON *phases = cJSON_AddObjectToObject(doc, "phases");
+  cJSON_AddNumberToObject(legacy, "allreduce_bytes_per_step", r->comm_bytes);
+  cJSON_AddNumberToObject(legacy, "model_flops_per_step_per_rank", r->flops_per_step);
+  cJSON_AddItemToObject(legacy, "measured_peak_tflops", num(s->measured_peak_tflops));
+  cJSON_AddItemToObject(legacy, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
+  cJSON *phases = cJSON_AddObjectToObject(legacy, "phases");
   for (int p = 0; p < PHASE_COUNT; p++)
     if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), phase_json(r, s, p));
-  cJSON_AddItemToObject(doc, "scaling_efficiency", num(s->scaling_efficiency));
-  cJSON_AddItemToObject(doc, "exposed_comm_ms", num(s->exposed_comm_ms));
-  cJSON_AddItemToObject(doc, "hidden_comm_fraction", num(s->hidden_fraction));
+  cJSON_AddItemToObject(legacy, "scaling_efficiency", num(s->scaling_efficiency));
+  cJSON_AddItemToObject(legacy, "exposed_comm_ms", num(s->exposed_comm_ms));
+  cJSON_AddItemToObject(legacy, "hidden_comm_fraction", num(s->hidden_fraction));
   if (s->weights_identical >= 0) {
-    char hex[24];
-    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->ranks[0].checksum);
-    cJSON_AddStringToObject(doc, "weights_checksum", hex);
-    cJSON_AddBoolToObject(doc, "weights_identical", s->weights_identical);
-    cJSON *mm = cJSON_AddArrayToObject(doc, "weights_mismatched_ranks");
+    cJSON *mm = cJSON_AddArrayToObject(legacy, "weights_mismatched_ranks");
     for (int i = 0; i < s->nmismatch; i++) cJSON_AddItemToArray(mm, cJSON_CreateNumber(s->mismatch[i]));
-  } else {
-    cJSON_AddNullToObject(doc, "weights_checksum");
-    cJSON_AddNullToObject(doc, "weights_identical");
   }
-  if (r->topology) cJSON_AddItemReferenceToObject(doc, "topology", r->topology);
+  if (r->topology) cJSON_AddItemReferenceToObject(legacy, "topology", r->topology);
+
+  result_doc m;
+  result_init(&m);
+  char why[300] = "";
+  ddp_result res = report_model(r, s, &m);
+  if (res == DDP_OK && result_records_from_phases(legacy, &m, why, sizeof why) != DDP_OK)
+    res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
+  for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
+    const finding *f = &findings->v[i];
+    res = findings_add(&m.findings, f->check, f->severity, f->scope, f->subject, f->measured, f->expected, f->unit,
+                       "%s", f->text);
+  }
+  cJSON *doc = res == DDP_OK ? cJSON_CreateObject() : NULL;
+  if (res == DDP_OK && !doc) res = DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  if (res == DDP_OK) res = result_to_json(&m, doc);
+  result_free(&m);
+  while (res == DDP_OK && legacy->child) { /* then the sections, after the model's keys */
+    cJSON *x = cJSON_DetachItemViaPointer(legacy, legacy->child);
+    cJSON_AddItemToObject(doc, x->string, x);
+  }
+  cJSON_Delete(legacy);
+  if (res != DDP_OK) {
+    cJSON_Delete(doc);
+    return res;
+  }
   *out = doc;
   return DDP_OK;
 }

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "device.h"
 #include "engine.h"
+#include "findings.h"
 #include "stats.h"
 #include "versions.h"
 
@@ -86,8 +87,9 @@ typedef struct {
 typedef struct {
   phase_summary ph[PHASE_COUNT];
   double scaling_efficiency; /* median local / median ddp; NaN unless both ran */
-  double exposed_comm_ms;    /* ddp - local */
-  double hidden_fraction;    /* (local + comm - ddp) / comm */
+  double exposed_comm_ms;    /* ddp - local, in [0, comm]; NaN when the measurement cannot tell */
+  double hidden_fraction;    /* 1 - exposed / comm, in [0, 1]; NaN when it cannot tell (or no comm phase) */
+  char overlap_why[256];     /* why it cannot tell, or "" */
   double measured_peak_tflops; /* median over ranks */
   int weights_identical;     /* -1 when the ddp phase did not run */
   int nmismatch;
@@ -103,10 +105,13 @@ ddp_result report_summarize(const run_report *r, run_summary *s);
 void report_summary_free(run_summary *s);
 /* Human summary, nccl-tests style ('#' lines and a table). */
 void report_print(FILE *out, const run_report *r, const run_summary *s);
-/* The result document (schema_version 1). Caller frees with cJSON_Delete. */
-ddp_result report_json(const run_report *r, const run_summary *s, cJSON **out);
-/* Environment allowlist: NCCL_*, CUDA_*, OMPI_*, UCX_*, DDPBENCH_*, Slurm job and step ids. */
-int report_env_allowed(const char *name);
+/* Every verdict the figures call for, appended to f: the weights (fail per rank that differs), the slowest
+ * rank (warn only beyond noise), exposed communication that cannot be told, a diverged loss, and the topology
+ * report's findings (r->topology). */
+ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f);
+/* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
+ * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
+ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);
 
 #ifdef __cplusplus
 }

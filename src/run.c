@@ -213,6 +213,7 @@ typedef struct {
   run_report rep;
   run_summary sum;
   int have_sum;
+  finding_list findings; /* rank 0: every verdict of the run; the exit code comes from them */
   cJSON *topo_json;
   char *topo_text;
   size_t topo_text_len;
@@ -312,14 +313,16 @@ static ddp_result job_run(job *j) {
     rep->topology_text = j->topo_text;
     r = report_summarize(rep, &j->sum);
     j->have_sum = r == DDP_OK;
+    if (r == DDP_OK) r = report_findings(rep, &j->sum, &j->findings);
     if (r == DDP_OK) {
       report_print(stdout, rep, &j->sum);
+      findings_print(stdout, &j->findings);
       fflush(stdout);
-      if (j->sum.weights_identical == 0) code = DDP_EXIT_CHECK;
+      code = findings_exit_code(&j->findings);
     }
     if (r == DDP_OK && cfg->json[0]) {
       cJSON *doc = NULL;
-      r = report_json(rep, &j->sum, &doc);
+      r = report_json(rep, &j->sum, &j->findings, &doc);
       char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
       if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
       if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);
@@ -338,6 +341,7 @@ static ddp_result job_run(job *j) {
 
 static void job_free(job *j) {
   if (j->have_sum) report_summary_free(&j->sum);
+  findings_free(&j->findings);
   for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
   free(j->ranks);
   if (j->topo_json) cJSON_Delete(j->topo_json);

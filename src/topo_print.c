@@ -347,11 +347,6 @@ cJSON *topo_node_json(const topo_node *n, int pcie_only) {
 
 /* ---- signature and degradation ---- */
 
-static unsigned fnv1a32(const char *s) {
-  unsigned h = 2166136261u;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-  return h;
-}
 
 void topo_node_signature(const topo_node *n, int pcie_only, topo_sig *s) {
   memset(s, 0, sizeof *s);
@@ -418,7 +413,8 @@ void topo_node_signature(const topo_node *n, int pcie_only, topo_sig *s) {
     for (int k = 0; k < kinds; k++)
       topo_appendf(s->summary, sizeof s->summary, "%s%s x%d", k ? ", " : " | pairs ", names[k], counts[k]);
   }
-  s->hash = fnv1a32(s->key);
+  uint64_t h = ddp_fnv1a64(s->key, strlen(s->key), DDP_FNV1A64_INIT);
+  s->hash = (unsigned)(h ^ (h >> 32)); /* 8 hex digits for people; the key itself is what is compared */
 }
 
 int topo_node_degraded(const topo_node *n, char *buf, size_t len) {

@@ -11,6 +11,7 @@
 #include "atomic_file.h"
 #include "check.h"
 #include "report.h"
+#include "result.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
@@ -84,8 +85,24 @@ int main(void) {
   CHECK(near(s.ph[PHASE_LOCAL].mfu_measured, 0.16 / 110) && near(s.ph[PHASE_LOCAL].mfu_table, 0.16 / 1000), "MFU");
   CHECK(s.ph[PHASE_LOCAL].slowest_rank == 1, "slowest rank by compute time");
   CHECK(near(s.scaling_efficiency, 12.5 / 12), "efficiency = local / ddp");
-  CHECK(near(s.exposed_comm_ms, -0.5), "exposed = ddp - local");
-  CHECK(near(s.hidden_fraction, (12.5 + 4 - 12) / 4), "hidden = (local + comm - ddp) / comm");
+  /* ddp (12) is 0.5 ms faster than local (12.5), inside the step times' spread (local p10-p90 2.4 ms): no
+   * exposed communication, all of it hidden, never "hidden 112 %". */
+  CHECK(near(s.exposed_comm_ms, 0) && near(s.hidden_fraction, 1) && !s.overlap_why[0],
+        "exposed clamped to 0 within noise: %g %g", s.exposed_comm_ms, s.hidden_fraction);
+  {
+    run_summary t;
+    double slow[W * S] = {20, 20, 20, 20, 20, 20, 20, 20}, mid[W * S] = {14, 14, 14, 14, 14, 14, 14, 14};
+    dd->step_ms = mid; /* 14 - 12.5 = 1.5 of comm 4: exposed 1.5, hidden 62.5 % */
+    CHECK(report_summarize(&rep, &t) == DDP_OK && near(t.exposed_comm_ms, 1.5) && near(t.hidden_fraction, 1 - 1.5 / 4),
+          "exposed = ddp - local, hidden = 1 - exposed / comm: %g %g", t.exposed_comm_ms, t.hidden_fraction);
+    report_summary_free(&t);
+    dd->step_ms = slow; /* 20 > 12.5 + 4 + spread: contention, the measurement cannot tell */
+    CHECK(report_summarize(&rep, &t) == DDP_OK && isnan(t.exposed_comm_ms) && isnan(t.hidden_fraction) &&
+              strstr(t.overlap_why, "longer than local + comm"),
+          "ddp beyond local + comm: cannot tell, and says why: %s", t.overlap_why);
+    report_summary_free(&t);
+    dd->step_ms = ddp_ms;
+  }
   CHECK(near(s.ph[PHASE_COMM].algbw, 28000 / 0.004 / 1e9) && near(s.ph[PHASE_COMM].busbw, 28000 / 0.004 / 1e9),
         "comm phase bandwidth (2 ranks: busbw = algbw)");
   CHECK(s.ph[PHASE_COMM].nrows == 2, "two distinct bucket sizes: %d", s.ph[PHASE_COMM].nrows);
@@ -100,13 +117,50 @@ int main(void) {
   CHECK(peak_table_tflops("NVIDIA H100 PCIe", PREC_BF16) == 0 && peak_table_tflops("cpu", PREC_FP32) == 0,
         "unknown parts give 0, never a guess");
 
+  /* Findings: identical weights are information; rank 1's local compute (10 ms every step) is above rank 0's
+   * p90 (9 ms) in every step: slower beyond noise, a warning; exit code 0 (no fail). */
+  finding_list fl;
+  findings_init(&fl);
+  CHECK(report_findings(&rep, &s, &fl) == DDP_OK, "findings");
+  int warn_slowest = 0, info_weights = 0;
+  for (int i = 0; i < fl.n; i++) {
+    warn_slowest += strcmp(fl.v[i].check, "slowest_rank") == 0 && fl.v[i].severity == SEV_WARN &&
+                    strstr(fl.v[i].subject, "rank 1") != NULL;
+    info_weights += strcmp(fl.v[i].check, "weights") == 0 && fl.v[i].severity == SEV_INFO;
+  }
+  CHECK(warn_slowest == 2 && info_weights == 1 && findings_exit_code(&fl) == 0, "slowest beyond noise warns: %d %d",
+        warn_slowest, info_weights);
+  findings_free(&fl);
+  {
+    double close_c[W * S] = {9, 10, 9, 10, 9.5, 9.6, 9.4, 9.5}; /* rank 1 slower in median, inside rank 0's spread */
+    double *saved = lo->compute_ms;
+    lo->compute_ms = close_c;
+    dd->present = 0;
+    run_summary t;
+    findings_init(&fl);
+    CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, close ranks");
+    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "within noise"),
+          "ranks within noise: information, not a problem: %s", fl.n ? fl.v[0].text : "none");
+    findings_free(&fl);
+    ranks[1].checksum ^= 1;
+    dd->present = 1;
+    report_summary_free(&t);
+    CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, weights differ");
+    CHECK(findings_exit_code(&fl) == DDP_EXIT_CHECK && findings_count(&fl, SEV_FAIL) == 2,
+          "differing weights (a tie of 2: both named) fail the run with exit code 1");
+    findings_free(&fl);
+    report_summary_free(&t);
+    ranks[1].checksum ^= 1;
+    lo->compute_ms = saved;
+  }
+
   /* JSON: write atomically, read back. */
   char dir[] = "/tmp/ddpbench-test-report-XXXXXX";
   CHECK(mkdtemp(dir) != NULL, "tmpdir");
   char path[256];
   snprintf(path, sizeof path, "%s/run.json", dir);
   cJSON *doc = NULL;
-  CHECK(report_json(&rep, &s, &doc) == DDP_OK && doc, "json");
+  CHECK(report_json(&rep, &s, NULL, &doc) == DDP_OK && doc, "json");
   char *text = cJSON_Print(doc);
   CHECK(atomic_file_write(path, text, strlen(text), 0) == DDP_OK, "write");
   FILE *f = fopen(path, "r");
@@ -117,7 +171,7 @@ int main(void) {
   cJSON *back = cJSON_Parse(buf);
   CHECK(back != NULL, "parses back");
   if (back) {
-    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == 1, "schema_version");
+    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == 2, "schema_version");
     CHECK(cJSON_GetObjectItem(back, "world_size")->valueint == W, "world_size");
     cJSON *ph = cJSON_GetObjectItem(back, "phases");
     cJSON *ddp = cJSON_GetObjectItem(ph, "ddp");
@@ -159,7 +213,7 @@ int main(void) {
   free(text);
   cJSON_Delete(doc);
 
-  /* The summary warns when the loss diverged or fp16 skipped most timed updates. */
+  /* The findings warn when the loss diverged or fp16 skipped most timed updates. */
   {
     double bad_loss[S + 1] = {5, 4, NAN, NAN, NAN};
     int all_skipped[S + 1] = {1, 1, 1, 1, 1};
@@ -168,11 +222,15 @@ int main(void) {
     char *txt = NULL;
     size_t len = 0;
     FILE *mf = open_memstream(&txt, &len);
-    report_print(mf, &rep, &s);
+    finding_list dl;
+    findings_init(&dl);
+    CHECK(report_findings(&rep, &s, &dl) == DDP_OK, "findings");
+    findings_print(mf, &dl);
     fclose(mf);
-    CHECK(txt && strstr(txt, "WARNING: ddp loss is not finite from step 2"), "divergence warning");
-    CHECK(txt && strstr(txt, "WARNING: ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
-    CHECK(txt && !strstr(txt, "WARNING: local"), "no warning for the healthy phase");
+    CHECK(txt && strstr(txt, "warn  loss") && strstr(txt, "ddp loss is not finite from step 2"), "divergence warning");
+    CHECK(txt && strstr(txt, "ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
+    CHECK(txt && !strstr(txt, "local loss"), "no warning for the healthy phase");
+    findings_free(&dl);
     free(txt);
     rep.phases[PHASE_DDP].loss = loss;
     rep.phases[PHASE_DDP].skipped = skipped;
@@ -200,12 +258,12 @@ int main(void) {
   report_summary_free(&s3);
   report_summary_free(&s);
 
-  CHECK(report_env_allowed("NCCL_ALGO") && report_env_allowed("CUDA_VISIBLE_DEVICES") &&
-            report_env_allowed("OMPI_MCA_btl") && report_env_allowed("UCX_TLS") &&
-            report_env_allowed("SLURM_JOB_ID") && report_env_allowed("DDPBENCH_X"),
+  CHECK(result_env_allowed("NCCL_ALGO") && result_env_allowed("CUDA_VISIBLE_DEVICES") &&
+            result_env_allowed("OMPI_MCA_btl") && result_env_allowed("UCX_TLS") &&
+            result_env_allowed("SLURM_JOB_ID") && result_env_allowed("DDPBENCH_X"),
         "allowlisted names");
-  CHECK(!report_env_allowed("AWS_SECRET_ACCESS_KEY") && !report_env_allowed("HOME") &&
-            !report_env_allowed("SLURM_JOB_ACCOUNT") && !report_env_allowed("PATH"),
+  CHECK(!result_env_allowed("AWS_SECRET_ACCESS_KEY") && !result_env_allowed("HOME") &&
+            !result_env_allowed("SLURM_JOB_ACCOUNT") && !result_env_allowed("PATH"),
         "everything else stays out");
   bucket_plan_free(&plan);
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
   }
   CHECK(doc != NULL, "JSON parses");
   if (doc) {
-    CHECK(at(doc, "schema_version", NULL)->valueint == 1 && at(doc, "world_size", NULL)->valueint == 2, "header");
+    CHECK(at(doc, "schema_version", NULL)->valueint == 2 && at(doc, "world_size", NULL)->valueint == 2, "header");
     CHECK(at(doc, "config", "hidden")->valueint == 64 && at(doc, "config", "layers")->valueint == 3,
           "config from the file");
     CHECK(cJSON_GetArraySize(at(doc, "ranks", NULL)) == 2, "two ranks");
@@ -107,6 +107,8 @@ int main(int argc, char **argv) {
     CHECK(cJSON_GetArraySize(at(at(doc, "phases", "ddp"), "allreduce", NULL)) == 1, "one bucket size row");
     CHECK(at(doc, "buckets", "count")->valueint == 3, "3 buckets of one layer each");
     CHECK(cJSON_IsTrue(at(doc, "weights_identical", NULL)), "weights identical");
+    CHECK(cJSON_IsArray(at(doc, "findings", NULL)) && cJSON_GetArraySize(at(doc, "records", NULL)) > 20,
+          "findings and records in the document");
     CHECK(cJSON_IsNumber(at(doc, "scaling_efficiency", NULL)), "efficiency");
     CHECK(at(doc, "environment", "DDPBENCH_TEST_MARK") && !at(doc, "environment", "SECRET_TEST_VAR") &&
               !at(doc, "environment", "HOME"),
@@ -184,6 +186,17 @@ int main(int argc, char **argv) {
             cJSON_GetArraySize(at(doc, "weights_mismatched_ranks", NULL)) == 1 &&
             cJSON_GetArrayItem(at(doc, "weights_mismatched_ranks", NULL), 0)->valueint == 2,
         "JSON: weights_identical false, mismatched [2]");
+  {
+    int fails = 0, named = 0;
+    cJSON *f;
+    cJSON_ArrayForEach(f, at(doc, "findings", NULL)) {
+      if (strcmp(at(f, "severity", NULL)->valuestring, "fail")) continue;
+      fails++;
+      named += strcmp(at(f, "check", NULL)->valuestring, "weights") == 0 && strstr(at(f, "subject", NULL)->valuestring, "rank 2");
+    }
+    CHECK(fails == 1 && named == 1, "JSON: one fail finding, weights of rank 2: %d %d", fails, named);
+  }
+  CHECK(strstr(out, "#   fail  weights") != NULL, "findings table names the failure");
   cJSON_Delete(doc);
 
   /* 7. a stalled rank ends the job with its name */

@@ -1,0 +1,134 @@
+/* result.h: the one model of a ddpbench run's results, as written to the JSON result file and as read back
+ * from one (docs/result.schema.json describes the file). A run is its provenance (version, command line,
+ * config, environment, every rank's identity and software versions), a flat list of measurement records and
+ * a list of findings. A record is one figure with its identity: which measurement made it, over which group
+ * of ranks, which metric, with which labels (rank, host, bytes, op, ...), its unit and which direction is
+ * better; optionally its order statistics and samples. New measurements (a collectives sweep, per-GPU health,
+ * per-pair bandwidth, a scaling sweep) add records; the schema does not change.
+ *
+ * The reader checks types and ranges and refuses, with one line naming the file and what is wrong, anything
+ * that is not a ddpbench result, is truncated, or has a schema_version it does not know. It reads version 1
+ * files (before records existed) by deriving the records from their "phases" section.
+ * Nothing here measures, communicates or exits.
+ *
+ * defines: result_doc, result_record, result_rank, result_kv, result_better,
+ *          result_{init,free,add_record,record_label,find,to_json,from_json,load,better_name},
+ *          result_env_allowed, result_env_redacted, RESULT_SCHEMA_VERSION */
+#ifndef DDPBENCH_RESULT_H
+#define DDPBENCH_RESULT_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common.h"
+#include "findings.h"
+#include "stats.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version written. 1: no "records", no "findings" (read: records derived from "phases"). 2: both added. */
+#define RESULT_SCHEMA_VERSION 2
+
+typedef enum { BETTER_NONE = 0, BETTER_LOWER, BETTER_HIGHER } result_better;
+
+typedef struct {
+  char *key, *value;
+} result_kv;
+
+/* One figure. Owned strings; labels sorted by key (so that two records compare label by label). */
+typedef struct {
+  char *measurement; /* "local", "comm", "ddp", "gemm", "job", ... */
+  char *group;       /* the ranks it ran over: "world", "node:<host>", "pair:<a>-<b>", "first:<k>" */
+  char *metric;      /* "step_ms", "busbw_gbs", ... */
+  char *unit;        /* "ms", "GB/s", "1/s", "TFLOP/s", "" */
+  result_better better;
+  result_kv *labels;
+  int nlabels;
+  double value;      /* the headline figure (the median where there are statistics); NaN: could not tell */
+  int has_stats;
+  ddp_stats stats;
+  double *samples;   /* per step (or per repetition), or NULL */
+  int nsamples;
+} result_record;
+
+/* One rank's identity. */
+typedef struct {
+  int rank, local_rank, node, pid;
+  char *host;
+  char *device_name, *pci_bus_id;
+  int ordinal;
+  double memory_bytes;
+  result_kv *versions; /* in the order written */
+  int nversions;
+  double gemm_tflops;  /* NaN when not measured */
+  char *weights_checksum; /* 16 hex digits, or NULL */
+} result_rank;
+
+typedef struct {
+  int schema_version; /* as read (RESULT_SCHEMA_VERSION when built by a run) */
+  char *ddpbench_version, *command_line, *start_time;
+  char *device, *comm;
+  int world_size, nodes;
+  result_kv *config; /* every key, values as text ("true", "0.05", "fp32") */
+  int nconfig;
+  result_kv *environment; /* the recorded environment (see result_env_allowed), values redacted where secret */
+  int nenv;
+  result_rank *ranks;
+  int nranks;
+  result_record *records;
+  int nrecords, cap_records;
+  finding_list findings;
+  int weights_identical; /* 1, 0, or -1 when not verified */
+  char *weights_checksum; /* the majority's, or NULL */
+} result_doc;
+
+void result_init(result_doc *d);
+void result_free(result_doc *d);
+
+/* Appends a deep copy of rec (labels are sorted in the copy). */
+ddp_result result_add_record(result_doc *d, const result_record *rec);
+/* Builds and appends a record in one call: labels as "key", "value" pairs ending with NULL. value NaN is
+ * fine. stats and samples may be NULL / 0. */
+ddp_result result_add(result_doc *d, const char *measurement, const char *group, const char *metric,
+                      const char *unit, result_better better, double value, const ddp_stats *stats,
+                      const double *samples, int nsamples, ...);
+/* The value of a label, or NULL. */
+const char *result_record_label(const result_record *rec, const char *key);
+/* The first record with this measurement, group and metric whose labels include every "key", "value" pair
+ * given (NULL-terminated); NULL when none. */
+const result_record *result_find(const result_doc *d, const char *measurement, const char *group,
+                                 const char *metric, ...);
+const char *result_better_name(result_better b);
+
+/* Adds the model's keys to doc (schema_version, provenance, config, environment, ranks, records, findings,
+ * weights verdict). Other keys already in doc (phases, topology, ...) are left alone. */
+ddp_result result_to_json(const result_doc *d, cJSON *doc);
+/* A JSON number that reads back as exactly v (null when v is NaN or infinite). */
+cJSON *result_json_number(double v);
+/* Reads a parsed document into d (initialised by the caller; freed by the caller on any outcome).
+ * DDP_ERR_USAGE with the reason in why on bad input. */
+ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t whylen);
+/* The records a "phases" section and the run-wide figures (world_size, ranks, measured_peak_tflops,
+ * scaling_efficiency, ...) of doc stand for, appended to d (whose ranks are filled). The writer uses it on
+ * the section it is about to write, the reader on version 1 files: one mapping for both. */
+ddp_result result_records_from_phases(const cJSON *doc, result_doc *d, char *why, size_t whylen);
+/* Reads a result file: on bad input prints "ddpbench: FILE: what is wrong" (one line) to stderr and returns
+ * DDP_ERR_USAGE (exit code 2); d is then empty. */
+ddp_result result_load(const char *path, result_doc *d);
+
+/* Environment variables a result records: NCCL_*, CUDA_*, UCX_*, the OMPI_MCA_* keys that select transports
+ * (btl, pml, coll, osc, mtl), DDPBENCH_*, and Slurm job and step ids. Nothing else (launcher URIs, per-job
+ * secrets, the working directory). */
+int result_env_allowed(const char *name);
+/* 1 when a variable's value must not be recorded: its name says key, token, secret or password. */
+int result_env_redacted(const char *name);
+/* Fills d->environment from environ with the allowed variables, secrets as "<redacted>", sorted by name. */
+ddp_result result_env_collect(result_doc *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
