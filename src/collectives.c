@@ -30,6 +30,9 @@
 
 #include "atomic_file.h"
 #include "dist.h"
+#include "envcheck.h"
+#include "findings.h"
+#include "result.h"
 #include "stats.h"
 #include "versions.h"
 
@@ -618,8 +621,10 @@ typedef struct {
 } wrong_record;
 
 typedef struct {
-  int rank, pid, ordinal, node;
+  int rank, pid, ordinal, node, local_rank;
+  double memory;
   char host[64], bus[32], name[128];
+  ddp_versions ver;
 } rank_desc;
 
 typedef struct {
@@ -1120,126 +1125,188 @@ static void print_footer(coll_ctx *x, ddp_coll_kind kind, int first_row) {
   x->bw_n = 0;
 }
 
-static long long total_wrong(const coll_ctx *x) {
-  long long n = 0;
-  for (int i = 0; i < x->nwrongs; i++) n += x->wrongs[i].w.wrong;
-  return n;
+/* ---- the result model (rank 0) --------------------------------------------------------------------
+ * The sweep's figures are records of the measurement "collectives" (result.h); wrong data are findings
+ * (check "collectives_data", fail, per rank). The file is a schema-version-2 result that result_load reads
+ * back: no training phases ("phases" is empty), weights not verified. */
+static ddp_result kv_add(result_kv **kv, int *n, const char *key, const char *value) {
+  result_kv *g = realloc(*kv, (size_t)(*n + 1) * sizeof *g);
+  DDP_CHECK_ALLOC(g);
+  *kv = g;
+  g[*n].key = strdup(key);
+  g[*n].value = strdup(value);
+  DDP_CHECK_ALLOC(g[*n].key && g[*n].value);
+  (*n)++;
+  return DDP_OK;
 }
 
-/* ---- JSON (rank 0). Kept in one function so that it can become a record kind of the result model. -- */
-static cJSON *jnum(double v) { return isnan(v) || isinf(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
-
-static cJSON *collectives_json(const coll_ctx *x) {
-  const coll_opts *o = &x->o;
-  cJSON *doc = cJSON_CreateObject();
-  cJSON_AddStringToObject(doc, "kind", "ddpbench.collectives");
-  cJSON_AddNumberToObject(doc, "schema_version", 1);
-  cJSON_AddStringToObject(doc, "start_time", x->start_time);
-  cJSON_AddStringToObject(doc, "command_line", o->command_line);
-  cJSON *prov = cJSON_AddObjectToObject(doc, "provenance");
-  cJSON_AddStringToObject(prov, "ddpbench", DDPBENCH_VERSION);
-  cJSON_AddStringToObject(prov, "nccl_header", x->ver.nccl_header);
-  cJSON_AddStringToObject(prov, "nccl_runtime", x->ver.nccl_runtime);
-  cJSON_AddStringToObject(prov, "nccl_library", x->ver.nccl_library);
-  cJSON_AddStringToObject(prov, "mpi", dist_mpi_version());
-  cJSON_AddStringToObject(prov, "cuda_runtime", x->ver.cuda_runtime);
-  cJSON_AddStringToObject(prov, "nvidia_driver", x->ver.nvidia_driver);
-  cJSON_AddStringToObject(prov, "comm", x->comm_name);
-  cJSON_AddStringToObject(prov, "device", x->device_name);
-  cJSON *env = cJSON_AddObjectToObject(prov, "nccl_env");
-  static const char *nvars[] = {"NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS",
-                                "NCCL_ALGO",          "NCCL_PROTO",         "NCCL_NVLS_ENABLE"};
-  for (size_t i = 0; i < sizeof nvars / sizeof nvars[0]; i++)
-    if (getenv(nvars[i])) cJSON_AddStringToObject(env, nvars[i], getenv(nvars[i]));
-    else cJSON_AddNullToObject(env, nvars[i]);
-  cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
-  cJSON_AddNumberToObject(cfg, "ranks", x->dist.size);
-  cJSON_AddNumberToObject(cfg, "nodes", x->dist.node_count);
-  cJSON_AddNumberToObject(cfg, "minimum_bytes", (double)o->min_bytes);
-  cJSON_AddNumberToObject(cfg, "maximum_bytes", (double)o->max_bytes);
-  if (o->step_factor >= 2) cJSON_AddNumberToObject(cfg, "step_factor", o->step_factor);
-  else cJSON_AddNumberToObject(cfg, "step_bytes", (double)o->step_bytes);
-  cJSON_AddNumberToObject(cfg, "warmup_iters", o->warmup);
-  cJSON_AddNumberToObject(cfg, "iterations", o->iters);
-  cJSON_AddNumberToObject(cfg, "check", o->check);
-  cJSON_AddNumberToObject(cfg, "graph", o->graph);
-  cJSON_AddNumberToObject(cfg, "run_cycles", o->cycles);
-  static const char *aggs[] = {"rank0", "avg", "min", "max"};
-  cJSON_AddStringToObject(cfg, "average", aggs[o->average]);
-  cJSON_AddNumberToObject(cfg, "root", o->root);
-  if (x->H) cJSON_AddNumberToObject(cfg, "under_load_gemm_h", x->H);
-  static const char *groups[] = {"world", "node", "pairs"};
-  cJSON_AddStringToObject(cfg, "group", groups[o->group]);
-  cJSON *devs = cJSON_AddArrayToObject(doc, "devices");
-  for (int r = 0; r < x->dist.size; r++) {
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddNumberToObject(d, "rank", r);
-    cJSON_AddNumberToObject(d, "pid", x->ranks[r].pid);
-    cJSON_AddStringToObject(d, "host", x->ranks[r].host);
-    cJSON_AddNumberToObject(d, "device", x->ranks[r].ordinal);
-    cJSON_AddStringToObject(d, "pci_bus_id", x->ranks[r].bus);
-    cJSON_AddStringToObject(d, "name", x->ranks[r].name);
-    cJSON_AddItemToArray(devs, d);
+/* "world", "node:<host>" or "pair:<host a>-<host b>" as result.h names groups; node indices instead of
+ * host names where hosts share a name (containers, VMs). */
+static void model_group(const coll_ctx *x, const char *label, char *buf, size_t n) {
+  int a = -1, b = -1;
+  if (!strncmp(label, "node ", 5)) sscanf(label, "node %d", &a);
+  else if (!strncmp(label, "round ", 6)) sscanf(label, "round %*d: node %d (%*[^)]) + node %d", &a, &b);
+  if (a < 0) {
+    snprintf(buf, n, "world");
+    return;
   }
-  cJSON *res = cJSON_AddArrayToObject(doc, "results");
+  const char *host[2] = {"?", "?"};
+  int idx[2] = {a, b}, unique = 1;
+  for (int k = 0; k < 2; k++)
+    for (int r = 0; r < x->dist.size && idx[k] >= 0; r++)
+      if (x->ranks[r].node == idx[k]) {
+        host[k] = x->ranks[r].host;
+        break;
+      }
+  for (int r = 0; r < x->dist.size; r++)
+    for (int k = 0; k < 2; k++)
+      if (idx[k] >= 0 && x->ranks[r].node != idx[k] && !strcmp(x->ranks[r].host, host[k])) unique = 0;
+  if (b < 0) {
+    if (unique) snprintf(buf, n, "node:%s", host[0]);
+    else snprintf(buf, n, "node:%d", a);
+  } else {
+    if (unique) snprintf(buf, n, "pair:%s-%s", host[0], host[1]);
+    else snprintf(buf, n, "pair:%d-%d", a, b);
+  }
+}
+
+static ddp_result model_build(const coll_ctx *x, result_doc *m) {
+  const coll_opts *o = &x->o;
+  m->schema_version = RESULT_SCHEMA_VERSION;
+  m->ddpbench_version = strdup(DDPBENCH_VERSION);
+  m->command_line = strdup(o->command_line);
+  m->start_time = strdup(x->start_time);
+  m->device = strdup(x->device_name);
+  m->comm = strdup(x->comm_name);
+  DDP_CHECK_ALLOC(m->ddpbench_version && m->command_line && m->start_time && m->device && m->comm);
+  m->world_size = x->dist.size;
+  m->nodes = x->nodes;
+  /* config: the sweep's options, under nccl-tests' long names */
+  char v[256], list[128] = "";
+  for (int c = 0; c < o->ncoll; c++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? "," : "", coll_name((ddp_coll_kind)o->colls[c]));
+  static const char *aggs[] = {"rank0", "avg", "min", "max"}, *groups[] = {"world", "node", "pairs"};
+  struct { const char *k; char v[64]; } cf[16];
+  int ncf = 0;
+#define CF(key, ...) (cf[ncf].k = key, snprintf(cf[ncf].v, sizeof cf[ncf].v, __VA_ARGS__), ncf++)
+  CF("subcommand", "collectives");
+  CF("minbytes", "%zu", o->min_bytes);
+  CF("maxbytes", "%zu", o->max_bytes);
+  if (o->step_factor >= 2) CF("stepfactor", "%d", o->step_factor);
+  else CF("stepbytes", "%zu", o->step_bytes);
+  CF("iters", "%d", o->iters);
+  CF("warmup_iters", "%d", o->warmup);
+  CF("check", "%d", o->check);
+  CF("datatype", "%s", o->ndtype == DT_COUNT ? "all" : dtype_name((ddp_dtype)o->dtypes[0]));
+  CF("op", "%s", o->nop == REDOP_COUNT ? "all" : redop_name((ddp_redop)o->ops[0]));
+  CF("root", "%d", o->root);
+  CF("average", "%s", aggs[o->average]);
+  CF("cudagraph", "%d", o->graph);
+  CF("run_cycles", "%d", o->cycles);
+  CF("group", "%s", groups[o->group]);
+  CF("under_load", "%s", x->H ? "gemm" : "none");
+#undef CF
+  DDP_TRY(kv_add(&m->config, &m->nconfig, "collectives", list));
+  for (int i = 0; i < ncf; i++) DDP_TRY(kv_add(&m->config, &m->nconfig, cf[i].k, cf[i].v));
+  if (x->H) {
+    snprintf(v, sizeof v, "%d", x->H);
+    DDP_TRY(kv_add(&m->config, &m->nconfig, "under_load_gemm_h", v));
+  }
+  DDP_TRY(result_env_collect(m));
+  m->ranks = calloc((size_t)x->dist.size, sizeof *m->ranks);
+  DDP_CHECK_ALLOC(m->ranks);
+  m->nranks = x->dist.size;
+  for (int i = 0; i < x->dist.size; i++) {
+    const rank_desc *d = &x->ranks[i];
+    result_rank *r = &m->ranks[i];
+    r->rank = i;
+    r->local_rank = d->local_rank;
+    r->node = d->node;
+    r->pid = d->pid;
+    r->host = strdup(d->host);
+    r->device_name = strdup(d->name);
+    r->pci_bus_id = strdup(d->bus);
+    DDP_CHECK_ALLOC(r->host && r->device_name && r->pci_bus_id);
+    r->ordinal = d->ordinal;
+    r->memory_bytes = d->memory;
+    r->gemm_tflops = NAN;
+    const char *fname, *fval;
+    for (int f = 0; (fval = envcheck_version_field(&d->ver, f, &fname)) != NULL; f++)
+      DDP_TRY(kv_add(&r->versions, &r->nversions, fname, fval));
+  }
   static const char *pnames[] = {"out_of_place", "in_place"};
   for (int i = 0; i < x->nrows; i++) {
     const row_result *row = &x->rows[i];
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "cycle", row->cycle);
-    cJSON_AddStringToObject(j, "group", row->group);
-    cJSON_AddStringToObject(j, "collective", coll_name(row->kind));
-    cJSON_AddNumberToObject(j, "size", (double)row->z.size_bytes);
-    cJSON_AddNumberToObject(j, "count", (double)row->z.count);
-    cJSON_AddStringToObject(j, "type", dtype_name(row->dt));
-    cJSON_AddStringToObject(j, "redop", row->op == REDOP_COUNT ? "none" : redop_name(row->op));
-    cJSON_AddNumberToObject(j, "root", row->root);
-    cJSON_AddNumberToObject(j, "bus_factor", row->z.bus_factor);
+    char group[160], bytes[32], count[32], root[16], cycle[16];
+    model_group(x, row->group, group, sizeof group);
+    snprintf(bytes, sizeof bytes, "%zu", row->z.size_bytes);
+    snprintf(count, sizeof count, "%zu", row->z.count);
+    snprintf(root, sizeof root, "%d", row->root);
+    snprintf(cycle, sizeof cycle, "%d", row->cycle);
     for (int p = 0; p < 2; p++) {
       const place_result *pl = &row->pl[p];
-      if (!pl->ran) {
-        cJSON_AddNullToObject(j, pnames[p]);
-        continue;
-      }
-      cJSON *q = cJSON_AddObjectToObject(j, pnames[p]);
-      cJSON_AddItemToObject(q, "time_us", jnum(pl->time_us));
-      cJSON_AddItemToObject(q, "alg_bw", jnum(pl->algbw));
-      cJSON_AddItemToObject(q, "bus_bw", jnum(pl->busbw));
-      if (pl->checked) cJSON_AddNumberToObject(q, "nwrong", (double)pl->wrong);
-      else cJSON_AddNullToObject(q, "nwrong");
-      cJSON_AddItemToObject(q, "iter_median_us", jnum(pl->iter.median));
-      cJSON_AddItemToObject(q, "iter_p10_us", jnum(pl->iter.p10));
-      cJSON_AddItemToObject(q, "iter_p90_us", jnum(pl->iter.p90));
-      cJSON_AddNumberToObject(q, "iter_samples", pl->iter.n);
-      cJSON_AddItemToObject(q, "slowest_rank_time_us", jnum(pl->slowest_us));
-      cJSON_AddNumberToObject(q, "slowest_rank", pl->slowest_rank);
+      if (!pl->ran) continue;
+#define ADD(metric, unit, better, value, stats)                                                                   \
+  DDP_TRY(result_add(m, "collectives", group, metric, unit, better, value, stats, NULL, 0, "collective",            \
+                     coll_name(row->kind), "type", dtype_name(row->dt), "redop",                                    \
+                     row->op == REDOP_COUNT ? "none" : redop_name(row->op), "root", root, "bytes", bytes, "count",  \
+                     count, "placement", pnames[p], "cycle", cycle, NULL))
+      ADD("time_us", "us", BETTER_LOWER, pl->time_us, NULL);
+      ADD("algbw_gbs", "GB/s", BETTER_HIGHER, pl->algbw, NULL);
+      ADD("busbw_gbs", "GB/s", BETTER_HIGHER, pl->busbw, NULL);
+      ADD("iter_time_us", "us", BETTER_LOWER, pl->iter.median, &pl->iter);
+      ADD("slowest_rank_time_us", "us", BETTER_LOWER, pl->slowest_us, NULL);
+      ADD("slowest_rank", "", BETTER_NONE, pl->slowest_rank, NULL);
+      if (pl->checked) ADD("nwrong", "elements", BETTER_LOWER, (double)pl->wrong, NULL);
       if (pl->load) {
-        cJSON *l = cJSON_AddObjectToObject(q, "under_load");
-        cJSON_AddItemToObject(l, "time_us", jnum(pl->load_time_us));
-        cJSON_AddItemToObject(l, "bus_bw", jnum(pl->load_busbw));
-        cJSON_AddItemToObject(l, "bus_bw_idle", jnum(pl->busbw));
-        cJSON_AddItemToObject(l, "gemm_tflops_idle", jnum(pl->gemm_idle_tflops));
-        cJSON_AddItemToObject(l, "gemm_tflops_load", jnum(pl->gemm_load_tflops));
+        ADD("load_time_us", "us", BETTER_LOWER, pl->load_time_us, NULL);
+        ADD("load_busbw_gbs", "GB/s", BETTER_HIGHER, pl->load_busbw, NULL);
+        ADD("gemm_tflops_idle", "TFLOP/s", BETTER_HIGHER, pl->gemm_idle_tflops, NULL);
+        ADD("gemm_tflops_load", "TFLOP/s", BETTER_HIGHER, pl->gemm_load_tflops, NULL);
       }
+#undef ADD
     }
-    cJSON_AddItemToArray(res, j);
   }
-  cJSON *wr = cJSON_AddArrayToObject(doc, "wrong_data");
+  return DDP_OK;
+}
+
+/* One failing finding per rank, row and placement with wrong data. */
+static ddp_result findings_build(const coll_ctx *x, finding_list *l) {
+  static const char *pnames[] = {"out-of-place", "in-place"};
   for (int i = 0; i < x->nwrongs; i++) {
     const wrong_record *w = &x->wrongs[i];
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "result", w->row);
-    cJSON_AddStringToObject(j, "placement", pnames[w->place]);
-    cJSON_AddNumberToObject(j, "rank", w->rank);
-    cJSON_AddStringToObject(j, "host", w->host);
-    cJSON_AddNumberToObject(j, "nwrong", (double)w->w.wrong);
-    cJSON_AddNumberToObject(j, "first_element", (double)w->w.first);
-    cJSON_AddItemToObject(j, "got", jnum(w->w.got));
-    cJSON_AddItemToObject(j, "expected", jnum(w->w.want));
-    cJSON_AddItemToArray(wr, j);
+    const row_result *row = &x->rows[w->row];
+    char subject[128];
+    snprintf(subject, sizeof subject, "rank %d (%s)", w->rank, w->host);
+    DDP_TRY(findings_add(l, "collectives_data", SEV_FAIL, SCOPE_RANK, subject, (double)w->w.wrong, 0, "elements",
+                         "%s %s %s %zu B %s (group %s): %lld wrong element(s) of %zu received; first at element %lld "
+                         "(byte offset %lld): got %.17g, expected %.17g",
+                         coll_name(row->kind), dtype_name(row->dt), row->op == REDOP_COUNT ? "none" : redop_name(row->op),
+                         row->z.size_bytes, pnames[w->place], row->group, w->w.wrong, row->z.recv_count, w->w.first,
+                         w->w.first * (long long)dtype_size(row->dt), w->w.got, w->w.want));
   }
-  cJSON_AddNumberToObject(doc, "total_wrong", (double)total_wrong(x));
-  return doc;
+  return DDP_OK;
+}
+
+/* The result document: the model's keys, plus an empty "phases" (the schema's version-1 section). */
+static ddp_result collectives_json(const coll_ctx *x, const finding_list *f, cJSON **out) {
+  result_doc m;
+  result_init(&m);
+  ddp_result r = model_build(x, &m);
+  for (int i = 0; r == DDP_OK && i < f->n; i++)
+    r = findings_add(&m.findings, f->v[i].check, f->v[i].severity, f->v[i].scope, f->v[i].subject, f->v[i].measured,
+                     f->v[i].expected, f->v[i].unit, "%s", f->v[i].text);
+  cJSON *doc = r == DDP_OK ? cJSON_CreateObject() : NULL;
+  if (r == DDP_OK && !doc) r = DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  if (r == DDP_OK) r = result_to_json(&m, doc);
+  if (r == DDP_OK) cJSON_AddObjectToObject(doc, "phases");
+  result_free(&m);
+  if (r != DDP_OK) {
+    cJSON_Delete(doc);
+    return r;
+  }
+  *out = doc;
+  return DDP_OK;
 }
 
 /* ---- set-up -------------------------------------------------------------------------------------- */
@@ -1306,6 +1373,9 @@ static ddp_result ctx_setup(coll_ctx *x) {
   mine.pid = (int)getpid();
   mine.ordinal = x->dev->info.ordinal;
   mine.node = d->node_index;
+  mine.local_rank = d->local_rank;
+  mine.memory = (double)x->dev->info.memory;
+  versions_collect(&mine.ver);
   x->nodes = d->node_count;
   /* Test hook: DDPBENCH_TEST_RANKS_PER_NODE=k makes ranks k at a time count as one node, so that node and
    * pair groups can be tested on one machine. */
@@ -1559,16 +1629,23 @@ int collectives_main(int argc, char **argv) {
   if (r == DDP_OK) r = run_groups(&x);
   int code = DDP_EXIT_OK;
   if (r == DDP_OK && x.dist.rank == 0) {
-    if (total_wrong(&x)) code = DDP_EXIT_CHECK;
-    if (x.o.json[0]) {
-      cJSON *doc = collectives_json(&x);
-      char *text = doc ? cJSON_Print(doc) : NULL;
+    finding_list f;
+    findings_init(&f);
+    r = findings_build(&x, &f);
+    if (r == DDP_OK && f.n) findings_print(stdout, &f);
+    fflush(stdout);
+    code = findings_exit_code(&f);
+    if (r == DDP_OK && x.o.json[0]) {
+      cJSON *doc = NULL;
+      r = collectives_json(&x, &f, &doc);
+      char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
       cJSON_Delete(doc);
-      if (!text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
-      else r = atomic_file_write(x.o.json, text, strlen(text), x.o.force);
+      if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
+      if (r == DDP_OK) r = atomic_file_write(x.o.json, text, strlen(text), x.o.force);
       free(text);
       if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE, r = DDP_OK;
     }
+    findings_free(&f);
   }
   int status[2] = {r, code}; /* rank 0's verdict travels to every rank */
   if (r == DDP_OK && MPI_Bcast(status, 2, MPI_INT, 0, x.dist.world) != MPI_SUCCESS) r = DDP_ERR_MPI;

@@ -11,7 +11,6 @@
  *    found in exactly the pairs that contain it;
  *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
  *    multiple of the element size, an existing -J file): exit 2 and one line naming the option. */
-#include <cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "result.h"
 
 static char dir[] = "/tmp/ddpbench-test-coll-XXXXXX";
 static const char *mpiexec, *prog;
@@ -46,23 +46,22 @@ static int run(int np, const char *env, const char *args) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static cJSON *load(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NULL;
-  static char buf[1 << 23];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  buf[n] = 0;
-  fclose(f);
-  return cJSON_Parse(buf);
+static const char *lab(const result_record *r, const char *k) {
+  const char *v = result_record_label(r, k);
+  return v ? v : "";
 }
 
-static double num(cJSON *o, const char *k) {
-  cJSON *x = cJSON_GetObjectItem(o, k);
-  return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+/* The record of `metric` that shares every identity label with r (same group, row and placement). */
+static const result_record *twin(const result_doc *m, const result_record *r, const char *metric) {
+  return result_find(m, "collectives", r->group, metric, "collective", lab(r, "collective"), "type", lab(r, "type"),
+                     "redop", lab(r, "redop"), "bytes", lab(r, "bytes"), "placement", lab(r, "placement"), "cycle",
+                     lab(r, "cycle"), "root", lab(r, "root"), NULL);
 }
-static const char *str(cJSON *o, const char *k) {
-  cJSON *x = cJSON_GetObjectItem(o, k);
-  return cJSON_IsString(x) ? x->valuestring : "";
+
+static int count_metric(const result_doc *m, const char *metric) {
+  int n = 0;
+  for (int i = 0; i < m->nrecords; i++) n += !strcmp(m->records[i].metric, metric);
+  return n;
 }
 
 static double factor(const char *coll, int n) {
@@ -121,38 +120,38 @@ int main(int argc, char **argv) {
     CHECK(wrong == 0, "np %d: %ld wrong", np, wrong);
     CHECK(avg == 5, "np %d: %d '# Avg bus bandwidth' lines", np, avg);
     CHECK(strstr(out, "# Out of bounds values : 0 OK") != NULL, "np %d: out of bounds line", np);
-    cJSON *doc = load(json);
-    cJSON *res = cJSON_GetObjectItem(doc, "results");
-    CHECK(cJSON_GetArraySize(res) == rows, "np %d: JSON has %d results", np, cJSON_GetArraySize(res));
-    int bad_bw = 0, bad_pct = 0, bad_slow = 0, bad_wrong = 0, bad_ip = 0;
-    cJSON *r;
-    cJSON_ArrayForEach(r, res) {
-      const char *coll = str(r, "collective");
-      for (int p = 0; p < 2; p++) {
-        cJSON *pl = cJSON_GetObjectItem(r, p ? "in_place" : "out_of_place");
-        if (cJSON_IsNull(pl)) {
-          bad_ip += strcmp(coll, "alltoall") != 0;
-          continue;
-        }
-        double alg = num(pl, "alg_bw"), bus = num(pl, "bus_bw"), t = num(pl, "time_us");
-        /* nccl-tests' algbw numerator: count x type size (x n for reduce_scatter, all_gather, alltoall),
-         * which is the size column in every case. */
-        double base = num(r, "size");
-        bad_bw += fabs(bus - alg * factor(coll, np)) > 1e-9 * fmax(1, bus) ||
-                  fabs(alg - base / (t * 1e-6) / 1e9) > 1e-6 * fmax(1, alg) ||
-                  fabs(num(r, "bus_factor") - factor(coll, np)) > 1e-12;
-        bad_pct += !(num(pl, "iter_p10_us") <= num(pl, "iter_median_us") &&
-                     num(pl, "iter_median_us") <= num(pl, "iter_p90_us"));
-        bad_slow += !(num(pl, "slowest_rank_time_us") >= t * (1 - 1e-12));
-        bad_wrong += num(pl, "nwrong") != 0;
+    result_doc m;
+    CHECK(result_load(json, &m) == DDP_OK, "np %d: the result file reads back", np);
+    int nbus = count_metric(&m, "busbw_gbs");
+    /* out-of-place for every row, in-place for all but alltoall's 30 */
+    CHECK(nbus == 2 * rows - 30, "np %d: %d busbw records for %d rows", np, nbus, rows);
+    int bad_bw = 0, bad_pct = 0, bad_slow = 0, bad_wrong = 0, missing = 0;
+    for (int i = 0; i < m.nrecords; i++) {
+      const result_record *r = &m.records[i];
+      if (strcmp(r->metric, "busbw_gbs")) continue;
+      const result_record *alg = twin(&m, r, "algbw_gbs"), *t = twin(&m, r, "time_us"), *it = twin(&m, r, "iter_time_us"),
+                          *slow = twin(&m, r, "slowest_rank_time_us"), *nw = twin(&m, r, "nwrong");
+      if (!alg || !t || !it || !slow || !nw) {
+        missing++;
+        continue;
       }
+      const char *coll = lab(r, "collective");
+      /* nccl-tests' algbw numerator: count x type size (x n for reduce_scatter, all_gather, alltoall),
+       * which is the size column in every case. */
+      double base = atof(lab(r, "bytes"));
+      bad_bw += fabs(r->value - alg->value * factor(coll, np)) > 1e-9 * fmax(1, r->value) ||
+                fabs(alg->value - base / (t->value * 1e-6) / 1e9) > 1e-6 * fmax(1, alg->value);
+      bad_pct += !(it->has_stats && it->stats.p10 <= it->stats.median && it->stats.median <= it->stats.p90 &&
+                   it->value == it->stats.median && it->stats.n == 3);
+      bad_slow += !(slow->value >= t->value * (1 - 1e-12));
+      bad_wrong += nw->value != 0;
     }
+    CHECK(!missing, "np %d: %d rows without all their metrics", np, missing);
     CHECK(!bad_bw, "np %d: %d placements where busbw/algbw do not follow nccl-tests' formulas", np, bad_bw);
     CHECK(!bad_pct, "np %d: %d placements with p10 <= median <= p90 broken", np, bad_pct);
     CHECK(!bad_slow, "np %d: %d placements whose slowest rank is faster than the average", np, bad_slow);
-    CHECK(!bad_wrong && num(doc, "total_wrong") == 0, "np %d: wrong elements in the JSON", np);
-    CHECK(!bad_ip, "np %d: in-place missing for a collective that has it", np);
-    cJSON_Delete(doc);
+    CHECK(!bad_wrong && m.findings.n == 0, "np %d: wrong elements in the result", np);
+    result_free(&m);
   }
 
   /* 2. a corrupted element on rank 1 of 3 */
@@ -169,31 +168,41 @@ int main(int argc, char **argv) {
   CHECK(strstr(out, want) != NULL, "corrupted: no line '%s' in:\n%s", want, out);
   CHECK(strstr(out, "first at element 5 (byte offset 20)") != NULL, "corrupted: element not named");
   CHECK(strstr(out, "# Out of bounds values : 2 FAILED") != NULL, "corrupted: out of bounds line");
-  cJSON *doc = load(json);
-  cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "wrong_data"), 0);
-  CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "wrong_data")) == 4 && num(w, "rank") == 1 &&
-            num(w, "first_element") == 5 && !strcmp(str(w, "host"), host) && num(doc, "total_wrong") == 4,
-        "corrupted: JSON wrong_data");
-  cJSON_Delete(doc);
+  result_doc m;
+  CHECK(result_load(json, &m) == DDP_OK, "corrupted: the result file reads back");
+  int named = 0;
+  char subject[300];
+  snprintf(subject, sizeof subject, "rank 1 (%s)", host);
+  for (int i = 0; i < m.findings.n; i++) {
+    const finding *f = &m.findings.v[i];
+    named += f->severity == SEV_FAIL && !strcmp(f->check, "collectives_data") && !strcmp(f->subject, subject) &&
+             f->measured == 1 && strstr(f->text, "first at element 5 (byte offset 20)") != NULL;
+  }
+  CHECK(m.findings.n == 4 && named == 4, "corrupted: %d findings, %d name rank 1, its host and element 5",
+        m.findings.n, named);
+  result_free(&m);
 
   /* 3. additive steps, cycles, aggregation, under load */
   snprintf(json, sizeof json, "%s/misc.json", dir);
   snprintf(args, sizeof args, "broadcast -b 8 -e 40 -i 16 -N 2 -a max -r 1 --under-load gemm:64 -n 4 -J %s", json);
   rc = run(2, NULL, args);
   CHECK(rc == 0, "misc: exit %d: %s", rc, err);
-  doc = load(json);
-  cJSON *res = cJSON_GetObjectItem(doc, "results");
-  CHECK(cJSON_GetArraySize(res) == 6, "misc: %d results (want 3 sizes x 2 cycles)", cJSON_GetArraySize(res));
-  cJSON *r2 = cJSON_GetArrayItem(res, 1), *r5 = cJSON_GetArrayItem(res, 5);
-  CHECK(num(r2, "size") == 24 && num(r5, "size") == 40 && num(r5, "cycle") == 1 && num(r2, "root") == 1,
-        "misc: sizes 8, 24, 40 in two cycles, root 1");
-  cJSON *ul = cJSON_GetObjectItem(cJSON_GetObjectItem(r5, "out_of_place"), "under_load");
-  CHECK(num(ul, "gemm_tflops_idle") > 0 && cJSON_GetObjectItem(ul, "gemm_tflops_load") &&
-            num(ul, "bus_bw_idle") == num(cJSON_GetObjectItem(r5, "out_of_place"), "bus_bw"),
-        "misc: under_load figures");
-  CHECK(!strcmp(str(cJSON_GetObjectItem(doc, "config"), "average"), "max"), "misc: -a max recorded");
+  CHECK(result_load(json, &m) == DDP_OK, "misc: the result file reads back");
+  CHECK(count_metric(&m, "busbw_gbs") == 12, "misc: %d busbw records (want 3 sizes x 2 placements x 2 cycles)",
+        count_metric(&m, "busbw_gbs"));
+  const result_record *last = result_find(&m, "collectives", "world", "busbw_gbs", "bytes", "40", "cycle", "1",
+                                          "placement", "out_of_place", "root", "1", NULL);
+  const result_record *mid = result_find(&m, "collectives", "world", "busbw_gbs", "bytes", "24", "cycle", "0", NULL);
+  CHECK(last && mid, "misc: sizes 8, 24, 40 in two cycles, root 1");
+  const result_record *gi = last ? twin(&m, last, "gemm_tflops_idle") : NULL, *gl = last ? twin(&m, last, "gemm_tflops_load") : NULL,
+                      *lb = last ? twin(&m, last, "load_busbw_gbs") : NULL;
+  CHECK(gi && gi->value > 0 && gl && lb, "misc: under-load records");
+  const char *agg = NULL;
+  for (int i = 0; i < m.nconfig; i++)
+    if (!strcmp(m.config[i].key, "average")) agg = m.config[i].value;
+  CHECK(agg && !strcmp(agg, "max"), "misc: -a max recorded");
   CHECK(strstr(out, "TF idle") && strstr(out, "# Collective test concluded: broadcast"), "misc: table");
-  cJSON_Delete(doc);
+  result_free(&m);
 
   /* 4. groups on one machine (a test hook makes each rank, or each two ranks, a node): per node, two groups of
    * two; node pairs on 3 "nodes", 3 rounds, and a corrupted rank 2 named in the two pairs it is in only. */
@@ -203,31 +212,29 @@ int main(int argc, char **argv) {
   CHECK(rc == 0, "node groups: exit %d: %s", rc, err);
   CHECK(strstr(out, "# Group: node 0 (host") && strstr(out, "ranks 0-1), 2 ranks") && strstr(out, "ranks 2-3), 2 ranks"),
         "node groups: labels:\n%s", out);
-  doc = load(json);
-  res = cJSON_GetObjectItem(doc, "results");
-  CHECK(cJSON_GetArraySize(res) == 8, "node groups: %d results (want 2 nodes x 2 collectives x 2 sizes)",
-        cJSON_GetArraySize(res));
-  /* allreduce on 2 ranks: busbw factor 1 */
-  CHECK(num(cJSON_GetArrayItem(res, 0), "bus_factor") == 1.0, "node groups: the group's size sets the factor");
-  cJSON_Delete(doc);
+  CHECK(result_load(json, &m) == DDP_OK, "node groups: the result file reads back");
+  CHECK(count_metric(&m, "busbw_gbs") == 16, "node groups: %d busbw records (want 2 nodes x 2 collectives x 2 sizes x 2)",
+        count_metric(&m, "busbw_gbs"));
+  const result_record *n1 = result_find(&m, "collectives", "node:1", "busbw_gbs", "collective", "allreduce", NULL);
+  const result_record *a1 = n1 ? twin(&m, n1, "algbw_gbs") : NULL;
+  /* allreduce on a group of 2: the factor is 2(n-1)/n = 1 */
+  CHECK(n1 && a1 && n1->value == a1->value, "node groups: the group's size sets the factor");
+  result_free(&m);
   snprintf(json, sizeof json, "%s/pairs.json", dir);
   snprintf(args, sizeof args, "-b 1K -e 1K -n 2 --group pairs -J %s", json);
   rc = run(3, "DDPBENCH_TEST_RANKS_PER_NODE=1 DDPBENCH_TEST_CORRUPT_COLLECTIVE=2", args);
   CHECK(rc == 1, "pairs with a corrupted rank: exit %d (want 1)", rc);
-  doc = load(json);
-  res = cJSON_GetObjectItem(doc, "results");
-  int pairs = 0, bad_pairs = 0, named_other = 0;
-  cJSON_ArrayForEach(r2, res) {
-    const char *g = str(r2, "group");
-    int has2 = strstr(g, "node 2 ") != NULL;
-    pairs++;
-    bad_pairs += (num(cJSON_GetObjectItem(r2, "out_of_place"), "nwrong") > 0) != has2;
+  CHECK(result_load(json, &m) == DDP_OK, "pairs: the result file reads back");
+  static const struct { const char *group; int bad; } want_pairs[] = {{"pair:0-1", 0}, {"pair:0-2", 1}, {"pair:1-2", 1}};
+  for (int i = 0; i < 3; i++) {
+    const result_record *nw = result_find(&m, "collectives", want_pairs[i].group, "nwrong", "placement", "out_of_place", NULL);
+    CHECK(nw && (nw->value > 0) == want_pairs[i].bad, "pairs: %s %s", want_pairs[i].group,
+          nw ? "misjudged" : "missing");
   }
-  cJSON *wd;
-  cJSON_ArrayForEach(wd, cJSON_GetObjectItem(doc, "wrong_data")) named_other += num(wd, "rank") != 2;
-  CHECK(pairs == 3 && !bad_pairs && !named_other, "pairs: %d pairs, %d misjudged, %d others named", pairs, bad_pairs,
-        named_other);
-  cJSON_Delete(doc);
+  int others = 0;
+  for (int i = 0; i < m.findings.n; i++) others += strncmp(m.findings.v[i].subject, "rank 2 (", 8) != 0;
+  CHECK(m.findings.n == 4 && !others, "pairs: %d findings, %d about another rank than 2", m.findings.n, others);
+  result_free(&m);
   rc = run(2, NULL, "--group pairs -b 8 -e 8");
   CHECK(rc == 2 && strstr(err, "--group pairs needs ranks on at least 2 nodes"), "pairs on one node: exit %d", rc);
 
