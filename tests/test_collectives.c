@@ -8,6 +8,9 @@
  *  - in-place and out-of-place give bitwise the same result on the same input;
  *  - out-of-place leaves the send buffer alone;
  *  - ops enqueued back to back on one stream complete in order (the sweep's timed loop);
+ *  - with the argument `cuda` (label gpu; exits 77 without a GPU): the same matrix on the CUDA device through
+ *    NCCL (when each rank has its own GPU) and through MPI staged in host memory, each eagerly and captured
+ *    in a CUDA graph;
  *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md, ../shared/reference/nccl-tests.md §3)
  *    for n = 1..8, and a published nccl-tests row re-derived from its time. */
 #include <math.h>
@@ -101,46 +104,68 @@ static int close_enough(ddp_dtype t, const void *got, double want, int ulps) {
   return fabs(g - want) <= ulps * ulp * fmax(fabs(want), 1e-30);
 }
 
-/* One call; returns the number of wrong elements on this rank; result left in res (recv_count). */
+/* One call through device buffers (host memory on the cpu device), eagerly or captured in a graph; returns
+ * the number of wrong elements on this rank and leaves the result in res (recv_count elements). */
+static int use_graph;
 static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, ddp_dtype t, ddp_redop op, size_t count,
                 int inplace, unsigned seed, char *res) {
   ddp_coll a = {kind, NULL, NULL, count, t, op, W - 1};
   size_t es = dtype_size(t), sn = coll_send_count(&a, W), rn = coll_recv_count(&a, W);
-  size_t big = (sn > rn ? sn : rn) + 1;
-  char *send = calloc(big, es), *recv = calloc(big, es), *all = calloc((size_t)W * sn + 1, es),
-       *keep = calloc(sn + 1, es);
+  size_t big = ((sn > rn ? sn : rn) + 1) * es;
+  char *send = calloc(big, 1), *recv = calloc(big, 1), *all = calloc((size_t)W * sn + 1, es), *keep = calloc(big, 1);
+  void *dsend = NULL, *drecv = NULL;
+  ddp_result r = d->alloc(d, &dsend, big);
+  if (r == DDP_OK) r = d->alloc(d, &drecv, big);
   for (size_t i = 0; i < sn; i++) put(send, t, i, draw(&seed, t, op));
-  memcpy(keep, send, sn * es);
   MPI_Allgather(send, (int)(sn * es), MPI_BYTE, all, (int)(sn * es), MPI_BYTE, MPI_COMM_WORLD);
-  memset(recv, 0x5a, big * es);
-  a.send = send;
-  a.recv = recv;
+  memset(recv, 0x5a, big);
+  char *ds = dsend, *dr = drecv;
+  a.send = ds;
+  a.recv = dr;
   if (inplace) {
     if (kind == COLL_ALL_GATHER) {
       memcpy(recv + (size_t)R * count * es, send, sn * es);
-      a.send = recv + (size_t)R * count * es;
+      a.send = dr + (size_t)R * count * es;
     } else {
       memcpy(recv, send, sn * es);
-      a.send = recv;
-      if (kind == COLL_REDUCE_SCATTER) a.recv = recv + (size_t)R * count * es;
+      a.send = dr;
+      if (kind == COLL_REDUCE_SCATTER) a.recv = dr + (size_t)R * count * es;
     }
   }
-  ddp_result r = c->collective(c, &a, s);
+  if (r == DDP_OK) r = d->copy(d, dsend, send, big, s);
+  if (r == DDP_OK) r = d->copy(d, drecv, recv, big, s);
+  if (r == DDP_OK && use_graph) {
+    ddp_graph *g = NULL;
+    r = d->graph_begin(d, s);
+    ddp_result r1 = r == DDP_OK ? c->collective(c, &a, s) : r;
+    ddp_result r2 = r == DDP_OK ? d->graph_end(d, s, &g) : r;
+    r = r1 != DDP_OK ? r1 : r2;
+    if (r == DDP_OK) r = d->graph_launch(d, g, s);
+    if (r == DDP_OK) r = d->stream_synchronize(d, s);
+    if (g) d->graph_destroy(d, g);
+  } else if (r == DDP_OK) {
+    r = c->collective(c, &a, s);
+  }
+  if (r == DDP_OK) r = d->copy(d, keep, dsend, big, s);
+  if (r == DDP_OK) r = d->copy(d, recv, drecv, big, s);
   if (r == DDP_OK) r = d->stream_synchronize(d, s);
   CHECK(r == DDP_OK, "%s %s %s count %zu inplace %d", coll_name(kind), dtype_name(t), redop_name(op), count, inplace);
   long wrong = 0;
   int ulps = op == REDOP_AVG && is_fp(t) && coll_is_reduction(kind) ? 2 : 0;
+  const char *out = recv + ((const char *)a.recv - dr);
   for (size_t k = 0; k < rn; k++) {
     double want = oracle(kind, op, t, all, sn, count, k, W - 1);
-    if (!close_enough(t, (char *)a.recv + k * es, want, ulps)) {
+    if (!close_enough(t, out + k * es, want, ulps)) {
       if (!wrong)
         fprintf(stderr, "rank %d %s %s %s count %zu inplace %d: element %zu got %g want %g\n", R, coll_name(kind),
-                dtype_name(t), redop_name(op), count, inplace, k, get(a.recv, t, k), want);
+                dtype_name(t), redop_name(op), count, inplace, k, get(out, t, k), want);
       wrong++;
     }
   }
   if (!inplace) CHECK(!memcmp(send, keep, sn * es), "%s out-of-place changed its send buffer", coll_name(kind));
-  memcpy(res, a.recv, rn * es);
+  memcpy(res, out, rn * es);
+  if (dsend) d->free(d, dsend);
+  if (drecv) d->free(d, drecv);
   free(send), free(recv), free(all), free(keep);
   return wrong;
 }
@@ -174,19 +199,8 @@ static void sizes_check(void) {
   CHECK(z.count == 268435456, "published row count %zu", z.count);
 }
 
-int main(int argc, char **argv) {
-  ddp_dist dist;
-  if (dist_init(&argc, &argv, &dist) != DDP_OK) return 1;
-  W = dist.size;
-  R = dist.rank;
-  ddp_device *d = NULL;
-  ddp_comm *c = NULL;
-  ddp_stream *s = NULL;
-  CHECK(device_cpu_create(&d, 1) == DDP_OK, "cpu device");
-  CHECK(comm_mpi_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "mpi comm");
-  CHECK(d->stream_create(d, &s, 0) == DDP_OK, "stream");
-  if (R == 0) sizes_check();
-
+/* Every collective, type, op, count and placement on one comm; in-place and out-of-place compared. */
+static void matrix(ddp_device *d, ddp_comm *c, ddp_stream *s, const char *what) {
   static const size_t counts[] = {0, 1, 7, 1000};
   long total_wrong = 0, calls = 0, disagree = 0;
   char *res[2] = {malloc(8 * 4 * 1000 + 64), malloc(8 * 4 * 1000 + 64)};
@@ -207,13 +221,56 @@ int main(int argc, char **argv) {
   MPI_Allreduce(MPI_IN_PLACE, &total_wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &disagree, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (R == 0) {
-    CHECK(total_wrong == 0, "%ld wrong elements over %ld calls", total_wrong, calls);
-    CHECK(disagree == 0, "in-place and out-of-place differ in %ld cases", disagree);
-    printf("%ld calls per rank on %d ranks\n", calls, W);
+    CHECK(total_wrong == 0, "%s: %ld wrong elements over %ld calls", what, total_wrong, calls);
+    CHECK(disagree == 0, "%s: in-place and out-of-place differ in %ld cases", what, disagree);
+    printf("%s: %ld calls per rank on %d ranks\n", what, calls, W);
+  }
+  free(res[0]), free(res[1]);
+}
+
+int main(int argc, char **argv) {
+  ddp_dist dist;
+  if (dist_init(&argc, &argv, &dist) != DDP_OK) return 1;
+  W = dist.size;
+  R = dist.rank;
+  int cuda = argc > 1 && !strcmp(argv[1], "cuda");
+  ddp_device *d = NULL;
+  ddp_comm *c = NULL;
+  ddp_stream *s = NULL;
+  if (cuda) { /* every rank skips when any rank sees no GPU */
+    int ngpu = device_cuda_count(), min_gpu = ngpu;
+    MPI_Allreduce(MPI_IN_PLACE, &min_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_gpu == 0) {
+      if (R == 0) printf("no GPU: skipped\n");
+      dist_finalize(&dist);
+      return CHECK_SKIP;
+    }
+    CHECK(device_cuda_create(&d, dist.local_rank % ngpu) == DDP_OK, "cuda device");
+    CHECK(d->stream_create(d, &s, 0) == DDP_OK, "stream");
+    if (dist.local_size <= ngpu) { /* NCCL needs one GPU per rank */
+      CHECK(comm_nccl_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "nccl comm");
+      matrix(d, c, s, "nccl");
+      use_graph = 1;
+      matrix(d, c, s, "nccl, CUDA graph");
+      use_graph = 0;
+      c->destroy(c);
+    }
+    CHECK(comm_mpi_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "mpi comm");
+    matrix(d, c, s, "mpi staged");
+    use_graph = 1;
+    matrix(d, c, s, "mpi staged, CUDA graph");
+    use_graph = 0;
+  } else {
+    CHECK(device_cpu_create(&d, 1) == DDP_OK, "cpu device");
+    CHECK(comm_mpi_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "mpi comm");
+    CHECK(d->stream_create(d, &s, 0) == DDP_OK, "stream");
+    if (R == 0) sizes_check();
+    matrix(d, c, s, "mpi");
   }
 
   /* Back to back on one stream, same buffers (the timed loop): all complete, the last result is right. */
   float buf[64], out[64];
+  if (cuda) goto done; /* host buffers: cpu device only */
   for (int i = 0; i < 64; i++) buf[i] = (float)(R + i);
   ddp_coll a = {COLL_ALLREDUCE, buf, out, 64, DT_F32, REDOP_SUM, 0};
   ddp_result r = DDP_OK;
@@ -222,8 +279,8 @@ int main(int argc, char **argv) {
   int ok = r == DDP_OK;
   for (int i = 0; i < 64; i++) ok &= out[i] == (float)(W * i + W * (W - 1) / 2);
   CHECK(ok, "50 allreduces back to back on rank %d", R);
+done:
 
-  free(res[0]), free(res[1]);
   d->stream_destroy(d, s);
   c->destroy(c);
   d->destroy(d);
