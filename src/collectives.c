@@ -670,7 +670,8 @@ static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
     int done = 0;
     DDP_TRY(x->dev->event_query(x->dev, e, &done));
     if (done) return DDP_OK;
-    DDP_TRY(x->comm->check(x->comm));
+    ddp_comm *c = x->comm ? x->comm : x->wcomm; /* outside a group's sweep: the world's */
+    DDP_TRY(c->check(c));
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
       return DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %.0f s (a peer stopped answering?)", what,
                       x->o.timeout);
@@ -1653,7 +1654,8 @@ int collectives_main(int argc, char **argv) {
   if (r != DDP_OK) { /* peers may be inside a collective: only MPI_Abort ends them */
     fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", x.dist.rank, x.dist.host,
             ddp_result_str(r));
-    if (x.comm) x.comm->abort(x.comm);
+    if (x.comm && x.comm != x.wcomm) x.comm->abort(x.comm);
+    if (x.wcomm) x.wcomm->abort(x.wcomm);
     dist_abort(ddp_exit_code(r));
   }
   ctx_free(&x);
