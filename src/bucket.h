@@ -1,7 +1,10 @@
-/* bucket.h: DDP's gradient bucket plan. Parameters are taken in reverse layer order (the order backward
- * produces their gradients); a bucket closes once its size reaches its cap; the first bucket has its own,
- * smaller cap (PyTorch: 1 MiB) and every later one the main cap (25 MiB); a parameter is never split, so a
- * bucket may overshoot its cap by up to one parameter. Pure planning: no allocation of gradient memory. */
+/* bucket.h: DDP's gradient bucket plan, as PyTorch rebuilds it after the first iteration. Parameters are
+ * taken in gradient-ready order (reverse layer order for this model); a bucket closes once its size reaches
+ * its cap; the first bucket has its own cap and every later one the main cap; a parameter is never split, so
+ * a bucket may overshoot its cap by up to one parameter. The caps are PyTorch's: 1 MiB then 25 MiB by
+ * default, and with an explicit bucket_cap_mb the first bucket takes that cap too (config.c applies that
+ * rule; tests/test_conformance.c checks the plans against PyTorch's own). Pure planning: no allocation of
+ * gradient memory. */
 #ifndef DDPBENCH_BUCKET_H
 #define DDPBENCH_BUCKET_H
 
@@ -25,6 +28,9 @@ typedef struct {
   ddp_bucket *buckets;
   size_t total_count;
 } bucket_plan;
+
+/* A cap in MiB as bytes, as PyTorch computes it: int(mib * 1024 * 1024). */
+static inline size_t bucket_cap_bytes(double mib) { return (size_t)(mib * 1048576.0); }
 
 /* Plans buckets for nparams parameters of counts[i] elements each (given in gradient-ready order), of
  * elem_size bytes per element, with caps in bytes. Returns DDP_ERR_SYSTEM on allocation failure. */

@@ -42,9 +42,10 @@ static const key_spec KEYS[] = {
      "GEMM inputs (fp32 master weights; 16-bit = autocast; tf32 needs the cuda device)"},
     {"grad_comm", T_ENUM, OFF(grad_comm), "fp32", 0, 0, "fp32|-|bf16|fp16", 0,
      "allreduce type (16-bit = PyTorch's compression hooks)"},
-    {"bucket_mb", T_DOUBLE, OFF(bucket_mb), "25", 1.0 / 1024, 1 << 20, NULL, 0, "bucket cap in MiB"},
+    {"bucket_mb", T_DOUBLE, OFF(bucket_mb), "25", 1.0 / 1024, 1 << 20, NULL, 0,
+     "bucket cap in MiB, PyTorch's bucket_cap_mb (given, it caps the first bucket too)"},
     {"first_bucket_mb", T_DOUBLE, OFF(first_bucket_mb), "1", 1.0 / 1024, 1 << 20, NULL, 0,
-     "cap of the first bucket in MiB"},
+     "first bucket's cap in MiB; bucket_mb when only that is given"},
     {"gradient_as_bucket_view", T_BOOL, OFF(gradient_as_bucket_view), "false", 0, 0, NULL, 0,
      "write gradients straight into the buckets"},
     {"loss_scale_init", T_DOUBLE, OFF(loss_scale_init), "65536", 1e-30, 1e30, NULL, 0, "fp16: initial loss scale"},
@@ -73,6 +74,7 @@ static const key_spec KEYS[] = {
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
+_Static_assert(sizeof KEYS / sizeof KEYS[0] <= 64, "ddp_config.given has one bit per key");
 
 static const key_spec *key_find(const char *name) {
   for (int i = 0; i < NKEYS; i++)
@@ -203,10 +205,22 @@ static ddp_result key_set(ddp_config *cfg, const char *key, const char *value, c
   return DDP_OK;
 }
 
+/* Records that a key came from the user (file or command line), not from the table's default. */
+static void key_mark_given(ddp_config *cfg, const char *key) {
+  const key_spec *k = key_find(key);
+  if (k) cfg->given |= 1ull << (k - KEYS);
+}
+
+int config_given(const ddp_config *cfg, const char *key) {
+  const key_spec *k = key_find(key);
+  return k && (cfg->given >> (k - KEYS) & 1u);
+}
+
 ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where) {
   char err[512];
   ddp_result r = key_set(cfg, key, value, where, err, sizeof err);
   if (r != DDP_OK) ddp_usage_error("%s", err);
+  else key_mark_given(cfg, key);
   return r;
 }
 
@@ -301,6 +315,8 @@ static int ini_on_key(void *user, const char *section, const char *name, const c
     c->failed = 1;
   } else if (key_set(c->cfg, name, value, "", c->err, sizeof c->err) != DDP_OK) {
     c->failed = 1;
+  } else {
+    key_mark_given(c->cfg, name);
   }
   return !c->failed;
 }
@@ -380,6 +396,8 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
     }
     DDP_TRY(config_set(cfg, key, value, where));
   }
+  /* PyTorch: an explicit bucket_cap_mb caps the first bucket too (no 1 MiB bucket). */
+  if (config_given(cfg, "bucket_mb") && !config_given(cfg, "first_bucket_mb")) cfg->first_bucket_mb = cfg->bucket_mb;
   DDP_TRY(config_validate(cfg));
   if (cfg->json[0] && !cfg->force && access(cfg->json, F_OK) == 0)
     return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", cfg->json);

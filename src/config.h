@@ -32,7 +32,7 @@ typedef struct {
   double loss_scale_init, loss_scale_growth_factor, loss_scale_backoff;
   int loss_scale_growth_interval;
   /* DDP */
-  double bucket_mb, first_bucket_mb; /* MiB */
+  double bucket_mb, first_bucket_mb; /* MiB, effective: see config_parse */
   int gradient_as_bucket_view;
   /* run */
   ddp_device_kind device;
@@ -48,6 +48,7 @@ typedef struct {
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int force, quiet;
   /* not keys: */
+  unsigned long long given; /* bit i: key i was set by the config file or the command line */
   char config_file[1024];
   char command_line[4096];
 } ddp_config;
@@ -57,13 +58,18 @@ typedef enum { CONFIG_RUN = 0, CONFIG_HELP, CONFIG_VERSION } config_action;
 
 /* Fills cfg from defaults, then the --config file, then the other options (argv[1..]). On bad input prints
  * one line on stderr (rank 0 only) and returns DDP_ERR_USAGE. Checks that --json does not exist unless
- * --force. */
+ * --force. Bucket caps as PyTorch DDP sets them (torch/nn/parallel/distributed.py, bucket_bytes_cap_default):
+ * when bucket_mb is given (file or command line) and first_bucket_mb is not, the first bucket takes the same
+ * cap, as with an explicit bucket_cap_mb; first_bucket_mb given explicitly always wins. cfg then holds the
+ * effective caps. */
 ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *action);
 /* Defaults only. */
 void config_defaults(ddp_config *cfg);
 /* Sets one key from a string, as the file and the command line do; `where` names the source for errors
  * ("--hidden", "file.ini:12"). */
 ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where);
+/* 1 if key was set by the config file or the command line (not a default). */
+int config_given(const ddp_config *cfg, const char *key);
 /* Cross-key checks (run after all sources are applied). */
 ddp_result config_validate(const ddp_config *cfg);
 void config_print_help(FILE *out);

@@ -151,8 +151,8 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   size_t *counts = malloc((size_t)e->L * sizeof *counts);
   DDP_CHECK_ALLOC(counts);
   for (int i = 0; i < e->L; i++) counts[i] = e->HH;
-  ddp_result r = bucket_plan_build(&e->plan, counts, e->L, 4, (size_t)(cfg->first_bucket_mb * 1048576.0),
-                                   (size_t)(cfg->bucket_mb * 1048576.0));
+  ddp_result r = bucket_plan_build(&e->plan, counts, e->L, 4, bucket_cap_bytes(cfg->first_bucket_mb),
+                                   bucket_cap_bytes(cfg->bucket_mb));
   free(counts);
   DDP_TRY(r);
   e->bucket_of_param = calloc((size_t)e->L, sizeof(int));

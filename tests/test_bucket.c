@@ -1,7 +1,42 @@
 /* test_bucket: DDP's bucket plan: reverse order is the caller's, the first bucket's own cap, closing once a
- * cap is reached, parameters never split (overshoot), the leftover bucket. */
+ * cap is reached, parameters never split (overshoot), the leftover bucket; and, from the options through
+ * config_parse, the rebuilt buckets PyTorch 2.11's DistributedDataParallel made on an H200 (issue 17's
+ * tables), with the default caps and with an explicit bucket_cap_mb=25 (which caps the first bucket too).
+ * tests/test_conformance.c checks a larger table against golden files recorded from PyTorch. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "bucket.h"
 #include "check.h"
+#include "config.h"
+
+/* The plan ddpbench builds for `ddpbench --hidden H --layers L [extra...]` against PyTorch's bytes. */
+static void pytorch_case(int H, int L, const char *extra, const size_t *want, int nwant) {
+  char h[16], l[16], ex[32] = "";
+  snprintf(h, sizeof h, "%d", H);
+  snprintf(l, sizeof l, "%d", L);
+  char *argv[8] = {"ddpbench", "--hidden", h, "--layers", l};
+  int argc = 5;
+  if (extra) {
+    snprintf(ex, sizeof ex, "%s", extra);
+    argv[argc++] = strtok(ex, " ");
+    argv[argc++] = strtok(NULL, " ");
+  }
+  ddp_config c;
+  config_action act;
+  CHECK(config_parse(&c, argc, argv, &act) == DDP_OK, "options");
+  size_t *counts = malloc((size_t)L * sizeof *counts);
+  for (int i = 0; i < L; i++) counts[i] = (size_t)H * H;
+  bucket_plan p;
+  CHECK(bucket_plan_build(&p, counts, L, 4, bucket_cap_bytes(c.first_bucket_mb), bucket_cap_bytes(c.bucket_mb)) == DDP_OK,
+        "build");
+  int same = p.nbuckets == nwant;
+  for (int b = 0; same && b < nwant; b++) same = p.buckets[b].bytes == want[b];
+  CHECK(same, "%dx%d %s: %d buckets, first %zu B: not PyTorch 2.11's %d, first %zu B", H, L, extra ? extra : "(defaults)",
+        p.nbuckets, p.nbuckets ? p.buckets[0].bytes : 0, nwant, want[0]);
+  bucket_plan_free(&p);
+  free(counts);
+}
 
 #define MiB (1024u * 1024u)
 
@@ -51,5 +86,23 @@ int main(void) {
   CHECK(p.nbuckets == 2 && p.buckets[0].nparams == 1 && p.buckets[1].nparams == 3,
         "1 MiB first bucket takes one layer, the 25 MiB bucket the other three (%d)", p.nbuckets);
   bucket_plan_free(&p);
+
+  /* PyTorch 2.11, DistributedDataParallel(model) and (model, bucket_cap_mb=25), rebuilt buckets in bytes. */
+  const size_t d1024[] = {4194304, 12582912}, d1500[] = {9000000, 27000000, 27000000, 18000000},
+               d2048[] = {16777216, 33554432, 33554432, 33554432, 33554432, 16777216}, d700[] = {1960000, 23520000},
+               d8192[] = {268435456, 268435456, 268435456, 268435456, 268435456, 268435456, 268435456, 268435456};
+  pytorch_case(1024, 4, NULL, d1024, 2);
+  pytorch_case(1500, 9, NULL, d1500, 4);
+  pytorch_case(2048, 10, NULL, d2048, 6);
+  pytorch_case(700, 13, NULL, d700, 2);
+  pytorch_case(8192, 8, NULL, d8192, 8);
+  const size_t e1024[] = {16777216}, e1500[] = {27000000, 27000000, 27000000},
+               e2048[] = {33554432, 33554432, 33554432, 33554432, 33554432}, e700[] = {25480000};
+  pytorch_case(1024, 4, "--bucket-mb 25", e1024, 1);
+  pytorch_case(1500, 9, "--bucket-mb 25", e1500, 3);
+  pytorch_case(2048, 10, "--bucket-mb 25", e2048, 5);
+  pytorch_case(700, 13, "--bucket-mb 25", e700, 1);
+  /* --first-bucket-mb given explicitly still wins (dist._DEFAULT_FIRST_BUCKET_BYTES): 1 MiB first, as the default. */
+  pytorch_case(1024, 4, "--first-bucket-mb 1", d1024, 2);
   return check_summary();
 }

@@ -86,7 +86,22 @@ static void test_api(void) {
   CHECK(parse(&c, err, sizeof err, "--config", ini, "--layers", "5", NULL) == DDP_OK, "config file: %s", err);
   CHECK(c.hidden == 128 && c.layers == 5 && c.bucket_mb == 0.5 && c.gradient_as_bucket_view && c.precision == PREC_FP16,
         "file values, command line wins (layers %d)", c.layers);
+  CHECK(c.first_bucket_mb == 0.5 && config_given(&c, "bucket_mb") && !config_given(&c, "first_bucket_mb"),
+        "bucket_mb from the file caps the first bucket too (%g), as PyTorch's explicit bucket_cap_mb", c.first_bucket_mb);
   CHECK(parse(&c, err, sizeof err, "--layers", "5", "--config=" , NULL) == DDP_ERR_USAGE, "empty --config=");
+
+  /* Bucket caps as PyTorch sets them: default 1 MiB first; bucket_mb given -> first = bucket_mb; first_bucket_mb
+   * given wins (before or after bucket_mb). */
+  CHECK(parse(&c, err, sizeof err, "--hidden", "64", NULL) == DDP_OK && c.first_bucket_mb == 1 && c.bucket_mb == 25 &&
+            !config_given(&c, "bucket_mb") && config_given(&c, "hidden"), "caps by default: first 1, then 25");
+  CHECK(parse(&c, err, sizeof err, "--bucket-mb", "25", NULL) == DDP_OK && c.first_bucket_mb == 25 && c.bucket_mb == 25,
+        "--bucket-mb 25 given: first bucket 25 too (%g)", c.first_bucket_mb);
+  CHECK(parse(&c, err, sizeof err, "--bucket-mb=50", "--first-bucket-mb", "2", NULL) == DDP_OK &&
+            c.first_bucket_mb == 2 && c.bucket_mb == 50, "explicit first_bucket_mb wins (%g)", c.first_bucket_mb);
+  CHECK(parse(&c, err, sizeof err, "--first-bucket-mb", "4", "--bucket-mb", "50", NULL) == DDP_OK &&
+            c.first_bucket_mb == 4, "explicit first_bucket_mb wins in either order (%g)", c.first_bucket_mb);
+  CHECK(parse(&c, err, sizeof err, "--first-bucket-mb", "4", NULL) == DDP_OK && c.first_bucket_mb == 4 &&
+            c.bucket_mb == 25, "first_bucket_mb alone leaves bucket_mb at 25");
 
   /* Bad input, each one line naming what is wrong. */
   expect_bad("unknown option", "--hiden", parse(&c, err, sizeof err, "--hiden", "3", NULL), err);
