@@ -1010,6 +1010,10 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
   return DDP_OK;
 }
 
+/* What decides how many SMs NCCL's kernels take (and which algorithm), recorded as set or "unset". */
+static const char *const NCCL_VARS[] = {"NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS",
+                                        "NCCL_ALGO",          "NCCL_PROTO",         "NCCL_NVLS_ENABLE"};
+
 /* ---- printing (rank 0) --------------------------------------------------------------------------- */
 /* nccl-tests' number squeezing: %.2f, then %.1f, then %.0f, then an exponent, to fit `width`. */
 static const char *fit(char *buf, size_t n, int width, double v) {
@@ -1093,16 +1097,14 @@ static void print_preamble(const coll_ctx *x) {
          DDPBENCH_VERSION, x->ver.nccl_header[0] ? x->ver.nccl_header : "none",
          x->ver.nccl_runtime[0] ? x->ver.nccl_runtime : "none");
   printf("# comm %s device %s ranks %d nodes %d mpi %s\n", x->comm_name, x->device_name, x->dist.size,
-         x->dist.node_count, dist_mpi_version());
+         x->nodes, dist_mpi_version());
   printf("# nThread 1 nGpus 1 minBytes %zu maxBytes %zu step: %zu(%s) warmup iters: %d iters: %d agg iters: 1 "
          "validation: %d graph: %d average: %d\n",
          o->min_bytes, o->max_bytes, o->step_factor >= 2 ? (size_t)o->step_factor : o->step_bytes,
          o->step_factor >= 2 ? "factor" : "bytes", o->warmup, o->iters, o->check, o->graph, o->average);
-  static const char *nvars[] = {"NCCL_MAX_NCHANNELS", "NCCL_MIN_NCHANNELS", "NCCL_MAX_CTAS", "NCCL_MIN_CTAS",
-                                "NCCL_ALGO",          "NCCL_PROTO",         "NCCL_NVLS_ENABLE"};
   printf("# NCCL SMs:");
-  for (size_t i = 0; i < sizeof nvars / sizeof nvars[0]; i++)
-    printf(" %s=%s", nvars[i], getenv(nvars[i]) ? getenv(nvars[i]) : "unset");
+  for (size_t i = 0; i < sizeof NCCL_VARS / sizeof NCCL_VARS[0]; i++)
+    printf(" %s=%s", NCCL_VARS[i], getenv(NCCL_VARS[i]) ? getenv(NCCL_VARS[i]) : "unset");
   printf("\n");
   if (x->H)
     printf("# under load: bf16 %dx%dx%d GEMM loop on a second stream; its TF/s alone and beside the out-of-place call\n",
@@ -1213,6 +1215,12 @@ static ddp_result model_build(const coll_ctx *x, result_doc *m) {
   if (x->H) {
     snprintf(v, sizeof v, "%d", x->H);
     DDP_TRY(kv_add(&m->config, &m->nconfig, "under_load_gemm_h", v));
+  }
+  for (size_t i = 0; i < sizeof NCCL_VARS / sizeof NCCL_VARS[0]; i++) { /* also when unset: NCCL chose */
+    char key[64];
+    snprintf(key, sizeof key, "%s", NCCL_VARS[i]);
+    for (char *p = key; *p; p++) *p = (char)tolower((unsigned char)*p);
+    DDP_TRY(kv_add(&m->config, &m->nconfig, key, getenv(NCCL_VARS[i]) ? getenv(NCCL_VARS[i]) : "unset"));
   }
   DDP_TRY(result_env_collect(m));
   m->ranks = calloc((size_t)x->dist.size, sizeof *m->ranks);
