@@ -405,6 +405,8 @@ static ddp_result opts_parse(coll_opts *o, int argc, char **argv) {
   if (o->json[0] && !o->force && access(o->json, F_OK) == 0)
     return ddp_usage_error("collectives: -J/--json %s: file exists (use --force to overwrite it)", o->json);
   if (o->graph && o->device == 1) return ddp_usage_error("collectives: -G/--cudagraph needs the cuda device");
+  if (o->group && o->cycles == 0)
+    return ddp_usage_error("collectives: -N/--run_cycles 0 (forever) runs on the whole world only, not with --group");
   if (o->comm == 2 && o->device == 1) return ddp_usage_error("collectives: --comm nccl needs the cuda device");
   return DDP_OK;
 }
