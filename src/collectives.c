@@ -98,6 +98,7 @@ typedef struct {
   int load_h;              /* --under-load gemm[:H]: 0 off, -1 default H */
   int group;               /* 0 world, 1 each node, 2 node pairs */
   int set_factor, set_step;
+  int fixed; /* -t, -g, -m, -z: accepted at their only supported value */
   char command_line[2048];
 } coll_opts;
 
@@ -132,6 +133,11 @@ static const opt_spec OPTS[] = {
     {'T', "timeout", O_INT, 0, "300", "seconds a wait may last before the job is aborted (0 = never)", 0, 0, NULL},
     {'J', "output_file|json", O_STR, OO(json), "", "write the results as JSON to this file", 0, 0, NULL},
     {0, "force", O_BOOL, OO(force), "0", "overwrite an existing JSON file", 0, 0, NULL},
+    /* nccl-tests options whose only value here is their default (scripts pass them out of habit) */
+    {'t', "nthreads", O_INT, OO(fixed), "1", "threads per process: 1 (one rank per GPU)", 1, 1, NULL},
+    {'g', "ngpus", O_INT, OO(fixed), "1", "GPUs per thread: 1 (one rank per GPU)", 1, 1, NULL},
+    {'m', "agg_iters", O_INT, OO(fixed), "1", "calls per group: 1", 1, 1, NULL},
+    {'z', "blocking", O_INT, OO(fixed), "0", "blocking calls: 0", 0, 0, NULL},
     {0, "device", O_ENUM, OO(device), "auto", "auto|cpu|cuda", 0, 0, "auto|cpu|cuda"},
     {0, "comm", O_ENUM, OO(comm), "auto", "auto|mpi|nccl (auto: nccl on cuda)", 0, 0, "auto|mpi|nccl"},
     {0, "group", O_ENUM, OO(group), "world", "world|node|pairs: the sweep on all ranks, on each node, or on node pairs",
@@ -214,6 +220,9 @@ static ddp_result opt_set(coll_opts *o, const opt_spec *k, const char *v, const 
         o->timeout = (double)x;
         break;
       }
+      if (k->min == k->max && x != k->min)
+        return ddp_usage_error("collectives: %s %ld is not supported: ddpbench runs one rank per GPU, one thread, one "
+                               "call at a time (%s %.0f, or leave it out)", where, x, where, k->min);
       if (x < k->min || x > k->max)
         return ddp_usage_error("collectives: %s must be in [%.0f, %.0f], got %ld", where, k->min, k->max, x);
       *(int *)field = (int)x;

@@ -6,7 +6,7 @@
  *    p10 <= median <= p90, the slowest rank's time is at least the average;
  *  - a corrupted element on one rank (test hook): exit 1, the row's #wrong is 1 per placement, and the
  *    line and the JSON name the rank, its host and the element;
- *  - -i additive steps, -N cycles, -a, --under-load gemm:H (both figures, in the table and the JSON);
+ *  - -i additive steps, -N cycles, -a, nccl-tests' habitual -t 1 -g 1, --under-load gemm:H (both figures, in the table and the JSON);
  *  - --group node and --group pairs (nodes faked by a test hook): labelled tables, and a corrupted rank
  *    found in exactly the pairs that contain it;
  *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
@@ -184,7 +184,7 @@ int main(int argc, char **argv) {
 
   /* 3. additive steps, cycles, aggregation, under load */
   snprintf(json, sizeof json, "%s/misc.json", dir);
-  snprintf(args, sizeof args, "broadcast -b 8 -e 40 -i 16 -N 2 -a max -r 1 --under-load gemm:64 -n 4 -J %s", json);
+  snprintf(args, sizeof args, "broadcast -b 8 -e 40 -i 16 -N 2 -a max -r 1 --under-load gemm:64 -n 4 -t 1 -g 1 -J %s", json);
   rc = run(2, NULL, args);
   CHECK(rc == 0, "misc: exit %d: %s", rc, err);
   CHECK(result_load(json, &m) == DDP_OK, "misc: the result file reads back");
@@ -249,6 +249,7 @@ int main(int argc, char **argv) {
       {"-d int64 -b 8 -e 12", "-e/--maxbytes"},
       {"--bogus 1", "--bogus"},
       {"--under-load gpu", "--under-load"},
+      {"-g 2", "-g 2 is not supported"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     for (int np = 0; np <= 2; np += 2) {
