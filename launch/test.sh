@@ -3,10 +3,11 @@
 # skipped, when no GPU is visible). This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-launch/setup.sh
-# Test-only Python helper: the JSON Schema check of result files (test_schema).
+# Test-only Python helper: the JSON Schema check of result files (test_schema); before the
+# configure step, which looks for Python.
 if ! python3 -c "import jsonschema" 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-jsonschema >/dev/null
 fi
+launch/setup.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --preset dev

@@ -77,6 +77,8 @@ struct ddp_comm {
 ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev);
 /* NCCL over the ranks of `mpi_comm` (the unique id is broadcast over it). DDP_ERR_USAGE without CUDA. */
 ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev);
+/* The NCCL header, library and path this process loaded (CUDA builds only: see registry.c). */
+void comm_nccl_versions(ddp_versions *v);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "comm.h"
+#include "cuda_check.h"
 #include "versions.h"
 
 typedef struct {
@@ -30,12 +31,6 @@ static ddp_result nccl_fail(ncclResult_t r, ncclComm_t comm, const char *call, c
   do {                                                                                     \
     ncclResult_t r_ = (call);                                                              \
     if (r_ != ncclSuccess) return nccl_fail(r_, (comm), #call, __FILE__, __LINE__);        \
-  } while (0)
-ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line); /* device_cuda.c */
-#define CUDA_CHECK(call)                                                        \
-  do {                                                                          \
-    cudaError_t e_ = (call);                                                    \
-    if (e_ != cudaSuccess) return cuda_fail(e_, #call, __FILE__, __LINE__);     \
   } while (0)
 
 static ncclDataType_t nccl_type(ddp_dtype t) {

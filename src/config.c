@@ -14,6 +14,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "phase.h"
+
 typedef enum { T_INT, T_U64, T_DOUBLE, T_BOOL, T_ENUM, T_STR } key_type;
 
 typedef struct {
@@ -245,10 +247,6 @@ const char *comm_kind_name(ddp_comm_kind c) {
   static const char *n[] = {"auto", "mpi", "nccl"};
   return (unsigned)c < 3 ? n[c] : "?";
 }
-const char *bind_name(ddp_bind b) {
-  static const char *n[] = {"auto", "gpu", "none"};
-  return (unsigned)b < 3 ? n[b] : "?";
-}
 
 scaler_cfg config_scaler(const ddp_config *cfg) {
   scaler_cfg s = {cfg->loss_scale_init, cfg->loss_scale_growth_factor, cfg->loss_scale_backoff,
@@ -257,14 +255,13 @@ scaler_cfg config_scaler(const ddp_config *cfg) {
 }
 
 int config_phases(const ddp_config *cfg, int order[3]) {
-  static const char *names[] = {"local", "comm", "ddp"};
   int n = 0;
   char buf[sizeof cfg->phases];
   strcpy(buf, cfg->phases);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int p = 0;
-    while (p < 3 && strcmp(tok, names[p]) != 0) p++;
-    if (p == 3) return -1;
+    while (p < PHASE_COUNT && strcmp(tok, phase_name((ddp_phase)p)) != 0) p++; /* the one list of names */
+    if (p == PHASE_COUNT) return -1;
     int seen = 0;
     for (int i = 0; i < n; i++) seen |= order[i] == p;
     if (!seen) order[n++] = p;

@@ -76,7 +76,6 @@ void config_print_help(FILE *out);
 const char *precision_name(ddp_precision p);
 const char *device_kind_name(ddp_device_kind d);
 const char *comm_kind_name(ddp_comm_kind c);
-const char *bind_name(ddp_bind b);
 scaler_cfg config_scaler(const ddp_config *cfg);
 /* The phases of --phases in their order, duplicates dropped, as indices 0 local, 1 comm, 2 ddp (ddp_phase's
  * values): returns how many (1..3), or -1 if a name is unknown. */

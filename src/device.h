@@ -6,7 +6,7 @@
  *
  * Every operation is enqueued on a stream and returns at once on the CUDA device; the CPU device runs it
  * before returning, except host functions, which it may leave in flight (see host_func). Operations never
- * synchronise the host with the device; only event_query/event_synchronize/stream_synchronize do.
+ * synchronise the host with the device; only stream_synchronize does (event_query never blocks).
  * Per-step values the host needs (loss, loss scale, skipped steps) stay on the device in history arrays
  * indexed by the device-side step counter, and are read after a phase. */
 #ifndef DDPBENCH_DEVICE_H
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "versions.h"
 #include "numerics.h"
 
 #ifdef __cplusplus
@@ -96,7 +97,6 @@ struct ddp_device {
   ddp_result (*event_record)(ddp_device *, ddp_event *e, ddp_stream *s);
   ddp_result (*stream_wait_event)(ddp_device *, ddp_stream *s, ddp_event *e);
   ddp_result (*event_query)(ddp_device *, ddp_event *e, int *done); /* never blocks */
-  ddp_result (*event_synchronize)(ddp_device *, ddp_event *e);
   ddp_result (*event_elapsed_ms)(ddp_device *, float *ms, ddp_event *start, ddp_event *end);
   ddp_result (*host_func)(ddp_device *, ddp_stream *s, ddp_host_fn fn, void *arg);
   /* Capture of the work enqueued on s (and the streams that s's events fork to) into a graph; NULL where
@@ -146,7 +146,6 @@ struct ddp_device {
   ddp_result (*inject_nan)(ddp_device *, ddp_stream *s, void *p, ddp_dtype dt, const ddp_step_state *state,
                            int step);
 
-  /* Library versions this device loaded, for the report ("" when not applicable). */
   void (*destroy)(ddp_device *);
 };
 
@@ -158,6 +157,8 @@ int device_cuda_count(void);
 ddp_result device_cuda_create(ddp_device **out, int ordinal);
 /* PCI bus id of a visible CUDA device before any context exists ("" without CUDA). */
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n);
+/* The CUDA driver, runtime and cuBLAS versions this process loaded (CUDA builds only: see registry.c). */
+void device_cuda_versions(ddp_versions *v);
 
 #ifdef __cplusplus
 }

@@ -189,13 +189,10 @@ static ddp_result cpu_event_record(ddp_device *d, ddp_event *e, ddp_stream *s) {
   return DDP_OK;
 }
 
-static ddp_result cpu_event_synchronize(ddp_device *d, ddp_event *e) {
+/* The CPU device's streams run in order on the host: waiting for an event is completing its stream to it. */
+static ddp_result cpu_stream_wait_event(ddp_device *d, ddp_stream *s, ddp_event *e) {
   if (e->s) DDP_TRY(stream_complete(e->s, e->seq));
   return DDP_OK;
-}
-
-static ddp_result cpu_stream_wait_event(ddp_device *d, ddp_stream *s, ddp_event *e) {
-  return cpu_event_synchronize(d, e);
 }
 
 static ddp_result cpu_event_query(ddp_device *d, ddp_event *e, int *done) {
@@ -441,7 +438,6 @@ ddp_result device_cpu_create(ddp_device **out, int threads) {
   d->event_record = cpu_event_record;
   d->stream_wait_event = cpu_stream_wait_event;
   d->event_query = cpu_event_query;
-  d->event_synchronize = cpu_event_synchronize;
   d->event_elapsed_ms = cpu_event_elapsed_ms;
   d->host_func = cpu_host_func;
   d->gemm = cpu_gemm;

@@ -2,7 +2,7 @@
  * through cuBLASLt (bf16/fp16 inputs with fp32 accumulation; tf32 tensor cores for --precision tf32;
  * plain fp32 FMA for fp32; the forward pass's ReLU as the GEMM's epilogue), and the element-wise work is
  * the kernels of kernels/ops.cu. Every call is checked and reported with rank, host, file and line.
- * Nothing here synchronises the host except stream_synchronize/event_synchronize/event_query, and no
+ * Nothing here synchronises the host except stream_synchronize (and event_query, which never blocks), and no
  * operation allocates memory once its first use has planned it (CUDA graphs capture the step as is). */
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_check.h"
 #include "device.h"
 #include "ops.h"
 #include "versions.h"
@@ -17,11 +18,6 @@
 ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
   return ddp_fail(DDP_ERR_CUDA, file, line, "%s: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
 }
-#define CUDA_CHECK(call)                                                        \
-  do {                                                                          \
-    cudaError_t e_ = (call);                                                    \
-    if (e_ != cudaSuccess) return cuda_fail(e_, #call, __FILE__, __LINE__);     \
-  } while (0)
 #define CUBLAS_CHECK(call)                                                                        \
   do {                                                                                            \
     cublasStatus_t s_ = (call);                                                                   \
@@ -140,10 +136,6 @@ static ddp_result cu_event_query(ddp_device *d, ddp_event *e, int *done) {
   }
   CUDA_CHECK(r);
   *done = 1;
-  return DDP_OK;
-}
-static ddp_result cu_event_synchronize(ddp_device *d, ddp_event *e) {
-  CUDA_CHECK(cudaEventSynchronize(ce(e)));
   return DDP_OK;
 }
 static ddp_result cu_event_elapsed_ms(ddp_device *d, float *ms, ddp_event *a, ddp_event *b) {
@@ -399,7 +391,6 @@ ddp_result device_cuda_create(ddp_device **out, int ordinal) {
   d->event_record = cu_event_record;
   d->stream_wait_event = cu_stream_wait_event;
   d->event_query = cu_event_query;
-  d->event_synchronize = cu_event_synchronize;
   d->event_elapsed_ms = cu_event_elapsed_ms;
   d->host_func = cu_host_func;
   d->graph_begin = cu_graph_begin;

@@ -518,6 +518,8 @@ ddp_result engine_measure_gemm(engine *e, double *tflops) {
 
 const bucket_plan *engine_buckets(const engine *e) { return &e->plan; }
 
+ddp_dtype engine_comm_dtype(const engine *e) { return e->comm_t; }
+
 double engine_comm_bytes(const engine *e) { return (double)e->plan.total_count * (double)dtype_size(e->comm_t); }
 
 double engine_flops_per_step(const engine *e) {

@@ -13,29 +13,11 @@
 #include "comm.h"
 #include "config.h"
 #include "device.h"
+#include "phase.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_COUNT } ddp_phase;
-const char *phase_name(ddp_phase p);
-
-/* What one rank measured in one phase. Arrays are owned by the result (phase_result_free). */
-typedef struct {
-  ddp_phase phase;
-  int warmup, steps; /* steps are the timed ones; histories cover warmup + steps */
-  double *step_ms;    /* [steps] step time on this rank */
-  double *compute_ms; /* [steps] forward + backward on the compute stream (NaN: comm phase, cuda graphs) */
-  double *bucket_ms;  /* [steps * nbuckets] each bucket's allreduce on the comm stream (NaN if not timed) */
-  int nbuckets;
-  double *loss;    /* [warmup + steps] this rank's share of the global loss (NULL for the comm phase) */
-  float *scale;    /* [warmup + steps] fp16 loss scale used in each step (NULL unless fp16) */
-  int *skipped;    /* [warmup + steps] 1 where the update was skipped (NULL unless fp16) */
-  double wall_s;   /* enqueue to completion of the whole phase, host clock */
-} phase_result;
-
-void phase_result_free(phase_result *r);
 
 /* Called on the host as steps are enqueued (progress lines, the watchdog's heartbeat). */
 typedef void (*engine_progress_fn)(void *ctx, ddp_phase p, int step, int nsteps);
@@ -62,6 +44,8 @@ ddp_result engine_weights_checksum(engine *e, uint64_t *sum);
 ddp_result engine_measure_gemm(engine *e, double *tflops);
 
 const bucket_plan *engine_buckets(const engine *e);
+/* The type gradients travel in (grad_comm): the one mapping from the config. */
+ddp_dtype engine_comm_dtype(const engine *e);
 /* Bytes allreduced per step (in the grad_comm type). */
 double engine_comm_bytes(const engine *e);
 /* Model FLOPs per step per rank: (6L - 2) * B * H^2. */

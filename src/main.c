@@ -3,15 +3,19 @@
  *   config.h    every setting, the INI file and the command line          (config_parse, config_print_help)
  *   dist.h      MPI start-up, rank/local rank/host, gathers, abort         (dist_init, dist_abort)
  *   topo.h      topology, binding near the GPU, environment checks          (topo_rank_init, topo_rank_report)
+ *   registry.h  the devices and comms of this build, as tables              (registry_device, registry_comm)
  *   device.h    the device interface: cpu (OpenBLAS) and cuda (cuBLASLt)    (device_cpu_create, device_cuda_create)
  *   comm.h      the comm interface: mpi and nccl                            (comm_mpi_create, comm_nccl_create)
+ *   measure.h   measurements as plug-ins over groups of ranks, the driver   (measure_rounds_build, measure_run)
  *   engine.h    the model, DDP buckets, the local/comm/ddp phases           (engine_create, engine_run_phase)
- *   report.h    figures, the human summary, the JSON document               (report_summarize, report_print)
+ *   report.h    figures, the human summary, findings from the figures       (report_summarize, report_findings)
+ *   findings.h  the one verdict type; the exit code comes from it           (findings_add, findings_exit_code)
+ *   result.h    the result model, its JSON writer and reader                (result_to_json, result_load)
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
  * (environment and topology checks across the ranks of an mpirun) and `ddpbench collectives` (the
- * nccl-tests sweep through the comm interface, collectives.h). */
+ * nccl-tests sweep through the comm interface, collectives.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
 #include "collectives.h"

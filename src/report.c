@@ -250,8 +250,10 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   double params = (double)c->layers * c->hidden * c->hidden;
   fprintf(out, "# ddpbench %s  device %s  comm %s  world %d (%d node%s)\n", DDPBENCH_VERSION, r->device, r->comm,
           r->world, r->nodes, r->nodes == 1 ? "" : "s");
-  fprintf(out, "# versions (rank 0): ");
-  envcheck_print_versions(&r->ranks[0].ver, out);
+  if (!r->topology_text || !*r->topology_text) { /* else the topology block below has the same line */
+    fprintf(out, "# versions (rank 0): ");
+    envcheck_print_versions(&r->ranks[0].ver, out);
+  }
   fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
           c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
           precision_name(c->precision), precision_name(c->grad_comm));
@@ -455,25 +457,14 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
  * result_records_from_phases, the same mapping that reads version 1 files. */
 #define num result_json_number
 
-static cJSON *stats_json(const ddp_stats *st) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o) return NULL;
-  cJSON_AddItemToObject(o, "median", num(st->median));
-  cJSON_AddItemToObject(o, "p10", num(st->p10));
-  cJSON_AddItemToObject(o, "p90", num(st->p90));
-  cJSON_AddItemToObject(o, "min", num(st->min));
-  cJSON_AddItemToObject(o, "max", num(st->max));
-  cJSON_AddItemToObject(o, "mean", num(st->mean));
-  cJSON_AddNumberToObject(o, "n", st->n);
-  return o;
-}
+#define stats_json result_stats_json
 
 static cJSON *doubles_json(const double *x, int n) {
   cJSON *a = cJSON_CreateArray();
   for (int i = 0; a && i < n; i++) cJSON_AddItemToArray(a, num(x[i]));
   return a;
 }
-static cJSON *phase_json(const run_report *r, const run_summary *s, int p) {
+cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
   const phase_data *pd = &r->phases[p];
   const phase_summary *ps = &s->ph[p];
   cJSON *o = cJSON_CreateObject();
@@ -542,13 +533,7 @@ static ddp_result report_model(const run_report *r, const run_summary *s, result
   const char *name;
   char value[1100];
   for (int i = 0; config_key_at(c, i, &name, value, sizeof value); i++) {
-    result_kv *kv = realloc(m->config, (size_t)(m->nconfig + 1) * sizeof *kv);
-    DDP_CHECK_ALLOC(kv);
-    m->config = kv;
-    kv[m->nconfig].key = strdup(name);
-    kv[m->nconfig].value = strdup(value);
-    m->nconfig++;
-    DDP_CHECK_ALLOC(kv[m->nconfig - 1].key && kv[m->nconfig - 1].value);
+    DDP_TRY(result_kv_push(&m->config, &m->nconfig, name, value));
   }
   DDP_TRY(result_env_collect(m));
   m->ranks = calloc((size_t)r->world, sizeof *m->ranks);
@@ -570,13 +555,7 @@ static ddp_result report_model(const run_report *r, const run_summary *s, result
     x->gemm_tflops = ri->gemm_tflops;
     const char *fname, *fval;
     for (int f = 0; (fval = envcheck_version_field(&ri->ver, f, &fname)) != NULL; f++) {
-      result_kv *kv = realloc(x->versions, (size_t)(x->nversions + 1) * sizeof *kv);
-      DDP_CHECK_ALLOC(kv);
-      x->versions = kv;
-      kv[x->nversions].key = strdup(fname);
-      kv[x->nversions].value = strdup(fval);
-      x->nversions++;
-      DDP_CHECK_ALLOC(kv[x->nversions - 1].key && kv[x->nversions - 1].value);
+      DDP_TRY(result_kv_push(&x->versions, &x->nversions, fname, fval));
     }
     if (ri->checksum_valid) {
       x->weights_checksum = malloc(17);
@@ -612,7 +591,7 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
   cJSON_AddItemToObject(legacy, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
   cJSON *phases = cJSON_AddObjectToObject(legacy, "phases");
   for (int p = 0; p < PHASE_COUNT; p++)
-    if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), phase_json(r, s, p));
+    if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), report_phase_json(r, s, p));
   cJSON_AddItemToObject(legacy, "scaling_efficiency", num(s->scaling_efficiency));
   cJSON_AddItemToObject(legacy, "exposed_comm_ms", num(s->exposed_comm_ms));
   cJSON_AddItemToObject(legacy, "hidden_comm_fraction", num(s->hidden_fraction));
@@ -626,7 +605,7 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
   result_init(&m);
   char why[300] = "";
   ddp_result res = report_model(r, s, &m);
-  if (res == DDP_OK && result_records_from_phases(legacy, &m, why, sizeof why) != DDP_OK)
+  if (res == DDP_OK && result_records_from_phases(legacy, "world", &m, why, sizeof why) != DDP_OK)
     res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
   for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
     const finding *f = &findings->v[i];

@@ -12,7 +12,7 @@
 #include "bucket.h"
 #include "config.h"
 #include "device.h"
-#include "engine.h"
+#include "phase.h"
 #include "findings.h"
 #include "stats.h"
 #include "versions.h"
@@ -109,6 +109,8 @@ void report_print(FILE *out, const run_report *r, const run_summary *s);
  * rank (warn only beyond noise), exposed communication that cannot be told, a diverged loss, and the topology
  * report's findings (r->topology). */
 ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f);
+/* One phase's section of the document ("phases"."ddp": statistics, per rank, per bucket size, loss). */
+cJSON *report_phase_json(const run_report *r, const run_summary *s, int p);
 /* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
  * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
 ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);

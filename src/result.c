@@ -66,7 +66,7 @@ static int kv_cmp(const void *a, const void *b) {
 }
 
 /* Appends key=value to *kv (grown one at a time: these lists are short). */
-static ddp_result kv_push(result_kv **kv, int *n, const char *key, const char *value) {
+ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *value) {
   result_kv *v = realloc(*kv, (size_t)(*n + 1) * sizeof *v);
   DDP_CHECK_ALLOC(v);
   *kv = v;
@@ -101,7 +101,7 @@ ddp_result result_add_record(result_doc *d, const result_record *rec) {
   r->stats = rec->stats;
   d->nrecords++; /* from here on result_free frees what was copied */
   if (!r->measurement || !r->group || !r->metric || !r->unit) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  for (int i = 0; i < rec->nlabels; i++) DDP_TRY(kv_push(&r->labels, &r->nlabels, rec->labels[i].key, rec->labels[i].value));
+  for (int i = 0; i < rec->nlabels; i++) DDP_TRY(result_kv_push(&r->labels, &r->nlabels, rec->labels[i].key, rec->labels[i].value));
   if (r->nlabels > 1) qsort(r->labels, (size_t)r->nlabels, sizeof *r->labels, kv_cmp);
   if (rec->nsamples > 0) {
     r->samples = malloc((size_t)rec->nsamples * sizeof(double));
@@ -202,7 +202,7 @@ ddp_result result_env_collect(result_doc *d) {
     if (!eq || eq - *e >= 256) continue;
     char key[256];
     snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-    if (result_env_allowed(key)) DDP_TRY(kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? "<redacted>" : eq + 1));
+    if (result_env_allowed(key)) DDP_TRY(result_kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? "<redacted>" : eq + 1));
   }
   if (d->nenv > 1) qsort(d->environment, (size_t)d->nenv, sizeof *d->environment, kv_cmp);
   return DDP_OK;
@@ -222,7 +222,7 @@ cJSON *result_json_number(double v) {
 }
 #define num result_json_number
 
-static cJSON *stats_json(const ddp_stats *st) {
+cJSON *result_stats_json(const ddp_stats *st) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
   cJSON_AddItemToObject(o, "median", num(st->median));
@@ -264,7 +264,7 @@ static cJSON *record_json(const result_record *r) {
   cJSON_AddStringToObject(o, "better", better_names[r->better]);
   cJSON_AddItemToObject(o, "labels", kv_object(r->labels, r->nlabels));
   cJSON_AddItemToObject(o, "value", num(r->value));
-  if (r->has_stats) cJSON_AddItemToObject(o, "stats", stats_json(&r->stats));
+  if (r->has_stats) cJSON_AddItemToObject(o, "stats", result_stats_json(&r->stats));
   if (r->samples) {
     cJSON *s = cJSON_AddArrayToObject(o, "samples");
     for (int i = 0; s && i < r->nsamples; i++) cJSON_AddItemToArray(s, num(r->samples[i]));
@@ -404,7 +404,7 @@ static ddp_result rd_kv(rd *c, const cJSON *o, const char *path, int strings_onl
       v = text;
     } else
       return bad(c, "%s.%s: not a string, number or boolean", path, x->string);
-    if (kv_push(kv, n, x->string, v) != DDP_OK) return bad(c, "out of host memory");
+    if (result_kv_push(kv, n, x->string, v) != DDP_OK) return bad(c, "out of host memory");
   }
   return DDP_OK;
 }
@@ -515,7 +515,7 @@ static const char *label_int(char *buf, size_t n, double v) {
 static ddp_result add_or_bad(rd *c, ddp_result r) { return r == DDP_OK ? DDP_OK : bad(c, "out of host memory"); }
 
 /* One phase section (schema version 1 layout; version 2 keeps writing it) into records. */
-static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc *d) {
+static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJSON *p, result_doc *d) {
   char path[64];
   snprintf(path, sizeof path, "phases.%s.", phase);
   if (!cJSON_IsObject(p)) return bad(c, "phases.%s: not an object", phase);
@@ -523,7 +523,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
   char sub[192];
   snprintf(sub, sizeof sub, "%sstep_ms", path);
   RD_TRY(rd_stats(c, item(p, "step_ms"), sub, &st));
-  RD_TRY(add_or_bad(c, result_add(d, phase, "world", "step_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0, NULL)));
+  RD_TRY(add_or_bad(c, result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0, NULL)));
   static const struct {
     const char *key, *unit;
   } figs[] = {{"samples_per_s", "1/s"}, {"tflops_per_rank", "TFLOP/s"}, {"mfu_measured_peak", ""},
@@ -532,7 +532,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     if (!item(p, figs[k].key)) continue;
     double v;
     RD_TRY(rd_number(c, p, path, figs[k].key, 1, &v));
-    RD_TRY(add_or_bad(c, result_add(d, phase, "world", figs[k].key, figs[k].unit, BETTER_HIGHER, v, NULL, NULL, 0, NULL)));
+    RD_TRY(add_or_bad(c, result_add(d, phase, group, figs[k].key, figs[k].unit, BETTER_HIGHER, v, NULL, NULL, 0, NULL)));
   }
   const cJSON *per = item(p, "per_rank");
   if (per && !cJSON_IsArray(per)) return bad(c, "%sper_rank: not an array", path);
@@ -541,9 +541,10 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     char rp[128], rk[16];
     snprintf(rp, sizeof rp, "%sper_rank[%d].", path, i);
     int rank;
-    RD_TRY(rd_int(c, x, rp, "rank", 0, d->world_size - 1, &rank));
+    RD_TRY(rd_int(c, x, rp, "rank", 0, d->world_size > 0 ? d->world_size - 1 : 1 << 24, &rank));
+    /* Labels name the world rank and its host; in a group's document ranks[] maps group to world ranks. */
     const char *host = rank < d->nranks && d->ranks[rank].host ? d->ranks[rank].host : "";
-    label_int(rk, sizeof rk, rank);
+    label_int(rk, sizeof rk, rank < d->nranks ? d->ranks[rank].rank : rank);
     snprintf(sub, sizeof sub, "%sstep_ms", rp);
     RD_TRY(rd_stats(c, item(x, "step_ms"), sub, &st));
     double *samples = NULL;
@@ -556,14 +557,14 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
         return r;
       }
     }
-    ddp_result r = result_add(d, phase, "world", "step_ms", "ms", BETTER_LOWER, st.median, &st, samples, ns, "rank",
+    ddp_result r = result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, st.median, &st, samples, ns, "rank",
                               rk, "host", host, NULL);
     free(samples);
     RD_TRY(add_or_bad(c, r));
     if (item(x, "compute_ms")) {
       snprintf(sub, sizeof sub, "%scompute_ms", rp);
       RD_TRY(rd_stats(c, item(x, "compute_ms"), sub, &st));
-      RD_TRY(add_or_bad(c, result_add(d, phase, "world", "compute_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0,
+      RD_TRY(add_or_bad(c, result_add(d, phase, group, "compute_ms", "ms", BETTER_LOWER, st.median, &st, NULL, 0,
                                       "rank", rk, "host", host, NULL)));
     }
   }
@@ -582,13 +583,13 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     RD_TRY(rd_number(c, x, rp, "busbw_gbs", 1, &bus));
     RD_TRY(rd_string(c, x, rp, "type", 1, &type));
     label_int(bytes, sizeof bytes, b);
-    ddp_result r = result_add(d, phase, "world", "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes",
+    ddp_result r = result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes",
                               bytes, "type", type, NULL);
     if (r == DDP_OK)
-      r = result_add(d, phase, "world", "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes,
+      r = result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes,
                      "type", type, NULL);
     if (r == DDP_OK)
-      r = result_add(d, phase, "world", "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes,
+      r = result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes,
                      "type", type, NULL);
     free(type);
     RD_TRY(add_or_bad(c, r));
@@ -601,14 +602,14 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
     snprintf(sub, sizeof sub, "%s%s", path, series[k]);
     ddp_result r = rd_doubles(c, item(p, series[k]), sub, &v, &n);
     if (r == DDP_OK && n > 0)
-      r = add_or_bad(c, result_add(d, phase, "world", series[k], "", BETTER_NONE, v[n - 1], NULL, v, n, NULL));
+      r = add_or_bad(c, result_add(d, phase, group, series[k], "", BETTER_NONE, v[n - 1], NULL, v, n, NULL));
     free(v);
     RD_TRY(r);
   }
   if (item(p, "skipped_steps")) {
     const cJSON *sk = item(p, "skipped_steps");
     if (!cJSON_IsArray(sk)) return bad(c, "%sskipped_steps: not an array", path);
-    RD_TRY(add_or_bad(c, result_add(d, phase, "world", "skipped_steps", "", BETTER_LOWER, cJSON_GetArraySize(sk), NULL,
+    RD_TRY(add_or_bad(c, result_add(d, phase, group, "skipped_steps", "", BETTER_LOWER, cJSON_GetArraySize(sk), NULL,
                                     NULL, 0, NULL)));
   }
   return DDP_OK;
@@ -616,14 +617,14 @@ static ddp_result v1_phase(rd *c, const char *phase, const cJSON *p, result_doc 
 
 /* Records from the run-wide figures and the "phases" section. Used for version 1 files, and by the writer
  * (report.c) so that the two can never disagree on what a phase section means. */
-static ddp_result v1_records(rd *c, const cJSON *doc, result_doc *d) {
+static ddp_result v1_records(rd *c, const cJSON *doc, const char *group, result_doc *d) {
   const cJSON *ph = item(doc, "phases");
   if (!cJSON_IsObject(ph)) return bad(c, "phases: %s", ph ? "not an object" : "missing");
-  for (const cJSON *p = ph->child; p; p = p->next) RD_TRY(v1_phase(c, p->string, p, d));
+  for (const cJSON *p = ph->child; p; p = p->next) RD_TRY(v1_phase(c, p->string, group, p, d));
   for (int i = 0; i < d->nranks; i++) {
     char rk[16];
     label_int(rk, sizeof rk, d->ranks[i].rank);
-    RD_TRY(add_or_bad(c, result_add(d, "gemm", "world", "gemm_tflops", "TFLOP/s", BETTER_HIGHER, d->ranks[i].gemm_tflops,
+    RD_TRY(add_or_bad(c, result_add(d, "gemm", group, "gemm_tflops", "TFLOP/s", BETTER_HIGHER, d->ranks[i].gemm_tflops,
                                     NULL, NULL, 0, "rank", rk, "host", d->ranks[i].host, NULL)));
   }
   static const struct {
@@ -637,7 +638,7 @@ static ddp_result v1_records(rd *c, const cJSON *doc, result_doc *d) {
     if (!item(doc, job[k].key)) continue;
     double v;
     RD_TRY(rd_number(c, doc, "", job[k].key, 1, &v));
-    RD_TRY(add_or_bad(c, result_add(d, job[k].measurement, "world", job[k].key, job[k].unit, job[k].better, v, NULL, NULL,
+    RD_TRY(add_or_bad(c, result_add(d, job[k].measurement, group, job[k].key, job[k].unit, job[k].better, v, NULL, NULL,
                                     0, NULL)));
   }
   return DDP_OK;
@@ -700,7 +701,7 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   RD_TRY(rd_string(&c, doc, "", "weights_checksum", 0, &d->weights_checksum));
 
   if (d->schema_version == 1) {
-    RD_TRY(v1_records(&c, doc, d));
+    RD_TRY(v1_records(&c, doc, "world", d));
     return v1_findings(&c, d, doc, &d->findings);
   }
   const cJSON *recs = item(doc, "records");
@@ -712,9 +713,23 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   return findings_from_json(f, &d->findings, why, whylen);
 }
 
-ddp_result result_records_from_phases(const cJSON *doc, result_doc *d, char *why, size_t whylen) {
+cJSON *result_records_json(const result_doc *d) {
+  cJSON *a = cJSON_CreateArray();
+  for (int i = 0; a && i < d->nrecords; i++) cJSON_AddItemToArray(a, record_json(&d->records[i]));
+  return a;
+}
+
+ddp_result result_records_read(const cJSON *arr, result_doc *d, char *why, size_t whylen) {
   rd c = {why, whylen};
-  return v1_records(&c, doc, d);
+  if (!cJSON_IsArray(arr)) return bad(&c, "records: not an array");
+  int i = 0;
+  for (const cJSON *x = arr->child; x; x = x->next, i++) RD_TRY(rd_record(&c, x, i, d));
+  return DDP_OK;
+}
+
+ddp_result result_records_from_phases(const cJSON *doc, const char *group, result_doc *d, char *why, size_t whylen) {
+  rd c = {why, whylen};
+  return v1_records(&c, doc, group, d);
 }
 
 ddp_result result_load(const char *path, result_doc *d) {

@@ -90,7 +90,7 @@ void result_free(result_doc *d);
 
 /* Appends a deep copy of rec (labels are sorted in the copy). */
 ddp_result result_add_record(result_doc *d, const result_record *rec);
-/* Builds and appends a record in one call: labels as "key", "value" pairs ending with NULL. value NaN is
+/* Builds and appends a record in one call: labels as "key", "value" pairs ending with NULL (16 at most). NaN is
  * fine. stats and samples may be NULL / 0. */
 ddp_result result_add(result_doc *d, const char *measurement, const char *group, const char *metric,
                       const char *unit, result_better better, double value, const ddp_stats *stats,
@@ -106,15 +106,22 @@ const char *result_better_name(result_better b);
 /* Adds the model's keys to doc (schema_version, provenance, config, environment, ranks, records, findings,
  * weights verdict). Other keys already in doc (phases, topology, ...) are left alone. */
 ddp_result result_to_json(const result_doc *d, cJSON *doc);
+/* Appends a copy of key=value to the list *kv of *n entries. */
+ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *value);
+/* {median, p10, p90, min, max, mean, n}, numbers exact (null where NaN). */
+cJSON *result_stats_json(const ddp_stats *st);
 /* A JSON number that reads back as exactly v (null when v is NaN or infinite). */
 cJSON *result_json_number(double v);
 /* Reads a parsed document into d (initialised by the caller; freed by the caller on any outcome).
  * DDP_ERR_USAGE with the reason in why on bad input. */
 ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t whylen);
-/* The records a "phases" section and the run-wide figures (world_size, ranks, measured_peak_tflops,
- * scaling_efficiency, ...) of doc stand for, appended to d (whose ranks are filled). The writer uses it on
+/* The records alone as a JSON array, and read back (appended to d): how records travel between ranks. */
+cJSON *result_records_json(const result_doc *d);
+ddp_result result_records_read(const cJSON *arr, result_doc *d, char *why, size_t whylen);
+/* The records a "phases" section and the run-wide figures (measured_peak_tflops, scaling_efficiency, ...)
+ * of doc stand for, as measured over `group`, appended to d (per-rank records take hosts from d's ranks). The writer uses it on
  * the section it is about to write, the reader on version 1 files: one mapping for both. */
-ddp_result result_records_from_phases(const cJSON *doc, result_doc *d, char *why, size_t whylen);
+ddp_result result_records_from_phases(const cJSON *doc, const char *group, result_doc *d, char *why, size_t whylen);
 /* Reads a result file: on bad input prints "ddpbench: FILE: what is wrong" (one line) to stderr and returns
  * DDP_ERR_USAGE (exit code 2); d is then empty. */
 ddp_result result_load(const char *path, result_doc *d);

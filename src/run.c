@@ -22,6 +22,8 @@
 #include "device.h"
 #include "dist.h"
 #include "engine.h"
+#include "measure.h"
+#include "registry.h"
 #include "report.h"
 #include "topo.h"
 #include "versions.h"
@@ -110,7 +112,8 @@ typedef struct {
 static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, placement *pl) {
   memset(pl, 0, sizeof *pl);
   pl->ordinal = -1;
-  int ngpu = device_cuda_count(), min_gpu = ngpu, max_gpu = ngpu;
+  const device_entry *gpu = registry_device(DEV_CUDA); /* NULL in a build without CUDA */
+  int ngpu = gpu ? gpu->available() : 0, min_gpu = ngpu, max_gpu = ngpu;
   DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
   DDP_TRY(dist_allreduce_int(d, &max_gpu, MPI_MAX));
   pl->device = cfg->device;
@@ -144,60 +147,7 @@ static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, pla
     if (bad) return DDP_ERR_USAGE;
   }
   pl->ordinal = d->local_rank % ngpu;
-  return device_cuda_bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
-}
-
-/* ---- gathering ---------------------------------------------------------------------------------- */
-static ddp_result gather_phase(const ddp_dist *d, const phase_result *pr, phase_data *pd, int fp16) {
-  int W = d->size, S = pr->steps, total = pr->warmup + pr->steps, nb = pr->nbuckets;
-  pd->present = 1;
-  pd->warmup = pr->warmup;
-  pd->steps = S;
-  pd->nbuckets = nb;
-  if (d->rank == 0) {
-    pd->step_ms = malloc((size_t)W * S * sizeof(double));
-    pd->compute_ms = malloc((size_t)W * S * sizeof(double));
-    pd->bucket_ms = malloc((size_t)W * S * (nb ? nb : 1) * sizeof(double));
-    DDP_CHECK_ALLOC(pd->step_ms);
-    DDP_CHECK_ALLOC(pd->compute_ms);
-    DDP_CHECK_ALLOC(pd->bucket_ms);
-  }
-  DDP_TRY(dist_gather_doubles(d, pr->step_ms, pd->step_ms, S));
-  DDP_TRY(dist_gather_doubles(d, pr->compute_ms, pd->compute_ms, S));
-  DDP_TRY(dist_gather_doubles(d, pr->bucket_ms, pd->bucket_ms, S * nb));
-  if (!pr->loss) return DDP_OK;
-  double *all = NULL;
-  if (d->rank == 0) {
-    all = malloc((size_t)W * total * sizeof(double));
-    pd->loss = calloc((size_t)total, sizeof(double));
-    DDP_CHECK_ALLOC(all);
-    DDP_CHECK_ALLOC(pd->loss);
-  }
-  ddp_result r = dist_gather_doubles(d, pr->loss, all, total);
-  if (r == DDP_OK && d->rank == 0) /* the global loss: the ranks' shares summed in rank order */
-    for (int st = 0; st < total; st++)
-      for (int rk = 0; rk < W; rk++) pd->loss[st] += all[(size_t)rk * total + st];
-  free(all);
-  DDP_TRY(r);
-  if (fp16 && d->rank == 0) { /* identical on every rank after the allreduce (verified by the weights) */
-    pd->scale = malloc((size_t)total * sizeof(float));
-    pd->skipped = malloc((size_t)total * sizeof(int));
-    DDP_CHECK_ALLOC(pd->scale);
-    DDP_CHECK_ALLOC(pd->skipped);
-    memcpy(pd->scale, pr->scale, (size_t)total * sizeof(float));
-    memcpy(pd->skipped, pr->skipped, (size_t)total * sizeof(int));
-  }
-  return DDP_OK;
-}
-
-static void phase_data_free(phase_data *pd) {
-  free(pd->step_ms);
-  free(pd->compute_ms);
-  free(pd->bucket_ms);
-  free(pd->loss);
-  free(pd->scale);
-  free(pd->skipped);
-  memset(pd, 0, sizeof *pd);
+  return gpu->bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
 }
 
 /* ---- the job ------------------------------------------------------------------------------------ */
@@ -208,7 +158,7 @@ typedef struct {
   topo_rank *topo;
   ddp_device *dev;
   ddp_comm *comm;
-  engine *eng;
+  train_state train; /* the world's engine and phase results (the train measurements leave them here) */
   rank_info *ranks;
   run_report rep;
   run_summary sum;
@@ -232,15 +182,13 @@ static ddp_result job_run(job *j) {
                        cfg->topo_xml[0] ? cfg->topo_xml : NULL};
   DDP_TRY(topo_rank_init(d, &topt, j->pl.device == DEV_CUDA ? j->pl.bus_id : NULL, &j->topo));
   watchdog_tick("creating the device");
-  if (j->pl.device == DEV_CUDA)
-    DDP_TRY(device_cuda_create(&j->dev, j->pl.ordinal));
-  else
-    DDP_TRY(device_cpu_create(&j->dev, cpu_threads(d)));
+  const device_entry *de = registry_device(j->pl.device);
+  const comm_entry *ce = registry_comm(j->pl.comm);
+  if (!de || !ce) /* placement chose only what the registry has; this is a bug if reached */
+    return DDP_FAIL(DDP_ERR_INTERNAL, "no %s in this build", !de ? device_kind_name(j->pl.device) : comm_kind_name(j->pl.comm));
+  DDP_TRY(de->create(&j->dev, j->pl.ordinal, cpu_threads(d)));
   watchdog_tick("creating the communicator");
-  if (j->pl.comm == COMM_NCCL)
-    DDP_TRY(comm_nccl_create(&j->comm, d->world, j->dev));
-  else
-    DDP_TRY(comm_mpi_create(&j->comm, d->world, j->dev));
+  DDP_TRY(ce->create(&j->comm, d->world, j->dev));
 
   rank_info mine;
   memset(&mine, 0, sizeof mine);
@@ -263,25 +211,28 @@ static ddp_result job_run(job *j) {
   DDP_TRY(tr);
 
   watchdog_tick("allocating the model");
-  DDP_TRY(engine_create(&j->eng, cfg, j->dev, j->comm, on_progress, NULL));
+  j->train.comm = j->comm;
+  DDP_TRY(engine_create(&j->train.eng, cfg, j->dev, j->comm, on_progress, NULL));
   watchdog_tick("timing one GEMM");
-  DDP_TRY(engine_measure_gemm(j->eng, &mine.gemm_tflops));
+  DDP_TRY(engine_measure_gemm(j->train.eng, &mine.gemm_tflops));
 
-  phase_result res[PHASE_COUNT];
-  memset(res, 0, sizeof res);
+  /* The phases: the train measurements over the world, on the engine above; they leave their results in
+   * j->train for the report below. */
+  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train};
+  measure_round *world = NULL;
+  int nworld = 0;
+  ddp_result r = measure_rounds_build(d, j->comm, GROUP_WORLD, 0, &world, &nworld);
   int order[3], nphases = config_phases(cfg, order); /* validated by config_parse */
-  ddp_result r = DDP_OK;
-  for (int k = 0; k < nphases && r == DDP_OK; k++) {
-    ddp_phase p = (ddp_phase)order[k];
-    r = engine_run_phase(j->eng, p, &res[p]);
-    if (r == DDP_OK && p == PHASE_DDP) {
-      r = engine_weights_checksum(j->eng, &mine.checksum);
-      mine.checksum_valid = 1;
-      /* Test hook for the verification path: DDPBENCH_TEST_CORRUPT_RANK=r reports rank r's weights as if
-       * one bit had flipped, as silent data corruption would. */
-      const char *corrupt = getenv("DDPBENCH_TEST_CORRUPT_RANK");
-      if (corrupt && atoi(corrupt) == d->rank) mine.checksum ^= 1;
-    }
+  for (int k = 0; k < nphases && r == DDP_OK; k++)
+    r = measure_run(&env, measure_find(phase_name((ddp_phase)order[k])), world, nworld, NULL);
+  measure_rounds_free(world, nworld);
+  if (r == DDP_OK && j->train.checksum_valid) {
+    mine.checksum = j->train.checksum;
+    mine.checksum_valid = 1;
+    /* Test hook for the verification path: DDPBENCH_TEST_CORRUPT_RANK=r reports rank r's weights as if
+     * one bit had flipped, as silent data corruption would. */
+    const char *corrupt = getenv("DDPBENCH_TEST_CORRUPT_RANK");
+    if (corrupt && atoi(corrupt) == d->rank) mine.checksum ^= 1;
   }
   watchdog_tick("gathering results");
   if (r == DDP_OK) {
@@ -290,8 +241,8 @@ static ddp_result job_run(job *j) {
   }
   if (r == DDP_OK) r = dist_allgather(d, &mine, j->ranks, (int)sizeof mine);
   for (int p = 0; p < PHASE_COUNT && r == DDP_OK; p++)
-    if (res[p].step_ms) r = gather_phase(d, &res[p], &rep->phases[p], cfg->precision == PREC_FP16);
-  for (int p = 0; p < PHASE_COUNT; p++) phase_result_free(&res[p]);
+    if (j->train.ran[p]) r = train_gather(d->world, &j->train.res[p], &rep->phases[p], cfg->precision == PREC_FP16);
+  for (int p = 0; p < PHASE_COUNT; p++) phase_result_free(&j->train.res[p]);
   DDP_TRY(r);
 
   /* Rank 0: figures, summary, JSON. Then everyone leaves with rank 0's verdict. */
@@ -300,13 +251,13 @@ static ddp_result job_run(job *j) {
     rep->cfg = cfg;
     rep->world = d->size;
     rep->nodes = d->node_count;
-    rep->device = device_kind_name(j->pl.device);
-    rep->comm = comm_kind_name(j->pl.comm);
+    rep->device = registry_device(j->pl.device)->name;
+    rep->comm = registry_comm(j->pl.comm)->name;
     rep->ranks = j->ranks;
-    rep->plan = engine_buckets(j->eng);
-    rep->comm_bytes = engine_comm_bytes(j->eng);
-    rep->comm_type = cfg->grad_comm == PREC_BF16 ? DT_BF16 : cfg->grad_comm == PREC_FP16 ? DT_F16 : DT_F32;
-    rep->flops_per_step = engine_flops_per_step(j->eng);
+    rep->plan = engine_buckets(j->train.eng);
+    rep->comm_bytes = engine_comm_bytes(j->train.eng);
+    rep->comm_type = engine_comm_dtype(j->train.eng);
+    rep->flops_per_step = engine_flops_per_step(j->train.eng);
     rep->table_peak_tflops = cfg->peak_tflops > 0 ? cfg->peak_tflops
                                                   : peak_table_tflops(j->ranks[0].dev.name, cfg->precision);
     rep->topology = j->topo_json;
@@ -346,7 +297,7 @@ static void job_free(job *j) {
   free(j->ranks);
   if (j->topo_json) cJSON_Delete(j->topo_json);
   free(j->topo_text);
-  engine_free(j->eng);
+  train_state_free(&j->train);
   if (j->comm) j->comm->destroy(j->comm);
   if (j->dev) j->dev->destroy(j->dev);
   topo_rank_free(j->topo);

@@ -1,9 +1,9 @@
 # ddpbench_topo: the topology and environment report (issue 4): hwloc scanning and PCIe classes, NVML through
 # dlopen, the cluster report, binding near the GPU, `ddpbench topo` and `ddpbench doctor`. Included from the
-# top CMakeLists.txt before ddpbench_core, which links it; it must never depend on ddpbench_core. Two symbols
-# come from the program that links both: mpi_fail (dist.c, for the MPI gather in topo.c) and versions_collect
-# (versions.c, for doctor.c); the pure parts (scan, classes, print, cluster report) need neither.
-add_library(ddpbench_topo STATIC
+# top CMakeLists.txt before ddpbench_core, which links it. An object library: its objects go into
+# ddpbench_core itself, because topo.c calls mpi_fail (dist.c) and doctor.c versions_collect (versions.c),
+# and two static libraries that need each other are a link-order cycle. Programs link ddpbench_core.
+add_library(ddpbench_topo OBJECT
   src/nvml_dl.c src/topo_hw.c src/topo_print.c src/topo_report.c src/topo_bind.c src/envcheck.c src/topo_cli.c
   src/topo.c src/doctor.c)
 target_include_directories(ddpbench_topo PUBLIC src)

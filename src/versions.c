@@ -1,5 +1,5 @@
-/* versions.c: versions_collect(): what this process loaded. The CUDA-side fields come from the CUDA device
- * and NCCL comm files (only in a CUDA build); nothing here fails. */
+/* versions.c: versions_collect(): what this process loaded. The device- and comm-side fields come from the
+ * plug-ins themselves (registry.c); nothing here fails. */
 #include "versions.h"
 
 #include <hwloc.h>
@@ -8,10 +8,9 @@
 
 #include "dist.h"
 #include "nvml_dl.h"
+#include "registry.h"
 
-char *openblas_get_config(void);
-void device_cuda_versions(ddp_versions *v); /* device_cuda.c */
-void comm_nccl_versions(ddp_versions *v);   /* comm_nccl.c */
+char *openblas_get_config(void); /* OpenBLAS's cblas.h does not declare it in every release */
 
 void versions_collect(ddp_versions *v) {
   memset(v, 0, sizeof *v);
@@ -29,8 +28,5 @@ void versions_collect(ddp_versions *v) {
     nvml_driver_versions(&nvml, v->nvidia_driver, sizeof v->nvidia_driver, cuda_by_driver, sizeof cuda_by_driver);
     nvml_close(&nvml);
   }
-#ifdef DDPBENCH_HAVE_CUDA
-  device_cuda_versions(v);
-  comm_nccl_versions(v);
-#endif
+  registry_versions(v); /* each device and comm of this build: its own libraries */
 }

@@ -7,7 +7,8 @@
  *  - bad input under mpirun: exit 2 and one line from rank 0;
  *  - ranks whose final weights differ: exit 1 and the rank named (through a test hook);
  *  - a rank that stops answering ends the job (watchdog) instead of hanging it.
- * On a machine with GPUs the same runs go to the GPUs (device auto). */
+ * On a machine with GPUs the same runs go to the GPUs (device auto), through the MPI comm, which lets ranks share
+ * a GPU (NCCL refuses that, and a 1-GPU machine has fewer GPUs than the test has ranks). */
 #include <cJSON.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,8 +28,8 @@ static int run(int np, const char *env, const char *args) {
   char cmd[4096], po[300], pe[300];
   snprintf(po, sizeof po, "%s/stdout", dir);
   snprintf(pe, sizeof pe, "%s/stderr", dir);
-  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s %s >%s 2>%s", env ? env : "", mpiexec, np,
-           prog, args, po, pe);
+  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s --comm mpi %s >%s 2>%s", env ? env : "",
+           mpiexec, np, prog, args, po, pe);
   int st = system(cmd);
   FILE *f = fopen(po, "r");
   size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;

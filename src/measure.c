@@ -1,0 +1,187 @@
+/* measure.c: the registry of measurements, the groups of ranks (comm->split), and the driver that runs a
+ * measurement in every round and brings the records to rank 0 (as JSON text, read back with result.c's
+ * reader: the same checks as a file). Control plane only: measurements do the measuring. */
+#include "measure.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- registry ----------------------------------------------------------------------------------- */
+/* The built-in measurements, in the order --help lists them. Adding one: a line here. */
+static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp};
+enum { NBUILTIN = sizeof builtin / sizeof builtin[0], MAX_EXTRA = 16 };
+static const measurement *extra[MAX_EXTRA];
+static int nextra;
+
+const measurement *measure_at(int i) {
+  if (i >= 0 && i < NBUILTIN) return builtin[i];
+  if (i >= NBUILTIN && i < NBUILTIN + nextra) return extra[i - NBUILTIN];
+  return NULL;
+}
+
+const measurement *measure_find(const char *name) {
+  const measurement *m;
+  for (int i = 0; (m = measure_at(i)) != NULL; i++)
+    if (strcmp(m->name, name) == 0) return m;
+  return NULL;
+}
+
+ddp_result measure_register(const measurement *m) {
+  if (!m || !m->name || !m->run) return ddp_usage_error("measure_register: a measurement needs a name and run()");
+  if (measure_find(m->name)) return ddp_usage_error("measurement '%s' is registered twice", m->name);
+  if (nextra == MAX_EXTRA) return ddp_usage_error("more than %d measurements registered", MAX_EXTRA);
+  extra[nextra++] = m;
+  return DDP_OK;
+}
+
+/* ---- groups ------------------------------------------------------------------------------------- */
+/* Collective over the world: the group of ranks with color >= 0, ordered by world rank. */
+static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, const char *name, measure_round *rd) {
+  ddp_comm *sub = NULL;
+  MPI_Comm mpi = MPI_COMM_NULL;
+  DDP_TRY(world->split(world, color, d->rank, &sub));
+  DDP_CHECK_MPI(MPI_Comm_split(d->world, color < 0 ? MPI_UNDEFINED : color, d->rank, &mpi));
+  memset(rd, 0, sizeof *rd);
+  rd->g.mpi = MPI_COMM_NULL;
+  if (color < 0) return DDP_OK;
+  rd->member = 1;
+  rd->g.owned = 1;
+  rd->g.comm = sub;
+  rd->g.mpi = mpi;
+  rd->g.rank = sub->rank;
+  rd->g.size = sub->size;
+  rd->g.world_rank = d->rank;
+  snprintf(rd->g.name, sizeof rd->g.name, "%s", name);
+  return DDP_OK;
+}
+
+ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
+                                measure_round **rounds, int *nrounds) {
+  int n = kind == GROUP_PAIR ? d->node_count * (d->node_count - 1) / 2 : 1;
+  *rounds = calloc((size_t)(n > 0 ? n : 1), sizeof **rounds);
+  *nrounds = 0;
+  DDP_CHECK_ALLOC(*rounds);
+  char name[64];
+  switch (kind) {
+    case GROUP_WORLD: { /* the world's own comm: no split (NCCL would build a second communicator) */
+      measure_group *g = &(*rounds)[0].g;
+      (*rounds)[0].member = 1;
+      snprintf(g->name, sizeof g->name, "world");
+      g->comm = world;
+      g->mpi = d->world;
+      g->rank = d->rank;
+      g->size = d->size;
+      g->world_rank = d->rank;
+      *nrounds = 1;
+      break;
+    }
+    case GROUP_NODE: /* every node at once: the color is the node */
+      snprintf(name, sizeof name, "node:%.56s", d->host);
+      DDP_TRY(group_split(d, world, d->node_index, name, &(*rounds)[0]));
+      *nrounds = 1;
+      break;
+    case GROUP_FIRST:
+      if (k < 1 || k > d->size) return ddp_usage_error("a group of the first %d ranks needs 1 to %d ranks", k, d->size);
+      snprintf(name, sizeof name, "first:%d", k);
+      DDP_TRY(group_split(d, world, d->rank < k ? 0 : -1, name, &(*rounds)[0]));
+      *nrounds = 1;
+      break;
+    case GROUP_PAIR:
+      for (int a = 0; a < d->node_count; a++)
+        for (int b = a + 1; b < d->node_count; b++) {
+          snprintf(name, sizeof name, "pair:%d-%d", a, b);
+          int in = d->node_index == a || d->node_index == b;
+          DDP_TRY(group_split(d, world, in ? 0 : -1, name, &(*rounds)[*nrounds]));
+          (*nrounds)++;
+        }
+      break;
+  }
+  return DDP_OK;
+}
+
+void measure_rounds_free(measure_round *rounds, int nrounds) {
+  for (int i = 0; rounds && i < nrounds; i++) {
+    if (!rounds[i].g.owned) continue;
+    if (rounds[i].g.comm) rounds[i].g.comm->destroy(rounds[i].g.comm);
+    if (rounds[i].g.mpi != MPI_COMM_NULL) MPI_Comm_free(&rounds[i].g.mpi);
+  }
+  free(rounds);
+}
+
+/* ---- the driver --------------------------------------------------------------------------------- */
+/* Collective over the world: every rank's records (JSON text; empty where none) to world rank 0's doc. */
+static ddp_result records_to_root(const ddp_dist *d, const result_doc *mine, result_doc *doc) {
+  char *text = NULL;
+  if (mine->nrecords) {
+    cJSON *a = result_records_json(mine);
+    text = a ? cJSON_PrintUnformatted(a) : NULL;
+    cJSON_Delete(a);
+    if (!text) return DDP_FAIL(DDP_ERR_JSON, "cannot format the records");
+  }
+  int len = text ? (int)strlen(text) : 0, *lens = NULL, *offs = NULL;
+  char *all = NULL;
+  ddp_result r = DDP_OK;
+  if (d->rank == 0) {
+    lens = calloc((size_t)d->size, sizeof *lens);
+    offs = calloc((size_t)d->size, sizeof *offs);
+    if (!lens || !offs) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  int e = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, d->world);
+  if (e != MPI_SUCCESS && r == DDP_OK) r = mpi_fail(e, "MPI_Gather", __FILE__, __LINE__);
+  long total = 0;
+  if (d->rank == 0 && r == DDP_OK) {
+    for (int i = 0; i < d->size; i++) offs[i] = (int)total, total += lens[i];
+    all = malloc((size_t)total + 1);
+    if (!all) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  e = MPI_Gatherv(text ? text : "", len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, d->world);
+  if (e != MPI_SUCCESS && r == DDP_OK) r = mpi_fail(e, "MPI_Gatherv", __FILE__, __LINE__);
+  for (int i = 0; d->rank == 0 && r == DDP_OK && i < d->size; i++) {
+    if (!lens[i]) continue;
+    cJSON *a = cJSON_ParseWithLength(all + offs[i], (size_t)lens[i]);
+    char why[300] = "";
+    if (!a || result_records_read(a, doc, why, sizeof why) != DDP_OK)
+      r = DDP_FAIL(DDP_ERR_INTERNAL, "records from rank %d do not read back: %s", i, a ? why : "not JSON");
+    cJSON_Delete(a);
+  }
+  free(text);
+  free(all);
+  free(lens);
+  free(offs);
+  return r;
+}
+
+ddp_result measure_run(const measure_env *env, const measurement *m, const measure_round *rounds, int nrounds,
+                       result_doc *doc) {
+  for (int i = 0; i < nrounds; i++) {
+    result_doc mine;
+    result_init(&mine);
+    /* A rank whose measurement fails returns at once: the job's abort path (MPI_Abort at the top) ends the
+     * peers, which may be waiting inside the measurement's own collectives, where no agreement could reach them. */
+    ddp_result r = rounds[i].member ? m->run(env, &rounds[i].g, &mine) : DDP_OK;
+    if (r == DDP_OK) r = records_to_root(env->dist, &mine, doc);
+    result_free(&mine);
+    DDP_TRY(r);
+  }
+  return DDP_OK;
+}
+
+void measure_print_records(FILE *f, const measurement *m, const result_doc *doc) {
+  fprintf(f, "# %s\n#  %-20s %-24s %-28s %14s  %s\n", m->name, "group", "metric", "labels", "value", "unit");
+  for (int i = 0; i < doc->nrecords; i++) {
+    const result_record *r = &doc->records[i];
+    if (strcmp(r->measurement, m->name)) continue;
+    char labels[128] = "";
+    size_t used = 0;
+    for (int k = 0; k < r->nlabels && used < sizeof labels; k++)
+      used += (size_t)snprintf(labels + used, sizeof labels - used, "%s%s=%s", k ? "," : "", r->labels[k].key,
+                               r->labels[k].value);
+    char value[32];
+    if (isnan(r->value))
+      snprintf(value, sizeof value, "-");
+    else
+      snprintf(value, sizeof value, "%.6g", r->value);
+    fprintf(f, "   %-20s %-24s %-28s %14s  %s\n", r->group, r->metric, labels[0] ? labels : "-", value, r->unit);
+  }
+}

@@ -1,0 +1,112 @@
+/* measure.h: measurements as plug-ins, the groups of ranks they run over, and the driver.
+ * A measurement is a struct of function pointers: run() measures over one group of ranks (collective over
+ * the group) and, on the group's rank 0, appends what it found as records (result.h) to a document;
+ * print() formats those records for people. Records are also its serialised form: the result file stores
+ * them as they are, so a new measurement changes neither the writer nor the reader. The driver runs a
+ * measurement over every group of a kind (the world, each node, each pair of nodes, the first k ranks),
+ * groups built with comm->split, and brings every group's records to rank 0 of the world.
+ * Adding a measurement: one file defining a `measurement`, and one line in the table in measure.c (or
+ * measure_register() at run time, as the tests do). Nothing here prints, exits or touches the device.
+ *
+ * defines: measurement, measure_env, measure_group, measure_round, measure_group_kind,
+ *          measure_{register,find,at,rounds_build,rounds_free,run,print_records}, the train measurements */
+#ifndef DDPBENCH_MEASURE_H
+#define DDPBENCH_MEASURE_H
+
+#include <stdio.h>
+
+#include "comm.h"
+#include "config.h"
+#include "device.h"
+#include "dist.h"
+#include "engine.h"
+#include "report.h"
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One group of ranks as this rank sees it. */
+typedef struct {
+  char name[64];    /* "world", "node:<host>", "pair:<node a>-<node b>", "first:<k>" */
+  ddp_comm *comm;   /* the data plane over the group (comm->split of the world's) */
+  MPI_Comm mpi;     /* the same ranks in the same order, for gathering results */
+  int rank, size;   /* this rank's place in the group */
+  int world_rank;   /* this rank in the world */
+  int owned;        /* comm and mpi were made for the group (freed with it); the world's are borrowed */
+} measure_group;
+
+/* A round: groups that run at the same time, each rank in at most one of them. */
+typedef struct {
+  int member;       /* 1 when this rank is in a group of this round */
+  measure_group g;  /* that group (valid when member) */
+} measure_round;
+
+typedef enum { GROUP_WORLD = 0, GROUP_NODE, GROUP_PAIR, GROUP_FIRST } measure_group_kind;
+
+struct train_state; /* measure_train.c */
+
+/* What a measurement runs with. */
+typedef struct {
+  const ddp_config *cfg;
+  const ddp_dist *dist;
+  ddp_device *dev;
+  engine_progress_fn progress;
+  void *progress_ctx;
+  /* The train measurements' engine and per-phase results, kept across local/comm/ddp of one group. When the
+   * caller keeps it (the job's world report), the phases leave their data here and add no records. */
+  struct train_state *train;
+} measure_env;
+
+typedef struct measurement {
+  const char *name;
+  const char *help; /* one line for --help */
+  /* Collective over g. On g's rank 0, appends records (measurement = name, group = g->name) to out. */
+  ddp_result (*run)(const measure_env *env, const measure_group *g, result_doc *out);
+  /* Rank 0 of the world: this measurement's records in doc, for people. NULL: measure_print_records. */
+  void (*print)(FILE *f, const struct measurement *m, const result_doc *doc);
+} measurement;
+
+/* The registry: the built-in measurements (local, comm, ddp), then those registered at run time.
+ * measure_register keeps the pointer (m must outlive the program's use of it); DDP_ERR_USAGE when the
+ * name is taken. */
+ddp_result measure_register(const measurement *m);
+const measurement *measure_find(const char *name);
+const measurement *measure_at(int i); /* NULL past the end */
+
+/* Collective over world (the world's comm): the rounds of one kind of group. k: GROUP_FIRST's size.
+ * Node pairs run one pair per round (every pair of nodes, in order); nodes run all at once. */
+ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
+                                measure_round **rounds, int *nrounds);
+void measure_rounds_free(measure_round *rounds, int nrounds);
+
+/* Collective over d->world: runs m in every round; the records of every group reach doc on world rank 0
+ * (doc may be NULL elsewhere). */
+ddp_result measure_run(const measure_env *env, const measurement *m, const measure_round *rounds, int nrounds,
+                       result_doc *doc);
+/* A table of m's records: group, metric, labels, value, unit. */
+void measure_print_records(FILE *f, const measurement *m, const result_doc *doc);
+
+/* ---- the train measurements (measure_train.c): local, comm, ddp over a group ---- */
+extern const measurement measure_local, measure_comm, measure_ddp;
+/* The train state a caller keeps: the engine over the last group's comm, and each phase's gathered data on
+ * the group's rank 0. */
+typedef struct train_state {
+  ddp_comm *comm;   /* the engine's comm */
+  engine *eng;
+  phase_result res[PHASE_COUNT];  /* this rank's, until gathered */
+  int ran[PHASE_COUNT];
+  uint64_t checksum; /* this rank's weights after the ddp phase */
+  int checksum_valid;
+} train_state;
+void train_state_free(train_state *t);
+/* Collective over mpi: one rank's phase result into pd on the group's rank 0 (rank-major samples, the global
+ * loss as the sum of the ranks' shares in rank order, fp16 scale and skips). Free with phase_data_free. */
+ddp_result train_gather(MPI_Comm mpi, const phase_result *pr, phase_data *pd, int fp16);
+void phase_data_free(phase_data *pd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

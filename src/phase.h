@@ -1,0 +1,35 @@
+/* phase.h: the training phases (local, comm, ddp) and what one rank measured in one: plain data shared by
+ * the engine that fills it and the report that formats it, so that formatting code needs neither the engine
+ * nor MPI. Nothing here does anything. */
+#ifndef DDPBENCH_PHASE_H
+#define DDPBENCH_PHASE_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_COUNT } ddp_phase;
+const char *phase_name(ddp_phase p);
+
+/* What one rank measured in one phase. Arrays are owned by the result (phase_result_free). */
+typedef struct {
+  ddp_phase phase;
+  int warmup, steps; /* steps are the timed ones; histories cover warmup + steps */
+  double *step_ms;    /* [steps] step time on this rank */
+  double *compute_ms; /* [steps] forward + backward on the compute stream (NaN: comm phase, cuda graphs) */
+  double *bucket_ms;  /* [steps * nbuckets] each bucket's allreduce on the comm stream (NaN if not timed) */
+  int nbuckets;
+  double *loss;    /* [warmup + steps] this rank's share of the global loss (NULL for the comm phase) */
+  float *scale;    /* [warmup + steps] fp16 loss scale used in each step (NULL unless fp16) */
+  int *skipped;    /* [warmup + steps] 1 where the update was skipped (NULL unless fp16) */
+  double wall_s;   /* enqueue to completion of the whole phase, host clock */
+} phase_result;
+
+void phase_result_free(phase_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
