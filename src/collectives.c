@@ -32,6 +32,7 @@
 #include "dist.h"
 #include "envcheck.h"
 #include "findings.h"
+#include "measure.h"
 #include "result.h"
 #include "stats.h"
 #include "versions.h"
@@ -1038,8 +1039,11 @@ static const char *fit(char *buf, size_t n, int width, double v) {
 
 static void print_header(const coll_ctx *x, ddp_coll_kind kind) {
   fprintf(x->out, "# Collective test starting: %s\n", coll_name(kind));
-  if (strcmp(x->glabel, "world"))
-    fprintf(x->out, "# Group: %s, %d ranks (%s)\n", x->glabel, x->comm->size, x->comm->name);
+  if (strcmp(x->glabel, "world")) {
+    fprintf(x->out, "# Group: %s, %d ranks (%s):", x->glabel, x->comm->size, x->comm->name);
+    for (int k = 0; k < x->comm->size; k++) fprintf(x->out, " %d@%s", x->gworld[k], x->ranks[x->gworld[k]].host);
+    fprintf(x->out, "\n");
+  }
   fprintf(x->out, "#\n");
   /* Titles centred over their column groups (33 characters each, 38 for the per-iteration ones). */
   fprintf(x->out, "#%51s%*s%*s%*s%*s", "", 22, "out-of-place", 11, "", 19, "in-place", 14, "");
@@ -1155,36 +1159,6 @@ static ddp_result kv_add(result_kv **kv, int *n, const char *key, const char *va
   return DDP_OK;
 }
 
-/* "world", "node:<host>" or "pair:<host a>-<host b>" as result.h names groups; node indices instead of
- * host names where hosts share a name (containers, VMs). */
-static void model_group(const coll_ctx *x, const char *label, char *buf, size_t n) {
-  int a = -1, b = -1;
-  if (!strncmp(label, "node ", 5)) sscanf(label, "node %d", &a);
-  else if (!strncmp(label, "round ", 6)) sscanf(label, "round %*d: node %d (%*[^)]) + node %d", &a, &b);
-  if (a < 0) {
-    snprintf(buf, n, "world");
-    return;
-  }
-  const char *host[2] = {"?", "?"};
-  int idx[2] = {a, b}, unique = 1;
-  for (int k = 0; k < 2; k++)
-    for (int r = 0; r < x->dist.size && idx[k] >= 0; r++)
-      if (x->ranks[r].node == idx[k]) {
-        host[k] = x->ranks[r].host;
-        break;
-      }
-  for (int r = 0; r < x->dist.size; r++)
-    for (int k = 0; k < 2; k++)
-      if (idx[k] >= 0 && x->ranks[r].node != idx[k] && !strcmp(x->ranks[r].host, host[k])) unique = 0;
-  if (b < 0) {
-    if (unique) snprintf(buf, n, "node:%s", host[0]);
-    else snprintf(buf, n, "node:%d", a);
-  } else {
-    if (unique) snprintf(buf, n, "pair:%s-%s", host[0], host[1]);
-    else snprintf(buf, n, "pair:%d-%d", a, b);
-  }
-}
-
 static ddp_result model_build(const coll_ctx *x, result_doc *m) {
   const coll_opts *o = &x->o;
   m->schema_version = RESULT_SCHEMA_VERSION;
@@ -1258,8 +1232,8 @@ static ddp_result model_build(const coll_ctx *x, result_doc *m) {
   static const char *pnames[] = {"out_of_place", "in_place"};
   for (int i = 0; i < x->nrows; i++) {
     const row_result *row = &x->rows[i];
-    char group[160], bytes[32], count[32], root[16], cycle[16];
-    model_group(x, row->group, group, sizeof group);
+    const char *group = row->group; /* measure.h's group names: world, node:<host>, pair:<a>-<b> */
+    char bytes[32], count[32], root[16], cycle[16];
     snprintf(bytes, sizeof bytes, "%zu", row->z.size_bytes);
     snprintf(count, sizeof count, "%zu", row->z.count);
     snprintf(root, sizeof root, "%d", row->root);
@@ -1466,15 +1440,15 @@ static ddp_result sweep(coll_ctx *x) {
   return DDP_OK;
 }
 
-/* ---- groups ---------------------------------------------------------------------------------------
- * The world, each node at once, or node pairs in rounds (a round-robin tournament: every pair of nodes
- * once, N - 1 rounds of N / 2 disjoint pairs, a node sitting out each round when N is odd). Each group's
+/* ---- groups ----------------------------------------------------------------------------------------
+ * The world, each node at once, or each pair of nodes in turn: the rounds of groups of measure.h (the
+ * acceptance job's grouping), so that a group is named the same way in every result file. Each group's
  * rank 0 prints its tables into memory; world rank 0 prints them in group order after the round, so that
  * concurrent groups never interleave their lines. */
-static ddp_result group_use(coll_ctx *x, ddp_comm *g, MPI_Comm ctl, const char *label) {
+static ddp_result group_use(coll_ctx *x, ddp_comm *g, MPI_Comm ctl, const char *name) {
   x->comm = g;
   x->ctl = ctl;
-  snprintf(x->glabel, sizeof x->glabel, "%s", label);
+  snprintf(x->glabel, sizeof x->glabel, "%s", name);
   free(x->gworld);
   x->gworld = malloc((size_t)g->size * sizeof *x->gworld);
   DDP_CHECK_ALLOC(x->gworld);
@@ -1482,18 +1456,15 @@ static ddp_result group_use(coll_ctx *x, ddp_comm *g, MPI_Comm ctl, const char *
   return DDP_OK;
 }
 
-static ddp_result group_round(coll_ctx *x, int color, const char *label) {
+static ddp_result group_round(coll_ctx *x, const measure_round *rd) {
   int me = x->dist.rank, W = x->dist.size;
-  ddp_comm *g = NULL;
-  MPI_Comm ctl = MPI_COMM_NULL;
-  DDP_TRY(x->wcomm->split(x->wcomm, color, me, &g));
-  DDP_CHECK_MPI(MPI_Comm_split(x->dist.world, color < 0 ? MPI_UNDEFINED : color, me, &ctl));
+  ddp_comm *g = rd->member ? rd->g.comm : NULL;
   char *text = NULL;
   size_t len = 0;
   int base_rows = x->nrows, base_wrongs = x->nwrongs;
   ddp_result r = DDP_OK;
   if (g) {
-    r = group_use(x, g, ctl, label);
+    r = group_use(x, g, rd->g.mpi, rd->g.name);
     if (r == DDP_OK && g->rank == 0) {
       x->out = open_memstream(&text, &len);
       if (!x->out) r = DDP_FAIL(DDP_ERR_SYSTEM, "open_memstream: %s", ddp_strerror_errno());
@@ -1556,23 +1527,10 @@ static ddp_result group_round(coll_ctx *x, int color, const char *label) {
   }
   free(all);
   free(text);
-  if (g) g->destroy(g);
-  if (ctl != MPI_COMM_NULL) MPI_Comm_free(&ctl);
   x->comm = NULL;
   DDP_TRY(r);
   DDP_CHECK_MPI(MPI_Barrier(x->dist.world)); /* rounds never overlap */
   return DDP_OK;
-}
-
-/* "node 1 (host h, ranks 4-7)" */
-static void node_label(const coll_ctx *x, int node, char *buf, size_t n) {
-  int lo = -1, hi = -1;
-  for (int r = 0; r < x->dist.size; r++)
-    if (x->ranks[r].node == node) {
-      if (lo < 0) lo = r;
-      hi = r;
-    }
-  snprintf(buf, n, "node %d (host %s, ranks %d-%d)", node, lo >= 0 ? x->ranks[lo].host : "?", lo, hi);
 }
 
 /* Options that depend on the groups (the same decision on every rank). */
@@ -1594,33 +1552,35 @@ static ddp_result groups_check(coll_ctx *x) {
   return DDP_OK;
 }
 
+/* The ranks' nodes as the groups see them: the job's, or DDPBENCH_TEST_RANKS_PER_NODE's (a test hook that
+ * makes every k ranks a node, named "<host>/<node>", so that node and pair groups run on one machine). */
+static ddp_dist group_dist(const coll_ctx *x) {
+  ddp_dist d = x->dist;
+  d.node_index = x->ranks[d.rank].node;
+  d.node_count = x->nodes;
+  if (getenv("DDPBENCH_TEST_RANKS_PER_NODE")) {
+    char host[sizeof d.host];
+    snprintf(host, sizeof host, "%.200s/%d", x->dist.host, d.node_index);
+    snprintf(d.host, sizeof d.host, "%s", host);
+  }
+  return d;
+}
+
 static ddp_result run_groups(coll_ctx *x) {
-  int mynode = x->ranks[x->dist.rank].node, N = x->nodes;
-  char label[128];
-  if (x->o.group == 0) {
+  if (x->o.group == 0) { /* the world: tables stream to stdout as the rows come */
     DDP_TRY(group_use(x, x->wcomm, x->dist.world, "world"));
     x->out = stdout;
     ddp_result r = sweep(x);
     x->comm = NULL;
     return r;
   }
-  if (x->o.group == 1) {
-    node_label(x, mynode, label, sizeof label);
-    return group_round(x, mynode, label);
-  }
-  int M = N % 2 ? N + 1 : N; /* with a bye when N is odd */
-  for (int round = 0; round < M - 1; round++)
-    for (int i = 0; i < M / 2; i++) {
-      int a = i == 0 ? 0 : 1 + (round + i - 1) % (M - 1), b = 1 + (round + M - 2 - i) % (M - 1);
-      if (a != mynode && b != mynode) continue;
-      int color = a < N && b < N ? i : -1;
-      char la[96], lb[96];
-      node_label(x, a < b ? a : b, la, sizeof la);
-      node_label(x, a < b ? b : a, lb, sizeof lb);
-      snprintf(label, sizeof label, "round %d: %.38s + %.38s", round, la, lb);
-      DDP_TRY(group_round(x, color, label));
-    }
-  return DDP_OK;
+  ddp_dist d = group_dist(x);
+  measure_round *rounds = NULL;
+  int n = 0;
+  ddp_result r = measure_rounds_build(&d, x->wcomm, x->o.group == 1 ? GROUP_NODE : GROUP_PAIR, 0, &rounds, &n);
+  for (int i = 0; i < n && r == DDP_OK; i++) r = group_round(x, &rounds[i]);
+  if (r == DDP_OK) measure_rounds_free(rounds, n); /* on failure the job is aborted: peers may be in a call */
+  return r;
 }
 
 int collectives_main(int argc, char **argv) {

@@ -7,8 +7,8 @@
  *  - a corrupted element on one rank (test hook): exit 1, the row's #wrong is 1 per placement, and the
  *    line and the JSON name the rank, its host and the element;
  *  - -i additive steps, -N cycles, -a, nccl-tests' habitual -t 1 -g 1, --under-load gemm:H (both figures, in the table and the JSON);
- *  - --group node and --group pairs (nodes faked by a test hook): labelled tables, and a corrupted rank
- *    found in exactly the pairs that contain it;
+ *  - --group node and --group pairs (measure.h's groups; nodes faked by a test hook): labelled tables, and a
+ *    corrupted rank found in exactly the pairs that contain it;
  *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
  *    multiple of the element size, an existing -J file): exit 2 and one line naming the option. */
 #include <math.h>
@@ -210,12 +210,16 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "allreduce all_gather -b 1K -e 4K -f 4 -n 2 --group node -J %s", json);
   rc = run(4, "DDPBENCH_TEST_RANKS_PER_NODE=2", args);
   CHECK(rc == 0, "node groups: exit %d: %s", rc, err);
-  CHECK(strstr(out, "# Group: node 0 (host") && strstr(out, "ranks 0-1), 2 ranks") && strstr(out, "ranks 2-3), 2 ranks"),
-        "node groups: labels:\n%s", out);
+  char g0[600], g1[600];
+  snprintf(g0, sizeof g0, "# Group: node:%s/0, 2 ranks (mpi): 0@%s 1@%s\n", host, host, host);
+  snprintf(g1, sizeof g1, "# Group: node:%s/1, 2 ranks (mpi): 2@%s 3@%s\n", host, host, host);
+  CHECK(strstr(out, g0) && strstr(out, g1), "node groups: labels:\n%s", out);
   CHECK(result_load(json, &m) == DDP_OK, "node groups: the result file reads back");
   CHECK(count_metric(&m, "busbw_gbs") == 16, "node groups: %d busbw records (want 2 nodes x 2 collectives x 2 sizes x 2)",
         count_metric(&m, "busbw_gbs"));
-  const result_record *n1 = result_find(&m, "collectives", "node:1", "busbw_gbs", "collective", "allreduce", NULL);
+  char n1name[300];
+  snprintf(n1name, sizeof n1name, "node:%s/1", host);
+  const result_record *n1 = result_find(&m, "collectives", n1name, "busbw_gbs", "collective", "allreduce", NULL);
   const result_record *a1 = n1 ? twin(&m, n1, "algbw_gbs") : NULL;
   /* allreduce on a group of 2: the factor is 2(n-1)/n = 1 */
   CHECK(n1 && a1 && n1->value == a1->value, "node groups: the group's size sets the factor");
