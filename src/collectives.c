@@ -984,10 +984,11 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
     pl->time_us = agg_combine(times, W, x->o.average);
     pl->algbw = row.z.base_bytes / (pl->time_us * 1e-6) / 1e9;
     pl->busbw = pl->algbw * row.z.bus_factor;
-    pl->slowest_rank = 0;
+    int slow = 0;
     for (int k = 1; k < W; k++)
-      if (times[k] > times[pl->slowest_rank]) pl->slowest_rank = k;
-    pl->slowest_us = times[pl->slowest_rank];
+      if (times[k] > times[slow]) slow = k;
+    pl->slowest_us = times[slow];
+    pl->slowest_rank = x->gworld[slow]; /* as a world rank, like every rank named in the output */
     pl->iter = stats_compute(maxs, ns);
     pl->checked = x->o.check > 0;
     for (int k = 0; k < W; k++) {
