@@ -11,6 +11,8 @@
  * are captured in one CUDA graph that is launched k times. With `--under-load gemm[:H]` the out-of-place
  * collective is also timed while a GEMM loop runs on a second stream, and the GEMM's rate is measured
  * alone and beside it: both figures come from the items that ran wholly inside the time both loops ran.
+ * With `--group node|pairs` the sweep runs over measure.h's groups, each group's tables printed by world
+ * rank 0 in order. Rank 0 turns the rows into records of the result model and wrong data into findings.
  *
  * Measuring, reducing across ranks and printing are separate passes; only rank 0 prints. Nothing here
  * waits without a timeout: every wait polls the stream and the comm's asynchronous error. Runtime errors
