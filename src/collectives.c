@@ -23,6 +23,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,12 +579,6 @@ static void expect_at(const data_spec *d, size_t k, void *out) {
   }
 }
 
-/* This rank's send buffer (send_count elements). */
-static void fill_send(const data_spec *d, void *buf, size_t send_count) {
-  for (size_t p = 0; p < send_count; p++)
-    store_int(buf, d->dt, p, coll_is_reduction(d->kind) ? red_in(d, d->rank, p) : move_val(d, d->rank, p));
-}
-
 /* Bit-exact, or within 2 ULP for avg in floating types (all values are >= 0, so the bit patterns order). */
 static int same(const data_spec *d, const void *got, const void *want) {
   size_t es = dtype_size(d->dt);
@@ -596,13 +591,74 @@ static int same(const data_spec *d, const void *got, const void *want) {
   return llabs(a - b) <= 2;
 }
 
-/* ---- the run ------------------------------------------------------------------------------------- */
+/* ---- filling and comparing on several threads ----------------------------------------------------
+ * A check touches every element on the host (nccl-tests does it on the GPU): 8 GiB is 2^31 floats, so large
+ * buffers are split over threads, each a contiguous range. */
 typedef struct {
   long long wrong;
   long long first; /* element of the receive buffer, -1 when none */
   double got, want;
 } wrong_info;
 
+typedef struct {
+  const data_spec *ds;
+  void *buf;
+  size_t lo, hi;
+  int compare; /* 0: fill the send buffer; 1: compare the receive buffer */
+  wrong_info w;
+} data_chunk;
+
+static void *data_chunk_run(void *arg) {
+  data_chunk *c = arg;
+  const data_spec *d = c->ds;
+  size_t es = dtype_size(d->dt);
+  char want[8];
+  c->w.first = -1;
+  for (size_t k = c->lo; k < c->hi; k++) {
+    if (!c->compare) {
+      store_int(c->buf, d->dt, k, coll_is_reduction(d->kind) ? red_in(d, d->rank, k) : move_val(d, d->rank, k));
+      continue;
+    }
+    expect_at(d, k, want);
+    const char *got = (const char *)c->buf + k * es;
+    if (same(d, got, want)) continue;
+    if (!c->w.wrong++) {
+      c->w.first = (long long)k;
+      c->w.got = load_num(got, d->dt, 0);
+      c->w.want = load_num(want, d->dt, 0);
+    }
+  }
+  return NULL;
+}
+
+/* Fills buf[0, n) (compare = 0) or compares it with the expected values (compare = 1, result in *w), on up
+ * to `threads` threads when n is large. */
+static void data_pass(const data_spec *d, void *buf, size_t n, int compare, int threads, wrong_info *w) {
+  enum { MAXT = 32 };
+  if (threads > MAXT) threads = MAXT;
+  if (threads < 1 || n < ((size_t)1 << 22)) threads = 1;
+  data_chunk c[MAXT];
+  pthread_t tid[MAXT];
+  int started[MAXT] = {0};
+  for (int t = 0; t < threads; t++) {
+    c[t] = (data_chunk){d, buf, n * (size_t)t / (size_t)threads, n * (size_t)(t + 1) / (size_t)threads, compare, {0, -1, 0, 0}};
+    started[t] = t > 0 && pthread_create(&tid[t], NULL, data_chunk_run, &c[t]) == 0;
+  }
+  data_chunk_run(&c[0]);
+  for (int t = 1; t < threads; t++) { /* a thread that could not start runs here */
+    if (started[t]) pthread_join(tid[t], NULL);
+    else data_chunk_run(&c[t]);
+  }
+  if (!compare) return;
+  memset(w, 0, sizeof *w);
+  w->first = -1;
+  for (int t = 0; t < threads; t++) {
+    if (c[t].w.wrong && w->first < 0) w->first = c[t].w.first, w->got = c[t].w.got, w->want = c[t].w.want;
+    w->wrong += c[t].w.wrong;
+  }
+}
+
+/* ---- the run ------------------------------------------------------------------------------------- */
 typedef struct {
   int ran;
   double time_us;      /* -a aggregate of the ranks' host-clock time per call */
@@ -661,6 +717,7 @@ typedef struct {
   void *hsend, *hrecv, *hwant; /* host buffers for the checks */
   int corrupt_rank;
   long long corrupt_elem;
+  int threads; /* for filling and comparing: this rank's share of the host's cores */
   /* --under-load */
   int H;
   void *ga, *gb, *gc;
@@ -739,7 +796,7 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
     data_spec ds;
     data_init(&ds, kind, op, dt, x->comm->size, x->comm->rank, x->o.root, z->count, 99 + (uint64_t)round);
     ddp_coll c = call_at(x, kind, dt, op, z, inplace, -1);
-    fill_send(&ds, x->hsend, z->send_count);
+    data_pass(&ds, x->hsend, z->send_count, 0, x->threads, NULL); /* this rank's send buffer */
     memset(x->hrecv, 0xff, z->recv_count * es); /* never a valid result: a call that writes nothing fails */
     DDP_TRY(d->copy(d, x->drecv, x->hrecv, z->recv_count * es, x->s));
     DDP_TRY(d->copy(d, (void *)c.send, x->hsend, z->send_count * es, x->s));
@@ -766,16 +823,7 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
     }
     DDP_TRY(d->copy(d, x->hrecv, c.recv, rn * es, x->s));
     DDP_TRY(sync_stream(x, x->s, "the data check"));
-    for (size_t k = 0; k < rn && !failed; k++) {
-      expect_at(&ds, k, x->hwant);
-      const char *got = (const char *)x->hrecv + k * es;
-      if (same(&ds, got, x->hwant)) continue;
-      if (!w->wrong++) {
-        w->first = (long long)k;
-        w->got = load_num(got, dt, 0);
-        w->want = load_num(x->hwant, dt, 0);
-      }
-    }
+    if (!failed) data_pass(&ds, x->hrecv, rn, 1, x->threads, w);
     failed = w->wrong > 0;
   }
   return DDP_OK;
@@ -1389,6 +1437,8 @@ static ddp_result ctx_setup(coll_ctx *x) {
   DDP_CHECK_ALLOC(x->ranks);
   DDP_TRY(dist_allgather(d, &mine, x->ranks, (int)sizeof mine));
   versions_collect(&x->ver);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  x->threads = cores > 0 ? (int)(cores / d->local_size) : 1;
   const char *cr = getenv("DDPBENCH_TEST_CORRUPT_COLLECTIVE");
   x->corrupt_rank = -1;
   x->corrupt_elem = -1;
