@@ -718,6 +718,7 @@ typedef struct {
   int corrupt_rank;
   long long corrupt_elem;
   int threads; /* for filling and comparing: this rank's share of the host's cores */
+  int clamped; /* -e was reduced to what the GPUs hold */
   /* --under-load */
   int H;
   void *ga, *gb, *gc;
@@ -1180,6 +1181,7 @@ static void print_preamble(const coll_ctx *x) {
     printf("#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s\n", r, x->ranks[r].pid, x->ranks[r].host,
            x->ranks[r].ordinal, x->ranks[r].bus[0] ? x->ranks[r].bus : "cpu", x->ranks[r].name);
   printf("#\n");
+  if (x->clamped) printf("# Reducing maxBytes to %zu due to memory limitation\n", o->max_bytes);
   fflush(stdout);
 }
 
@@ -1356,6 +1358,11 @@ static ddp_result collectives_json(const coll_ctx *x, const finding_list *f, cJS
 }
 
 /* ---- set-up -------------------------------------------------------------------------------------- */
+static ddp_result dist_allreduce_double_min(const ddp_dist *d, double *v) {
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MIN, d->world));
+  return DDP_OK;
+}
+
 static ddp_result ctx_setup(coll_ctx *x) {
   ddp_dist *d = &x->dist;
   /* Device: cuda when every rank sees a GPU (or --device cuda), else cpu; comm: nccl on cuda. */
@@ -1380,6 +1387,19 @@ static ddp_result ctx_setup(coll_ctx *x) {
   x->comm_name = x->wcomm->name;
   DDP_TRY(x->dev->stream_create(x->dev, &x->s, 0));
   DDP_TRY(ensure_events(x, (x->o.graph ? x->o.graph : x->o.iters) + 1));
+  /* As nccl-tests: -e is reduced to what the smallest GPU holds (two buffers, after a reserve for NCCL and
+   * CUDA of 1 GiB per 16 GiB, at most 4 GiB, plus 1 GiB, and the GEMM's operands under load). */
+  double mem = x->dev->info.memory > 0 ? (double)x->dev->info.memory : INFINITY;
+  DDP_TRY(dist_allreduce_double_min(d, &mem));
+  if (isfinite(mem)) {
+    double gib = 1073741824.0, reserve = fmin(ceil(mem / (16 * gib)) * gib, 4 * gib);
+    double gemm = x->o.load_h ? 3.0 * 2 * pow(x->o.load_h > 0 ? x->o.load_h : 8192, 2) : 0;
+    double fit = floor((mem - reserve - gib - gemm) / 2 / 8) * 8; /* a multiple of every element size */
+    if (fit > 0 && (double)x->o.max_bytes > fit) {
+      x->o.max_bytes = (size_t)fit;
+      x->clamped = 1;
+    }
+  }
   /* Buffers for the largest row of any selected collective and type. */
   size_t need = 64;
   for (int c = 0; c < x->o.ncoll; c++)
