@@ -1358,10 +1358,7 @@ static ddp_result collectives_json(const coll_ctx *x, const finding_list *f, cJS
 }
 
 /* ---- set-up -------------------------------------------------------------------------------------- */
-static ddp_result dist_allreduce_double_min(const ddp_dist *d, double *v) {
-  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MIN, d->world));
-  return DDP_OK;
-}
+static ddp_result ctx_buffers(coll_ctx *x, MPI_Comm ctl);
 
 static ddp_result ctx_setup(coll_ctx *x) {
   ddp_dist *d = &x->dist;
@@ -1383,6 +1380,16 @@ static ddp_result ctx_setup(coll_ctx *x) {
   else DDP_TRY(device_cpu_create(&x->dev, 1));
   if (nccl) DDP_TRY(comm_nccl_create(&x->wcomm, d->world, x->dev));
   else DDP_TRY(comm_mpi_create(&x->wcomm, d->world, x->dev));
+  return ctx_buffers(x, d->world);
+}
+
+/* Streams, events, buffers and who is where, collective over ctl (the world, or the group a measurement
+ * runs on); x->ranks is indexed by world rank and filled for ctl's ranks. */
+static ddp_result ctx_buffers(coll_ctx *x, MPI_Comm ctl) {
+  ddp_dist *d = &x->dist;
+  int n = 0;
+  DDP_CHECK_MPI(MPI_Comm_size(ctl, &n));
+  int cuda = !x->dev->host_memory;
   x->device_name = x->dev->name;
   x->comm_name = x->wcomm->name;
   DDP_TRY(x->dev->stream_create(x->dev, &x->s, 0));
@@ -1390,7 +1397,7 @@ static ddp_result ctx_setup(coll_ctx *x) {
   /* As nccl-tests: -e is reduced to what the smallest GPU holds (two buffers, after a reserve for NCCL and
    * CUDA of 1 GiB per 16 GiB, at most 4 GiB, plus 1 GiB, and the GEMM's operands under load). */
   double mem = x->dev->info.memory > 0 ? (double)x->dev->info.memory : INFINITY;
-  DDP_TRY(dist_allreduce_double_min(d, &mem));
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, ctl));
   if (isfinite(mem)) {
     double gib = 1073741824.0, reserve = fmin(ceil(mem / (16 * gib)) * gib, 4 * gib);
     double gemm = x->o.load_h ? 3.0 * 2 * pow(x->o.load_h > 0 ? x->o.load_h : 8192, 2) : 0;
@@ -1404,8 +1411,7 @@ static ddp_result ctx_setup(coll_ctx *x) {
   size_t need = 64;
   for (int c = 0; c < x->o.ncoll; c++)
     for (int t = 0; t < x->o.ndtype; t++) {
-      coll_sizes z = coll_sizes_for((ddp_coll_kind)x->o.colls[c], x->o.max_bytes, dtype_size((ddp_dtype)x->o.dtypes[t]),
-                                    d->size);
+      coll_sizes z = coll_sizes_for((ddp_coll_kind)x->o.colls[c], x->o.max_bytes, dtype_size((ddp_dtype)x->o.dtypes[t]), n);
       if (z.size_bytes > need) need = z.size_bytes;
     }
   x->alloc_bytes = need;
@@ -1454,8 +1460,15 @@ static ddp_result ctx_setup(coll_ctx *x) {
   snprintf(mine.bus, sizeof mine.bus, "%s", x->dev->info.pci_bus_id);
   snprintf(mine.name, sizeof mine.name, "%s", x->dev->info.name);
   x->ranks = calloc((size_t)d->size, sizeof *x->ranks);
-  DDP_CHECK_ALLOC(x->ranks);
-  DDP_TRY(dist_allgather(d, &mine, x->ranks, (int)sizeof mine));
+  rank_desc *got = calloc((size_t)n, sizeof *got);
+  if (!x->ranks || !got) {
+    free(got);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  int e = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, got, (int)sizeof mine, MPI_BYTE, ctl);
+  for (int i = 0; e == MPI_SUCCESS && i < n; i++) x->ranks[got[i].rank] = got[i];
+  free(got);
+  if (e != MPI_SUCCESS) return mpi_fail(e, "gathering who is where", __FILE__, __LINE__);
   versions_collect(&x->ver);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   x->threads = cores > 0 ? (int)(cores / d->local_size) : 1;
