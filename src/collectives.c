@@ -719,6 +719,7 @@ typedef struct {
   long long corrupt_elem;
   int threads; /* for filling and comparing: this rank's share of the host's cores */
   int clamped; /* -e was reduced to what the GPUs hold */
+  int borrowed; /* dev and wcomm belong to the caller (the measurement) */
   /* --under-load */
   int H;
   void *ga, *gb, *gc;
@@ -1212,6 +1213,8 @@ static ddp_result kv_add(result_kv **kv, int *n, const char *key, const char *va
   return DDP_OK;
 }
 
+static ddp_result rows_to_records(const coll_ctx *x, result_doc *m);
+
 static ddp_result model_build(const coll_ctx *x, result_doc *m) {
   const coll_opts *o = &x->o;
   m->schema_version = RESULT_SCHEMA_VERSION;
@@ -1282,6 +1285,11 @@ static ddp_result model_build(const coll_ctx *x, result_doc *m) {
     for (int f = 0; (fval = envcheck_version_field(&d->ver, f, &fname)) != NULL; f++)
       DDP_TRY(kv_add(&r->versions, &r->nversions, fname, fval));
   }
+  return rows_to_records(x, m);
+}
+
+/* The rows' figures as records of measurement "collectives" (rank 0 of the group that ran them). */
+static ddp_result rows_to_records(const coll_ctx *x, result_doc *m) {
   static const char *pnames[] = {"out_of_place", "in_place"};
   for (int i = 0; i < x->nrows; i++) {
     const row_result *row = &x->rows[i];
@@ -1492,11 +1500,11 @@ static void ctx_free(coll_ctx *x) {
     if (x->gb) x->dev->free(x->dev, x->gb);
     if (x->gc) x->dev->free(x->dev, x->gc);
   }
-  if (x->wcomm) x->wcomm->destroy(x->wcomm);
+  if (x->wcomm && !x->borrowed) x->wcomm->destroy(x->wcomm);
   if (x->dev) {
     if (x->s) x->dev->stream_destroy(x->dev, x->s);
     if (x->gs) x->dev->stream_destroy(x->dev, x->gs);
-    x->dev->destroy(x->dev);
+    if (!x->borrowed) x->dev->destroy(x->dev);
   }
   free(x->ev);
   free(x->hsend), free(x->hrecv), free(x->hwant);
@@ -1510,17 +1518,17 @@ static ddp_result sweep(coll_ctx *x) {
     for (int c = 0; c < o->ncoll; c++) {
       ddp_coll_kind kind = (ddp_coll_kind)o->colls[c];
       int first = x->nrows;
-      if (me == 0) print_header(x, kind);
+      if (me == 0 && x->out) print_header(x, kind);
       for (int t = 0; t < o->ndtype; t++)
         for (int p = 0; p < (coll_is_reduction(kind) ? o->nop : 1); p++)
           for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
             DDP_TRY(run_row(x, cycle, kind, (ddp_dtype)o->dtypes[t], (ddp_redop)o->ops[p], bytes));
-            if (me == 0) print_row(x, &x->rows[x->nrows - 1]);
+            if (me == 0 && x->out) print_row(x, &x->rows[x->nrows - 1]);
             size_t next = o->step_factor >= 2 ? bytes * (size_t)o->step_factor : bytes + o->step_bytes;
             if (next <= bytes) break; /* -e reached, or overflow */
             bytes = next;
           }
-      if (me == 0) print_footer(x, kind, first);
+      if (me == 0 && x->out) print_footer(x, kind, first);
       if (o->cycles == 0 && me == 0) x->nrows = 0, x->nwrongs = 0; /* forever: keep no history */
     }
   return DDP_OK;
@@ -1668,6 +1676,34 @@ static ddp_result run_groups(coll_ctx *x) {
   if (r == DDP_OK) measure_rounds_free(rounds, n); /* on failure the job is aborted: peers may be in a call */
   return r;
 }
+
+/* ---- as a measurement (measure.h) --------------------------------------------------------------------
+ * The allreduce sweep over one group, for jobs built from measurements (the acceptance job): float sum,
+ * 64 MiB to 1 GiB on GPUs (1 to 4 MiB on the cpu device), data checked; the records are the subcommand's,
+ * with nwrong standing for the wrong-data findings. Collective over g; the device and comm are the caller's. */
+static ddp_result mcoll_run(const measure_env *env, const measure_group *g, result_doc *out) {
+  static char *gpu_args[] = {"collectives", "allreduce", "-b", "64M", "-e", "1G", "-f", "16", "-n", "20"};
+  static char *cpu_args[] = {"collectives", "allreduce", "-b", "1M", "-e", "4M", "-f", "4", "-n", "5"};
+  coll_ctx *x = calloc(1, sizeof *x);
+  DDP_CHECK_ALLOC(x);
+  ddp_result r = opts_parse(&x->o, 10, env->dev->host_memory ? cpu_args : gpu_args);
+  x->dist = *env->dist;
+  x->dev = env->dev;
+  x->wcomm = g->comm;
+  x->borrowed = 1;
+  if (r == DDP_OK) r = ctx_buffers(x, g->mpi);
+  if (r == DDP_OK) r = group_use(x, g->comm, g->mpi, g->name);
+  if (r == DDP_OK) r = sweep(x);
+  if (r == DDP_OK && g->rank == 0) r = rows_to_records(x, out);
+  x->comm = NULL;
+  ctx_free(x);
+  free(x);
+  return r;
+}
+
+const measurement measure_collectives = {
+    "collectives", "allreduce over each group, 64 MiB to 1 GiB (cpu: 1 to 4 MiB), nccl-tests' busbw, data checked",
+    mcoll_run, NULL};
 
 int collectives_main(int argc, char **argv) {
   static coll_ctx x;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "comm.h"
+#include "measure.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,6 +29,11 @@ typedef struct {
 coll_sizes coll_sizes_for(ddp_coll_kind kind, size_t bytes, size_t elem_size, int n);
 const char *coll_name(ddp_coll_kind kind);  /* "allreduce", ... */
 const char *redop_name(ddp_redop op);       /* "sum", "prod", "max", "min", "avg" */
+
+/* The allreduce sweep as a measurement over a group (measure.h), for jobs built from measurements: records
+ * of measurement "collectives" as the subcommand writes them. Not in measure.c's table: register it
+ * (measure_register) or add it there. */
+extern const measurement measure_collectives;
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
  *  - with the argument `cuda` (label gpu; exits 77 without a GPU): the same matrix on the CUDA device through
  *    NCCL (when each rank has its own GPU) and through MPI staged in host memory, each eagerly and captured
  *    in a CUDA graph;
+ *  - the sweep as a measurement (measure_collectives) through measure.h's driver, over the world and each node;
  *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md, ../shared/reference/nccl-tests.md §3)
  *    for n = 1..8, and a published nccl-tests row re-derived from its time. */
 #include <math.h>
@@ -19,6 +20,9 @@
 
 #include "check.h"
 #include "collectives.h"
+#include "config.h"
+#include "measure.h"
+#include "result.h"
 #include "comm.h"
 #include "device.h"
 #include "dist.h"
@@ -228,6 +232,42 @@ static void matrix(ddp_device *d, ddp_comm *c, ddp_stream *s, const char *what) 
   free(res[0]), free(res[1]);
 }
 
+/* measure_collectives registered from here and run by measure.h's driver over the world and each node: its
+ * records reach world rank 0, named by group, one busbw per size and placement, nothing wrong. */
+static void measurement_check(const ddp_dist *dist, ddp_device *d, ddp_comm *world) {
+  CHECK(measure_register(&measure_collectives) == DDP_OK, "measure_collectives registers");
+  ddp_config cfg;
+  config_defaults(&cfg);
+  measure_env env = {&cfg, dist, d, NULL, NULL, NULL};
+  static const measure_group_kind kinds[] = {GROUP_WORLD, GROUP_NODE};
+  for (int k = 0; k < 2; k++) {
+    measure_round *rounds = NULL;
+    int n = 0;
+    result_doc doc;
+    result_init(&doc);
+    CHECK(measure_rounds_build(dist, world, kinds[k], 0, &rounds, &n) == DDP_OK, "groups of kind %d", k);
+    CHECK(measure_run(&env, &measure_collectives, rounds, n, R == 0 ? &doc : NULL) == DDP_OK, "run over kind %d", k);
+    measure_rounds_free(rounds, n);
+    if (R == 0) {
+      char group[300];
+      snprintf(group, sizeof group, k ? "node:%s" : "world", dist->host);
+      int bus = 0, wrong = 0, other = 0;
+      for (int i = 0; i < doc.nrecords; i++) {
+        const result_record *r = &doc.records[i];
+        other += strcmp(r->measurement, "collectives") || strcmp(r->group, group);
+        bus += !strcmp(r->metric, "busbw_gbs") && r->value >= 0;
+        wrong += !strcmp(r->metric, "nwrong") && r->value != 0;
+      }
+      CHECK(bus == 4 && !wrong && !other, "measurement over %s: %d busbw records (want 2 sizes x 2 placements), "
+            "%d wrong, %d of another measurement or group", group, bus, wrong, other);
+      const result_record *big = result_find(&doc, "collectives", group, "algbw_gbs", "bytes", "4194304", "placement",
+                                             "in_place", NULL);
+      CHECK(big && big->value > 0, "measurement over %s: 4 MiB in-place", group);
+    }
+    result_free(&doc);
+  }
+}
+
 int main(int argc, char **argv) {
   ddp_dist dist;
   if (dist_init(&argc, &argv, &dist) != DDP_OK) return 1;
@@ -266,6 +306,7 @@ int main(int argc, char **argv) {
     CHECK(d->stream_create(d, &s, 0) == DDP_OK, "stream");
     if (R == 0) sizes_check();
     matrix(d, c, s, "mpi");
+    measurement_check(&dist, d, c);
   }
 
   /* Back to back on one stream, same buffers (the timed loop): all complete, the last result is right. */
