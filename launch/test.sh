@@ -3,10 +3,16 @@
 # skipped, when no GPU is visible). This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Test-only Python helper: the JSON Schema check of result files (test_schema); before the
-# configure step, which looks for Python.
-if ! python3 -c "import jsonschema" 2>/dev/null && [ "$(id -u)" -eq 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-jsonschema >/dev/null
+# Test-only Python helpers from Debian, installed before the configure step (which looks for Python): scipy, the
+# oracle for compare's statistics (tests/compare/oracle.py), and jsonschema, the JSON Schema check of result
+# files (test_schema).
+missing=""
+/usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
+python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"
+if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
+  echo "ddpbench: installing$missing (test-only)" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 launch/setup.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

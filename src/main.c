@@ -14,17 +14,20 @@
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun) and `ddpbench collectives` (the
- * nccl-tests sweep through the comm interface, collectives.h). The data flow: docs/ARCHITECTURE.md. */
+ * (environment and topology checks across the ranks of an mpirun), `ddpbench collectives` (the nccl-tests
+ * sweep through the comm interface, collectives.h) and `ddpbench compare` (two sets of result files,
+ * benchstat's statistics; compare.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
 #include "collectives.h"
+#include "compare.h"
 #include "dist.h"
 #include "run.h"
 #include "topo.h"
 
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
     ddp_dist d;
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
