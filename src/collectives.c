@@ -96,7 +96,7 @@ typedef struct {
   int step_factor, iters, warmup, check, root, graph, cycles, average;
   int dtypes[DT_COUNT], ndtype; /* -d: one, or all */
   int ops[REDOP_COUNT], nop;    /* -o: one, or all */
-  double timeout;
+  int timeout; /* seconds */
   char json[1024];
   int force, device, comm; /* device: 0 auto 1 cpu 2 cuda; comm: 0 auto 1 mpi 2 nccl */
   int load_h;              /* --under-load gemm[:H]: 0 off, -1 default H */
@@ -134,7 +134,8 @@ static const opt_spec OPTS[] = {
      1 << 20, NULL},
     {'N', "run_cycles|run-cycles|cycles", O_INT, OO(cycles), "1", "repeat the whole sweep N times (0 = forever)", 0,
      1 << 30, NULL},
-    {'T', "timeout", O_INT, 0, "300", "seconds a wait may last before the job is aborted (0 = never)", 0, 0, NULL},
+    {'T', "timeout", O_INT, OO(timeout), "300", "seconds a wait may last before the job is aborted (0 = never)", 0,
+     1 << 30, NULL},
     {'J', "output_file|json", O_STR, OO(json), "", "write the results as JSON to this file", 0, 0, NULL},
     {0, "force", O_BOOL, OO(force), "0", "overwrite an existing JSON file", 0, 0, NULL},
     /* nccl-tests options whose only value here is their default (scripts pass them out of habit) */
@@ -219,11 +220,6 @@ static ddp_result opt_set(coll_opts *o, const opt_spec *k, const char *v, const 
     case O_INT: {
       long x = strtol(v, &end, 10);
       if (end == v || *end) return ddp_usage_error("collectives: %s must be an integer, got '%s'", where, v);
-      if (k->shrt == 'T') {
-        if (x < 0) return ddp_usage_error("collectives: %s must be >= 0, got %ld", where, x);
-        o->timeout = (double)x;
-        break;
-      }
       if (k->min == k->max && x != k->min)
         return ddp_usage_error("collectives: %s %ld is not supported: ddpbench runs one rank per GPU, one thread, one "
                                "call at a time (%s %.0f, or leave it out)", where, x, where, k->min);
@@ -328,8 +324,9 @@ static void coll_usage(FILE *out) {
   }
   fprintf(out,
           "\nExit codes: 0 success, 1 wrong data (#wrong > 0), 2 bad input, 3 runtime error.\n"
-          "Test hook: DDPBENCH_TEST_CORRUPT_COLLECTIVE=RANK[:ELEMENT] corrupts one received element on RANK\n"
-          "before each data check (the check must catch it).\n");
+          "Test hooks: DDPBENCH_TEST_CORRUPT_COLLECTIVE=RANK[:ELEMENT] corrupts one received element on RANK\n"
+          "before each data check (the check must catch it); DDPBENCH_TEST_STALL_COLLECTIVE=RANK stops RANK\n"
+          "before its first timed call (its peers must time out).\n");
 }
 
 /* Parses argv[1..] (argv[0] = "collectives"). Returns DDP_OK, DDP_ERR_USAGE, or 1 for --help. */
@@ -746,13 +743,42 @@ static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
     ddp_comm *c = x->comm ? x->comm : x->wcomm; /* outside a group's sweep: the world's */
     DDP_TRY(c->check(c));
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
-      return DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %.0f s (a peer stopped answering?)", what,
+      return DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %d s (a peer stopped answering?)", what,
                       x->o.timeout);
     if (ddp_now() - t0 > 0.01) { /* spin for the first 10 ms: a sleep would add its granularity to short timings */
       struct timespec ts = {0, 20000};
       nanosleep(&ts, NULL);
     }
   }
+}
+
+/* The group's barrier before timing, on the control plane (as nccl-tests' MPI_Barrier), polled under the same
+ * timeout: a rank that stopped answering ends the job instead of holding it. */
+static ddp_result ctl_barrier(coll_ctx *x) {
+  MPI_Request req;
+  DDP_CHECK_MPI(MPI_Ibarrier(x->ctl, &req));
+  double t0 = ddp_now();
+  for (;;) {
+    int done = 0;
+    DDP_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return DDP_OK;
+    if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
+      return DDP_FAIL(DDP_ERR_TIMEOUT, "the barrier before timing did not complete within %d s (a peer stopped "
+                      "answering?)", x->o.timeout);
+    if (ddp_now() - t0 > 0.01) {
+      struct timespec ts = {0, 20000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
+/* Test hook: DDPBENCH_TEST_STALL_COLLECTIVE=RANK makes that rank stop before its first timed call, as a hung
+ * GPU or a dead link would: its peers must time out (-T) and end the job, naming themselves and the wait. */
+static void maybe_stall(const coll_ctx *x) {
+  const char *v = getenv("DDPBENCH_TEST_STALL_COLLECTIVE");
+  if (!v || !*v || atoi(v) != x->dist.rank) return;
+  fprintf(stderr, "[ddpbench rank %d] DDPBENCH_TEST_STALL_COLLECTIVE: stalling on purpose\n", x->dist.rank);
+  for (;;) sleep(1000);
 }
 
 static ddp_result sync_stream(coll_ctx *x, ddp_stream *s, const char *what) {
@@ -858,7 +884,8 @@ static ddp_result time_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_re
     DDP_TRY(r);
   }
   int items = x->o.graph ? x->o.graph : n;
-  ddp_result r = x->comm->barrier(x->comm);
+  ddp_result r = ctl_barrier(x);
+  maybe_stall(x);
   double t0 = ddp_now();
   if (r == DDP_OK) r = d->event_record(d, x->ev[0], x->s);
   for (int i = 0; i < items && r == DDP_OK; i++) {
@@ -939,7 +966,7 @@ static ddp_result load_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_re
   DDP_TRY(wait_event(x, ge[K], "the GEMM"));
   double idle_ms = span_ms(d, ge[0], ge[K]) / K;
   /* Both loops together, enqueued interleaved (the cpu device runs GEMMs as they are enqueued). */
-  DDP_TRY(x->comm->barrier(x->comm));
+  DDP_TRY(ctl_barrier(x));
   DDP_TRY(d->event_record(d, start, x->s));
   DDP_TRY(d->stream_wait_event(d, x->gs, start));
   DDP_TRY(d->event_record(d, ce[0], x->s));

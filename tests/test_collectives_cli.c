@@ -9,6 +9,7 @@
  *  - -i additive steps, -N cycles, -a, nccl-tests' habitual -t 1 -g 1, --under-load gemm:H (both figures, in the table and the JSON);
  *  - --group node and --group pairs (measure.h's groups; nodes faked by a test hook): labelled tables, and a
  *    corrupted rank found in exactly the pairs that contain it;
+ *  - a rank that stops answering (test hook): its peers time out after -T, exit 3;
  *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
  *    multiple of the element size, an existing -J file): exit 2 and one line naming the option. */
 #include <math.h>
@@ -242,7 +243,12 @@ int main(int argc, char **argv) {
   rc = run(2, NULL, "--group pairs -b 8 -e 8");
   CHECK(rc == 2 && strstr(err, "--group pairs needs ranks on at least 2 nodes"), "pairs on one node: exit %d", rc);
 
-  /* 5. bad options: exit 2, one line naming the option (with and without mpirun) */
+  /* 5. a rank that stops answering: its peers time out after -T and end the job (exit 3), nothing hangs */
+  rc = run(3, "DDPBENCH_TEST_STALL_COLLECTIVE=1", "-b 1K -e 1K -T 3");
+  CHECK(rc == 3 && strstr(err, "did not complete within 3 s (a peer stopped answering?)"),
+        "stalled rank: exit %d: %s", rc, err);
+
+  /* 6. bad options: exit 2, one line naming the option (with and without mpirun) */
   static const struct { const char *args, *names; } bad[] = {
       {"-b 2K -e 1K", "-b/--minbytes"},
       {"-f 1", "-f/--stepfactor"},
