@@ -16,7 +16,11 @@
  *
  * Measuring, reducing across ranks and printing are separate passes; only rank 0 prints. Nothing here
  * waits without a timeout: every wait polls the stream and the comm's asynchronous error. Runtime errors
- * go up to collectives_main, which ends the job with dist_abort. Result files go through atomic_file. */
+ * go up to collectives_main, which ends the job with dist_abort. Result files go through atomic_file.
+ *
+ * In order: names and nccl-tests' accounting; the option table; exact data; timing, the data check and the
+ * load (time_row, check_row, load_row); one row across ranks (run_row); printing; the result model; set-up;
+ * the sweep and its groups; the measurement; collectives_main. */
 #include "collectives.h"
 
 #include <cJSON.h>
