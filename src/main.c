@@ -15,10 +15,12 @@
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
  * (environment and topology checks across the ranks of an mpirun), `ddpbench collectives` (the nccl-tests
- * sweep through the comm interface, collectives.h) and `ddpbench compare` (two sets of result files,
- * benchstat's statistics; compare.h). The data flow: docs/ARCHITECTURE.md. */
+ * sweep through the comm interface, collectives.h), `ddpbench compare` (two sets of result files,
+ * benchstat's statistics; compare.h) and `ddpbench accept` (per-GPU, per-node and per-pair acceptance
+ * checks with verdicts: accept_main.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
+#include "accept_main.h"
 #include "collectives.h"
 #include "compare.h"
 #include "dist.h"
@@ -32,6 +34,13 @@ int main(int argc, char **argv) {
     ddp_dist d;
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
     int code = doctor_main(&d, argc - 1, argv + 1);
+    dist_finalize(&d);
+    return code;
+  }
+  if (argc > 1 && strcmp(argv[1], "accept") == 0) {
+    ddp_dist d;
+    if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    int code = accept_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);
     return code;
   }

@@ -4,8 +4,7 @@
 # result file, which names 2 nodes and both hosts); --group node gives one group per host, named by its
 # hostname; --group pairs runs the one pair of hosts; a corrupted element on the second host's last rank is
 # caught, exit 1, and the finding names that rank and that host.
-# Exits 77 with the reason when the machine refuses namespaces. Needs the harness of issue 11 (lib.sh, agent.sh
-# beside this file); tests/CMakeLists.txt registers it with ddpbench_add_multinode once that is there.
+# Exits 77 with the reason when the machine refuses namespaces.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 mn_bound 200 "$@"
