@@ -1768,7 +1768,8 @@ int collectives_main(int argc, char **argv) {
     r = findings_build(&x, &f);
     if (r == DDP_OK && f.n) findings_print(stdout, &f);
     fflush(stdout);
-    code = findings_exit_code(&f);
+    /* Wrong data is corruption, as weights that differ are (exit 1), not a missed expectation (4). */
+    code = f.n ? DDP_EXIT_CHECK : findings_exit_code(&f);
     if (r == DDP_OK && x.o.json[0]) {
       cJSON *doc = NULL;
       r = collectives_json(&x, &f, &doc);

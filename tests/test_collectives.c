@@ -238,7 +238,7 @@ static void measurement_check(const ddp_dist *dist, ddp_device *d, ddp_comm *wor
   CHECK(measure_register(&measure_collectives) == DDP_OK, "measure_collectives registers");
   ddp_config cfg;
   config_defaults(&cfg);
-  measure_env env = {&cfg, dist, d, NULL, NULL, NULL};
+  measure_env env = {.cfg = &cfg, .dist = dist, .dev = d};
   static const measure_group_kind kinds[] = {GROUP_WORLD, GROUP_NODE};
   for (int k = 0; k < 2; k++) {
     measure_round *rounds = NULL;
