@@ -419,7 +419,8 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
 /* ---- findings ---------------------------------------------------------------------------------- */
 /* The straggler rule (issue 12): a rank is named only when its median compute time (step time where compute
  * was not timed) is more than --straggler-pct above the job's median AND its robust z-score (median/MAD) is
- * above 3.5 (accept_stragglers). A z-score needs 3 ranks; with 2, the slower one is a warning only when it is
+ * above 3.5 (accept_stragglers), and its p10 is above the median rank's p90 (slower beyond step-to-step noise).
+ * A z-score needs 3 ranks; with 2, the slower one is a warning only when it is
  * more than --straggler-pct slower AND beyond noise (its p10 above the other's p90). Otherwise nobody is
  * named, and the slowest rank is only information. */
 static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, ddp_phase p, finding_list *f) {
@@ -435,6 +436,20 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
   double pct = r->cfg ? r->cfg->straggler_pct : 5;
   int n = accept_stragglers(meds, W, pct, 3.5, who, z);
   double med_all = stats_percentile(meds, W, 0.5);
+  /* A straggler must also be slower beyond the steps' own noise: its p10 above the median rank's p90. Medians
+   * of a few microseconds (or of ranks that share a core now and then) can pass both thresholds by chance. */
+  double *p90 = malloc((size_t)W * sizeof(double));
+  if (!p90) {
+    free(meds), free(z), free(who);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  for (int rk = 0; rk < W; rk++) p90[rk] = st[rk].p90;
+  double med_p90 = stats_percentile(p90, W, 0.5);
+  free(p90);
+  int kept = 0;
+  for (int i = 0; i < n; i++)
+    if (st[who[i]].p10 > med_p90) who[kept++] = who[i];
+  n = kept;
   const char *what = have_c ? "compute time" : "step time";
   char subject[128];
   ddp_result e = DDP_OK;
@@ -461,8 +476,8 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
     char zs[48] = "two ranks: no z-score";
     if (W >= 3) snprintf(zs, sizeof zs, "robust z-score %.1f", z[k]);
     e = findings_add(f, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_all, "ms",
-                     "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is > %g %% "
-                     "and > 3.5)",
+                     "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is > %g %%, "
+                     "> 3.5 and slower beyond its steps' noise)",
                      phase_name(p), what, ps->slowest_excess * 100, zs, pct);
   }
   free(meds), free(z), free(who);
