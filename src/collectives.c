@@ -1643,9 +1643,10 @@ static ddp_result group_round(coll_ctx *x, const measure_round *rd) {
     for (int i = base_wrongs; i < x->nwrongs; i++) x->wrongs[i].row -= base_rows;
     int e = MPI_Send(text, (int)len, MPI_CHAR, 0, 1, x->dist.world);
     if (e == MPI_SUCCESS)
-      e = MPI_Send(x->rows + base_rows, mine[2] * (int)sizeof *x->rows, MPI_BYTE, 0, 2, x->dist.world);
+      e = MPI_Send(x->rows ? x->rows + base_rows : NULL, mine[2] * (int)sizeof *x->rows, MPI_BYTE, 0, 2, x->dist.world);
     if (e == MPI_SUCCESS)
-      e = MPI_Send(x->wrongs + base_wrongs, mine[3] * (int)sizeof *x->wrongs, MPI_BYTE, 0, 3, x->dist.world);
+      e = MPI_Send(x->wrongs ? x->wrongs + base_wrongs : NULL, mine[3] * (int)sizeof *x->wrongs, MPI_BYTE, 0, 3,
+                   x->dist.world); /* NULL + 0 is UB (UBSan) when nothing was ever wrong */
     if (e != MPI_SUCCESS) r = mpi_fail(e, "sending the group's results", __FILE__, __LINE__);
     x->nrows = base_rows;
     x->nwrongs = base_wrongs;
