@@ -72,7 +72,11 @@ static const key_spec KEYS[] = {
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
-    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite an existing --json file"},
+    {"sweep", T_BOOL, OFF(sweep), "false", 0, 0, NULL, 0,
+     "scaling sweep: the phases on 1, 2, 4, ... ranks of a node, then 1, 2, 4, ... nodes and the job"},
+    {"prom", T_STR, OFF(prom), "", 0, 0, NULL, SZ(prom), "write the figures as a node_exporter textfile"},
+    {"csv", T_STR, OFF(csv), "", 0, 0, NULL, SZ(csv), "write every record as CSV (one row per rank per figure)"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite existing --json, --prom and --csv files"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -281,6 +285,8 @@ ddp_result config_validate(const ddp_config *cfg) {
     return ddp_usage_error("loss_scale_backoff must be between 0 and 1 (exclusive), got %g", cfg->loss_scale_backoff);
   int order[3];
   if (config_phases(cfg, order) <= 0) return ddp_usage_error("phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  if (cfg->sweep && !strstr(cfg->phases, "ddp"))
+    return ddp_usage_error("sweep needs the ddp phase in phases, got '%s'", cfg->phases);
   if (cfg->precision == PREC_TF32 && cfg->device == DEV_CPU)
     return ddp_usage_error("precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
   if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)
@@ -398,6 +404,10 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
   DDP_TRY(config_validate(cfg));
   if (cfg->json[0] && !cfg->force && access(cfg->json, F_OK) == 0)
     return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", cfg->json);
+  if (cfg->prom[0] && !cfg->force && access(cfg->prom, F_OK) == 0)
+    return ddp_usage_error("--prom %s: file exists (use --force to overwrite it)", cfg->prom);
+  if (cfg->csv[0] && !cfg->force && access(cfg->csv, F_OK) == 0)
+    return ddp_usage_error("--csv %s: file exists (use --force to overwrite it)", cfg->csv);
   return DDP_OK;
 }
 
