@@ -14,14 +14,17 @@
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI) and `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun). The data flow: docs/ARCHITECTURE.md. */
+ * (environment and topology checks across the ranks of an mpirun), `ddpbench export` (a result file as a
+ * node_exporter textfile or CSV: prom.h, csv.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
 #include "dist.h"
+#include "export.h"
 #include "run.h"
 #include "topo.h"
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "export") == 0) return export_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
     ddp_dist d;

@@ -124,16 +124,24 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
   put(&t, "ddpbench_");
   name_part(&t, r->measurement);
   put(&t, "_");
-  if (rank && strncmp(r->metric, "rank_", 5) != 0) put(&t, "rank_");
-  size_t ml = strlen(r->metric), ms = strlen(r->measurement);
-  const char *metric = r->metric;
-  if (strncmp(metric, r->measurement, ms) == 0 && metric[ms] == '_') metric += ms + 1; /* gemm_tflops of gemm */
-  ml = strlen(metric);
-  size_t sl = u >= 0 ? strlen(UNITS[u].strip) : 0;
-  int strip = u >= 0 && ml > sl && strcmp(metric + ml - sl, UNITS[u].strip) == 0;
-  char *m = strndup(metric, strip ? ml - sl : ml);
+  /* the stem: the metric without its unit ("_tflops" at the end or "tflops_" at the start) and without the
+   * measurement's name in front (gemm's gemm_tflops -> "") */
+  char *m = strdup(r->metric);
   if (!m) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  name_part(&t, m);
+  size_t ml = strlen(m), sl = u >= 0 ? strlen(UNITS[u].strip) : 0, ms = strlen(r->measurement);
+  const char *stem = m;
+  if (sl && ml > sl && strcmp(m + ml - sl, UNITS[u].strip) == 0)
+    m[ml - sl] = 0;
+  else if (sl && ml > sl && strncmp(m, UNITS[u].strip + 1, sl - 1) == 0 && m[sl - 1] == '_')
+    stem = m + sl;
+  if (strcmp(stem, r->measurement) == 0)
+    stem = "";
+  else if (strncmp(stem, r->measurement, ms) == 0 && stem[ms] == '_')
+    stem += ms + 1;
+  if (rank && *stem && strncmp(stem, "rank_", 5) != 0) put(&t, "rank_");
+  if (rank && !*stem) put(&t, "rank");
+  if (*stem) name_part(&t, stem);
+  else if (!rank) t.p[--t.n] = 0; /* no stem: drop the '_' after the measurement */
   free(m);
   if (u >= 0) put(&t, "%s", UNITS[u].suffix);
   s->name = take(&t);
