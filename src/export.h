@@ -1,4 +1,5 @@
-/* export.h: `ddpbench export`, a saved result file as a node_exporter textfile and/or CSV (export.c). */
+/* export.h: `ddpbench export`, a saved result file as a node_exporter textfile, CSV and/or the current
+ * schema's JSON (export.c). */
 #ifndef DDPBENCH_EXPORT_H
 #define DDPBENCH_EXPORT_H
 
