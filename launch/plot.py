@@ -31,7 +31,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -93,7 +93,9 @@ def config_text(r):
     c = r["doc"].get("config", {})
     if not isinstance(c, dict):
         c = {k["key"]: k["value"] for k in c} if c and isinstance(c[0], dict) else {}
-    return "%s x %s x %s %s" % (c.get("hidden", "?"), c.get("layers", "?"), c.get("batch", "?"), c.get("precision", "?"))
+    graph = c.get("cuda_graph") in (True, "true")
+    return "%s x %s x %s %s%s" % (c.get("hidden", "?"), c.get("layers", "?"), c.get("batch", "?"), c.get("precision", "?"),
+                                  " cuda-graph" if graph else "")
 
 
 def stack_text(r):
@@ -181,7 +183,9 @@ def plot_scaling(rs, out):
             pts = [{"x": w, "y": base / runs[w][1]["value"] * 100, "record": ident(runs[w][1]), "file": runs[w][0]["path"],
                     "step_ms": runs[w][1]["value"], "base_step_ms": base, "what": runs[w][2],
                     "nodes": runs[w][0]["doc"].get("nodes", 1)} for w in sizes]
-            series.append({"label": "%s (runs: %s)" % (cfg, "; ".join(p["what"] for p in pts)), "points": pts, "kind": "runs"})
+            local = pts[0]["record"]["measurement"] == "local"
+            series.append({"label": "%s (%d runs%s)" % (cfg, len(pts), "; 1 GPU: local step" if local else ""),
+                           "points": pts, "kind": "runs"})
     if not series:
         print("plot.py: scaling: no sweep records and no runs of one config at two sizes; skipped")
         return
@@ -189,8 +193,9 @@ def plot_scaling(rs, out):
     bounds = set()
     for s in series:
         xs, ys = [p["x"] for p in s["points"]], [p["y"] for p in s["points"]]
-        ax.plot(xs, ys, "o-", label=s["label"])
-        for p in s["points"]:
+        last = s["points"][-1]
+        ax.plot(xs, ys, "o-", label=s["label"] if len(series) == 1 else "%s: %.1f %% at %d GPUs" % (s["label"], last["y"], last["x"]))
+        for p in (s["points"] if len(series) == 1 else []):  # values beside the points when they cannot overlap
             ax.annotate("%.1f%%\n%.2f ms" % (p["y"], p["step_ms"]) if p.get("step_ms") else "%.1f%%" % p["y"],
                         (p["x"], p["y"]), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
         prev = None
@@ -361,7 +366,8 @@ def plot_busbw(rs, out):
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(size_text))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: "%g" % v if str("%g" % v)[0] in "1235" else ""))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: "%g" % v))
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.grid(alpha=0.3, which="both")
