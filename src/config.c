@@ -432,6 +432,7 @@ void config_print_help(FILE *out) {
           "usage: mpirun -np N ddpbench [--config FILE] [--key value ...]\n"
           "       ddpbench topo [--hwloc-xml FILE] [--pcie]      topology report of this (or a saved) machine\n"
           "       mpirun -np N ddpbench doctor                    environment and topology checks only\n"
+          "       ddpbench compare A.json ... -- B.json ...       A/B of result files (see compare --help)\n"
           "\n"
           "Trains a synthetic L-layer ReLU model the way PyTorch DDP does (bucketed allreduce overlapped with\n"
           "the backward pass) in three phases - local (no communication), comm (the allreduces alone), ddp -\n"

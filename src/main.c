@@ -13,11 +13,13 @@
  *   result.h    the result model, its JSON writer and reader                (result_to_json, result_load)
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
- * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI) and `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun), `ddpbench export` (a result file as a
- * node_exporter textfile or CSV: prom.h, csv.h). The data flow: docs/ARCHITECTURE.md. */
+ * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
+ * (environment and topology checks across the ranks of an mpirun), `ddpbench compare` (two sets of
+ * result files, benchstat's statistics; compare.h) and `ddpbench export` (a result file as a node_exporter
+ * textfile, CSV or the current schema's JSON: prom.h, csv.h, export.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
+#include "compare.h"
 #include "dist.h"
 #include "export.h"
 #include "run.h"
@@ -26,6 +28,7 @@
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "export") == 0) return export_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
     ddp_dist d;
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);

@@ -1,0 +1,540 @@
+/* compare_load.c: result files -> the runs of each side -> provenance diff and one line per metric, for
+ * compare.c. Reads result files only through the project's one reader (result_load in result.h) and never
+ * parses a result itself; never writes a file.
+ *
+ * A metric is a record whose direction is known (better lower or higher), named
+ *   "<measurement>[@<group>] <metric>[ <label>=<value> ...]"     e.g. "comm allreduce_busbw_gbs bytes=4194304 type=fp32"
+ * Records of one rank (label "rank") become per-host metrics when the runs span more than one host: the
+ * host's worst rank by the metric's direction ("... host=<name>"); on one host the job-wide record says it.
+ * Each run gives one value per metric. With --pool-steps the job-wide step_ms metrics use every step
+ * instead: the per-step maximum over ranks, as the run's own summary defines the step time.
+ *
+ * Provenance of a run: "ddpbench_version", "job.*" (device, comm, world_size, nodes), "versions.*" (every rank's
+ * library versions; distinct values joined), "env.*" (the recorded NCCL_*, CUDA_*, UCX_* and transport
+ * variables; Slurm's job and step ids left out), "config.*" (every key but output paths), "hosts", "gpus". */
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common.h"
+#include "compare.h"
+#include "result.h"
+
+/* ---- config keys ------------------------------------------------------------------------------------- */
+/* Keys that define the model and its numerics: sides that differ in one are refused without
+ * --allow-config-diff. Keys that only say where output goes are not provenance at all. Every other key
+ * (bucket sizes, comm, CUDA graphs, steps, ...) is printed in the diff, since comparing them is legitimate. */
+static const char *model_keys[] = {"hidden", "layers", "batch", "precision", "seed", "lr", "momentum",
+                                   "loss_scale_init", "loss_scale_growth_factor", "loss_scale_backoff",
+                                   "loss_scale_growth_interval", "inject_nonfinite"};
+static const char *output_keys[] = {"json", "topo_xml", "force", "quiet", "config_file"};
+
+static int in_list(const char *k, const char **list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(k, list[i]) == 0) return 1;
+  return 0;
+}
+#define IN_LIST(k, list) in_list((k), (list), sizeof(list) / sizeof *(list))
+
+/* ---- small growable string lists --------------------------------------------------------------------- */
+typedef struct {
+  char **v;
+  int n;
+} strlist;
+
+static int strlist_push(strlist *l, const char *s) {
+  char **g = realloc(l->v, (size_t)(l->n + 1) * sizeof *g);
+  if (!g) return -1;
+  l->v = g;
+  if (!(l->v[l->n] = strdup(s))) return -1;
+  l->n++;
+  return 0;
+}
+
+static void strlist_free(strlist *l) {
+  for (int i = 0; i < l->n; i++) free(l->v[i]);
+  free(l->v);
+  l->v = NULL, l->n = 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* ---- sides ------------------------------------------------------------------------------------------- */
+typedef struct {
+  strlist files;
+  result_doc *docs;
+  int n;
+} side;
+
+/* A path is a result file, or a directory whose *.json files (in name order) are the runs. */
+static int side_expand(side *s, char **paths, int n, const char *name) {
+  for (int i = 0; i < n; i++) {
+    struct stat st;
+    if (stat(paths[i], &st) != 0) return ddp_usage_error("compare: %s: cannot open: %s", paths[i], ddp_strerror_errno()), 2;
+    if (!S_ISDIR(st.st_mode)) {
+      if (strlist_push(&s->files, paths[i])) return ddp_usage_error("compare: out of memory"), 2;
+      continue;
+    }
+    DIR *d = opendir(paths[i]);
+    if (!d) return ddp_usage_error("compare: %s: cannot list: %s", paths[i], ddp_strerror_errno()), 2;
+    strlist found = {0};
+    for (struct dirent *e; (e = readdir(d));) {
+      size_t len = strlen(e->d_name);
+      if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0 && e->d_name[0] != '.') {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", paths[i], e->d_name);
+        if (strlist_push(&found, p)) break;
+      }
+    }
+    closedir(d);
+    qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str);
+    if (found.n == 0) {
+      strlist_free(&found);
+      return ddp_usage_error("compare: side %s: %s holds no .json result files", name, paths[i]), 2;
+    }
+    for (int k = 0; k < found.n; k++)
+      if (strlist_push(&s->files, found.v[k])) return ddp_usage_error("compare: out of memory"), 2;
+    strlist_free(&found);
+  }
+  if (s->files.n == 0) return ddp_usage_error("compare: side %s is empty", name), 2;
+  s->docs = calloc((size_t)s->files.n, sizeof *s->docs);
+  if (!s->docs) return ddp_usage_error("compare: out of memory"), 2;
+  for (int i = 0; i < s->files.n; i++, s->n++)
+    if (result_load(s->files.v[i], &s->docs[i]) != DDP_OK) return 2; /* it printed the file and the reason */
+  return 0;
+}
+
+static void side_free(side *s) {
+  for (int i = 0; i < s->n; i++) result_free(&s->docs[i]);
+  free(s->docs);
+  strlist_free(&s->files);
+}
+
+static char *side_label(char **paths, int n) {
+  char buf[1024] = "";
+  size_t used = 0;
+  for (int i = 0; i < n && used < sizeof buf - 1; i++)
+    used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", i ? " " : "", paths[i]);
+  if (used >= sizeof buf - 1) strcpy(buf + sizeof buf - 5, "...");
+  return strdup(buf);
+}
+
+/* ---- provenance -------------------------------------------------------------------------------------- */
+typedef struct {
+  char *key, *value;
+} kv;
+
+typedef struct {
+  kv *v;
+  int n;
+} kvlist;
+
+static int kv_put(kvlist *l, const char *key, const char *value) {
+  kv *g = realloc(l->v, (size_t)(l->n + 1) * sizeof *g);
+  if (!g) return -1;
+  l->v = g;
+  l->v[l->n].key = strdup(key), l->v[l->n].value = strdup(value);
+  if (!l->v[l->n].key || !l->v[l->n].value) return -1;
+  l->n++;
+  return 0;
+}
+
+static void kv_free_list(kvlist *l) {
+  for (int i = 0; i < l->n; i++) free(l->v[i].key), free(l->v[i].value);
+  free(l->v);
+  l->v = NULL, l->n = 0;
+}
+
+static const char *kv_get(const kvlist *l, const char *key) {
+  for (int i = 0; i < l->n; i++)
+    if (strcmp(l->v[i].key, key) == 0) return l->v[i].value;
+  return NULL;
+}
+
+/* The distinct values of a list, sorted and joined with ", "; counts as "N x value" when asked. */
+static char *join_distinct(strlist *vals, int counts) {
+  qsort(vals->v, (size_t)vals->n, sizeof *vals->v, cmp_str);
+  size_t cap = 64, len = 0;
+  char *out = malloc(cap);
+  if (!out) return NULL;
+  out[0] = 0;
+  for (int i = 0; i < vals->n;) {
+    int j = i;
+    while (j < vals->n && strcmp(vals->v[j], vals->v[i]) == 0) j++;
+    char item[600];
+    if (counts)
+      snprintf(item, sizeof item, "%s%d x %s", len ? ", " : "", j - i, vals->v[i]);
+    else
+      snprintf(item, sizeof item, "%s%s", len ? ", " : "", vals->v[i]);
+    size_t k = strlen(item);
+    if (len + k + 1 > cap) {
+      char *g = realloc(out, cap = 2 * (len + k + 1));
+      if (!g) return free(out), NULL;
+      out = g;
+    }
+    memcpy(out + len, item, k + 1);
+    len += k;
+    i = j;
+  }
+  return out;
+}
+
+static int prov_collect(const result_doc *d, kvlist *p) {
+  char buf[64];
+  int rc = kv_put(p, "ddpbench_version", d->ddpbench_version ? d->ddpbench_version : "");
+  rc |= kv_put(p, "job.device", d->device ? d->device : "");
+  rc |= kv_put(p, "job.comm", d->comm ? d->comm : "");
+  snprintf(buf, sizeof buf, "%d", d->world_size);
+  rc |= kv_put(p, "job.world_size", buf);
+  snprintf(buf, sizeof buf, "%d", d->nodes);
+  rc |= kv_put(p, "job.nodes", buf);
+  /* versions: each key over all ranks */
+  for (int r = 0; r < d->nranks && !rc; r++)
+    for (int k = 0; k < d->ranks[r].nversions && !rc; k++) {
+      char key[300];
+      snprintf(key, sizeof key, "versions.%s", d->ranks[r].versions[k].key);
+      if (kv_get(p, key)) continue;
+      strlist vals = {0};
+      for (int q = 0; q < d->nranks; q++) {
+        const char *v = "(unset)";
+        for (int m = 0; m < d->ranks[q].nversions; m++)
+          if (strcmp(d->ranks[q].versions[m].key, d->ranks[r].versions[k].key) == 0) v = d->ranks[q].versions[m].value;
+        rc |= strlist_push(&vals, v);
+      }
+      char *j = join_distinct(&vals, 0);
+      rc |= !j || kv_put(p, key, j);
+      free(j);
+      strlist_free(&vals);
+    }
+  for (int i = 0; i < d->nenv && !rc; i++) {
+    const char *k = d->environment[i].key;
+    /* the reader's allowlist (older files recorded more); Slurm's job and step ids differ by design */
+    if (!result_env_allowed(k) || strncmp(k, "SLURM_", 6) == 0) continue;
+    char key[300];
+    snprintf(key, sizeof key, "env.%s", k);
+    rc |= kv_put(p, key, d->environment[i].value);
+  }
+  for (int i = 0; i < d->nconfig && !rc; i++) {
+    if (IN_LIST(d->config[i].key, output_keys)) continue;
+    char key[300];
+    snprintf(key, sizeof key, "config.%s", d->config[i].key);
+    rc |= kv_put(p, key, d->config[i].value);
+  }
+  strlist hosts = {0}, gpus = {0};
+  for (int r = 0; r < d->nranks && !rc; r++) {
+    rc |= strlist_push(&hosts, d->ranks[r].host ? d->ranks[r].host : "");
+    rc |= strlist_push(&gpus, d->ranks[r].device_name ? d->ranks[r].device_name : "");
+  }
+  char *h = rc ? NULL : join_distinct(&hosts, 0), *g = rc ? NULL : join_distinct(&gpus, 1);
+  if (!rc) rc |= !h || !g || kv_put(p, "hosts", h) || kv_put(p, "gpus", g);
+  free(h), free(g);
+  strlist_free(&hosts), strlist_free(&gpus);
+  return rc ? -1 : 0;
+}
+
+/* One side's value of key over its runs: "v" when they agree, "v1 (3 runs), v2 (2 runs)" when not. */
+static char *side_value(kvlist *prov, int n, const char *key, int *mixed) {
+  strlist vals = {0};
+  for (int i = 0; i < n; i++) {
+    const char *v = kv_get(&prov[i], key);
+    if (strlist_push(&vals, v ? v : "(unset)")) return strlist_free(&vals), NULL;
+  }
+  qsort(vals.v, (size_t)vals.n, sizeof *vals.v, cmp_str);
+  *mixed = strcmp(vals.v[0], vals.v[n - 1]) != 0;
+  char *out;
+  if (!*mixed) {
+    out = strdup(vals.v[0]);
+  } else {
+    size_t cap = 256, len = 0;
+    out = calloc(cap, 1);
+    for (int i = 0; out && i < n;) {
+      int j = i;
+      while (j < n && strcmp(vals.v[j], vals.v[i]) == 0) j++;
+      char item[700];
+      snprintf(item, sizeof item, "%s%s (%d run%s)", len ? ", " : "", vals.v[i], j - i, j - i == 1 ? "" : "s");
+      size_t k = strlen(item);
+      if (len + k + 1 > cap) {
+        char *g = realloc(out, cap = 2 * (len + k + 1));
+        if (!g) {
+          free(out);
+          out = NULL;
+          break;
+        }
+        out = g;
+      }
+      memcpy(out + len, item, k + 1);
+      len += k;
+      i = j;
+    }
+  }
+  strlist_free(&vals);
+  return out;
+}
+
+/* Diffs the provenance of the two sides into r. Returns 0, or 2 after naming a refused config key. */
+static int prov_diff(side *sa, side *sb, int allow_config_diff, cmp_report *r) {
+  int nruns = sa->n + sb->n, rc = 0;
+  kvlist *prov = calloc((size_t)nruns, sizeof *prov);
+  strlist keys = {0};
+  if (!prov) return ddp_usage_error("compare: out of memory"), 2;
+  for (int i = 0; i < nruns && !rc; i++) {
+    const result_doc *d = i < sa->n ? &sa->docs[i] : &sb->docs[i - sa->n];
+    rc = prov_collect(d, &prov[i]);
+    for (int k = 0; k < prov[i].n && !rc; k++) {
+      int seen = 0;
+      for (int q = 0; q < keys.n && !seen; q++) seen = strcmp(keys.v[q], prov[i].v[k].key) == 0;
+      if (!seen) rc = strlist_push(&keys, prov[i].v[k].key);
+    }
+  }
+  if (rc) {
+    rc = 2, ddp_usage_error("compare: out of memory");
+  }
+  for (int k = 0; k < keys.n && !rc; k++) {
+    int ma, mb;
+    char *va = side_value(prov, sa->n, keys.v[k], &ma), *vb = side_value(prov + sa->n, sb->n, keys.v[k], &mb);
+    if (!va || !vb) {
+      free(va), free(vb);
+      rc = 2, ddp_usage_error("compare: out of memory");
+      break;
+    }
+    int differs = strcmp(va, vb) != 0 || ma || mb;
+    int model = strncmp(keys.v[k], "config.", 7) == 0 && IN_LIST(keys.v[k] + 7, model_keys);
+    if (!differs) {
+      r->nprov_same++;
+    } else {
+      cmp_report_add_diff(r, keys.v[k], va, vb, ma, mb, model);
+      if (model && !allow_config_diff)
+        rc = 2, ddp_usage_error("compare: model config key '%s' differs: %s (A) vs %s (B); comparing different models "
+                                "is rarely meant (--allow-config-diff compares anyway)",
+                                keys.v[k] + 7, va, vb);
+    }
+    free(va), free(vb);
+  }
+  r->same_provenance = r->ndiff == 0;
+  for (int i = 0; i < nruns; i++) kv_free_list(&prov[i]);
+  free(prov);
+  strlist_free(&keys);
+  return rc;
+}
+
+/* ---- metrics ----------------------------------------------------------------------------------------- */
+typedef struct {
+  char *name, *unit;
+  cmp_better better;
+  double *val[2];  /* per run; NaN: not measured */
+  char *seen[2];   /* per run: the record exists */
+  double *pool[2]; /* --pool-steps: steps of every run */
+  int npool[2];
+  int pooled_runs[2];
+} metric;
+
+typedef struct {
+  metric *v;
+  int n;
+  int runs[2];
+} metric_table;
+
+static metric *metric_get(metric_table *t, const char *name, const char *unit, cmp_better better) {
+  for (int i = 0; i < t->n; i++)
+    if (strcmp(t->v[i].name, name) == 0) return &t->v[i];
+  metric *g = realloc(t->v, (size_t)(t->n + 1) * sizeof *g);
+  if (!g) return NULL;
+  t->v = g;
+  metric *m = &t->v[t->n];
+  memset(m, 0, sizeof *m);
+  m->name = strdup(name), m->unit = strdup(unit), m->better = better;
+  for (int s = 0; s < 2; s++) {
+    m->val[s] = malloc((size_t)t->runs[s] * sizeof(double));
+    m->seen[s] = calloc((size_t)t->runs[s], 1);
+    for (int i = 0; m->val[s] && i < t->runs[s]; i++) m->val[s][i] = NAN;
+  }
+  if (!m->name || !m->unit || !m->val[0] || !m->val[1] || !m->seen[0] || !m->seen[1]) {
+    free(m->name), free(m->unit);
+    for (int s = 0; s < 2; s++) free(m->val[s]), free(m->seen[s]);
+    return NULL;
+  }
+  t->n++;
+  return m;
+}
+
+static void metric_table_free(metric_table *t) {
+  for (int i = 0; i < t->n; i++) {
+    free(t->v[i].name), free(t->v[i].unit);
+    for (int s = 0; s < 2; s++) free(t->v[i].val[s]), free(t->v[i].seen[s]), free(t->v[i].pool[s]);
+  }
+  free(t->v);
+}
+
+/* "<measurement>[@<group>] <metric>[ k=v ...]", leaving out the rank and host labels; host appended when given. */
+static void metric_name(char *buf, size_t n, const result_record *rec, const char *host) {
+  size_t u = (size_t)snprintf(buf, n, "%s", rec->measurement);
+  if (strcmp(rec->group, "world") != 0 && u < n) u += (size_t)snprintf(buf + u, n - u, "@%s", rec->group);
+  if (u < n) u += (size_t)snprintf(buf + u, n - u, " %s", rec->metric);
+  for (int i = 0; i < rec->nlabels && u < n; i++) {
+    if (strcmp(rec->labels[i].key, "rank") == 0 || strcmp(rec->labels[i].key, "host") == 0) continue;
+    u += (size_t)snprintf(buf + u, n - u, " %s=%s", rec->labels[i].key, rec->labels[i].value);
+  }
+  if (host && u < n) snprintf(buf + u, n - u, " host=%s", host);
+}
+
+static int doc_hosts_multi(const side *sa, const side *sb) {
+  const char *first = NULL;
+  for (int s = 0; s < 2; s++) {
+    const side *sd = s ? sb : sa;
+    for (int i = 0; i < sd->n; i++)
+      for (int r = 0; r < sd->docs[i].nranks; r++) {
+        const char *h = sd->docs[i].ranks[r].host ? sd->docs[i].ranks[r].host : "";
+        if (!first) first = h;
+        else if (strcmp(first, h) != 0) return 1;
+      }
+  }
+  return 0;
+}
+
+static int pool_append(metric *m, int s, const double *x, int n) {
+  double *g = realloc(m->pool[s], (size_t)(m->npool[s] + n) * sizeof *g);
+  if (!g) return -1;
+  m->pool[s] = g;
+  memcpy(g + m->npool[s], x, (size_t)n * sizeof *x);
+  m->npool[s] += n;
+  m->pooled_runs[s]++;
+  return 0;
+}
+
+/* --pool-steps: the steps of a job-wide step_ms record: per step, the maximum over the per-rank records of the
+ * same measurement and group (the run's own definition of a step's time). 0 samples when a rank has none. */
+static int steps_of(const result_doc *d, const result_record *world, double **out) {
+  int steps = -1;
+  double *agg = NULL;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *r = &d->records[i];
+    if (!result_record_label(r, "rank") || strcmp(r->measurement, world->measurement) ||
+        strcmp(r->group, world->group) || strcmp(r->metric, world->metric))
+      continue;
+    if (r->nsamples <= 0 || (steps >= 0 && r->nsamples != steps)) {
+      free(agg);
+      return 0;
+    }
+    if (steps < 0) {
+      steps = r->nsamples;
+      if (!(agg = malloc((size_t)steps * sizeof *agg))) return 0;
+      for (int k = 0; k < steps; k++) agg[k] = -INFINITY;
+    }
+    for (int k = 0; k < steps; k++) agg[k] = fmax(agg[k], r->samples[k]);
+  }
+  *out = agg;
+  return steps > 0 ? steps : 0;
+}
+
+static int collect_run(metric_table *t, int s, int run, const result_doc *d, int per_host, int pool) {
+  char name[1024];
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *rec = &d->records[i];
+    if (rec->better == BETTER_NONE) continue;
+    cmp_better better = rec->better == BETTER_LOWER ? CMP_LOWER_BETTER : CMP_HIGHER_BETTER;
+    const char *host = NULL;
+    if (result_record_label(rec, "rank")) {
+      if (!per_host) continue;
+      host = result_record_label(rec, "host");
+      if (!host) host = "?";
+    }
+    metric_name(name, sizeof name, rec, host);
+    metric *m = metric_get(t, name, rec->unit, better);
+    if (!m) return -1;
+    double v = rec->value, *old = &m->val[s][run];
+    if (!host || !m->seen[s][run] || isnan(*old))
+      *old = v;
+    else if (!isnan(v)) /* the host's worst rank */
+      *old = better == CMP_LOWER_BETTER ? fmax(*old, v) : fmin(*old, v);
+    m->seen[s][run] = 1;
+    if (pool && !host && strcmp(rec->metric, "step_ms") == 0) {
+      double *steps = NULL;
+      int n = steps_of(d, rec, &steps);
+      if (n > 0 && pool_append(m, s, steps, n)) return free(steps), -1;
+      free(steps);
+    }
+  }
+  return 0;
+}
+
+/* Per metric: consistency inside each side, then one report line. Returns 0 or 2. */
+static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, cmp_report *r) {
+  int only[2] = {0, 0}, skipped_nan = 0;
+  const char *only_name[2] = {NULL, NULL}, *nan_name = NULL;
+  for (int i = 0; i < t->n; i++) {
+    metric *m = &t->v[i];
+    int seen[2] = {0, 0}, finite = 1;
+    for (int s = 0; s < 2; s++)
+      for (int k = 0; k < t->runs[s]; k++) {
+        seen[s] += m->seen[s][k];
+        finite &= !isnan(m->val[s][k]);
+      }
+    for (int s = 0; s < 2; s++)
+      if (seen[s] > 0 && seen[s] < t->runs[s]) {
+        int k = 0;
+        while (m->seen[s][k]) k++;
+        return ddp_usage_error("compare: %s: metric '%s' missing (the other runs of side %c have it)",
+                               sd[s]->files.v[k], m->name, s ? 'B' : 'A'),
+               2;
+      }
+    if (!seen[0] || !seen[1]) {
+      int s = seen[0] ? 0 : 1;
+      if (!only_name[s]) only_name[s] = m->name;
+      only[s]++;
+      continue;
+    }
+    if (!finite) {
+      if (!nan_name) nan_name = m->name;
+      skipped_nan++;
+      continue;
+    }
+    int pooled = m->pooled_runs[0] == t->runs[0] && m->pooled_runs[1] == t->runs[1];
+    cmp_input in = {.a = pooled ? m->pool[0] : m->val[0], .b = pooled ? m->pool[1] : m->val[1],
+                    .na = pooled ? m->npool[0] : t->runs[0], .nb = pooled ? m->npool[1] : t->runs[1],
+                    .runs_a = t->runs[0], .runs_b = t->runs[1], .better = m->better,
+                    .floor_pct = cmp_noise_floor(noise, m->name)};
+    if (cmp_report_add(r, m->name, m->unit, &in) != 0)
+      return ddp_usage_error("compare: %s: cannot evaluate", m->name), 2;
+  }
+  for (int s = 0; s < 2; s++)
+    if (only[s])
+      cmp_report_note(r, "%d metric%s only in %c, not compared (e.g. %s)", only[s], only[s] == 1 ? "" : "s",
+                      s ? 'B' : 'A', only_name[s]);
+  if (skipped_nan)
+    cmp_report_note(r, "%d metric%s not measured in some runs, not compared (e.g. %s)", skipped_nan,
+                    skipped_nan == 1 ? "" : "s", nan_name);
+  if (r->nlines == 0) return ddp_usage_error("compare: the two sides share no metric"), 2;
+  return 0;
+}
+
+int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r) {
+  side sa = {0}, sb = {0};
+  metric_table t = {0};
+  int rc = side_expand(&sa, a, na, "A");
+  if (!rc) rc = side_expand(&sb, b, nb, "B");
+  if (!rc) {
+    r->label_a = side_label(a, na), r->label_b = side_label(b, nb);
+    r->runs_a = sa.n, r->runs_b = sb.n;
+    rc = prov_diff(&sa, &sb, allow_config_diff, r);
+  }
+  if (!rc) {
+    t.runs[0] = sa.n, t.runs[1] = sb.n;
+    int per_host = doc_hosts_multi(&sa, &sb);
+    for (int s = 0; s < 2 && !rc; s++) {
+      side *sd = s ? &sb : &sa;
+      for (int i = 0; i < sd->n && !rc; i++)
+        if (collect_run(&t, s, i, &sd->docs[i], per_host, r->opt.pool_steps))
+          rc = 2, ddp_usage_error("compare: out of memory");
+    }
+    side *sds[2] = {&sa, &sb};
+    if (!rc) rc = metrics_report(&t, sds, noise, r);
+    if (!rc && r->opt.pool_steps)
+      cmp_report_note(r, "--pool-steps: the job-wide step_ms metrics use every step of every run as a sample; the "
+                         "other metrics one value per run");
+  }
+  metric_table_free(&t);
+  side_free(&sa), side_free(&sb);
+  return rc;
+}
