@@ -6,7 +6,8 @@
     straggler named by the run's finding outlined, and the node-pair busbw matrix (largest message per pair);
   - an H200 run from results/ (schema version 1, read through `ddpbench export --json`) with its 1-GPU run:
     the scaling curve across runs and the heat map;
-  - the compare chart from compare JSON (tests/fixtures/compare-ab.json).
+  - the compare chart from compare JSON: the fixture (tests/fixtures/compare-ab.json) and `ddpbench compare
+    --format json` of 4 + 4 sweep runs, which must carry the sweep's rows (scaling@first:k ...).
 For every plot: PNG (its signature) and SVG (parses as XML, holds the title and axis labels) are written, and
 every value in the data sidecar equals the record it names, looked up independently in the result file (read
 with the C reader for version 1, through `ddpbench export --json`): heat-map cells, pair cells, busbw points,
@@ -166,7 +167,38 @@ def main():
         check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
                   for p in got), "change and CI = the compare file's")
 
-        # 5. bad input: exit 2, one line naming the file
+        # 5. compare's own JSON of two sets of sweep runs (4 + 4: compare tests significance from 4 a side):
+        #    it reads the sweep's rows, and the chart shows its numbers
+        sides = []
+        for side in ("A", "B"):
+            d = os.path.join(tmp, side)
+            os.mkdir(d)
+            for i in range(4):
+                p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "32",
+                                    "--layers", "2", "--batch", "8", "--steps", "4", "--warmup", "1", "--comm", "mpi",
+                                    "--quiet", "--sweep", "--json", os.path.join(d, "r%d.json" % i)],
+                                   capture_output=True, text=True)
+                check(p.returncode == 0, "A/B sweep run %s%d" % (side, i))
+            sides.append(d)
+        cj = os.path.join(tmp, "cmp.json")
+        with open(cj, "w") as f:
+            p = subprocess.run([prog, "compare", sides[0], sides[1], "--format", "json"], stdout=f, stderr=subprocess.PIPE,
+                               text=True, timeout=120)
+        check(p.returncode in (0, 5), "compare exits 0 or 5: %d %s" % (p.returncode, p.stderr))
+        creal = json.load(open(cj))
+        names = {m["name"] for m in creal["metrics"]}
+        check({"scaling@first:1 step_ms", "scaling@first:2 step_ms", "scaling@first:2 efficiency"} <= names,
+              "compare reads the sweep's rows: %s" % sorted(n for n in names if "scaling@" in n))
+        out = os.path.join(tmp, "p5")
+        run_plot(py, src, out, ["--compare", cj])
+        cm = files_ok(out, "compare", ["change B vs A (%)", "scaling@first:2 step_ms"])
+        want = {m["name"]: m for m in creal["metrics"]}
+        got = cm.get("points", [])
+        check(len(got) == sum(1 for m in creal["metrics"] if m["change_pct"] is not None), "a point per metric with a change")
+        check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
+                  for p in got), "real compare: change and CI = the compare file's")
+
+        # 6. bad input: exit 2, one line naming the file
         bad = os.path.join(tmp, "bad.json")
         open(bad, "w").write("{\"x\": 1}")
         p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", tmp, bad], capture_output=True, text=True)
