@@ -24,10 +24,10 @@
  * name and the factor to base units. Records with a unit not listed keep their metric name and value. */
 static const struct {
   const char *unit, *strip, *suffix, *what;
-  double scale;
+  double scale; /* negative: divide by -scale (exact for ms and us where multiplying by 1e-3 is not) */
 } UNITS[] = {
-    {"ms", "_ms", "_seconds", "in seconds", 1e-3},
-    {"us", "_us", "_seconds", "in seconds", 1e-6},
+    {"ms", "_ms", "_seconds", "in seconds", -1e3},
+    {"us", "_us", "_seconds", "in seconds", -1e6},
     {"s", "_s", "_seconds", "in seconds", 1},
     {"GB/s", "_gbs", "_bytes_per_second", "in bytes per second", 1e9},
     {"TFLOP/s", "_tflops", "_flops_per_second", "in FLOP per second", 1e12},
@@ -175,7 +175,7 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
   }
   if (!first) put(&t, "}");
   s->labels = take(&t);
-  s->value = u >= 0 ? r->value * UNITS[u].scale : r->value;
+  s->value = u < 0 ? r->value : UNITS[u].scale < 0 ? r->value / -UNITS[u].scale : r->value * UNITS[u].scale;
   if (!s->name || !s->help || !s->labels) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   return DDP_OK;
 }
@@ -191,8 +191,14 @@ static void value(tbuf *t, double v) {
     put(t, "NaN\n");
   else if (isinf(v))
     put(t, "%s\n", v > 0 ? "+Inf" : "-Inf");
-  else
-    put(t, "%.17g\n", v);
+  else { /* the shortest of %.15g, %.16g, %.17g that reads back as v */
+    char b[40];
+    for (int digits = 15; digits <= 17; digits++) {
+      snprintf(b, sizeof b, "%.*g", digits, v);
+      if (strtod(b, NULL) == v) break;
+    }
+    put(t, "%s\n", b);
+  }
 }
 
 static double iso_seconds(const char *iso) {
