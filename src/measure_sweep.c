@@ -265,3 +265,26 @@ ddp_result sweep_efficiency(result_doc *doc) {
   }
   return DDP_OK;
 }
+
+/* Where the curve bends: the step between consecutive sizes with the largest fall in efficiency, inside the
+ * first node (NVLink, PCIe) or across nodes (the network). Info only: a sweep states, the floors judge. */
+ddp_result sweep_findings(const result_doc *doc, finding_list *f) {
+  double prev_eff = NAN, prev_nodes = NAN, best = 0;
+  int prev_gpus = 0, a = 0, b = 0, across = 0;
+  double ea = NAN, eb = NAN;
+  for (int i = 0; i < doc->nrecords; i++) {
+    const result_record *r = &doc->records[i];
+    if (strcmp(r->measurement, "scaling") || strcmp(r->metric, "gpus")) continue;
+    double eff = value_of(doc, r->group, "efficiency"), nodes = value_of(doc, r->group, "nodes");
+    if (prev_gpus && !isnan(eff) && !isnan(prev_eff) && prev_eff - eff > best) {
+      best = prev_eff - eff;
+      a = prev_gpus, b = (int)r->value, ea = prev_eff, eb = eff;
+      across = nodes > prev_nodes;
+    }
+    prev_gpus = (int)r->value, prev_eff = eff, prev_nodes = nodes;
+  }
+  if (!a) return DDP_OK;
+  return findings_add(f, "scaling", SEV_INFO, SCOPE_JOB, "job", eb, ea, "",
+                      "weak-scaling efficiency falls most from %d to %d GPUs (%s): %.1f %% -> %.1f %%", a, b,
+                      across ? "across nodes: the network" : "inside a node: NVLink/PCIe", ea * 100, eb * 100);
+}

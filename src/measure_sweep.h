@@ -21,6 +21,9 @@ ddp_result sweep_run(const measure_env *env, ddp_comm *world, result_doc *doc);
 /* Adds {scaling, <group>, efficiency} = step_ms of first:1 / step_ms of the group for every group in doc
  * (NaN without a 1-rank row). */
 ddp_result sweep_efficiency(result_doc *doc);
+/* An info finding naming where efficiency falls most between consecutive sizes, inside a node or across
+ * nodes; nothing with fewer than two sizes. */
+ddp_result sweep_findings(const result_doc *doc, finding_list *f);
 
 #ifdef __cplusplus
 }

@@ -282,6 +282,7 @@ static ddp_result job_run(job *j) {
     r = report_summarize(rep, &j->sum);
     j->have_sum = r == DDP_OK;
     if (r == DDP_OK) r = report_findings(rep, &j->sum, &j->findings);
+    if (r == DDP_OK && cfg->sweep) r = sweep_findings(&j->sweep, &j->findings);
     if (r == DDP_OK) {
       report_print(stdout, rep, &j->sum);
       if (cfg->sweep) measure_scaling.print(stdout, &measure_scaling, &j->sweep);

@@ -7,13 +7,16 @@
  *  - a repeated series is written once; each family has exactly one HELP and one TYPE, before its samples;
  *  - the verdict: ddpbench_run_ok 0 when a finding failed; the end time only when given;
  *  - CSV: a field with a comma or quote is quoted with the quote doubled; NaN is an empty cell; one line per
- *    record after the header; numbers in %.17g read back exactly. */
+ *    record after the header; numbers in %.17g read back exactly;
+ *  - the sweep's derived rows on a model built by hand: efficiency = step(first:1) / step, and the finding
+ *    that names the largest fall (4 -> 8 GPUs, across nodes). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "csv.h"
+#include "measure_sweep.h"
 #include "prom.h"
 
 static int count(const char *text, const char *needle) {
@@ -96,5 +99,29 @@ int main(void) {
   }
   free(c);
   result_free(&d);
+
+  /* the sweep's efficiency and its finding */
+  result_doc w;
+  result_init(&w);
+  static const double step[] = {10, 10.2, 10.5, 14.0}, nodes[] = {1, 1, 1, 2};
+  for (int i = 0; i < 4; i++) {
+    char g[16];
+    snprintf(g, sizeof g, "first:%d", 1 << i);
+    CHECK(result_add(&w, "scaling", g, "gpus", "", BETTER_NONE, 1 << i, NULL, NULL, 0, NULL) == DDP_OK, "gpus");
+    CHECK(result_add(&w, "scaling", g, "nodes", "", BETTER_NONE, nodes[i], NULL, NULL, 0, NULL) == DDP_OK, "nodes");
+    CHECK(result_add(&w, "scaling", g, "step_ms", "ms", BETTER_LOWER, step[i], NULL, NULL, 0, NULL) == DDP_OK, "step");
+  }
+  CHECK(sweep_efficiency(&w) == DDP_OK, "sweep_efficiency");
+  const result_record *e = result_find(&w, "scaling", "first:8", "efficiency", NULL);
+  CHECK(e && e->value == 10 / 14.0, "efficiency of first:8 = 10 / 14: %g", e ? e->value : NAN);
+  e = result_find(&w, "scaling", "first:1", "efficiency", NULL);
+  CHECK(e && e->value == 1, "efficiency of first:1 = 1");
+  finding_list fl;
+  memset(&fl, 0, sizeof fl);
+  CHECK(sweep_findings(&w, &fl) == DDP_OK && fl.n == 1, "one scaling finding");
+  CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "from 4 to 8 GPUs (across nodes") != NULL,
+        "the fall named 4 -> 8 across nodes: %s", fl.n ? fl.v[0].text : "none");
+  findings_free(&fl);
+  result_free(&w);
   return check_summary();
 }
