@@ -286,5 +286,5 @@ ddp_result sweep_findings(const result_doc *doc, finding_list *f) {
   if (!a) return DDP_OK;
   return findings_add(f, "scaling", SEV_INFO, SCOPE_JOB, "job", eb, ea, "",
                       "weak-scaling efficiency falls most from %d to %d GPUs (%s): %.1f %% -> %.1f %%", a, b,
-                      across ? "across nodes: the network" : "inside a node: NVLink/PCIe", ea * 100, eb * 100);
+                      across ? "across nodes: the network" : "inside one node", ea * 100, eb * 100);
 }
