@@ -17,7 +17,10 @@
 #include "result.h"
 
 static int usage(const char *why) {
-  fprintf(stderr, "ddpbench export: %s (usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] [--force])\n", why);
+  fprintf(stderr,
+          "ddpbench export: %s (usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] "
+          "[--force])\n",
+          why);
   return DDP_EXIT_USAGE;
 }
 
