@@ -30,6 +30,7 @@ static const struct {
     {"us", "_us", "_seconds", "in seconds", -1e6},
     {"s", "_s", "_seconds", "in seconds", 1},
     {"GB/s", "_gbs", "_bytes_per_second", "in bytes per second", 1e9},
+    {"GB/s", "_gbps", "_bytes_per_second", "in bytes per second", 1e9},
     {"TFLOP/s", "_tflops", "_flops_per_second", "in FLOP per second", 1e12},
     {"1/s", "_per_s", "_per_second", "per second", 1},
     {"B", "_bytes", "_bytes", "in bytes", 1},
@@ -115,9 +116,15 @@ static char *take(tbuf *t) {
 
 static ddp_result sample_record(const result_doc *d, const result_record *r, sample *s) {
   memset(s, 0, sizeof *s);
-  int u = -1;
-  for (size_t k = 0; k < sizeof UNITS / sizeof UNITS[0]; k++)
-    if (strcmp(r->unit, UNITS[k].unit) == 0) u = (int)k;
+  int u = -1; /* the unit's row whose suffix the metric has, else its first row */
+  size_t ml0 = strlen(r->metric);
+  for (size_t k = 0; k < sizeof UNITS / sizeof UNITS[0]; k++) {
+    if (strcmp(r->unit, UNITS[k].unit)) continue;
+    size_t sl0 = strlen(UNITS[k].strip);
+    int has = ml0 > sl0 && strcmp(r->metric + ml0 - sl0, UNITS[k].strip) == 0;
+    if (u < 0 || has) u = (int)k;
+    if (has) break;
+  }
   const char *rank = result_record_label(r, "rank");
   tbuf t = {0};
   /* the name */
@@ -158,10 +165,13 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
   if (rank) {
     char gpu[16] = "";
     if (rr && rr->ordinal >= 0) snprintf(gpu, sizeof gpu, "%d", rr->ordinal);
+    /* from the result's ranks; without them, the record's own labels (acceptance records carry gpu = bus id) */
+    const char *rgpu = result_record_label(r, "gpu"), *rbus = result_record_label(r, "bus_id");
+    if (!rbus && rgpu && strchr(rgpu, ':')) rbus = rgpu, rgpu = NULL;
     label(&t, &first, "host", rr && rr->host ? rr->host : result_record_label(r, "host"));
-    label(&t, &first, "gpu", gpu);
+    label(&t, &first, "gpu", rr ? gpu : rgpu);
     label(&t, &first, "rank", rank);
-    label(&t, &first, "bus_id", rr ? rr->pci_bus_id : NULL);
+    label(&t, &first, "bus_id", rr && rr->pci_bus_id ? rr->pci_bus_id : rbus);
   }
   label(&t, &first, "group", r->group);
   if (!rank && strncmp(r->group, "node:", 5) == 0 && !result_record_label(r, "host"))

@@ -49,6 +49,8 @@ int main(void) {
                    "67108864", NULL) == DDP_OK, "add a repeat");
   CHECK(result_add(&d, "job", "world", "exposed_comm_ms", "ms", BETTER_LOWER, NAN, NULL, NULL, 0, "note",
                    "a \"b\" \\c\nd,e", NULL) == DDP_OK, "add");
+  CHECK(result_add(&d, "accept", "world", "h2d_gbps", "GB/s", BETTER_HIGHER, 55.5, NULL, NULL, 0, "rank", "7", "host",
+                   "other-node", "gpu", "0000:9a:00.0", NULL) == DDP_OK, "add a rank the result does not list");
   CHECK(findings_add(&d.findings, "weights", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "", "differ") == DDP_OK, "finding");
 
   char *t = NULL;
@@ -62,6 +64,8 @@ int main(void) {
   CHECK(strstr(t, "\nddpbench_accept_busbw_bytes_per_second{group=\"node:gpu-node-7\",host=\"gpu-node-7\","
                   "bytes=\"67108864\"} 350000000000\n") != NULL, "per-host busbw with the host label");
   CHECK(count(t, "ddpbench_accept_busbw_bytes_per_second{") == 1, "a repeated series written once");
+  CHECK(strstr(t, "\nddpbench_accept_rank_h2d_bytes_per_second{host=\"other-node\",rank=\"7\",bus_id=\"0000:9a:00.0\","
+                  "group=\"world\"} 55500000000\n") != NULL, "_gbps stripped; labels from the record when ranks lack it");
   CHECK(strstr(t, "note=\"a \\\"b\\\" \\\\c\\nd,e\"} NaN\n") != NULL, "escaped label value, NaN");
   CHECK(strstr(t, "\nddpbench_run_ok 0\n") != NULL, "verdict 0 with a failed finding");
   CHECK(strstr(t, "\nddpbench_findings{severity=\"fail\"} 1\n") != NULL, "failed findings counted");
