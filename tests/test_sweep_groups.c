@@ -1,7 +1,7 @@
 /* test_sweep_groups (4 ranks): the sweep's groups on emulated node layouts (the rank's node index, node count
  * and local rank set by the test, as several hosts would give them):
- *  - sizes: 2 nodes of 2 -> 1, 2, 4; 4 nodes of 1 -> 1, 2, 4; 1 node of 4 -> 1, 2, 4; 3 nodes (2, 1, 1) ->
- *    1, 2, 3 (the first node's 2, then the first 2 nodes' 3, then the job's 4: 1, 2, 3, 4);
+ *  - sizes: 2 nodes of 2 -> 1, 2, 4; 4 nodes of 1 -> 1, 2, 4; 1 node of 4 -> 1, 2, 4; 3 nodes of 2, 1, 1
+ *    ranks -> 1, 2 (the first node), 3 (the first 2 nodes), 4 (the job);
  *  - first:k is the first k ranks in node order: with ranks placed round-robin over 2 nodes (node = rank % 2),
  *    first:2 holds ranks 0 and 2 (both on node 0), not 0 and 1;
  *  - a whole sweep over 2 emulated nodes of 2: groups first:1, first:2 on one node and first:4 on two, the
