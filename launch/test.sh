@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, gpu; gpu tests exit 77, shown as
-# skipped, when no GPU is visible). This is what CI runs (.ci/run).
+# Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, multinode, gpu; gpu tests exit 77,
+# shown as skipped, when no GPU is visible; multinode tests need root and exit 77 where namespaces are refused).
+# Installs what the multinode tests need (tests/multinode/install.sh) first. This is what CI runs (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Test-only helpers from Debian, installed before the configure step (which looks for Python): scipy, the
@@ -18,5 +19,6 @@ if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 launch/setup.sh
+tests/multinode/install.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ctest --preset dev

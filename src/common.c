@@ -38,6 +38,7 @@ const char *ddp_result_str(ddp_result r) {
     case DDP_ERR_JSON: return "JSON error";
     case DDP_ERR_TIMEOUT: return "timeout";
     case DDP_ERR_INTERNAL: return "internal error";
+    case DDP_ERR_EXPECT: return "acceptance check failed";
   }
   return "unknown error";
 }
@@ -45,6 +46,7 @@ const char *ddp_result_str(ddp_result r) {
 int ddp_exit_code(ddp_result r) {
   if (r == DDP_OK) return DDP_EXIT_OK;
   if (r == DDP_ERR_USAGE) return DDP_EXIT_USAGE;
+  if (r == DDP_ERR_EXPECT) return DDP_EXIT_EXPECT;
   return DDP_EXIT_RUNTIME;
 }
 

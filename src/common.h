@@ -24,10 +24,11 @@ typedef enum {
   DDP_ERR_JSON,
   DDP_ERR_TIMEOUT,  /* a peer or the device stopped answering */
   DDP_ERR_INTERNAL,
+  DDP_ERR_EXPECT,   /* an acceptance check failed (e.g. a GPU CUDA cannot use): exit code 4 */
 } ddp_result;
 
 /* Process exit codes (documented in README): */
-enum { DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3 };
+enum { DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3, DDP_EXIT_EXPECT = 4 };
 
 const char *ddp_result_str(ddp_result r);
 int ddp_exit_code(ddp_result r);

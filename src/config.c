@@ -66,6 +66,11 @@ static const key_spec KEYS[] = {
      "seconds without progress before the job is aborted (0 = never)"},
     {"peak_tflops", T_DOUBLE, OFF(peak_tflops), "0", 0, 1e6, NULL, 0,
      "dense peak for MFU (0 = table of known GPUs)"},
+    {"peak_seconds", T_DOUBLE, OFF(peak_seconds), "2", 0, 600, NULL, 0,
+     "cuda: the measured peak behind MFU is an 8192^3 GEMM sustained this long (0 = one H x H x H burst)"},
+    {"straggler_pct", T_DOUBLE, OFF(straggler_pct), "5", 0, 1000, NULL, 0,
+     "a straggler is this far above the median compute time (and a robust z-score > 3.5)"},
+    {"strict", T_BOOL, OFF(strict), "false", 0, 0, NULL, 0, "a warning fails the run too (exit 4)"},
     {"bind", T_ENUM, OFF(bind), "auto", 0, 0, "auto|gpu|none", 0,
      "bind each rank near its GPU (auto = gpu when locality is known)"},
     {"pcie", T_BOOL, OFF(pcie), "false", 0, 0, NULL, 0, "print the topology matrix by PCIe path alone"},
@@ -76,7 +81,10 @@ static const key_spec KEYS[] = {
      "scaling sweep: the phases on 1, 2, 4, ... ranks of a node, then 1, 2, 4, ... nodes and the job"},
     {"prom", T_STR, OFF(prom), "", 0, 0, NULL, SZ(prom), "write the figures as a node_exporter textfile"},
     {"csv", T_STR, OFF(csv), "", 0, 0, NULL, SZ(csv), "write every record as CSV (one row per rank per figure)"},
-    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite existing --json, --prom and --csv files"},
+    {"failed_hosts", T_STR, OFF(failed_hosts), "", 0, 0, NULL, SZ(failed_hosts),
+     "write the hosts with a failing check here, one per line (for scontrol ... state=drain)"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0,
+     "overwrite an existing --json, --prom, --csv or --failed-hosts file"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -408,6 +416,8 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
     return ddp_usage_error("--prom %s: file exists (use --force to overwrite it)", cfg->prom);
   if (cfg->csv[0] && !cfg->force && access(cfg->csv, F_OK) == 0)
     return ddp_usage_error("--csv %s: file exists (use --force to overwrite it)", cfg->csv);
+  if (cfg->failed_hosts[0] && !cfg->force && access(cfg->failed_hosts, F_OK) == 0)
+    return ddp_usage_error("--failed-hosts %s: file exists (use --force to overwrite it)", cfg->failed_hosts);
   return DDP_OK;
 }
 
@@ -457,7 +467,8 @@ void config_print_help(FILE *out) {
   }
   fprintf(out,
           "  %-30s %s\n  %-30s %s\n  %-30s %s\n\n"
-          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error.\n",
+          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error,\n"
+          "4 an acceptance check failed (a straggler, a GPU CUDA cannot use; --strict: or a warning).\n",
           "--config FILE", "read keys from an INI file first", "--help", "this text", "--version",
           "print the version and exit");
 }

@@ -41,10 +41,14 @@ typedef struct {
   int inject_nonfinite; /* -1 = off */
   double timeout;       /* seconds without progress before the watchdog aborts; 0 = never */
   double peak_tflops;   /* 0 = from the table of known GPUs */
+  double peak_seconds;  /* cuda: sustained 8192^3 GEMM for the measured peak; 0 = H x H x H burst */
+  double straggler_pct; /* straggler rule: % above the median compute time (with robust z > 3.5) */
+  int strict;           /* warnings fail (exit 4) */
   ddp_bind bind;
   int pcie;              /* topology matrix by PCIe path alone */
   char phases[64];       /* comma list of local,comm,ddp */
   char json[1024];       /* "" = no JSON file */
+  char failed_hosts[1024]; /* "" = no failed-hosts file */
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int sweep;             /* the scaling sweep (measure_sweep.c) */
   char prom[1024];       /* "" = no node_exporter textfile */

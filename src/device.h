@@ -149,6 +149,16 @@ ddp_result device_cpu_create(ddp_device **out, int threads);
 int device_cuda_count(void);
 /* Creates the CUDA device on visible ordinal `ordinal`. DDP_ERR_USAGE in a build without CUDA. */
 ddp_result device_cuda_create(ddp_device **out, int ordinal);
+/* What the CUDA runtime says about this machine, for the GPU-not-used diagnosis: returns the device count (0 on
+ * any error, whose string goes to err), with the runtime's and the driver's CUDA versions (13000 = 13.0; 0
+ * where unknown). Returns -1 in a build without CUDA. Never fails. */
+int device_cuda_probe(char *err, size_t n, int *runtime_version, int *driver_version);
+/* GPU-to-GPU copy bandwidth over every ordered pair of the n GPUs this process sees (nvbandwidth's
+ * device-to-device copy-engine test, from one process): uni[a*n+b] = a -> b in GB/s (1e9), bidir[a*n+b] =
+ * a -> b and b -> a at once, summed; peer[a*n+b] = 1 where cudaDeviceCanAccessPeer allows direct access (else
+ * the driver stages the copy through the host). Diagonal: NaN. Peer access is disabled again afterwards.
+ * DDP_ERR_USAGE in a build without CUDA. */
+ddp_result device_cuda_peer_matrix(int n, size_t bytes, int iters, double *uni, double *bidir, int *peer);
 /* PCI bus id of a visible CUDA device before any context exists ("" without CUDA). */
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n);
 /* The CUDA driver, runtime and cuBLAS versions this process loaded (CUDA builds only: see registry.c). */

@@ -6,6 +6,7 @@
  * operation allocates memory once its first use has planned it (CUDA graphs capture the step as is). */
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +340,110 @@ int device_cuda_count(void) {
     return 0;
   }
   return n;
+}
+
+/* ---- GPU-to-GPU copies (acceptance: the intra-node matrix) ---- */
+typedef struct {
+  int n;
+  void **src, **dst;
+  cudaStream_t *st;
+  cudaEvent_t *e0, *e1;
+} peer_res;
+
+/* Times `iters` copies a -> b (and b -> a at the same time when bidir) on the source GPUs' streams; ms on a's clock. */
+static ddp_result peer_time(peer_res *p, int a, int b, size_t bytes, int iters, int bidir, float *ms) {
+  CUDA_CHECK(cudaSetDevice(a));
+  CUDA_CHECK(cudaEventRecord(p->e0[a], p->st[a]));
+  if (bidir) CUDA_CHECK(cudaStreamWaitEvent(p->st[b], p->e0[a], 0)); /* both directions start together */
+  for (int i = 0; i < iters; i++) {
+    CUDA_CHECK(cudaMemcpyPeerAsync(p->dst[b], b, p->src[a], a, bytes, p->st[a]));
+    if (bidir) CUDA_CHECK(cudaMemcpyPeerAsync(p->dst[a], a, p->src[b], b, bytes, p->st[b]));
+  }
+  if (bidir) { /* the end waits for the slower direction */
+    CUDA_CHECK(cudaSetDevice(b));
+    CUDA_CHECK(cudaEventRecord(p->e1[b], p->st[b]));
+    CUDA_CHECK(cudaStreamWaitEvent(p->st[a], p->e1[b], 0));
+    CUDA_CHECK(cudaSetDevice(a));
+  }
+  CUDA_CHECK(cudaEventRecord(p->e1[a], p->st[a]));
+  CUDA_CHECK(cudaEventSynchronize(p->e1[a]));
+  CUDA_CHECK(cudaEventElapsedTime(ms, p->e0[a], p->e1[a]));
+  return DDP_OK;
+}
+
+static ddp_result peer_run(peer_res *p, size_t bytes, int iters, double *uni, double *bidir, int *peer) {
+  int n = p->n;
+  for (int g = 0; g < n; g++) {
+    CUDA_CHECK(cudaSetDevice(g));
+    CUDA_CHECK(cudaMalloc(&p->src[g], bytes));
+    CUDA_CHECK(cudaMalloc(&p->dst[g], bytes));
+    CUDA_CHECK(cudaMemset(p->src[g], 1, bytes));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&p->st[g], cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&p->e0[g]));
+    CUDA_CHECK(cudaEventCreate(&p->e1[g]));
+    for (int h = 0; h < n; h++) {
+      int can = 0;
+      if (h == g) continue;
+      CUDA_CHECK(cudaDeviceCanAccessPeer(&can, g, h));
+      peer[g * n + h] = can;
+      if (can) {
+        cudaError_t e = cudaDeviceEnablePeerAccess(h, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) cudaGetLastError();
+        else CUDA_CHECK(e);
+      }
+    }
+  }
+  for (int a = 0; a < n; a++)
+    for (int b = 0; b < n; b++) {
+      uni[a * n + b] = bidir[a * n + b] = NAN;
+      if (a == b) continue;
+      float ms = 0;
+      DDP_TRY(peer_time(p, a, b, bytes, 1, 0, &ms)); /* warm-up */
+      DDP_TRY(peer_time(p, a, b, bytes, iters, 0, &ms));
+      uni[a * n + b] = ms > 0 ? (double)bytes * iters / (ms * 1e-3) / 1e9 : NAN;
+      DDP_TRY(peer_time(p, a, b, bytes, iters, 1, &ms));
+      bidir[a * n + b] = ms > 0 ? 2.0 * bytes * iters / (ms * 1e-3) / 1e9 : NAN;
+    }
+  return DDP_OK;
+}
+
+ddp_result device_cuda_peer_matrix(int n, size_t bytes, int iters, double *uni, double *bidir, int *peer) {
+  int saved = 0;
+  memset(peer, 0, (size_t)n * n * sizeof *peer);
+  CUDA_CHECK(cudaGetDevice(&saved));
+  peer_res p = {n, calloc(n, sizeof(void *)), calloc(n, sizeof(void *)), calloc(n, sizeof(cudaStream_t)),
+                calloc(n, sizeof(cudaEvent_t)), calloc(n, sizeof(cudaEvent_t))};
+  ddp_result r = p.src && p.dst && p.st && p.e0 && p.e1 ? peer_run(&p, bytes, iters, uni, bidir, peer)
+                                                       : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int g = 0; g < n && p.src && p.dst && p.st && p.e0 && p.e1; g++) {
+    cudaSetDevice(g);
+    if (p.st[g]) cudaStreamSynchronize(p.st[g]), cudaStreamDestroy(p.st[g]);
+    if (p.e0[g]) cudaEventDestroy(p.e0[g]);
+    if (p.e1[g]) cudaEventDestroy(p.e1[g]);
+    if (p.src[g]) cudaFree(p.src[g]);
+    if (p.dst[g]) cudaFree(p.dst[g]);
+    for (int h = 0; h < n; h++)
+      if (h != g && peer[g * n + h]) cudaDeviceDisablePeerAccess(h);
+  }
+  cudaGetLastError();
+  cudaSetDevice(saved);
+  free(p.src), free(p.dst), free(p.st), free(p.e0), free(p.e1);
+  return r;
+}
+
+int device_cuda_probe(char *err, size_t n, int *runtime_version, int *driver_version) {
+  int count = 0;
+  *runtime_version = *driver_version = 0;
+  if (n) err[0] = 0;
+  if (cudaRuntimeGetVersion(runtime_version) != cudaSuccess) *runtime_version = 0;
+  if (cudaDriverGetVersion(driver_version) != cudaSuccess) *driver_version = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    snprintf(err, n, "%s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
+    count = 0;
+  }
+  cudaGetLastError();
+  return count;
 }
 
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n) {

@@ -67,7 +67,12 @@ int findings_count(const finding_list *l, finding_severity at_least) {
   return n;
 }
 
-int findings_exit_code(const finding_list *l) { return findings_count(l, SEV_FAIL) ? DDP_EXIT_CHECK : DDP_EXIT_OK; }
+int findings_exit_code(const finding_list *l) {
+  int weights = 0;
+  for (int i = 0; i < l->n; i++) weights |= l->v[i].severity == SEV_FAIL && !strcmp(l->v[i].check, "weights");
+  if (weights) return DDP_EXIT_CHECK;
+  return findings_count(l, SEV_FAIL) ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
+}
 
 void findings_print(FILE *out, const finding_list *l) {
   fprintf(out, "# findings (%d fail, %d warn, %d info)\n", findings_count(l, SEV_FAIL),

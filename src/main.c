@@ -14,11 +14,13 @@
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun), `ddpbench compare` (two sets of
- * result files, benchstat's statistics; compare.h) and `ddpbench export` (a result file as a node_exporter
- * textfile, CSV or the current schema's JSON: prom.h, csv.h, export.h). The data flow: docs/ARCHITECTURE.md. */
+ * (environment and topology checks across the ranks of an mpirun), `ddpbench compare` (two sets of result
+ * files, benchstat's statistics; compare.h), `ddpbench accept` (per-GPU, per-node and per-pair acceptance
+ * checks with verdicts: accept_main.h) and `ddpbench export` (a result file as a node_exporter textfile, CSV
+ * or the current schema's JSON: prom.h, csv.h, export.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
+#include "accept_main.h"
 #include "compare.h"
 #include "dist.h"
 #include "export.h"
@@ -33,6 +35,13 @@ int main(int argc, char **argv) {
     ddp_dist d;
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
     int code = doctor_main(&d, argc - 1, argv + 1);
+    dist_finalize(&d);
+    return code;
+  }
+  if (argc > 1 && strcmp(argv[1], "accept") == 0) {
+    ddp_dist d;
+    if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    int code = accept_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);
     return code;
   }

@@ -9,9 +9,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "accept.h"
+
 /* ---- registry ----------------------------------------------------------------------------------- */
 /* The built-in measurements, in the order --help lists them. Adding one: a line here. */
-static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp, &measure_scaling};
+static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp, &measure_scaling,
+                                             &measure_allreduce};
 enum { NBUILTIN = sizeof builtin / sizeof builtin[0], MAX_EXTRA = 16 };
 static const measurement *extra[MAX_EXTRA];
 static int nextra;
@@ -60,7 +63,12 @@ static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, con
 
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds) {
-  int n = kind == GROUP_PAIR ? d->node_count * (d->node_count - 1) / 2 : 1;
+  /* node pairs: the acceptance schedule (accept.h), rounds of disjoint pairs that run at the same time */
+  accept_pairs_mode mode = kind == GROUP_PAIR && (k == PAIRS_TOURNAMENT || k == PAIRS_RING)
+                              ? (accept_pairs_mode)k
+                              : accept_pairs_default(d->node_count);
+  int npairs = kind == GROUP_PAIR ? accept_pairs(mode, d->node_count, NULL, 0) : 0;
+  int n = kind == GROUP_PAIR ? npairs : 1;
   *rounds = calloc((size_t)(n > 0 ? n : 1), sizeof **rounds);
   *nrounds = 0;
   DDP_CHECK_ALLOC(*rounds);
@@ -98,15 +106,27 @@ ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_grou
       *nrounds = 1;
       break;
     }
-    case GROUP_PAIR:
-      for (int a = 0; a < d->node_count; a++)
-        for (int b = a + 1; b < d->node_count; b++) {
-          snprintf(name, sizeof name, "pair:%d-%d", a, b);
-          int in = d->node_index == a || d->node_index == b;
-          DDP_TRY(group_split(d, world, in ? 0 : -1, name, &(*rounds)[*nrounds]));
-          (*nrounds)++;
+    case GROUP_PAIR: { /* tournament up to 16 nodes, ring beyond; this rank's group in each round */
+      accept_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
+      DDP_CHECK_ALLOC(pairs);
+      accept_pairs(mode, d->node_count, pairs, npairs);
+      for (int p = 0; p < npairs;) {
+        int round = pairs[p].round, color = -1;
+        for (; p < npairs && pairs[p].round == round; p++)
+          if (d->node_index == pairs[p].a || d->node_index == pairs[p].b) {
+            color = p;
+            snprintf(name, sizeof name, "pair:%d-%d", pairs[p].a, pairs[p].b);
+          }
+        ddp_result r = group_split(d, world, color, name, &(*rounds)[*nrounds]);
+        if (r != DDP_OK) {
+          free(pairs);
+          return r;
         }
+        (*nrounds)++;
+      }
+      free(pairs);
       break;
+    }
   }
   return DDP_OK;
 }

@@ -61,6 +61,8 @@ typedef struct {
   /* Called now and then while this rank waits for a round's groups to finish (what: why, or NULL when it was
    * in a group itself); may be NULL. The job's watchdog hears from it that the rank is alive. */
   void (*waiting)(void *ctx, const char *what);
+  /* A measurement's own parameters (e.g. allreduce_params), NULL for its defaults. */
+  const void *params;
 } measure_env;
 
 typedef struct measurement {
@@ -79,8 +81,10 @@ ddp_result measure_register(const measurement *m);
 const measurement *measure_find(const char *name);
 const measurement *measure_at(int i); /* NULL past the end */
 
-/* Collective over world (the world's comm): the rounds of one kind of group. k: GROUP_FIRST's size.
- * Node pairs run one pair per round (every pair of nodes, in order); nodes run all at once. */
+/* Collective over world (the world's comm): the rounds of one kind of group. k: GROUP_FIRST's size; for
+ * GROUP_PAIR the schedule (PAIRS_TOURNAMENT or PAIRS_RING of accept.h; 0 = the default for the node count).
+ * Node pairs run in the acceptance schedule's rounds (accept_pairs: tournament up to 16 nodes, every pair in
+ * n-1 rounds of disjoint pairs; ring beyond), each rank in its node's pair of the round; nodes run all at once. */
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds);
 void measure_rounds_free(measure_round *rounds, int nrounds);
@@ -91,6 +95,17 @@ ddp_result measure_run(const measure_env *env, const measurement *m, const measu
                        result_doc *doc);
 /* A table of m's records: group, metric, labels, value, unit. */
 void measure_print_records(FILE *f, const measurement *m, const result_doc *doc);
+
+/* ---- allreduce bandwidth over a group (measure_allreduce.c): acceptance's per-node and node-pair figures ---- */
+#define ALLREDUCE_MAX_SIZES 4
+typedef struct {
+  int nsizes;
+  double mib[ALLREDUCE_MAX_SIZES]; /* message sizes, MiB */
+  int iters;                        /* timed allreduces per size (after one warm-up) */
+} allreduce_params;
+/* "allreduce": per size, a record busbw_gbs (labels bytes, ranks): nccl-tests' busbw of the median over
+ * iterations of each iteration's slowest rank. Default parameters: 64 MiB, 5 iterations. */
+extern const measurement measure_allreduce;
 
 /* ---- the train measurements (measure_train.c): local, comm, ddp over a group ---- */
 extern const measurement measure_local, measure_comm, measure_ddp;

@@ -43,6 +43,18 @@ int nvml_open(nvml_api *api, char *why, size_t why_len) {
   NVML_LOAD(nvlink_version, "nvmlDeviceGetNvLinkVersion");
   NVML_LOAD(nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   NVML_LOAD(nvlink_remote_type, "nvmlDeviceGetNvLinkRemoteDeviceType");
+  NVML_LOAD(device_count, "nvmlDeviceGetCount_v2");
+  NVML_LOAD(handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
+  NVML_LOAD(compute_mode, "nvmlDeviceGetComputeMode");
+  NVML_LOAD(mig_mode, "nvmlDeviceGetMigMode");
+  NVML_LOAD(clock, "nvmlDeviceGetClockInfo");
+  NVML_LOAD(power_usage, "nvmlDeviceGetPowerUsage");
+  NVML_LOAD(power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+  NVML_LOAD(temperature, "nvmlDeviceGetTemperature");
+  NVML_LOAD(clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!api->clocks_event_reasons) NVML_LOAD(clocks_event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  NVML_LOAD(ecc_total, "nvmlDeviceGetTotalEccErrors");
+  NVML_LOAD(remapped_rows, "nvmlDeviceGetRemappedRows");
   if (!api->init || !api->shutdown || !api->handle_by_busid) {
     snprintf(why, why_len, "libnvidia-ml.so.1 lacks nvmlInit/nvmlShutdown/nvmlDeviceGetHandleByPciBusId_v2");
     dlclose(api->lib);
@@ -204,4 +216,49 @@ void nvml_gpu_query(const nvml_api *api, const char *busid, nvml_gpu *g) {
   if (!api->pcie_width || api->pcie_width(dev, &g->pcie_width) != NVML_DL_SUCCESS) g->pcie_width = 0;
   if (!api->pcie_width_max || api->pcie_width_max(dev, &g->pcie_width_max) != NVML_DL_SUCCESS) g->pcie_width_max = 0;
   links_probe(api, dev, g);
+}
+
+/* ---- health ---- */
+
+void nvml_sample_read(const nvml_api *api, nvml_device dev, nvml_sample *s) {
+  memset(s, 0, sizeof *s);
+  unsigned v = 0;
+  if (api->clock && api->clock(dev, 1, &v) == NVML_DL_SUCCESS) s->sm_mhz = v, s->known |= 1;
+  if (api->power_usage && api->power_usage(dev, &v) == NVML_DL_SUCCESS) s->power_w = v / 1000.0, s->known |= 2;
+  if (api->power_limit && api->power_limit(dev, &v) == NVML_DL_SUCCESS) s->power_limit_w = v / 1000.0;
+  if (api->temperature && api->temperature(dev, 0, &v) == NVML_DL_SUCCESS) s->temp_c = v, s->known |= 4;
+  unsigned long long r = 0;
+  if (api->clocks_event_reasons && api->clocks_event_reasons(dev, &r) == NVML_DL_SUCCESS) s->reasons = r, s->known |= 8;
+}
+
+void nvml_mem_health_read(const nvml_api *api, nvml_device dev, nvml_mem_health *h) {
+  long long *ecc[2][2] = {{&h->ecc_corr_volatile, &h->ecc_corr_aggregate}, {&h->ecc_unc_volatile, &h->ecc_unc_aggregate}};
+  for (int type = 0; type < 2; type++)
+    for (int counter = 0; counter < 2; counter++) {
+      unsigned long long c = 0;
+      *ecc[type][counter] =
+          api->ecc_total && api->ecc_total(dev, type, counter, &c) == NVML_DL_SUCCESS ? (long long)c : -1;
+    }
+  unsigned corr = 0, unc = 0, pending = 0, failure = 0;
+  if (api->remapped_rows && api->remapped_rows(dev, &corr, &unc, &pending, &failure) == NVML_DL_SUCCESS) {
+    h->rows_corr = (int)corr, h->rows_unc = (int)unc, h->rows_pending = (int)pending, h->rows_failure = (int)failure;
+  } else {
+    h->rows_corr = h->rows_unc = h->rows_pending = h->rows_failure = -1;
+  }
+}
+
+const char *nvml_reasons_str(unsigned long long r, char *buf, size_t n) {
+  static const struct {
+    unsigned long long bit;
+    const char *name;
+  } names[] = {{NVML_DL_REASON_IDLE, "idle"},           {NVML_DL_REASON_APP_CLOCKS, "application clocks"},
+               {NVML_DL_REASON_SW_POWER_CAP, "SW power cap"}, {NVML_DL_REASON_HW_SLOWDOWN, "HW slowdown"},
+               {NVML_DL_REASON_SYNC_BOOST, "sync boost"},  {NVML_DL_REASON_SW_THERMAL, "SW thermal"},
+               {NVML_DL_REASON_HW_THERMAL, "HW thermal"},  {NVML_DL_REASON_HW_POWER_BRAKE, "HW power brake"}};
+  size_t k = 0;
+  if (n) buf[0] = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (r & names[i].bit) k += (size_t)snprintf(buf + k, k < n ? n - k : 0, "%s%s", k ? ", " : "", names[i].name);
+  if (!k) snprintf(buf, n, r ? "0x%llx" : "none", r);
+  return buf;
 }

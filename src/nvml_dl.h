@@ -64,7 +64,34 @@ typedef struct {
   nvml_return (*nvlink_version)(nvml_device dev, unsigned link, unsigned *version); /* nvmlNvlinkVersion_t */
   nvml_return (*nvlink_remote_pci)(nvml_device dev, unsigned link, nvml_pci_info *pci);
   nvml_return (*nvlink_remote_type)(nvml_device dev, unsigned link, unsigned *type);
+  /* the GPU-not-used diagnosis */
+  nvml_return (*device_count)(unsigned *count);
+  nvml_return (*handle_by_index)(unsigned index, nvml_device *dev);
+  nvml_return (*compute_mode)(nvml_device dev, int *mode); /* nvmlComputeMode_t: 2 = prohibited */
+  nvml_return (*mig_mode)(nvml_device dev, unsigned *current, unsigned *pending); /* 1 = enabled */
+  /* health: sampled during the sustained GEMM */
+  nvml_return (*clock)(nvml_device dev, int type, unsigned *mhz); /* type 1 = NVML_CLOCK_SM */
+  nvml_return (*power_usage)(nvml_device dev, unsigned *mw);
+  nvml_return (*power_limit)(nvml_device dev, unsigned *mw);     /* enforced */
+  nvml_return (*temperature)(nvml_device dev, int sensor, unsigned *c); /* sensor 0 = the GPU die */
+  nvml_return (*clocks_event_reasons)(nvml_device dev, unsigned long long *reasons);
+  /* error type 0 corrected / 1 uncorrected; counter 0 volatile / 1 aggregate; location: all memories */
+  nvml_return (*ecc_total)(nvml_device dev, int error_type, int counter_type, unsigned long long *count);
+  nvml_return (*remapped_rows)(nvml_device dev, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failure);
 } nvml_api;
+
+enum { NVML_DL_COMPUTE_PROHIBITED = 2 };
+/* nvmlClocksEventReasons bits (nvml.h); 0x1 = idle. */
+enum {
+  NVML_DL_REASON_IDLE = 0x1,
+  NVML_DL_REASON_APP_CLOCKS = 0x2,
+  NVML_DL_REASON_SW_POWER_CAP = 0x4,
+  NVML_DL_REASON_HW_SLOWDOWN = 0x8,
+  NVML_DL_REASON_SYNC_BOOST = 0x10,
+  NVML_DL_REASON_SW_THERMAL = 0x20,
+  NVML_DL_REASON_HW_THERMAL = 0x40,
+  NVML_DL_REASON_HW_POWER_BRAKE = 0x80,
+};
 
 /* Links probed per GPU: 18 on H100/H200/B200, 36 in CUDA 13.3's NVML header. Past the GPU's real count
  * NVML answers INVALID_ARGUMENT or NOT_SUPPORTED, which ends the probe. */
@@ -111,6 +138,31 @@ const char *nvml_link_version_str(unsigned version);
  * Returns 0, or -1 when `in` is not a PCI bus id (out is then ""). Domain 0xffffffff is kept as
  * "ffffffff:ff:ff.0": NVML's marker for a device hidden from this OS. */
 int nvml_busid_normalize(const char *in, char *out, size_t n);
+
+/* One sample of a GPU under load. Fields NVML refused stay 0 (known says which were read). */
+typedef struct {
+  int known; /* bit 0 clock, 1 power, 2 temperature, 3 reasons */
+  unsigned sm_mhz, temp_c;
+  double power_w, power_limit_w;
+  unsigned long long reasons; /* clocks event reasons */
+} nvml_sample;
+void nvml_sample_read(const nvml_api *api, nvml_device dev, nvml_sample *s);
+
+/* Memory health counters. -1 where the GPU or NVML does not report the field. */
+typedef struct {
+  long long ecc_corr_volatile, ecc_unc_volatile, ecc_corr_aggregate, ecc_unc_aggregate;
+  int rows_corr, rows_unc, rows_pending, rows_failure;
+} nvml_mem_health;
+void nvml_mem_health_read(const nvml_api *api, nvml_device dev, nvml_mem_health *h);
+
+/* "SW power cap, HW thermal" (or "none") for a reasons mask; buf returned. */
+const char *nvml_reasons_str(unsigned long long reasons, char *buf, size_t n);
+/* Reasons that mean a fault rather than normal operation under load: HW slowdown, HW/SW thermal, power
+ * brake. The SW power cap is a healthy GPU at its power limit (FACTS.md: an H200 under GEMM sits there). */
+static inline unsigned long long nvml_reasons_bad(unsigned long long r) {
+  return r & (NVML_DL_REASON_HW_SLOWDOWN | NVML_DL_REASON_SW_THERMAL | NVML_DL_REASON_HW_THERMAL |
+              NVML_DL_REASON_HW_POWER_BRAKE);
+}
 
 #ifdef __cplusplus
 }

@@ -111,6 +111,13 @@ void report_print(FILE *out, const run_report *r, const run_summary *s);
  * rank (warn only beyond noise), exposed communication that cannot be told, a diverged loss, and the topology
  * report's findings (r->topology). */
 ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f);
+/* The end of the output: one line per failing or warning finding, grouped by host (findings about "rank K"
+ * belong to rank K's host; the rest to the job), then `hosts: N pass, N warn, N fail` (strict: a warning fails
+ * its host). Writes the failing hosts to failed (capacity world; may be NULL) and returns their count. */
+int report_hosts(FILE *out, const run_report *r, const finding_list *f, int strict, const char **failed);
+/* 1 when the measured peak is the sustained 8192^3 GEMM (cuda device, peak_seconds > 0), 0 when it is the
+ * H x H x H burst at the model's own H (cpu device, or peak_seconds = 0). */
+int report_peak_sustained(const run_report *r);
 /* One phase's section of the document ("phases"."ddp": statistics, per rank, per bucket size, loss). */
 cJSON *report_phase_json(const run_report *r, const run_summary *s, int p);
 /* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section

@@ -238,7 +238,7 @@ cJSON *result_stats_json(const ddp_stats *st) {
 /* Config values keep their JSON types: booleans, numbers (exactly representable: up to 2^53), text.
  * Keys whose values are names or paths stay text even when they look like numbers. */
 static cJSON *config_value(const char *key, const char *value) {
-  static const char *text_keys[] = {"json", "phases", "topo_xml", "config_file"};
+  static const char *text_keys[] = {"json", "phases", "topo_xml", "config_file", "failed_hosts"};
   for (size_t i = 0; i < sizeof text_keys / sizeof text_keys[0]; i++)
     if (strcmp(key, text_keys[i]) == 0) return cJSON_CreateString(value);
   if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) return cJSON_CreateBool(value[0] == 't');

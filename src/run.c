@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "accept.h"
 #include "atomic_file.h"
 #include "comm.h"
 #include "config.h"
@@ -23,6 +24,8 @@
 #include "dist.h"
 #include "engine.h"
 #include "csv.h"
+#include "gpu_diag.h"
+#include "health.h"
 #include "measure.h"
 #include "measure_sweep.h"
 #include "prom.h"
@@ -116,6 +119,25 @@ typedef struct {
   char bus_id[32];
 } placement;
 
+/* The GPU-not-used diagnosis on a rank that sees no GPU: 1 when this host has an NVIDIA GPU that CUDA cannot
+ * use, with each cause printed as a failing check. Never lets such a host fall back to the CPU quietly. */
+static int gpu_not_used(const ddp_dist *d) {
+  gpu_diag_facts f;
+  nvml_api api;
+  char why[128], causes[8][256];
+  int have = nvml_open(&api, why, sizeof why);
+  gpu_diag_gather(&f, gpu_diag_count_pci(), have ? &api : NULL, why, "/dev");
+  if (have) nvml_close(&api);
+  int driver = 0;
+  f.cuda_count = device_cuda_probe(f.cuda_error, sizeof f.cuda_error, &f.runtime_cuda, &driver);
+  f.cuda_built = f.cuda_count >= 0;
+  if (driver) f.driver_cuda = driver; /* else NVML's figure stays */
+  int n = gpu_diag_explain(&f, causes, 8);
+  for (int i = 0; i < n; i++)
+    fprintf(stderr, "ddpbench: FAIL gpu-not-used: rank %d host %s: %s\n", d->rank, d->host, causes[i]);
+  return n > 0;
+}
+
 /* Collective: the same device and comm kind on every rank; the GPU is the local rank modulo the GPUs this
  * process sees (CUDA_VISIBLE_DEVICES is honoured by CUDA itself). */
 static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, placement *pl) {
@@ -126,6 +148,10 @@ static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, pla
   DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
   DDP_TRY(dist_allreduce_int(d, &max_gpu, MPI_MAX));
   pl->device = cfg->device;
+  /* --device auto picks the CPU only where no host has an NVIDIA GPU: one that CUDA cannot use is a finding. */
+  int blocked = pl->device != DEV_CPU && ngpu == 0 && gpu_not_used(d);
+  DDP_TRY(dist_allreduce_int(d, &blocked, MPI_MAX));
+  if (blocked) return DDP_ERR_EXPECT;
   if (pl->device == DEV_AUTO) {
     pl->device = min_gpu > 0 ? DEV_CUDA : DEV_CPU;
     if (pl->device == DEV_CPU)
@@ -225,11 +251,14 @@ static ddp_result job_run(job *j) {
   j->train.comm = j->comm;
   DDP_TRY(engine_create(&j->train.eng, cfg, j->dev, j->comm, on_progress, NULL));
   watchdog_tick("timing one GEMM");
-  DDP_TRY(engine_measure_gemm(j->train.eng, &mine.gemm_tflops));
+  if (j->pl.device == DEV_CUDA && cfg->peak_seconds > 0) /* the sustained figure (issue 12), see health.h */
+    DDP_TRY(health_peak_tflops(j->dev, (int)cfg->precision, cfg->peak_seconds, &mine.gemm_tflops));
+  else
+    DDP_TRY(engine_measure_gemm(j->train.eng, &mine.gemm_tflops));
 
   /* The phases: the train measurements over the world, on the engine above; they leave their results in
    * j->train for the report below. */
-  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, on_waiting};
+  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, on_waiting, NULL};
   measure_round *world = NULL;
   int nworld = 0;
   ddp_result r = measure_rounds_build(d, j->comm, GROUP_WORLD, 0, &world, &nworld);
@@ -287,8 +316,14 @@ static ddp_result job_run(job *j) {
       report_print(stdout, rep, &j->sum);
       if (cfg->sweep) measure_scaling.print(stdout, &measure_scaling, &j->sweep);
       findings_print(stdout, &j->findings);
+      const char **failed = calloc((size_t)d->size + 1, sizeof *failed);
+      int nfailed = report_hosts(stdout, rep, &j->findings, cfg->strict, failed);
       fflush(stdout);
       code = findings_exit_code(&j->findings);
+      if (code == DDP_EXIT_OK && cfg->strict && findings_count(&j->findings, SEV_WARN)) code = DDP_EXIT_EXPECT;
+      if (cfg->failed_hosts[0]) r = failed ? accept_failed_hosts_write(cfg->failed_hosts, failed, nfailed, cfg->force)
+                                           : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+      free(failed);
     }
     if (r == DDP_OK && (cfg->json[0] || cfg->prom[0] || cfg->csv[0])) {
       cJSON *doc = NULL;
@@ -363,10 +398,10 @@ int run_main(int argc, char **argv) {
   if (j.cfg.timeout > 0 && pthread_create(&tid, NULL, watchdog_main, NULL) == 0) pthread_detach(tid);
 
   ddp_result r = job_run(&j);
-  if (r == DDP_ERR_USAGE) { /* decided collectively: every rank leaves cleanly with 2 */
+  if (r == DDP_ERR_USAGE || r == DDP_ERR_EXPECT) { /* decided collectively: every rank leaves cleanly */
     job_free(&j);
     dist_finalize(&j.dist);
-    return DDP_EXIT_USAGE;
+    return ddp_exit_code(r);
   }
   if (r != DDP_OK) {
     fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", j.dist.rank, j.dist.host, ddp_result_str(r));

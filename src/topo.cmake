@@ -5,7 +5,7 @@
 # and two static libraries that need each other are a link-order cycle. Programs link ddpbench_core.
 add_library(ddpbench_topo OBJECT
   src/nvml_dl.c src/topo_hw.c src/topo_print.c src/topo_report.c src/topo_bind.c src/envcheck.c src/topo_cli.c
-  src/topo.c src/doctor.c)
+  src/topo.c src/doctor.c src/gpu_diag.c)
 target_include_directories(ddpbench_topo PUBLIC src)
 target_link_libraries(ddpbench_topo
   PUBLIC ddpbench_common PkgConfig::HWLOC PkgConfig::CJSON MPI::MPI_C ${CMAKE_DL_LIBS}

@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
   cfg.warmup = 1;
   result_doc doc;
   result_init(&doc);
-  measure_env env = {&cfg, &d, dev, NULL, NULL, NULL, NULL};
+  measure_env env = {.cfg = &cfg, .dist = &d, .dev = dev};
   measure_round *rounds = NULL;
   int n = 0;
   CHECK(measure_rounds_build(&d, world, GROUP_FIRST, 2, &rounds, &n) == DDP_OK, "first:2, round-robin");

@@ -6,3 +6,5 @@ ddpbench_add_test(test_topo_classify SOURCES test_topo_classify.c LIBS ddpbench_
 ddpbench_add_test(test_topo_nvml SOURCES test_topo_nvml.c LIBS ddpbench_core LABELS unit ARGS ${TOPO_FIXTURES})
 ddpbench_add_test(test_topo_cluster SOURCES test_topo_cluster.c LIBS ddpbench_core LABELS unit ARGS ${TOPO_FIXTURES})
 ddpbench_add_test(test_topo_mpi SOURCES test_topo_mpi.c LIBS ddpbench_core LABELS mpi NP 2 ARGS ${TOPO_FIXTURES})
+ddpbench_add_test(test_gpu_diag SOURCES test_gpu_diag.c LIBS ddpbench_core LABELS unit)
+ddpbench_add_test(test_accept_links SOURCES test_accept_links.c LIBS ddpbench_core LABELS unit ARGS ${TOPO_FIXTURES})

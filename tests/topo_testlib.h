@@ -85,6 +85,13 @@ typedef struct {
   const char *remote_busid[NVML_DL_MAX_LINKS];
   unsigned version; /* NVML NVLink version enum */
   unsigned gen, gen_max, width, width_max;
+  int compute_mode; /* 2 = prohibited */
+  unsigned mig;     /* MIG mode, current */
+  unsigned sm_mhz, power_mw, power_limit_mw, temp_c;
+  unsigned long long reasons;
+  unsigned long long ecc[2][2]; /* [corrected, uncorrected][volatile, aggregate] */
+  int no_ecc;                   /* ECC queries answer NOT_SUPPORTED */
+  unsigned rows[4];             /* remapped rows: corrected, uncorrected, pending, failure */
 } fake_gpu;
 
 static fake_gpu fake_gpus[4];
@@ -142,6 +149,30 @@ static inline const char *fake_error(nvml_return r) {
   return r == NVML_DL_ERROR_NOT_FOUND ? "Not Found" : "fake NVML error";
 }
 
+static inline nvml_return fake_count(unsigned *n) { return *n = (unsigned)fake_ngpus, 0; }
+static inline nvml_return fake_by_index(unsigned i, nvml_device *dev) {
+  if ((int)i >= fake_ngpus) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  *dev = (nvml_device)(uintptr_t)(i + 1);
+  return 0;
+}
+static inline nvml_return fake_compute_mode(nvml_device d, int *m) { return *m = fake_of(d)->compute_mode, 0; }
+static inline nvml_return fake_mig(nvml_device d, unsigned *cur, unsigned *pend) {
+  return *cur = *pend = fake_of(d)->mig, 0;
+}
+static inline nvml_return fake_clock(nvml_device d, int type, unsigned *v) { return *v = fake_of(d)->sm_mhz, 0; }
+static inline nvml_return fake_power(nvml_device d, unsigned *v) { return *v = fake_of(d)->power_mw, 0; }
+static inline nvml_return fake_power_limit(nvml_device d, unsigned *v) { return *v = fake_of(d)->power_limit_mw, 0; }
+static inline nvml_return fake_temp(nvml_device d, int sensor, unsigned *v) { return *v = fake_of(d)->temp_c, 0; }
+static inline nvml_return fake_reasons(nvml_device d, unsigned long long *v) { return *v = fake_of(d)->reasons, 0; }
+static inline nvml_return fake_ecc(nvml_device d, int type, int counter, unsigned long long *v) {
+  if (fake_of(d)->no_ecc) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->ecc[type][counter], 0;
+}
+static inline nvml_return fake_rows(nvml_device d, unsigned *c, unsigned *u, unsigned *p, unsigned *f) {
+  const unsigned *r = fake_of(d)->rows;
+  return *c = r[0], *u = r[1], *p = r[2], *f = r[3], 0;
+}
+
 static inline nvml_api fake_api(void) {
   nvml_api a;
   memset(&a, 0, sizeof a);
@@ -161,6 +192,17 @@ static inline nvml_api fake_api(void) {
   a.nvlink_version = fake_version;
   a.nvlink_remote_pci = fake_remote_pci;
   a.nvlink_remote_type = fake_remote_type;
+  a.device_count = fake_count;
+  a.handle_by_index = fake_by_index;
+  a.compute_mode = fake_compute_mode;
+  a.mig_mode = fake_mig;
+  a.clock = fake_clock;
+  a.power_usage = fake_power;
+  a.power_limit = fake_power_limit;
+  a.temperature = fake_temp;
+  a.clocks_event_reasons = fake_reasons;
+  a.ecc_total = fake_ecc;
+  a.remapped_rows = fake_rows;
   return a;
 }
 

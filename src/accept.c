@@ -1,0 +1,299 @@
+/* accept.c: the straggler rule, relative checks, verdicts, the node-pair schedule, the localisation of a slow
+ * node or pair, and the failed-hosts file (see accept.h for the contracts). Pure arithmetic over the numbers
+ * it is given: it must never measure, print, or name anyone without the numbers that justify it. */
+#include "accept.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "stats.h"
+
+const char *accept_severity_str(accept_severity s) {
+  return s == ACCEPT_FAIL ? "fail" : s == ACCEPT_WARN ? "warn" : "pass";
+}
+
+/* ---- robust statistics ------------------------------------------------------------------------- */
+
+double accept_robust_z(const double *x, int n, double *z) {
+  if (n < 1) return NAN;
+  double med = stats_percentile(x, n, 0.5);
+  double *dev = malloc((size_t)n * sizeof *dev);
+  double mad = 0, mean_ad = 0;
+  if (dev) {
+    for (int i = 0; i < n; i++) dev[i] = fabs(x[i] - med), mean_ad += dev[i] / n;
+    mad = stats_percentile(dev, n, 0.5);
+    free(dev);
+  }
+  /* 0.6745 = the normal distribution's 0.75 quantile, so that z is in standard deviations for normal data;
+   * 1.253314 = sqrt(pi/2), the same for the mean absolute deviation (Iglewicz and Hoaglin, 1993). */
+  double scale = mad > 0 ? mad / 0.6745 : 1.253314 * mean_ad;
+  if (z)
+    for (int i = 0; i < n; i++) z[i] = scale > 0 ? (x[i] - med) / scale : 0;
+  return med;
+}
+
+int accept_stragglers(const double *x, int n, double pct, double zmin, int *out, double *z) {
+  if (n < 3) {
+    if (z)
+      for (int i = 0; i < n; i++) z[i] = 0;
+    return 0;
+  }
+  double *zz = z ? z : malloc((size_t)n * sizeof *zz);
+  if (!zz) return 0;
+  double med = accept_robust_z(x, n, zz);
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (x[i] > med * (1 + pct / 100) && zz[i] > zmin) out[k++] = i;
+  if (!z) free(zz);
+  return k;
+}
+
+void accept_group_median(const double *x, const char *const *group, int n, double *ref) {
+  double *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
+  for (int i = 0; i < n; i++) {
+    int m = 0;
+    for (int j = 0; tmp && j < n; j++)
+      if (!strcmp(group[i], group[j]) && isfinite(x[j])) tmp[m++] = x[j];
+    ref[i] = m ? stats_percentile(tmp, m, 0.5) : NAN;
+  }
+  free(tmp);
+}
+
+void accept_group_stats(const double *x, const char *const *group, int n, double *ref, double *z, int *size) {
+  double *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp), *tz = malloc((size_t)(n > 0 ? n : 1) * sizeof *tz);
+  for (int i = 0; i < n; i++) {
+    int m = 0, me = -1;
+    for (int j = 0; tmp && tz && j < n; j++)
+      if (!strcmp(group[i], group[j]) && isfinite(x[j])) {
+        if (j == i) me = m;
+        tmp[m++] = x[j];
+      }
+    ref[i] = m ? accept_robust_z(tmp, m, tz) : NAN;
+    z[i] = me >= 0 ? tz[me] : NAN;
+    size[i] = m;
+  }
+  free(tmp);
+  free(tz);
+}
+
+accept_severity accept_relative(double x, double ref, double z, int size, double warn_pct, double fail_pct,
+                                double zmin, double *margin_pct) {
+  accept_severity s = accept_judge(x, ref, 1, warn_pct, fail_pct, margin_pct);
+  if (isfinite(x) && (size < 4 || !(z < -zmin))) s = ACCEPT_PASS;
+  return s;
+}
+
+accept_severity accept_judge(double measured, double expected, int higher_better, double warn_pct,
+                             double fail_pct, double *margin_pct) {
+  *margin_pct = NAN;
+  if (!isfinite(expected) || expected == 0) return ACCEPT_PASS; /* no expectation: nothing to judge */
+  if (!isfinite(measured)) return ACCEPT_FAIL;                  /* fail closed */
+  *margin_pct = 100 * (measured - expected) / expected;
+  double short_pct = higher_better ? -*margin_pct : *margin_pct; /* how far on the bad side, in % */
+  if (short_pct > fail_pct) return ACCEPT_FAIL;
+  if (short_pct > warn_pct) return ACCEPT_WARN;
+  return ACCEPT_PASS;
+}
+
+/* ---- a GPU's links ---------------------------------------------------------------------------- */
+
+int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out) {
+  int k = 0;
+  if (!g->known) return 0;
+  if (g->nvlink_known && g->links_active > 0 && g->links_active < g->links_total) {
+    accept_link_verdict *v = &out[k++];
+    *v = (accept_link_verdict){sxm ? ACCEPT_FAIL : ACCEPT_WARN, "nvlink", g->links_active, g->links_total, ""};
+    snprintf(v->text, sizeof v->text, "NVLink %d of %d links up%s", g->links_active, g->links_total,
+             sxm ? "" : " (not an SXM part of the table: fewer links may be by design)");
+  }
+  if (g->pcie_width && g->pcie_width_max && g->pcie_width < g->pcie_width_max) {
+    accept_link_verdict *v = &out[k++];
+    *v = (accept_link_verdict){ACCEPT_FAIL, "pcie_width", g->pcie_width, g->pcie_width_max, ""};
+    snprintf(v->text, sizeof v->text, "PCIe link trained at x%u of x%u", g->pcie_width, g->pcie_width_max);
+  }
+  if (g->pcie_gen && g->pcie_gen_max && g->pcie_gen < g->pcie_gen_max) {
+    accept_link_verdict *v = &out[k++];
+    *v = (accept_link_verdict){ACCEPT_WARN, "pcie_gen", g->pcie_gen, g->pcie_gen_max, ""};
+    snprintf(v->text, sizeof v->text, "PCIe Gen%u of Gen%u (an idle GPU may lower it: the copy bandwidth decides)",
+             g->pcie_gen, g->pcie_gen_max);
+  }
+  return k;
+}
+
+/* ---- node pairs -------------------------------------------------------------------------------- */
+
+int accept_pairs_mode_parse(const char *s) {
+  if (!strcmp(s, "none")) return PAIRS_NONE;
+  if (!strcmp(s, "tournament")) return PAIRS_TOURNAMENT;
+  if (!strcmp(s, "ring")) return PAIRS_RING;
+  return -1;
+}
+
+accept_pairs_mode accept_pairs_default(int nnodes) { return nnodes <= 16 ? PAIRS_TOURNAMENT : PAIRS_RING; }
+
+static void pair_put(accept_pair *out, int cap, int *k, int round, int a, int b) {
+  if (*k < cap) out[*k] = (accept_pair){round, a < b ? a : b, a < b ? b : a};
+  (*k)++;
+}
+
+int accept_pairs(accept_pairs_mode mode, int n, accept_pair *out, int cap) {
+  int k = 0;
+  if (n < 2 || mode == PAIRS_NONE) return 0;
+  if (mode == PAIRS_TOURNAMENT) {
+    /* Circle method: node m-1 stays put, the others turn one place per round; odd n plays a phantom m-1. */
+    int m = n + (n & 1);
+    for (int r = 0; r < m - 1; r++) {
+      if (m - 1 < n) pair_put(out, cap, &k, r, r, m - 1);
+      for (int i = 1; i < m / 2; i++) pair_put(out, cap, &k, r, (r + i) % (m - 1), (r - i + m - 1) % (m - 1));
+    }
+    return k;
+  }
+  if (n == 2) {
+    pair_put(out, cap, &k, 0, 0, 1);
+    return k;
+  }
+  /* ring: round 0 the even edges (i, i+1), round 1 the odd ones; odd n leaves the edge (n-1, 0) to round 2. */
+  for (int i = 0; i + 1 < n; i += 2) pair_put(out, cap, &k, 0, i, i + 1);
+  for (int i = 1; i < n; i += 2) {
+    if (i + 1 < n) pair_put(out, cap, &k, 1, i, i + 1);
+    else pair_put(out, cap, &k, 1, i, 0); /* even n: the closing edge (n-1, 0) */
+  }
+  if (n & 1) pair_put(out, cap, &k, 2, n - 1, 0);
+  return k;
+}
+
+/* Median of the measured pairs of `node` whose other end is not bad; NaN when none. */
+static double node_median(int node, const accept_pair *pairs, const double *value, int npairs, const int *bad,
+                          double *tmp, int *count) {
+  int m = 0;
+  for (int p = 0; p < npairs; p++) {
+    int other = pairs[p].a == node ? pairs[p].b : pairs[p].b == node ? pairs[p].a : -1;
+    if (other < 0 || bad[other] || !isfinite(value[p])) continue;
+    tmp[m++] = value[p];
+  }
+  *count = m;
+  return m ? stats_percentile(tmp, m, 0.5) : NAN;
+}
+
+/* The pairs' noise: the robust scale (MAD / 0.6745, or 1.253314 x the mean absolute deviation when the MAD is 0)
+ * of the deviations from the reference of the pairs between nodes that look healthy (node value at least
+ * limit x reference), or, when fewer than 3 such pairs exist, of every pair without a bad node. */
+static double pair_scale(const accept_pair *pairs, const double *value, int npairs, const accept_localization *loc,
+                         double limit, double *tmp) {
+  for (int pass = 0; pass < 2; pass++) {
+    int m = 0;
+    for (int p = 0; p < npairs; p++) {
+      int a = pairs[p].a, b = pairs[p].b;
+      if (!isfinite(value[p]) || loc->node_bad[a] || loc->node_bad[b]) continue;
+      if (!pass && !(loc->node_value[a] >= limit * loc->reference && loc->node_value[b] >= limit * loc->reference))
+        continue;
+      tmp[m++] = fabs(value[p] - loc->reference);
+    }
+    if (m < 3 && !pass) continue;
+    if (!m) return 0;
+    double mad = stats_percentile(tmp, m, 0.5), mean = 0;
+    for (int i = 0; i < m; i++) mean += tmp[i] / m;
+    return mad > 0 ? mad / 0.6745 : 1.253314 * mean;
+  }
+  return 0;
+}
+
+/* Slow: more than slow_pct below the reference and an outlier (z above zmin; any shortfall when the pairs
+ * show no noise at all). */
+static int pair_slow(double v, const accept_localization *loc, double limit, double zmin) {
+  if (!(v < limit * loc->reference)) return 0;
+  return loc->scale > 0 ? (loc->reference - v) / loc->scale > zmin : 1;
+}
+
+ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *value, int npairs,
+                           double slow_pct, double zmin, accept_localization *loc) {
+  memset(loc, 0, sizeof *loc);
+  loc->node_bad = calloc((size_t)nnodes + 1, sizeof *loc->node_bad);
+  loc->node_value = calloc((size_t)nnodes + 1, sizeof *loc->node_value);
+  loc->pair_state = calloc((size_t)npairs + 1, sizeof *loc->pair_state);
+  double *tmp = calloc((size_t)nnodes + npairs + 1, sizeof *tmp); /* [0, nnodes): node values; then pairs */
+  int *count = calloc((size_t)nnodes + 1, sizeof *count);
+  if (!loc->node_bad || !loc->node_value || !loc->pair_state || !tmp || !count) {
+    free(tmp);
+    free(count);
+    accept_localization_free(loc);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  double limit = 1 - slow_pct / 100;
+  for (;;) {
+    /* reference: median over the healthy nodes of their median pair with healthy partners */
+    int m = 0;
+    for (int i = 0; i < nnodes; i++) {
+      if (loc->node_bad[i]) continue;
+      double v = node_median(i, pairs, value, npairs, loc->node_bad, tmp + nnodes, &count[i]);
+      loc->node_value[i] = v;
+      if (isfinite(v)) tmp[m++] = v;
+    }
+    loc->reference = m ? stats_percentile(tmp, m, 0.5) : NAN;
+    if (!m) break;
+    loc->scale = pair_scale(pairs, value, npairs, loc, limit, tmp + nnodes);
+    /* the worst node all of whose (>= 2) pairs with healthy partners are slow */
+    int worst = -1;
+    for (int i = 0; i < nnodes; i++) {
+      if (loc->node_bad[i] || count[i] < 2) continue;
+      int all_slow = 1;
+      for (int p = 0; p < npairs && all_slow; p++) {
+        int other = pairs[p].a == i ? pairs[p].b : pairs[p].b == i ? pairs[p].a : -1;
+        if (other < 0 || loc->node_bad[other] || !isfinite(value[p])) continue;
+        if (!pair_slow(value[p], loc, limit, zmin)) all_slow = 0;
+      }
+      if (all_slow && (worst < 0 || loc->node_value[i] < loc->node_value[worst])) worst = i;
+    }
+    if (worst < 0) break;
+    loc->node_bad[worst] = 1;
+  }
+  for (int p = 0; p < npairs; p++) {
+    if (!isfinite(value[p])) loc->pair_state[p] = -1;
+    else if (loc->node_bad[pairs[p].a] || loc->node_bad[pairs[p].b])
+      loc->pair_state[p] = pair_slow(value[p], loc, limit, zmin) ? 2 : 0;
+    else loc->pair_state[p] = pair_slow(value[p], loc, limit, zmin) ? 1 : 0;
+  }
+  /* a bad node's own value is the median of all its pairs, for the finding */
+  for (int i = 0; i < nnodes; i++)
+    if (loc->node_bad[i]) {
+      int m = 0;
+      for (int p = 0; p < npairs; p++)
+        if ((pairs[p].a == i || pairs[p].b == i) && isfinite(value[p])) tmp[m++] = value[p];
+      loc->node_value[i] = m ? stats_percentile(tmp, m, 0.5) : NAN;
+    }
+  free(tmp);
+  free(count);
+  return DDP_OK;
+}
+
+void accept_localization_free(accept_localization *loc) {
+  free(loc->node_bad);
+  free(loc->node_value);
+  free(loc->pair_state);
+  memset(loc, 0, sizeof *loc);
+}
+
+/* ---- hosts to drain ---------------------------------------------------------------------------- */
+
+ddp_result accept_failed_hosts_write(const char *path, const char *const *hosts, int n, int force) {
+  size_t len = 1;
+  for (int i = 0; i < n; i++) len += strlen(hosts[i]) + 1;
+  char *buf = malloc(len);
+  DDP_CHECK_ALLOC(buf);
+  size_t k = 0;
+  for (int i = 0; i < n; i++) {
+    int dup = !hosts[i][0] || strchr(hosts[i], '\n') != NULL;
+    for (int j = 0; j < i && !dup; j++) dup = !strcmp(hosts[i], hosts[j]);
+    if (dup) continue;
+    size_t l = strlen(hosts[i]);
+    memcpy(buf + k, hosts[i], l);
+    k += l;
+    buf[k++] = '\n';
+  }
+  ddp_result r = atomic_file_write(path, buf, k, force);
+  free(buf);
+  return r;
+}

@@ -1,0 +1,123 @@
+/* accept.h: the judgement rules of cluster acceptance, as pure functions over measured numbers: the
+ * straggler rule, relative checks against peers of the same GPU model, warn/fail verdicts with a margin,
+ * the node-pair schedule (tournament, ring) and the localisation of a slow node or a slow pair from the pair
+ * matrix, and the --failed-hosts file. No measuring, no MPI, no printing here: callers measure, these
+ * functions judge, and every verdict they return carries the numbers it was made from.
+ *
+ * defines: accept_robust_z, accept_stragglers, accept_group_median, accept_judge, accept_pairs,
+ *          accept_localize, accept_failed_hosts_write */
+#ifndef DDPBENCH_ACCEPT_H
+#define DDPBENCH_ACCEPT_H
+
+#include <stddef.h>
+
+#include "common.h"
+#include "nvml_dl.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { ACCEPT_PASS = 0, ACCEPT_WARN, ACCEPT_FAIL } accept_severity;
+const char *accept_severity_str(accept_severity s); /* "pass", "warn", "fail" */
+
+/* ---- robust statistics ---- */
+
+/* Iglewicz-Hoaglin modified z-scores: z[i] = 0.6745 (x[i] - median) / MAD. When MAD is 0 (more than half
+ * the values equal) the mean absolute deviation stands in: z = (x - median) / (1.253314 * meanAD). Both 0:
+ * all z = 0. Returns the median. z may be NULL. */
+double accept_robust_z(const double *x, int n, double *z);
+
+/* The straggler rule: value i (a median compute time: larger is slower) is a straggler when it is more than
+ * pct % above the median of all values AND its robust z-score exceeds zmin (3.5 by convention). Both are
+ * needed: the percentage alone names noise on a quiet job, the z-score alone names a 0.2 % outlier on a job
+ * where every rank is within 0.2 %. Writes the indices to out (capacity n) and the z-scores to z (may be
+ * NULL); returns their count. Fewer than 3 values: nobody (a z-score over 2 values is always 0.6745). */
+int accept_stragglers(const double *x, int n, double pct, double zmin, int *out, double *z);
+
+/* Relative reference: ref[i] = median of the x[j] whose group[j] equals group[i] (the GPU model, say),
+ * x[i] included. NaN values are ignored; a group with no finite value gives NaN. */
+void accept_group_median(const double *x, const char *const *group, int n, double *ref);
+/* As accept_group_median, and z[i] = value i's robust z-score within its group (accept_robust_z over the
+ * group's finite values), size[i] = how many finite values its group has. A relative verdict needs both a
+ * margin and an outlier: a group of fewer than 4 (a MAD over 3 values is noise), or |z| <= 3.5, names nobody. */
+void accept_group_stats(const double *x, const char *const *group, int n, double *ref, double *z, int *size);
+/* The relative verdict of value x against its group (higher is better): accept_judge against ref, then
+ * downgraded to pass unless the group has >= 4 values and z < -zmin (an outlier on the bad side). */
+accept_severity accept_relative(double x, double ref, double z, int size, double warn_pct, double fail_pct,
+                                double zmin, double *margin_pct);
+
+/* Verdict of measured against expected, with the margin (measured - expected) / expected in %.
+ * higher_better: fail when measured < expected (1 - fail_pct/100), warn when below expected (1 - warn_pct/100);
+ * lower_better mirrors it above. A missing measurement or expectation (NaN) fails closed for the measured
+ * side (ACCEPT_FAIL, margin NaN) and passes for the expected side (nothing to judge: ACCEPT_PASS, NaN). */
+accept_severity accept_judge(double measured, double expected, int higher_better, double warn_pct,
+                             double fail_pct, double *margin_pct);
+
+/* ---- a GPU's links, as NVML reads them ---- */
+
+typedef struct {
+  accept_severity sev;
+  char check[16];         /* "nvlink", "pcie_width", "pcie_gen" */
+  double measured, expected;
+  char text[192];
+} accept_link_verdict;
+
+/* The link checks of one GPU (g from nvml_gpu_query): NVLinks down (active < total while the GPU has any
+ * active link) fail where the part is an SXM part of the expectations table (sxm = 1) and warn elsewhere (PCIe
+ * and NVL cards may have fewer links by design); a PCIe width below the maximum fails (a lane trained down is a
+ * fault at any load); a generation below the maximum warns (an idle GPU lowers its generation to save power;
+ * the bandwidth check under load is the judge). Writes at most 3 verdicts, only the failing or warning ones;
+ * returns their count (0: links as they should be, or NVML could not tell). */
+int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out);
+
+/* ---- node pairs ---- */
+
+typedef enum { PAIRS_NONE = 0, PAIRS_TOURNAMENT, PAIRS_RING } accept_pairs_mode;
+/* "none", "tournament", "ring"; -1 for other names. */
+int accept_pairs_mode_parse(const char *s);
+/* The default: tournament up to 16 nodes, ring beyond. */
+accept_pairs_mode accept_pairs_default(int nnodes);
+
+typedef struct {
+  int round, a, b; /* a < b */
+} accept_pair;
+
+/* The pair schedule over n nodes: rounds of disjoint pairs, in round order. tournament: every pair once,
+ * n-1 rounds of n/2 pairs by the circle method (odd n: n rounds, one node sits each round out). ring: node i
+ * with i+1 (mod n): two rounds, three for odd n (n = 2: one pair). none, or n < 2: no pairs. Writes at most
+ * cap pairs; returns the number of pairs the schedule has (call with cap 0 to size the array). */
+int accept_pairs(accept_pairs_mode mode, int n, accept_pair *out, int cap);
+
+/* Localisation from a pair matrix. value[p] is pair p's bandwidth (higher is better; NaN = not measured).
+ * A pair is slow when below (1 - slow_pct/100) of the reference, the median over healthy nodes of each
+ * node's median pair value (robust while fewer than half a node's partners are bad), AND an outlier: its
+ * shortfall exceeds zmin (3.5) robust standard deviations of the pairs between healthy-looking nodes (so a
+ * noisy fabric names nobody). A node is bad when it
+ * has at least two measured pairs with healthy partners and all of them are slow; bad nodes are taken
+ * worst first and their pairs set aside before the next is looked for, so two bad nodes do not make their
+ * common partners look bad. A slow pair between two healthy nodes is named as a pair (the path). */
+typedef struct {
+  double reference;  /* the pair reference after the bad nodes were set aside */
+  double scale;      /* the pairs' robust standard deviation around it (0: no noise at all) */
+  int *node_bad;     /* [nnodes] 1 = every pair of this node is slow */
+  double *node_value;/* [nnodes] median of the node's pair values */
+  int *pair_state;   /* [npairs] 0 fine, 1 slow pair (path), 2 slow because a bad node is in it, -1 unmeasured */
+} accept_localization;
+
+/* Fills loc (its arrays are allocated here; free with accept_localization_free). */
+ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *value, int npairs,
+                           double slow_pct, double zmin, accept_localization *loc);
+void accept_localization_free(accept_localization *loc);
+
+/* ---- hosts to drain ---- */
+
+/* Writes hosts[0..n) one per line (duplicates dropped, order kept) to path through atomic_file_write, so
+ * that `scontrol update nodename=$(paste -sd, FILE) state=drain` works. An empty list writes an empty file.
+ * force as in atomic_file_write. */
+ddp_result accept_failed_hosts_write(const char *path, const char *const *hosts, int n, int force);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

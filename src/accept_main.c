@@ -1,0 +1,1029 @@
+/* accept_main.c: `ddpbench accept`, the cluster acceptance checks as one MPI job (until they become measurement
+ * plug-ins of the main run): every rank measures its GPU (sustained GEMM per precision with NVML samples, pinned
+ * copies alone and with the whole node at once, memory error counters, links), the first rank of each node
+ * measures the node's GPU-to-GPU copy matrix, then every node allreduces inside itself and node pairs allreduce
+ * in rounds (comm->split groups). Rank 0 judges everything against the expectations (built-in table, --expect
+ * FILE, --baseline RESULT) and against peers, localises a slow node or a slow pair, prints the findings, the
+ * failing checks by host and `hosts: N pass, N warn, N fail`, writes --failed-hosts and --json, and exits 4 when
+ * a check failed (--strict: or warned). It never judges a figure it did not measure: a missing measurement fails
+ * its check, a missing expectation skips only the absolute check.
+ *
+ * defines: accept_main; in order: options, device choice, per-GPU measurement, collectives, judging, printing,
+ *          the result file */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "accept.h"
+#include "accept_main.h"
+#include "atomic_file.h"
+#include "comm.h"
+#include "device.h"
+#include "dist.h"
+#include "expect.h"
+#include "gpu_diag.h"
+#include "health.h"
+#include "measure.h"
+#include "nvml_dl.h"
+#include "result.h"
+#include "stats.h"
+#include "topo.h"
+
+#define ACC_MAX_P2P 8
+#define ACC_INTERVAL_S 0.1 /* one GEMM interval: ten per second, so the first and last second have a median */
+
+/* ---- options: one table drives parsing and --help ---- */
+typedef struct {
+  double seconds, rel_warn, rel_fail;
+  int gemm_n, copy_mib, copy_iters, p2p_mib, strict, force, device; /* device: 0 auto, 1 cpu, 2 cuda */
+  double tolerance;
+  int pair_mib, allreduce_iters, pair_repeats;
+  char pairs[16], node_mib[64];
+  char precisions[64], skip[64], expect[512], failed_hosts[512], json[512], baseline[512];
+} acc_opts;
+
+typedef enum { O_DOUBLE, O_INT, O_STR, O_FLAG } opt_type;
+static const struct {
+  const char *name;
+  opt_type type;
+  size_t off, len;
+  const char *def, *help;
+} opts[] = {
+#define OFF(f) offsetof(acc_opts, f)
+    {"health-seconds", O_DOUBLE, OFF(seconds), 0, "5", "seconds of sustained GEMM per precision"},
+    {"precisions", O_STR, OFF(precisions), 64, "bf16,fp16,tf32,fp32", "GEMM precisions (cpu device: fp32 only)"},
+    {"gemm-n", O_INT, OFF(gemm_n), 0, "0", "GEMM size n (n x n x n); 0 = 8192 on cuda, 512 on cpu"},
+    {"copy-mib", O_INT, OFF(copy_mib), 0, "256", "pinned host<->device copy size, MiB"},
+    {"copy-iters", O_INT, OFF(copy_iters), 0, "20", "timed copies each way"},
+    {"p2p-mib", O_INT, OFF(p2p_mib), 0, "256", "GPU-to-GPU copy size, MiB"},
+    {"node-mib", O_STR, OFF(node_mib), 64, "0", "per-node allreduce sizes, MiB (0 = 64,1024 on cuda, 1,8 on cpu)"},
+    {"pairs", O_STR, OFF(pairs), 16, "auto", "node pairs: tournament, ring, none (auto = tournament up to 16 nodes)"},
+    {"pair-mib", O_INT, OFF(pair_mib), 0, "0", "node-pair allreduce size, MiB (0 = 64 on cuda, 4 on cpu)"},
+    {"allreduce-iters", O_INT, OFF(allreduce_iters), 0, "5", "timed allreduces per size and group"},
+    {"pair-repeats", O_INT, OFF(pair_repeats), 0, "2", "passes over the pair schedule; a pair counts its best pass"},
+    {"skip", O_STR, OFF(skip), 64, "", "measurements to skip: gemm,copy,p2p,node,pairs"},
+    {"relative-warn-pct", O_DOUBLE, OFF(rel_warn), 0, "5", "warn this far below the median of the same GPU model"},
+    {"relative-fail-pct", O_DOUBLE, OFF(rel_fail), 0, "10", "fail this far below it"},
+    {"expect", O_STR, OFF(expect), 512, "", "INI file of expectations overriding the built-in table"},
+    {"baseline", O_STR, OFF(baseline), 512, "", "a known-good run's --json: its figures, less the tolerance, are the floors"},
+    {"tolerance-pct", O_DOUBLE, OFF(tolerance), 0, "10", "--baseline: how far below the baseline's figure a floor sits"},
+    {"failed-hosts", O_STR, OFF(failed_hosts), 512, "", "write the failing hosts here, one per line"},
+    {"json", O_STR, OFF(json), 512, "", "write the figures and findings as a result file (readable by --baseline)"},
+    {"strict", O_FLAG, OFF(strict), 0, "0", "a warning fails too (exit 4)"},
+    {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts and --json"},
+#undef OFF
+};
+#define NOPTS ((int)(sizeof opts / sizeof opts[0]))
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: mpirun -np N ddpbench accept [options]\n"
+             "Per-GPU and per-node acceptance checks; exit 0 pass (warnings allowed), 2 bad input, 3 runtime error,\n"
+             "4 a check failed.\n");
+  for (int i = 0; i < NOPTS; i++)
+    fprintf(f, "  --%-20s %s (default %s)\n", opts[i].name, opts[i].help, opts[i].def[0] ? opts[i].def : "none");
+  fprintf(f, "  --device auto|cpu|cuda\n");
+}
+
+static ddp_result opt_set(acc_opts *o, int i, const char *v) {
+  char *p = (char *)o + opts[i].off, *end = NULL;
+  switch (opts[i].type) {
+    case O_DOUBLE: {
+      double x = strtod(v, &end);
+      if (end == v || *end || !isfinite(x) || x < 0) return ddp_usage_error("--%s: '%s' is not a number >= 0", opts[i].name, v);
+      *(double *)p = x;
+      break;
+    }
+    case O_INT:
+    case O_FLAG: {
+      long x = strtol(v, &end, 10);
+      if (end == v || *end || x < 0 || x > 1 << 20) return ddp_usage_error("--%s: '%s' is not a count", opts[i].name, v);
+      *(int *)p = (int)x;
+      break;
+    }
+    case O_STR:
+      if (strlen(v) >= opts[i].len) return ddp_usage_error("--%s: value too long", opts[i].name);
+      snprintf(p, opts[i].len, "%s", v);
+      break;
+  }
+  return DDP_OK;
+}
+
+static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
+  memset(o, 0, sizeof *o);
+  *help = 0;
+  for (int i = 0; i < NOPTS; i++) DDP_TRY(opt_set(o, i, opts[i].def));
+  for (int a = 1; a < argc; a++) {
+    const char *arg = argv[a];
+    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return *help = 1, DDP_OK;
+    if (!strcmp(arg, "--device")) {
+      if (a + 1 >= argc) return ddp_usage_error("--device needs a value");
+      const char *v = argv[++a];
+      o->device = !strcmp(v, "auto") ? 0 : !strcmp(v, "cpu") ? 1 : !strcmp(v, "cuda") ? 2 : -1;
+      if (o->device < 0) return ddp_usage_error("--device: '%s' is not auto, cpu or cuda", v);
+      continue;
+    }
+    int k = 0;
+    while (k < NOPTS && (strncmp(arg, "--", 2) || strcmp(arg + 2, opts[k].name))) k++;
+    if (k == NOPTS) return ddp_usage_error("accept: unknown option '%s' (see ddpbench accept --help)", arg);
+    if (opts[k].type == O_FLAG) {
+      *(int *)((char *)o + opts[k].off) = 1;
+      continue;
+    }
+    if (a + 1 >= argc) return ddp_usage_error("--%s needs a value", opts[k].name);
+    DDP_TRY(opt_set(o, k, argv[++a]));
+  }
+  if (o->seconds <= 0) return ddp_usage_error("--health-seconds must be > 0");
+  if (o->copy_iters < 1 || o->copy_mib < 1 || o->p2p_mib < 1) return ddp_usage_error("copy sizes and counts must be >= 1");
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%s", o->precisions);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    int ok = 0;
+    for (int p = 0; p < HEALTH_NPREC; p++) ok |= !strcmp(t, health_prec_name(p));
+    if (!ok) return ddp_usage_error("--precisions: '%s' is not bf16, fp16, tf32 or fp32", t);
+  }
+  snprintf(tmp, sizeof tmp, "%s", o->skip);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (strcmp(t, "gemm") && strcmp(t, "copy") && strcmp(t, "p2p") && strcmp(t, "node") && strcmp(t, "pairs"))
+      return ddp_usage_error("--skip: '%s' is not gemm, copy, p2p, node or pairs", t);
+  if (strcmp(o->pairs, "auto") && accept_pairs_mode_parse(o->pairs) < 0)
+    return ddp_usage_error("--pairs: '%s' is not auto, tournament, ring or none", o->pairs);
+  if (o->allreduce_iters < 1 || o->pair_repeats < 1) return ddp_usage_error("--allreduce-iters and --pair-repeats must be >= 1");
+  snprintf(tmp, sizeof tmp, "%s", o->node_mib);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *end = NULL;
+    long v = strtol(t, &end, 10);
+    if (end == t || *end || v < 0 || v > 1 << 16) return ddp_usage_error("--node-mib: '%s' is not a size in MiB", t);
+  }
+  if (o->expect[0]) { /* bad input costs nothing: the file is checked before any measurement */
+    expect_set e;
+    expect_builtin(&e, "", 0, 0, 0);
+    DDP_TRY(expect_load_file(&e, o->expect));
+  }
+  if (o->tolerance >= 100) return ddp_usage_error("--tolerance-pct must be below 100");
+  if (o->json[0] && !o->force && access(o->json, F_OK) == 0) /* refused now, not after the measurements */
+    return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", o->json);
+  if (o->baseline[0]) { /* likewise the baseline: a ddpbench result with accept figures */
+    result_doc b;
+    DDP_TRY(result_load(o->baseline, &b));
+    int n = 0;
+    for (int i = 0; i < b.nrecords; i++) n += !strcmp(b.records[i].measurement, "accept");
+    result_free(&b);
+    if (!n) return ddp_usage_error("--baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
+  }
+  return DDP_OK;
+}
+
+static int listed(const char *list, const char *name) {
+  char tmp[64];
+  snprintf(tmp, sizeof tmp, "%s", list);
+  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
+    if (!strcmp(t, name)) return 1;
+  return 0;
+}
+
+/* ---- one rank's record, gathered to rank 0 as bytes ---- */
+typedef struct {
+  char host[256], gpu[128], busid[32];
+  int rank, node, local_rank, cuda;
+  int gemm_ran[HEALTH_NPREC];
+  health_gemm_result gemm[HEALTH_NPREC];
+  int copy_ran, pid, ordinal;
+  double memory;
+  health_copy_result alone, together;
+  nvml_gpu nv; /* identity and links, read again right after the copies (an idle GPU lowers its PCIe gen) */
+  nvml_mem_health mem;
+  expect_set exp;
+  int p2p_n; /* node's first rank: the GPU-to-GPU matrix of the GPUs it sees */
+  double p2p_uni[ACC_MAX_P2P * ACC_MAX_P2P], p2p_bi[ACC_MAX_P2P * ACC_MAX_P2P];
+  int p2p_peer[ACC_MAX_P2P * ACC_MAX_P2P];
+} acc_rec;
+
+static ddp_result node_barrier(const ddp_dist *d) {
+  int e = MPI_Barrier(d->node);
+  return e == MPI_SUCCESS ? DDP_OK : mpi_fail(e, "MPI_Barrier", __FILE__, __LINE__);
+}
+
+/* Device choice, as the main run makes it, with the GPU-not-used diagnosis: 1 = cuda, 0 = cpu; DDP_ERR_EXPECT
+ * (collective) when a host has an NVIDIA GPU that CUDA cannot use. */
+static ddp_result choose_device(const ddp_dist *d, int want, int *cuda) {
+  int ngpu = device_cuda_count(), blocked = 0, min_gpu;
+  if (want != 1 && ngpu == 0) {
+    gpu_diag_facts f;
+    nvml_api api;
+    char why[128], causes[8][256];
+    int have = nvml_open(&api, why, sizeof why), drv = 0;
+    gpu_diag_gather(&f, gpu_diag_count_pci(), have ? &api : NULL, why, "/dev");
+    if (have) nvml_close(&api);
+    f.cuda_count = device_cuda_probe(f.cuda_error, sizeof f.cuda_error, &f.runtime_cuda, &drv);
+    f.cuda_built = f.cuda_count >= 0;
+    if (drv) f.driver_cuda = drv;
+    int n = gpu_diag_explain(&f, causes, 8);
+    for (int i = 0; i < n; i++)
+      fprintf(stderr, "ddpbench: FAIL gpu-not-used: rank %d host %s: %s\n", d->rank, d->host, causes[i]);
+    blocked = n > 0;
+  }
+  DDP_TRY(dist_allreduce_int(d, &blocked, MPI_MAX));
+  if (blocked) return DDP_ERR_EXPECT;
+  min_gpu = ngpu;
+  DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
+  if (want == 2 && min_gpu == 0) return ddp_usage_error("--device cuda: some rank sees no GPU");
+  *cuda = want != 1 && min_gpu > 0;
+  if (!*cuda && d->rank == 0) ddp_notice("no GPU: the cpu device measures the fp32 GEMM only (no bf16/fp16/tf32, no copies)");
+  return DDP_OK;
+}
+
+/* ---- the result file: one record per figure, read back by --baseline ---- */
+static const char *rec_metric(expect_key k) { return expect_keys[k].name; }
+
+/* The baseline's figure for this GPU (same host and bus id), else the median over the baseline's GPUs of the
+ * same model; NaN when it has neither. */
+static double baseline_value(const result_doc *b, const char *metric, const acc_rec *r) {
+  /* per GPU; the GPU-to-GPU pairs (one record per pair) go by the model's median */
+  char rank[16];
+  snprintf(rank, sizeof rank, "%d", r->rank);
+  const result_record *x = NULL;
+  if (!strcmp(metric, rec_metric(EXP_P2P))) x = NULL;
+  else if (r->busid[0]) x = result_find(b, "accept", "world", metric, "host", r->host, "gpu", r->busid, NULL);
+  else x = result_find(b, "accept", "world", metric, "host", r->host, "rank", rank, NULL); /* cpu: no bus id */
+  if (x && isfinite(x->value)) return x->value;
+  double *v = malloc((size_t)(b->nrecords + 1) * sizeof *v);
+  int n = 0;
+  for (int i = 0; v && i < b->nrecords; i++) {
+    const result_record *y = &b->records[i];
+    const char *model = result_record_label(y, "model");
+    if (!strcmp(y->measurement, "accept") && !strcmp(y->metric, metric) && model && !strcmp(model, r->gpu) &&
+        isfinite(y->value))
+      v[n++] = y->value;
+  }
+  double m = n ? stats_percentile(v, n, 0.5) : NAN;
+  free(v);
+  return m;
+}
+
+static ddp_result baseline_apply(const acc_opts *o, acc_rec *r) {
+  result_doc b;
+  DDP_TRY(result_load(o->baseline, &b));
+  const expect_key keys[] = {EXP_GEMM_BF16, EXP_GEMM_FP16, EXP_GEMM_TF32, EXP_GEMM_FP32, EXP_H2D, EXP_D2H, EXP_P2P};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    double v = baseline_value(&b, rec_metric(keys[i]), r);
+    if (!isfinite(v)) continue;
+    r->exp.v[keys[i]] = v * (1 - o->tolerance / 100);
+    snprintf(r->exp.src[keys[i]], sizeof r->exp.src[0], "baseline %.3g - %g %%", v, o->tolerance);
+  }
+  result_free(&b);
+  return DDP_OK;
+}
+
+/* ---- allreduce over groups of ranks: each node, node pairs in rounds ---- */
+#define ACC_MAX_SIZES 4
+
+/* What rank 0 gathers: per node and size the busbw, per pair the busbw (GB/s, nccl-tests' busbw). */
+typedef struct {
+  int nnodes, nsizes, npairs, ranks_per_node;
+  double size_mib[ACC_MAX_SIZES];
+  double *node_busbw;   /* [nnodes][nsizes], NaN where a node has one rank */
+  accept_pair *pairs;   /* [npairs] */
+  double *pair_busbw;   /* [npairs] */
+  double pair_mib;
+  accept_pairs_mode mode;
+} acc_coll;
+
+static void coll_free(acc_coll *c) {
+  free(c->node_busbw);
+  free(c->pairs);
+  free(c->pair_busbw);
+  memset(c, 0, sizeof *c);
+}
+
+/* The allreduce measurement over every group of a kind; on rank 0, out[i] = the busbw of group `name_of(i)` at
+ * `bytes` (NaN where absent), keeping the better of what out already holds (repeated passes). */
+static ddp_result allreduce_over(const measure_env *env, ddp_comm *world, measure_group_kind kind, int mode,
+                                 result_doc *doc) {
+  measure_round *rounds = NULL;
+  int n = 0;
+  ddp_result r = measure_rounds_build(env->dist, world, kind, mode, &rounds, &n);
+  if (r == DDP_OK) r = measure_run(env, &measure_allreduce, rounds, n, doc);
+  measure_rounds_free(rounds, n);
+  return r;
+}
+
+static double record_busbw(const result_doc *doc, const char *group, size_t bytes) {
+  char b[32];
+  snprintf(b, sizeof b, "%zu", bytes);
+  const result_record *x = result_find(doc, "allreduce", group, "busbw_gbs", "bytes", b, NULL);
+  return x ? x->value : NAN;
+}
+
+/* Node groups and node pairs through the measurement driver (measure.h): groups from comm->split, records to
+ * rank 0, then into c on rank 0. dv is this job's view of nodes (the real one or the test hook's). */
+static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, ddp_device *dev, acc_coll *c) {
+  int nnodes = dv->node_count;
+  memset(c, 0, sizeof *c);
+  c->nnodes = nnodes;
+  char sizes[64];
+  snprintf(sizes, sizeof sizes, "%s", strcmp(o->node_mib, "0") ? o->node_mib : cuda ? "64,1024" : "1,8");
+  for (char *save = NULL, *t = strtok_r(sizes, ",", &save); t && c->nsizes < ACC_MAX_SIZES; t = strtok_r(NULL, ",", &save))
+    c->size_mib[c->nsizes++] = atof(t);
+  c->pair_mib = o->pair_mib ? o->pair_mib : cuda ? 64 : 4;
+  c->mode = !strcmp(o->pairs, "auto") ? accept_pairs_default(nnodes) : (accept_pairs_mode)accept_pairs_mode_parse(o->pairs);
+  if (listed(o->skip, "pairs")) c->mode = PAIRS_NONE;
+  c->npairs = accept_pairs(c->mode, nnodes, NULL, 0);
+  c->node_busbw = malloc(sizeof(double) * (nnodes * ACC_MAX_SIZES + 1));
+  c->pairs = calloc((size_t)c->npairs + 1, sizeof *c->pairs);
+  c->pair_busbw = malloc(sizeof(double) * (c->npairs + 1));
+  DDP_CHECK_ALLOC(c->node_busbw && c->pairs && c->pair_busbw);
+  accept_pairs(c->mode, nnodes, c->pairs, c->npairs);
+  for (int i = 0; i < nnodes * ACC_MAX_SIZES; i++) c->node_busbw[i] = NAN;
+  for (int i = 0; i < c->npairs; i++) c->pair_busbw[i] = NAN;
+
+  ddp_config cfg;
+  config_defaults(&cfg);
+  allreduce_params node_p = {c->nsizes, {0}, o->allreduce_iters}, pair_p = {1, {c->pair_mib}, o->allreduce_iters};
+  for (int k = 0; k < c->nsizes; k++) node_p.mib[k] = c->size_mib[k];
+  measure_env env = {.cfg = &cfg, .dist = dv, .dev = dev, .params = &node_p};
+  ddp_comm *world = NULL;
+  result_doc doc;
+  result_init(&doc);
+  ddp_result r = cuda ? comm_nccl_create(&world, dv->world, dev) : comm_mpi_create(&world, dv->world, dev);
+  if (r == DDP_OK && !listed(o->skip, "node")) r = allreduce_over(&env, world, GROUP_NODE, 0, &doc);
+  /* every pass over the pair schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's
+   * burst is not named; a slow link is slow in every pass) */
+  env.params = &pair_p;
+  for (int pass = 0; r == DDP_OK && c->npairs && pass < o->pair_repeats; pass++) {
+    result_doc one;
+    result_init(&one);
+    r = allreduce_over(&env, world, GROUP_PAIR, (int)c->mode, &one);
+    size_t bytes = (size_t)(c->pair_mib * (1 << 20)) & ~(size_t)3;
+    for (int p = 0; r == DDP_OK && dv->rank == 0 && p < c->npairs; p++) {
+      char g[64];
+      snprintf(g, sizeof g, "pair:%d-%d", c->pairs[p].a, c->pairs[p].b);
+      double v = record_busbw(&one, g, bytes);
+      if (isnan(c->pair_busbw[p]) || v > c->pair_busbw[p]) c->pair_busbw[p] = v;
+    }
+    result_free(&one);
+  }
+  /* node groups are named after their host: rank 0 maps them to node indices with every rank's (node, host) */
+  char (*hosts)[256] = dv->rank == 0 ? calloc((size_t)dv->size, sizeof *hosts) : NULL;
+  int *nodes = dv->rank == 0 ? calloc((size_t)dv->size, sizeof *nodes) : NULL;
+  if (r == DDP_OK && dv->rank == 0 && (!hosts || !nodes)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int e = r == DDP_OK ? MPI_Gather(dv->host, 256, MPI_CHAR, hosts, 256, MPI_CHAR, 0, dv->world) : MPI_SUCCESS;
+  if (e == MPI_SUCCESS && r == DDP_OK) e = MPI_Gather(&dv->node_index, 1, MPI_INT, nodes, 1, MPI_INT, 0, dv->world);
+  if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather", __FILE__, __LINE__);
+  for (int i = 0; r == DDP_OK && dv->rank == 0 && i < dv->size; i++)
+    for (int k = 0; k < c->nsizes; k++) {
+      char g[80];
+      snprintf(g, sizeof g, "node:%.56s", hosts[i]);
+      c->node_busbw[nodes[i] * ACC_MAX_SIZES + k] = record_busbw(&doc, g, (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3);
+    }
+  free(hosts);
+  free(nodes);
+  result_free(&doc);
+  if (world) world->destroy(world);
+  return r;
+}
+
+/* The job as acceptance sees its nodes: the real ones, or DDPBENCH_TEST_RANKS_PER_NODE=K consecutive ranks per
+ * emulated node named nodeNN (a test hook for one machine; the per-GPU barriers keep the real node). */
+static ddp_dist node_view(const ddp_dist *d) {
+  ddp_dist v = *d;
+  const char *s = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
+  int k = s ? atoi(s) : 0;
+  if (k > 0 && d->size % k == 0) {
+    v.node_index = d->rank / k, v.node_count = d->size / k, v.local_rank = d->rank % k, v.local_size = k;
+    snprintf(v.host, sizeof v.host, "node%02d", v.node_index);
+  }
+  return v;
+}
+
+static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r, acc_coll *coll) {
+  memset(r, 0, sizeof *r);
+  ddp_dist dv = node_view(d);
+  r->node = dv.node_index;
+  snprintf(r->host, sizeof r->host, "%s", dv.host);
+  r->rank = d->rank, r->local_rank = d->local_rank, r->cuda = cuda;
+  ddp_device *dev = NULL;
+  int ngpu = cuda ? device_cuda_count() : 0;
+  if (cuda) {
+    DDP_TRY(device_cuda_create(&dev, d->local_rank % ngpu));
+  } else {
+    DDP_TRY(device_cpu_create(&dev, 1));
+  }
+  snprintf(r->gpu, sizeof r->gpu, "%s", dev->info.name);
+  r->pid = (int)getpid(), r->ordinal = dev->info.ordinal, r->memory = (double)dev->info.memory;
+  snprintf(r->busid, sizeof r->busid, "%s", dev->info.pci_bus_id);
+  nvml_api api;
+  char why[128];
+  int have = cuda && nvml_open(&api, why, sizeof why);
+  nvml_device nd = NULL;
+  if (have && api.handle_by_busid(r->busid, &nd) != NVML_DL_SUCCESS) nd = NULL;
+  if (have && nd) {
+    nvml_gpu_query(&api, r->busid, &r->nv);
+    nvml_mem_health_read(&api, nd, &r->mem);
+  } else {
+    r->mem = (nvml_mem_health){-1, -1, -1, -1, -1, -1, -1, -1};
+  }
+  expect_builtin(&r->exp, r->gpu, r->nv.pcie_gen_max, r->nv.pcie_width_max, r->nv.link_version);
+  ddp_result e = DDP_OK;
+  if (o->expect[0]) e = expect_load_file(&r->exp, o->expect);
+  if (e == DDP_OK && o->baseline[0]) e = baseline_apply(o, r);
+  int n = o->gemm_n ? o->gemm_n : cuda ? 8192 : 512;
+  /* The GEMMs of a node run together, as in training: a node's power and cooling are loaded as they will be. */
+  for (int p = 0; e == DDP_OK && p < HEALTH_NPREC && !listed(o->skip, "gemm"); p++) {
+    if (!listed(o->precisions, health_prec_name(p)) || (!cuda && p != HEALTH_FP32)) continue;
+    e = node_barrier(d);
+    if (e == DDP_OK) e = health_gemm_run(dev, (health_prec)p, n, o->seconds, ACC_INTERVAL_S,
+                                         have ? &api : NULL, nd, &r->gemm[p]);
+    r->gemm_ran[p] = e == DDP_OK;
+  }
+  /* one GPU at a time, then the whole node at once; the cpu device has no link to measure */
+  if (e == DDP_OK && cuda && !listed(o->skip, "copy")) {
+    size_t bytes = (size_t)o->copy_mib << 20;
+    for (int lr = 0; e == DDP_OK && lr < d->local_size; lr++) {
+      e = node_barrier(d);
+      if (e == DDP_OK && lr == d->local_rank) e = health_copy_run(dev, bytes, o->copy_iters, &r->alone);
+    }
+    if (e == DDP_OK) e = node_barrier(d);
+    if (e == DDP_OK) e = health_copy_run(dev, bytes, o->copy_iters, &r->together);
+    r->copy_ran = e == DDP_OK;
+    if (have && nd) nvml_gpu_query(&api, r->busid, &r->nv);
+  }
+  if (e == DDP_OK && cuda && !listed(o->skip, "p2p") && d->local_rank == 0 && ngpu >= 2) {
+    r->p2p_n = ngpu < ACC_MAX_P2P ? ngpu : ACC_MAX_P2P;
+    e = device_cuda_peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
+  }
+  if (have) nvml_close(&api);
+  if (e == DDP_OK && d->size > 1) e = collectives(&dv, o, cuda, dev, coll);
+  dev->destroy(dev);
+  return e;
+}
+
+/* ---- findings (rank 0) ---- */
+typedef struct {
+  accept_severity sev;
+  char check[24], scope[8], subject[48], host[256], unit[12], text[200];
+  double measured, expected, margin;
+} acc_finding;
+
+typedef struct {
+  acc_finding *f;
+  int n, cap;
+} acc_findings;
+
+static acc_finding *finding_add(acc_findings *fs, accept_severity sev, const char *check, const char *scope,
+                                const char *host, const char *subject) {
+  if (fs->n == fs->cap) {
+    int cap = fs->cap ? 2 * fs->cap : 64;
+    acc_finding *p = realloc(fs->f, (size_t)cap * sizeof *p);
+    if (!p) return NULL;
+    fs->f = p, fs->cap = cap;
+  }
+  acc_finding *f = &fs->f[fs->n++];
+  memset(f, 0, sizeof *f);
+  f->sev = sev;
+  f->measured = f->expected = f->margin = NAN;
+  snprintf(f->check, sizeof f->check, "%s", check);
+  snprintf(f->scope, sizeof f->scope, "%s", scope);
+  snprintf(f->host, sizeof f->host, "%s", host);
+  snprintf(f->subject, sizeof f->subject, "%s", subject);
+  return f;
+}
+
+/* One decimal from 100 up, three significant digits below (a CPU's 0.0412 TFLOP/s is not 0.0). */
+static void fmt_num(char *buf, size_t n, double v) {
+  if (!isfinite(v)) snprintf(buf, n, "-");
+  else if (fabs(v) >= 100 || v == 0) snprintf(buf, n, "%.1f", v);
+  else snprintf(buf, n, "%.3g", v);
+}
+
+static const char *num(char *buf, double v) {
+  fmt_num(buf, 16, v);
+  return buf;
+}
+
+/* Absolute (vs the expectation, when there is one) and relative (vs the median of the same GPU model) checks of
+ * one figure, higher is better. */
+static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, const char *check, const char *scope,
+                       const char *subject, double measured, expect_key key, double peer_median, double z, int size,
+                       const char *unit) {
+  double margin;
+  double floor_v = r->exp.v[key], warn = isfinite(r->exp.v[EXP_WARN_PCT]) ? r->exp.v[EXP_WARN_PCT] : 5;
+  if (isfinite(floor_v)) {
+    /* a floor with a warn band above it: warn between floor and floor (1 + warn %), fail below the floor */
+    accept_severity s = accept_judge(measured, floor_v * (1 + warn / 100), 1, 0, 100 * warn / (100 + warn), &margin);
+    acc_finding *f = finding_add(fs, s, check, scope, r->host, subject);
+    if (f) {
+      f->measured = measured, f->expected = floor_v, f->margin = isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN;
+      snprintf(f->unit, sizeof f->unit, "%s", unit);
+      snprintf(f->text, sizeof f->text, "floor from %s", r->exp.src[key]);
+    }
+  }
+  if (isfinite(peer_median) && size >= 4) {
+    accept_severity s = accept_relative(measured, peer_median, z, size, o->rel_warn, o->rel_fail, 3.5, &margin);
+    char c[24];
+    snprintf(c, sizeof c, "%s.rel", check);
+    acc_finding *f = finding_add(fs, s, c, scope, r->host, subject);
+    if (f) {
+      f->measured = measured, f->expected = peer_median, f->margin = margin;
+      snprintf(f->unit, sizeof f->unit, "%s", unit);
+      snprintf(f->text, sizeof f->text, "vs the median of %d %s (robust z %.1f; named below -3.5)", size, r->gpu, z);
+    }
+  }
+}
+
+static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs) {
+  const char **model = malloc((size_t)W * sizeof *model);
+  double *x = malloc((size_t)W * sizeof *x), *ref = malloc((size_t)W * sizeof *ref), *z = malloc((size_t)W * sizeof *z);
+  int *size = malloc((size_t)W * sizeof *size);
+  if (!model || !x || !ref || !z || !size) goto out;
+  for (int i = 0; i < W; i++) model[i] = all[i].gpu;
+  char subj[48];
+  for (int p = 0; p < HEALTH_NPREC; p++) {
+    int any = 0;
+    for (int i = 0; i < W; i++) any |= all[i].gemm_ran[p], x[i] = all[i].gemm_ran[p] ? all[i].gemm[p].median_tflops : NAN;
+    if (!any) continue;
+    accept_group_stats(x, model, W, ref, z, size);
+    char check[24];
+    snprintf(check, sizeof check, "gemm_%s", health_prec_name(p));
+    for (int i = 0; i < W; i++) {
+      if (!all[i].gemm_ran[p]) continue;
+      snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
+      judge_pair(fs, o, &all[i], check, "gpu", subj, x[i], (expect_key)(EXP_GEMM_BF16 + p), ref[i], z[i], size[i], "TFLOP/s");
+      const health_gemm_result *g = &all[i].gemm[p];
+      unsigned long long bad = nvml_reasons_bad(g->reasons);
+      char rs[96];
+      acc_finding *f = finding_add(fs, bad ? ACCEPT_FAIL : ACCEPT_PASS, "throttle", "gpu", all[i].host, subj);
+      if (f) {
+        f->measured = g->drift_pct;
+        snprintf(f->unit, sizeof f->unit, "%% drift");
+        char a[16], b[16];
+        snprintf(f->text, sizeof f->text, "%s: reasons %s; first second %s, last %s TFLOP/s%s", health_prec_name(p),
+                 g->nsamples ? nvml_reasons_str(g->reasons, rs, sizeof rs) : "not sampled", num(a, g->first_tflops),
+                 num(b, g->last_tflops), bad ? " (thermal or hardware slowdown: not a power cap)" : "");
+      }
+    }
+  }
+  for (int dir = 0; dir < 2; dir++) {
+    int any = 0;
+    for (int i = 0; i < W; i++)
+      any |= all[i].copy_ran, x[i] = all[i].copy_ran ? (dir ? all[i].alone.d2h_gbps : all[i].alone.h2d_gbps) : NAN;
+    if (!any) continue;
+    accept_group_stats(x, model, W, ref, z, size);
+    for (int i = 0; i < W; i++) {
+      if (!all[i].copy_ran) continue;
+      snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid[0] ? all[i].busid : "cpu");
+      judge_pair(fs, o, &all[i], dir ? "d2h" : "h2d", "gpu", subj, x[i], dir ? EXP_D2H : EXP_H2D, ref[i], z[i], size[i], "GB/s");
+    }
+  }
+  for (int i = 0; i < W; i++) { /* links as NVML reads them: NVLinks down, PCIe trained below its maximum */
+    accept_link_verdict lv[3];
+    int n = accept_link_checks(&all[i].nv, all[i].exp.model[0] != 0, lv);
+    snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid);
+    for (int k = 0; k < n; k++) {
+      acc_finding *f = finding_add(fs, lv[k].sev, lv[k].check, "link", all[i].host, subj);
+      if (f) {
+        f->measured = lv[k].measured, f->expected = lv[k].expected;
+        f->margin = 100 * (lv[k].measured - lv[k].expected) / lv[k].expected;
+        snprintf(f->unit, sizeof f->unit, "%s", strcmp(lv[k].check, "nvlink") ? "" : "links");
+        snprintf(f->text, sizeof f->text, "%s", lv[k].text);
+      }
+    }
+  }
+  for (int i = 0; i < W; i++) { /* memory health: any uncorrectable error or row-remap trouble fails */
+    const nvml_mem_health *m = &all[i].mem;
+    if (m->ecc_unc_volatile < 0 && m->rows_pending < 0) continue;
+    int bad = m->ecc_unc_volatile > 0 || m->rows_pending > 0 || m->rows_failure > 0;
+    snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid);
+    acc_finding *f = finding_add(fs, bad ? ACCEPT_FAIL : ACCEPT_PASS, "memory", "gpu", all[i].host, subj);
+    if (f) {
+      f->measured = (double)(m->ecc_unc_volatile > 0 ? m->ecc_unc_volatile : 0);
+      f->expected = 0;
+      snprintf(f->unit, sizeof f->unit, "errors");
+      snprintf(f->text, sizeof f->text, "ECC uncorrected volatile %lld aggregate %lld, corrected volatile %lld; "
+               "remapped rows pending %d failure %d", m->ecc_unc_volatile, m->ecc_unc_aggregate,
+               m->ecc_corr_volatile, m->rows_pending, m->rows_failure);
+    }
+  }
+  /* GPU-to-GPU pairs of each node: vs the NVLink floor and vs the node's pair median */
+  for (int i = 0; i < W; i++) {
+    int n = all[i].p2p_n;
+    if (n < 2) continue;
+    double pz[ACC_MAX_P2P * ACC_MAX_P2P], pref[ACC_MAX_P2P * ACC_MAX_P2P];
+    int psize[ACC_MAX_P2P * ACC_MAX_P2P];
+    const char *pg[ACC_MAX_P2P * ACC_MAX_P2P];
+    for (int k = 0; k < n * n; k++) pg[k] = "pair"; /* the diagonal is NaN: left out */
+    accept_group_stats(all[i].p2p_uni, pg, n * n, pref, pz, psize);
+    for (int a = 0; a < n; a++)
+      for (int b = 0; b < n; b++) {
+        if (a == b) continue;
+        snprintf(subj, sizeof subj, "GPU %d -> GPU %d", a, b);
+        judge_pair(fs, o, &all[i], "p2p", "pair", subj, all[i].p2p_uni[a * n + b], EXP_P2P, pref[a * n + b], pz[a * n + b],
+                   psize[a * n + b], "GB/s");
+        if (!all[i].p2p_peer[a * n + b]) {
+          acc_finding *f = finding_add(fs, ACCEPT_WARN, "p2p_access", "pair", all[i].host, subj);
+          if (f) snprintf(f->text, sizeof f->text, "no peer access: the driver stages the copy through the host");
+        }
+      }
+  }
+out:
+  free(model);
+  free(x);
+  free(ref);
+  free(z);
+  free(size);
+}
+
+static void print_measurements(const acc_opts *o, const acc_rec *all, int W) {
+  printf("# sustained GEMM, %.1f s per precision, medians over ~%.0f ms intervals; NVML sampled between intervals\n",
+         o->seconds, 1e3 * ACC_INTERVAL_S);
+  printf("#%5s %-12s %-14s %-5s %6s %8s %8s %8s %7s %16s %16s %5s  %s\n", "rank", "host", "gpu", "prec", "n", "TFLOP/s",
+         "first-s", "last-s", "drift%", "SM MHz min/med", "W med/max/lim", "T C", "clock event reasons");
+  for (int i = 0; i < W; i++)
+    for (int p = 0; p < HEALTH_NPREC; p++) {
+      if (!all[i].gemm_ran[p]) continue;
+      const health_gemm_result *g = &all[i].gemm[p];
+      char clk[24] = "-", pw[24] = "-", rs[96] = "-";
+      if (g->nsamples) {
+        snprintf(clk, sizeof clk, "%u/%u", g->sm_mhz_min, g->sm_mhz_median);
+        snprintf(pw, sizeof pw, "%.0f/%.0f/%.0f", g->power_w_median, g->power_w_max, g->power_limit_w);
+        nvml_reasons_str(g->reasons, rs, sizeof rs);
+      }
+      char a[16], b[16], c[16];
+      printf(" %5d %-12.12s %-14.14s %-5s %6d %8s %8s %8s %7.1f %16s %16s %5u  %s\n", all[i].rank, all[i].host,
+             all[i].gpu, health_prec_name(p), g->n, num(a, g->median_tflops), num(b, g->first_tflops),
+             num(c, g->last_tflops), g->drift_pct, clk, pw, g->temp_c_max, rs);
+    }
+  int any = 0;
+  for (int i = 0; i < W; i++) any |= all[i].copy_ran;
+  if (any) {
+    printf("# pinned host<->device copies, %d MiB, median of %d: each GPU alone, then every GPU of the node at once\n",
+           o->copy_mib, o->copy_iters);
+    printf("#%5s %-12s %-14s %-12s %10s %10s %10s %10s %10s\n", "rank", "host", "gpu", "link", "H2D alone",
+           "D2H alone", "H2D node", "D2H node", "link GB/s");
+    for (int i = 0; i < W; i++) {
+      if (!all[i].copy_ran) continue;
+      char link[24] = "-";
+      const nvml_gpu *v = &all[i].nv;
+      double raw = expect_pcie_gbps(v->pcie_gen_max, v->pcie_width_max);
+      if (v->pcie_gen_max) snprintf(link, sizeof link, "Gen%u x%u", v->pcie_gen, v->pcie_width);
+      char r1[16];
+      fmt_num(r1, sizeof r1, raw > 0 ? raw : NAN);
+      printf(" %5d %-12.12s %-14.14s %-12s %10.1f %10.1f %10.1f %10.1f %10s\n", all[i].rank, all[i].host, all[i].gpu,
+             link, all[i].alone.h2d_gbps, all[i].alone.d2h_gbps, all[i].together.h2d_gbps, all[i].together.d2h_gbps, r1);
+    }
+  }
+  for (int i = 0; i < W; i++) {
+    int n = all[i].p2p_n;
+    if (n < 2) continue;
+    printf("# GPU-to-GPU copies on host %s (node %d), %d MiB, GB/s: one direction (both directions at once)\n",
+           all[i].host, all[i].node, o->p2p_mib);
+    printf("#%6s", "src\\dst");
+    for (int b = 0; b < n; b++) printf(" %15d", b);
+    printf("\n");
+    for (int a = 0; a < n; a++) {
+      printf(" %6d", a);
+      for (int b = 0; b < n; b++) {
+        char cell[32] = "-";
+        if (a != b) snprintf(cell, sizeof cell, "%.1f (%.1f)%s", all[i].p2p_uni[a * n + b], all[i].p2p_bi[a * n + b],
+                             all[i].p2p_peer[a * n + b] ? "" : "*");
+        printf(" %15s", cell);
+      }
+      printf("\n");
+    }
+  }
+}
+
+/* The first rank of each node (acceptance's view of nodes). */
+static const acc_rec *node_rec(const acc_rec *all, int W, int node) {
+  for (int i = 0; i < W; i++)
+    if (all[i].node == node) return &all[i];
+  return NULL;
+}
+
+static void print_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c) {
+  if (c->nsizes && c->nnodes && !listed(o->skip, "node")) {
+    printf("# allreduce inside each node (all nodes at once), busbw GB/s, %d timed each\n#%-5s %-14s", o->allreduce_iters,
+           "node", "host");
+    for (int k = 0; k < c->nsizes; k++) printf(" %8.0fMiB", c->size_mib[k]);
+    printf("\n");
+    for (int n = 0; n < c->nnodes; n++) {
+      const acc_rec *r = node_rec(all, W, n);
+      printf(" %-5d %-14.14s", n, r ? r->host : "?");
+      for (int k = 0; k < c->nsizes; k++) {
+        char b[16];
+        fmt_num(b, sizeof b, c->node_busbw[n * ACC_MAX_SIZES + k]);
+        printf(" %11s", b);
+      }
+      printf("\n");
+    }
+  }
+  if (c->npairs) {
+    printf("# allreduce over node pairs (%s, %d round%s of disjoint pairs), %.0f MiB, busbw GB/s\n",
+           c->mode == PAIRS_RING ? "ring" : "tournament", c->pairs[c->npairs - 1].round + 1,
+           c->pairs[c->npairs - 1].round ? "s" : "", c->pair_mib);
+    for (int p = 0; p < c->npairs; p++) {
+      const acc_rec *a = node_rec(all, W, c->pairs[p].a), *b = node_rec(all, W, c->pairs[p].b);
+      char v[16];
+      fmt_num(v, sizeof v, c->pair_busbw[p]);
+      printf(" round %-3d %s - %s: %s\n", c->pairs[p].round, a ? a->host : "?", b ? b->host : "?", v);
+    }
+  }
+}
+
+static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c, acc_findings *fs) {
+  char subj[48];
+  /* per node: relative to the other nodes at each size; the absolute floor is for 8-GPU nodes at >= 1 GiB */
+  const char **grp = malloc(sizeof(char *) * (c->nnodes + 1));
+  double *x = malloc(sizeof(double) * (c->nnodes + 1)), *ref = malloc(sizeof(double) * (c->nnodes + 1));
+  double *z = malloc(sizeof(double) * (c->nnodes + 1));
+  int *size = malloc(sizeof(int) * (c->nnodes + 1));
+  for (int k = 0; grp && x && ref && z && size && k < c->nsizes && !listed(o->skip, "node"); k++) {
+    for (int n = 0; n < c->nnodes; n++) {
+      const acc_rec *r = node_rec(all, W, n);
+      grp[n] = r ? r->gpu : "?";
+      x[n] = c->node_busbw[n * ACC_MAX_SIZES + k];
+    }
+    accept_group_stats(x, grp, c->nnodes, ref, z, size);
+    for (int n = 0; n < c->nnodes; n++) {
+      const acc_rec *r = node_rec(all, W, n);
+      if (!r || !isfinite(x[n])) continue;
+      int per_node = 0;
+      for (int i = 0; i < W; i++) per_node += all[i].node == n;
+      snprintf(subj, sizeof subj, "node %d, %.0f MiB", n, c->size_mib[k]);
+      acc_rec rr = *r; /* the node floor applies to 8-GPU nodes at >= 1 GiB only */
+      if (!(per_node == 8 && c->size_mib[k] >= 1024)) rr.exp.v[EXP_NODE_BUSBW] = NAN;
+      judge_pair(fs, o, &rr, "node_busbw", "host", subj, x[n], EXP_NODE_BUSBW, ref[n], z[n], size[n], "GB/s");
+    }
+  }
+  free(grp), free(x), free(ref), free(z), free(size);
+  if (!c->npairs) return;
+  /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
+  accept_localization loc;
+  if (accept_localize(c->nnodes, c->pairs, c->pair_busbw, c->npairs, o->rel_fail, 3.5, &loc) != DDP_OK) return;
+  for (int n = 0; n < c->nnodes; n++) {
+    const acc_rec *r = node_rec(all, W, n);
+    if (!r || !loc.node_bad[n]) continue;
+    snprintf(subj, sizeof subj, "node %d (all its pairs)", n);
+    acc_finding *f = finding_add(fs, ACCEPT_FAIL, "pair_busbw", "host", r->host, subj);
+    if (f) {
+      f->measured = loc.node_value[n], f->expected = loc.reference;
+      f->margin = 100 * (loc.node_value[n] - loc.reference) / loc.reference;
+      snprintf(f->unit, sizeof f->unit, "GB/s");
+      snprintf(f->text, sizeof f->text, "every pair with this node is more than %g %% below the pair reference (its "
+               "NIC, its host); its partners are fine with others", o->rel_fail);
+    }
+  }
+  for (int p = 0; p < c->npairs; p++) {
+    const acc_rec *a = node_rec(all, W, c->pairs[p].a), *b = node_rec(all, W, c->pairs[p].b);
+    if (!a || !b) continue;
+    char pair[80];
+    snprintf(pair, sizeof pair, "%.38s<->%.38s", a->host, b->host);
+    snprintf(subj, sizeof subj, "nodes %d-%d", c->pairs[p].a, c->pairs[p].b);
+    if (loc.pair_state[p] == 1) {
+      acc_finding *f = finding_add(fs, ACCEPT_FAIL, "pair_busbw", "pair", pair, subj);
+      if (f) {
+        f->measured = c->pair_busbw[p], f->expected = loc.reference;
+        f->margin = 100 * (c->pair_busbw[p] - loc.reference) / loc.reference;
+        snprintf(f->unit, sizeof f->unit, "GB/s");
+        snprintf(f->text, sizeof f->text, "this pair alone is slow (both nodes are fine with their other partners): "
+                 "the path between them");
+      }
+    }
+    double floor_v = a->exp.v[EXP_PAIR_BUSBW], m;
+    if (isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
+      accept_severity sv = accept_judge(c->pair_busbw[p], floor_v, 1, 0, 0, &m);
+      acc_finding *f = finding_add(fs, sv, "pair_busbw.abs", "pair", pair, subj);
+      if (f) {
+        f->measured = c->pair_busbw[p], f->expected = floor_v, f->margin = m;
+        snprintf(f->unit, sizeof f->unit, "GB/s");
+        snprintf(f->text, sizeof f->text, "floor from %s", a->exp.src[EXP_PAIR_BUSBW]);
+      }
+    }
+  }
+  accept_localization_free(&loc);
+}
+
+/* Findings, the failing ones by host, the summary line; returns the exit code and writes --failed-hosts. */
+static int report(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs) {
+  printf("# findings: %d checks (pass lines omitted; margin = measured vs expected)\n", fs->n);
+  printf("#%-5s %-12s %-6s %-12s %-22s %10s %10s %8s %-8s %s\n", "sev", "check", "scope", "host", "subject", "measured",
+         "expected", "margin%", "unit", "detail");
+  int nh = 0;
+  const char **hosts = calloc((size_t)W + 1, sizeof *hosts);
+  int *worst = calloc((size_t)W + 1, sizeof *worst);
+  for (int i = 0; i < W && hosts && worst; i++) {
+    int k = 0;
+    while (k < nh && strcmp(hosts[k], all[i].host)) k++;
+    if (k == nh) hosts[nh++] = all[i].host;
+  }
+  for (int i = 0; i < fs->n; i++) {
+    acc_finding *f = &fs->f[i];
+    accept_severity eff = f->sev == ACCEPT_WARN && o->strict ? ACCEPT_FAIL : f->sev;
+    for (int k = 0; k < nh; k++)
+      if (!strcmp(hosts[k], f->host) && (int)eff > worst[k]) worst[k] = (int)eff;
+    if (f->sev == ACCEPT_PASS && strcmp(f->check, "throttle")) continue;
+    char m[16], e[16], g[16];
+    fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected), fmt_num(g, sizeof g, f->margin);
+    printf(" %-5s %-12s %-6s %-12.12s %-22.22s %10s %10s %8s %-8s %s\n",
+           f->sev == ACCEPT_PASS ? "info" : accept_severity_str(f->sev), f->check, f->scope, f->host, f->subject, m, e, g,
+           f->unit, f->text);
+  }
+  int pass = 0, warn = 0, fail = 0;
+  const char **failed = calloc((size_t)nh + 1, sizeof *failed);
+  int nfailed = 0;
+  printf("# hosts\n");
+  for (int k = 0; k < nh; k++) {
+    worst[k] == ACCEPT_FAIL ? fail++ : worst[k] == ACCEPT_WARN ? warn++ : pass++;
+    if (worst[k] == ACCEPT_FAIL && failed) failed[nfailed++] = hosts[k];
+    if (worst[k] == ACCEPT_PASS) continue;
+    for (int i = 0; i < fs->n; i++) { /* one line per failing or warning check, grouped by host */
+      acc_finding *f = &fs->f[i];
+      if (f->sev == ACCEPT_PASS || strcmp(f->host, hosts[k])) continue;
+      char m[16], e[16];
+      fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected);
+      printf("%s: %s %s %s: %s %s (expected %s)%s%s\n", hosts[k], accept_severity_str(f->sev), f->check, f->subject, m,
+             f->unit, e, f->text[0] ? ": " : "", f->text);
+    }
+  }
+  for (int i = 0; i < fs->n; i++) { /* pairs of nodes: named, but no host of theirs is failed */
+    acc_finding *f = &fs->f[i];
+    int known = 0;
+    for (int k = 0; k < nh && !known; k++) known = !strcmp(hosts[k], f->host);
+    if (known || f->sev == ACCEPT_PASS) continue;
+    char m[16], e[16];
+    fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected);
+    printf("%s: %s %s %s: %s %s (expected %s)%s%s\n", f->host, accept_severity_str(f->sev), f->check, f->subject, m,
+           f->unit, e, f->text[0] ? ": " : "", f->text);
+  }
+  printf("hosts: %d pass, %d warn, %d fail\n", pass, warn, fail);
+  fflush(stdout);
+  int any = 0; /* a failing pair finding fails the run without failing a host */
+  for (int i = 0; i < fs->n; i++) any |= fs->f[i].sev == ACCEPT_FAIL || (o->strict && fs->f[i].sev == ACCEPT_WARN);
+  int code = fail || any ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
+  if (o->failed_hosts[0] && failed) {
+    ddp_result r = accept_failed_hosts_write(o->failed_hosts, failed, nfailed, o->force);
+    if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
+    else if (r != DDP_OK) code = DDP_EXIT_RUNTIME;
+  }
+  free(failed);
+  free(hosts);
+  free(worst);
+  return code;
+}
+
+static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
+
+static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const char *metric, double v,
+                          const char *extra_key, const char *extra) {
+  char rank[16];
+  snprintf(rank, sizeof rank, "%d", r->rank);
+  return result_add(d, "accept", "world", metric ? metric : rec_metric(k), expect_keys[k].unit, BETTER_HIGHER, v, NULL,
+                    NULL, 0, "rank", rank, "host", r->host, "gpu", r->busid, "model", r->gpu, extra_key, extra, NULL);
+}
+
+/* The run as a result document: provenance, one record per figure, the findings. */
+static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int nodes, int argc, char **argv,
+                            const acc_findings *fs, result_doc *d) {
+  result_init(d);
+  d->schema_version = RESULT_SCHEMA_VERSION;
+  d->ddpbench_version = xstrdup(DDPBENCH_VERSION);
+  char cmd[2048] = "";
+  size_t k = 0;
+  for (int i = 0; i < argc; i++) k += (size_t)snprintf(cmd + k, k < sizeof cmd ? sizeof cmd - k : 0, "%s%s", i ? " " : "", argv[i]);
+  d->command_line = xstrdup(cmd);
+  char ts[32];
+  time_t now = time(NULL);
+  strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  d->start_time = xstrdup(ts);
+  d->device = xstrdup(all[0].cuda ? "cuda" : "cpu");
+  d->comm = xstrdup("mpi");
+  d->world_size = W;
+  d->nodes = nodes;
+  d->weights_identical = -1;
+  d->config = calloc(NOPTS, sizeof *d->config);
+  for (int i = 0; d->config && i < NOPTS; i++) {
+    char v[600], key[32];
+    const char *p = (const char *)o + opts[i].off;
+    if (opts[i].type == O_DOUBLE) snprintf(v, sizeof v, "%.17g", *(const double *)p);
+    else if (opts[i].type == O_STR) snprintf(v, sizeof v, "%s", p);
+    else if (opts[i].type == O_FLAG) snprintf(v, sizeof v, "%s", *(const int *)p ? "true" : "false");
+    else snprintf(v, sizeof v, "%d", *(const int *)p);
+    snprintf(key, sizeof key, "%s", opts[i].name);
+    for (char *c = key; *c; c++) *c = *c == '-' ? '_' : *c;
+    d->config[i].key = xstrdup(key), d->config[i].value = xstrdup(v);
+    d->nconfig++;
+  }
+  DDP_TRY(result_env_collect(d));
+  d->ranks = calloc((size_t)W, sizeof *d->ranks);
+  DDP_CHECK_ALLOC(d->ranks);
+  d->nranks = W;
+  for (int i = 0; i < W; i++) {
+    const acc_rec *r = &all[i];
+    result_rank *x = &d->ranks[i];
+    x->rank = r->rank, x->local_rank = r->local_rank, x->node = r->node, x->pid = r->pid;
+    x->host = xstrdup(r->host), x->device_name = xstrdup(r->gpu), x->pci_bus_id = xstrdup(r->busid);
+    x->ordinal = r->cuda ? r->ordinal : -1;
+    x->memory_bytes = r->memory;
+    x->gemm_tflops = r->gemm_ran[HEALTH_BF16] ? r->gemm[HEALTH_BF16].median_tflops : NAN;
+    for (int p = 0; p < HEALTH_NPREC; p++)
+      if (r->gemm_ran[p]) {
+        DDP_TRY(add_fig(d, r, (expect_key)(EXP_GEMM_BF16 + p), NULL, r->gemm[p].median_tflops, NULL, NULL));
+        char m[48];
+        snprintf(m, sizeof m, "gemm_%s_drift_pct", health_prec_name(p));
+        DDP_TRY(result_add(d, "accept", "world", m, "%", BETTER_NONE, r->gemm[p].drift_pct, NULL, NULL, 0, "host",
+                           r->host, "gpu", r->busid, NULL));
+      }
+    if (r->copy_ran) {
+      DDP_TRY(add_fig(d, r, EXP_H2D, NULL, r->alone.h2d_gbps, NULL, NULL));
+      DDP_TRY(add_fig(d, r, EXP_D2H, NULL, r->alone.d2h_gbps, NULL, NULL));
+      DDP_TRY(add_fig(d, r, EXP_H2D, "h2d_node_gbps", r->together.h2d_gbps, NULL, NULL));
+      DDP_TRY(add_fig(d, r, EXP_D2H, "d2h_node_gbps", r->together.d2h_gbps, NULL, NULL));
+    }
+    for (int a = 0; a < r->p2p_n; a++)
+      for (int b = 0; b < r->p2p_n; b++) {
+        if (a == b) continue;
+        char pair[32];
+        snprintf(pair, sizeof pair, "%d-%d", a, b);
+        DDP_TRY(add_fig(d, r, EXP_P2P, NULL, r->p2p_uni[a * r->p2p_n + b], "pair", pair));
+        DDP_TRY(add_fig(d, r, EXP_P2P, "p2p_bidir_gbps", r->p2p_bi[a * r->p2p_n + b], "pair", pair));
+      }
+  }
+  static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
+  static const char *scope_names[] = {"gpu", "host", "link", "pair"};
+  for (int i = 0; i < fs->n; i++) {
+    const acc_finding *f = &fs->f[i];
+    finding_scope sc = SCOPE_GPU;
+    for (int j = 0; j < 4; j++)
+      if (!strcmp(f->scope, scope_names[j])) sc = scopes[j];
+    char subject[128];
+    snprintf(subject, sizeof subject, "%.60s %.60s", f->host, f->subject);
+    DDP_TRY(findings_add(&d->findings, f->check, f->sev == ACCEPT_FAIL ? SEV_FAIL : f->sev == ACCEPT_WARN ? SEV_WARN : SEV_INFO,
+                         sc, subject, f->measured, f->expected, f->unit, "margin %+.1f %%: %s", f->margin, f->text));
+  }
+  return DDP_OK;
+}
+
+static ddp_result doc_write(const acc_opts *o, const result_doc *d) {
+  cJSON *doc = cJSON_CreateObject();
+  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "out of memory");
+  ddp_result r = result_to_json(d, doc);
+  char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
+  cJSON_Delete(doc);
+  if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "out of memory printing the JSON document");
+  if (r == DDP_OK) r = atomic_file_write(o->json, text, strlen(text), o->force);
+  free(text);
+  return r;
+}
+
+int accept_main(const ddp_dist *d, int argc, char **argv) {
+  acc_opts o;
+  int help = 0, cuda = 0;
+  ddp_result r = opts_parse(&o, argc, argv, &help);
+  if (help) {
+    if (d->rank == 0) usage(stdout);
+    return DDP_EXIT_OK;
+  }
+  if (r != DDP_OK) return DDP_EXIT_USAGE; /* every rank parsed the same arguments */
+  r = choose_device(d, o.device, &cuda);
+  if (r != DDP_OK) return ddp_exit_code(r);
+  acc_rec *mine = calloc(1, sizeof *mine), *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
+  if (!mine || (d->rank == 0 && !all)) dist_abort(DDP_EXIT_RUNTIME);
+  double t0 = ddp_now();
+  acc_coll coll;
+  memset(&coll, 0, sizeof coll);
+  r = measure(d, &o, cuda, mine, &coll);
+  if (r != DDP_OK) {
+    fprintf(stderr, "[ddpbench rank %d host %s] accept: measurement failed: %s\n", d->rank, d->host, ddp_result_str(r));
+    dist_abort(ddp_exit_code(r));
+  }
+  int e = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, d->world);
+  if (e != MPI_SUCCESS) mpi_fail(e, "MPI_Gather", __FILE__, __LINE__), dist_abort(DDP_EXIT_RUNTIME);
+  int code = 0;
+  if (d->rank == 0) {
+    printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
+           d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", cuda ? "cuda" : "cpu", ddp_now() - t0);
+    print_measurements(&o, all, d->size);
+    print_coll(&o, all, d->size, &coll);
+    acc_findings fs = {0};
+    judge(&o, all, d->size, &fs);
+    judge_coll(&o, all, d->size, &coll, &fs);
+    code = report(&o, all, d->size, &fs);
+    if (o.json[0]) {
+      result_doc doc;
+      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &fs, &doc);
+      if (jr == DDP_OK) jr = doc_write(&o, &doc);
+      result_free(&doc);
+      if (jr == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
+      else if (jr != DDP_OK) code = DDP_EXIT_RUNTIME;
+    }
+    free(fs.f);
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, d->world);
+  coll_free(&coll);
+  free(mine);
+  free(all);
+  return code;
+}

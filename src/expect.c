@@ -1,0 +1,154 @@
+/* expect.c: the built-in expectations table (per GPU model and link class, each figure with its source), the
+ * --expect INI reader (inih) and the PCIe rate arithmetic. Figures here are floors a healthy part clears; a
+ * figure nobody measured says so in its comment. Nothing here may measure, print anything but the one-line
+ * usage error, or invent an expectation for hardware the table does not know (that stays NaN). */
+#include "expect.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const expect_key_info expect_keys[EXP_COUNT] = {
+    [EXP_GEMM_BF16] = {"gemm_bf16_tflops", "TFLOP/s", "sustained bf16 GEMM per GPU"},
+    [EXP_GEMM_FP16] = {"gemm_fp16_tflops", "TFLOP/s", "sustained fp16 GEMM per GPU"},
+    [EXP_GEMM_TF32] = {"gemm_tf32_tflops", "TFLOP/s", "sustained tf32 GEMM per GPU"},
+    [EXP_GEMM_FP32] = {"gemm_fp32_tflops", "TFLOP/s", "sustained fp32 GEMM per GPU"},
+    [EXP_H2D] = {"h2d_gbps", "GB/s", "pinned host-to-device copy, one GPU at a time"},
+    [EXP_D2H] = {"d2h_gbps", "GB/s", "pinned device-to-host copy, one GPU at a time"},
+    [EXP_P2P] = {"p2p_gbps", "GB/s", "GPU-to-GPU copy over NVLink, one direction"},
+    [EXP_NODE_BUSBW] = {"node_busbw_gbps", "GB/s", "allreduce busbw inside an 8-GPU node, >= 1 GiB"},
+    [EXP_PAIR_BUSBW] = {"pair_busbw_gbps", "GB/s", "allreduce busbw over a node pair"},
+    [EXP_WARN_PCT] = {"warn_pct", "%", "warn band above each floor"},
+};
+
+/* Floors per model. Sources:
+ *  - H200 SXM bf16 600: measured on the project's 1 x H200 (FACTS.md, 2026-12-01): a sustained 8192^3 bf16
+ *    GEMM settles at 675-690 TFLOP/s at the 700 W power cap; the floor sits ~12 % below.
+ *    fp16 575: same machine, 8192^3 bursts fp16 742-768 vs bf16 772-795 (ratio 0.96), applied to 600.
+ *    tf32 297, fp32 40: NOT measured here: 0.6 x the datasheet's dense 494.7 / 66.9 (NVIDIA H200 datasheet).
+ *  - H100 SXM: same GH100 die, same 700 W limit and the same datasheet figures (989.4 bf16/fp16 dense,
+ *    494.7 tf32, 66.9 fp32; NVIDIA H100 datasheet), so the H200 floors; not measured on an H100 here.
+ *  - A100 SXM 80 GB: NOT measured here: 0.7 x datasheet (312 bf16/fp16 dense, 156 tf32, 19.5 fp32; NVIDIA
+ *    A100 datasheet).
+ *  - node_busbw (8 GPUs, 16 GiB allreduce): Azure NHC floors, conf/nd96isr_h100_v5.conf 460,
+ *    conf/nd96isr_h200_v5.conf 431, conf/nd96amsr_a100_v4.conf 228 (cluster-validation.md section 1).
+ *  - p2p: Azure NHC nvbandwidth device-to-device floors, 335 GB/s H100/H200 (NVLink 4, 18 links), 235 A100
+ *    (NVLink 3, 12 links). */
+const expect_model expect_models[] = {
+    {"h200_sxm", "H200 SXM", {600, 575, 297, 40}, 431, 335, 6},
+    {"h100_sxm", "H100 SXM", {600, 575, 297, 40}, 460, 335, 6},
+    {"a100_sxm_80gb", "A100 SXM 80GB", {218, 218, 109, 13.6}, 228, 235, 4},
+};
+const int expect_nmodels = (int)(sizeof expect_models / sizeof expect_models[0]);
+
+const expect_model *expect_model_find(const char *name) {
+  if (!name) return NULL;
+  /* NVML/CUDA names: "NVIDIA H200" (SXM; the PCIe card is "NVIDIA H200 NVL"), "NVIDIA H100 80GB HBM3" (SXM;
+   * "NVIDIA H100 PCIe", "NVIDIA H100 NVL"), "NVIDIA A100-SXM4-80GB". */
+  if (strstr(name, "NVL") || strstr(name, "PCIe")) return NULL;
+  if (strstr(name, "H200")) return &expect_models[0];
+  if (strstr(name, "H100") && strstr(name, "HBM3")) return &expect_models[1];
+  if (strstr(name, "A100-SXM4-80GB")) return &expect_models[2];
+  return NULL;
+}
+
+double expect_pcie_gbps(unsigned gen, unsigned width) {
+  static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64};
+  if (gen < 3 || gen > 5 || width == 0 || width > 32) return 0; /* Gen1/2 (8b/10b) and Gen6 (FLIT) not modelled */
+  return gts[gen] * width * 128.0 / 130.0 / 8.0;
+}
+
+static void set(expect_set *e, expect_key k, double v, const char *src) {
+  e->v[k] = v;
+  snprintf(e->src[k], sizeof e->src[k], "%s", src);
+}
+
+void expect_builtin(expect_set *e, const char *gpu_name, unsigned gen_max, unsigned width_max,
+                    unsigned nvlink_version) {
+  for (int k = 0; k < EXP_COUNT; k++) e->v[k] = NAN, e->src[k][0] = 0;
+  e->model[0] = 0;
+  set(e, EXP_WARN_PCT, 5, "built-in (Azure NHC's warn band)");
+  const expect_model *m = expect_model_find(gpu_name);
+  if (m) {
+    char src[96];
+    snprintf(src, sizeof src, "built-in %s", m->label);
+    snprintf(e->model, sizeof e->model, "%s", m->key);
+    for (int i = 0; i < 4; i++) set(e, (expect_key)(EXP_GEMM_BF16 + i), m->gemm[i], src);
+    set(e, EXP_NODE_BUSBW, m->node_busbw, src);
+    /* NVLink 3.0/3.1 are NVML enums 4/5: one generation. Another version is not the row's SXM part. */
+    unsigned v = nvlink_version == 5 ? 4 : nvlink_version;
+    if (v && v == m->nvlink_version) set(e, EXP_P2P, m->p2p, src);
+  }
+  /* Pinned copies reach a fraction of the link's raw rate: Azure NHC's floors are 48 GB/s on Gen5 x16 (0.76 of
+   * 63.0) and 21 GB/s on their A100s' Gen4 x16 (0.67 of 31.5); 1 x H200 here measured 55.5/55.3 GB/s (0.88,
+   * FACTS.md). Gen3 has no source: the Gen4 fraction. */
+  double raw = expect_pcie_gbps(gen_max, width_max);
+  if (raw > 0) {
+    char src[96];
+    double frac = gen_max >= 5 ? 0.75 : 0.67;
+    snprintf(src, sizeof src, "built-in %.2f x PCIe Gen%u x%u (%.1f GB/s)", frac, gen_max, width_max, raw);
+    set(e, EXP_H2D, frac * raw, src);
+    set(e, EXP_D2H, frac * raw, src);
+  }
+}
+
+/* ---- --expect FILE ------------------------------------------------------------------------------- */
+typedef struct {
+  expect_set *e;
+  const char *path;
+  int failed;
+  char err[256];
+} file_ctx;
+
+/* inih reports the line of the first error; the handler keeps the first message and ignores the rest. */
+static int on_key(void *user, const char *section, const char *name, const char *value) {
+  file_ctx *c = user;
+  if (c->failed) return 1;
+  int applies = 1;
+  if (section && section[0]) {
+    int known = 0;
+    for (int i = 0; i < expect_nmodels; i++) known |= !strcmp(section, expect_models[i].key);
+    if (!known) {
+      snprintf(c->err, sizeof c->err, "unknown section [%s] (GPU models: h200_sxm, h100_sxm, a100_sxm_80gb)",
+               section);
+      return c->failed = 1, 0;
+    }
+    applies = !strcmp(section, c->e->model);
+  }
+  int k = 0;
+  while (k < EXP_COUNT && strcmp(name, expect_keys[k].name)) k++;
+  if (k == EXP_COUNT) {
+    snprintf(c->err, sizeof c->err, "unknown key '%s'", name);
+    return c->failed = 1, 0;
+  }
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(value, &end);
+  if (end == value || *end || errno || !isfinite(v) || v < 0) {
+    snprintf(c->err, sizeof c->err, "key '%s': '%s' is not a number >= 0", name, value);
+    return c->failed = 1, 0;
+  }
+  if (applies) {
+    char src[96];
+    snprintf(src, sizeof src, "--expect %.80s", c->path);
+    set(c->e, (expect_key)k, v, src);
+  }
+  return 1;
+}
+
+ddp_result expect_load_file(expect_set *e, const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return ddp_usage_error("--expect %s: cannot read: %s", path, ddp_strerror_errno());
+  file_ctx c = {.e = e, .path = path};
+  int line = ini_parse_file(f, on_key, &c);
+  int read_error = ferror(f);
+  fclose(f);
+  if (read_error) return ddp_usage_error("--expect %s: read error", path);
+  if (line == 0) return DDP_OK;
+  if (line < 0) return ddp_usage_error("--expect %s: cannot parse (out of memory)", path);
+  if (!c.failed) return ddp_usage_error("--expect %s:%d: syntax error (expected 'key = value' or '[model]')", path, line);
+  return ddp_usage_error("--expect %s:%d: %s", path, line, c.err);
+}

@@ -1,0 +1,220 @@
+/* test_accept_run: `ddpbench accept` under mpirun, end to end (CPU device here; GPUs where present).
+ * argv: mpiexec ddpbench.
+ *  - a healthy run: exit 0, "hosts: 1 pass, 0 warn, 0 fail";
+ *  - an expectation the host cannot meet (--expect): exit 4, the failing check with measured, expected and
+ *    margin, the host line, and --failed-hosts listing exactly this host;
+ *  - a result inside the warn band: exit 0 with "1 warn"; --strict turns it into exit 4;
+ *  - --failed-hosts is never overwritten without --force (exit 2), and is with it (an empty file: no failure);
+ *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement;
+ *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU: 90 %);
+ *    against a baseline 100x faster than this machine (as a healthy cluster is to a slowed host) it fails with
+ *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2;
+ *  - node groups and node pairs on 4 emulated nodes of one rank (DDPBENCH_TEST_RANKS_PER_NODE=1): the tournament
+ *    has 3 rounds with every pair once, the ring 2 rounds of 4 pairs; a pair floor nobody meets fails every pair
+ *    (exit 4) without failing a host (the failed-hosts file stays empty). The relative verdicts are switched
+ *    off here: 4 ranks on 2 shared cores time each other's bursts, which no rule can tell from a slow link. */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static char dir[] = "/tmp/i12-accept-run-XXXXXX";
+static const char *mpiexec, *prog;
+static char out[1 << 18], err[1 << 16];
+
+static int run(int np, const char *args) {
+  char cmd[4096], po[300], pe[300];
+  snprintf(po, sizeof po, "%s/stdout", dir);
+  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  snprintf(cmd, sizeof cmd, "timeout 300 %s -np %d --oversubscribe %s accept --health-seconds 0.5 --precisions fp32 "
+           "--skip p2p --copy-mib 8 --copy-iters 3 %s >%s 2>%s", mpiexec, np, prog, args, po, pe);
+  int st = system(cmd);
+  FILE *f = fopen(po, "r");
+  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[n] = 0;
+  if (f) fclose(f);
+  f = fopen(pe, "r");
+  n = f ? fread(err, 1, sizeof err - 1, f) : 0;
+  err[n] = 0;
+  if (f) fclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The main run (not accept): tiny CPU model. */
+static int run_main(int np, const char *env, const char *args) {
+  char cmd[4096], po[300], pe[300];
+  snprintf(po, sizeof po, "%s/stdout", dir);
+  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s --hidden 64 --layers 2 --batch 8 "
+           "--steps 3 --warmup 1 --quiet %s >%s 2>%s", env, mpiexec, np, prog, args, po, pe);
+  int st = system(cmd);
+  FILE *f = fopen(po, "r");
+  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
+  out[n] = 0;
+  if (f) fclose(f);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static const char *path(const char *name) {
+  static char p[4][256];
+  static int k;
+  k = (k + 1) % 4;
+  snprintf(p[k], sizeof p[k], "%s/%s", dir, name);
+  return p[k];
+}
+
+static void write_file(const char *name, const char *text) {
+  FILE *f = fopen(path(name), "w");
+  if (f) fputs(text, f), fclose(f);
+}
+
+static void read_file(const char *name, char *buf, size_t n) {
+  FILE *f = fopen(path(name), "r");
+  size_t k = f ? fread(buf, 1, n - 1, f) : 0;
+  buf[k] = 0;
+  if (f) fclose(f);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return fprintf(stderr, "usage: test_accept_run mpiexec ddpbench\n"), 2;
+  mpiexec = argv[1], prog = argv[2];
+  if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+  char host[256] = "", args[1024], buf[4096];
+  gethostname(host, sizeof host);
+
+  int rc = run(2, "");
+  CHECK(rc == 0, "healthy run: exit %d\n%s%s", rc, out, err);
+  CHECK(strstr(out, "hosts: 1 pass, 0 warn, 0 fail"), "summary line:\n%s", out);
+  CHECK(strstr(out, "fp32") && strstr(out, "TFLOP/s"), "GEMM table printed");
+
+  /* a floor no CPU reaches: the absolute check fails, exit 4, this host to drain */
+  write_file("high.ini", "; no CPU does this\ngemm_fp32_tflops = 1000\n");
+  snprintf(args, sizeof args, "--expect %s --failed-hosts %s", path("high.ini"), path("drain"));
+  rc = run(2, args);
+  CHECK(rc == 4, "unmet expectation: exit %d, expected 4\n%s%s", rc, out, err);
+  CHECK(strstr(out, "hosts: 0 pass, 0 warn, 1 fail"), "summary:\n%s", out);
+  CHECK(strstr(out, " fail  gemm_fp32 ") && strstr(out, "1000.0") && strstr(out, " -100 "),
+        "finding with measured, expected 1000 and margin:\n%s", out);
+  snprintf(buf, sizeof buf, "%s: fail gemm_fp32 rank 1", host);
+  CHECK(strstr(out, buf), "host line '%s':\n%s", buf, out);
+  char drain[512];
+  read_file("drain", drain, sizeof drain);
+  snprintf(buf, sizeof buf, "%s\n", host);
+  CHECK(!strcmp(drain, buf), "failed-hosts holds exactly '%s': '%s'", host, drain);
+
+  /* the same file again without --force: refused, exit 2; with --force and a passing run: emptied */
+  rc = run(2, args);
+  CHECK(rc == 2 && strstr(err, "drain"), "failed-hosts not overwritten: exit %d\n%s", rc, err);
+  snprintf(args, sizeof args, "--failed-hosts %s --force", path("drain"));
+  rc = run(2, args);
+  read_file("drain", drain, sizeof drain);
+  CHECK(rc == 0 && drain[0] == 0, "forced, passing: exit %d, file '%s'", rc, drain);
+
+  /* inside a (huge) warn band above a tiny floor: warn, exit 0; --strict: exit 4 */
+  write_file("warn.ini", "warn_pct = 1e12\ngemm_fp32_tflops = 0.000001\n");
+  snprintf(args, sizeof args, "--expect %s", path("warn.ini"));
+  rc = run(2, args);
+  CHECK(rc == 0 && strstr(out, "hosts: 0 pass, 1 warn, 0 fail"), "warn: exit %d\n%s", rc, out);
+  snprintf(args, sizeof args, "--expect %s --strict", path("warn.ini"));
+  rc = run(2, args);
+  CHECK(rc == 4 && strstr(out, "hosts: 0 pass, 0 warn, 1 fail"), "strict: exit %d\n%s", rc, out);
+
+  /* bad input: exit 2 before measuring, one line naming file, line and key */
+  write_file("bad.ini", "warn_pct = 5\n[h200_sxm]\ngemm_bf16_tflops = 600\nh2d_gbs = 48\n");
+  snprintf(args, sizeof args, "--expect %s", path("bad.ini"));
+  rc = run(2, args);
+  snprintf(buf, sizeof buf, "%s:4: unknown key 'h2d_gbs'", path("bad.ini"));
+  CHECK(rc == 2 && strstr(err, buf) && !strstr(out, "TFLOP/s"), "bad key: exit %d\n%s", rc, err);
+  write_file("num.ini", "d2h_gbps = 4O\n");
+  snprintf(args, sizeof args, "--expect %s", path("num.ini"));
+  rc = run(2, args);
+  CHECK(rc == 2 && strstr(err, "num.ini:1:") && strstr(err, "d2h_gbps"), "bad number: exit %d\n%s", rc, err);
+  snprintf(args, sizeof args, "--expect %s", path("missing.ini"));
+  rc = run(2, args);
+  CHECK(rc == 2 && strstr(err, "missing.ini: cannot read"), "unreadable: exit %d\n%s", rc, err);
+  rc = run(1, "--precisions fp64");
+  CHECK(rc == 2 && strstr(err, "fp64"), "bad precision: exit %d\n%s", rc, err);
+
+  /* baseline mode */
+  snprintf(args, sizeof args, "--json %s", path("base.json"));
+  rc = run(2, args);
+  CHECK(rc == 0, "baseline run: exit %d\n%s", rc, err);
+  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 90 --json %s", path("base.json"), path("again.json"));
+  rc = run(2, args);
+  CHECK(rc == 0 && strstr(out, "hosts: 1 pass, 0 warn, 0 fail"), "against a good run: exit %d\n%s%s", rc, out, err);
+  read_file("again.json", buf, sizeof buf); /* the absolute check was made against the baseline */
+  CHECK(strstr(buf, "baseline") != NULL, "floors come from the baseline");
+  static char big[1 << 20];
+  read_file("base.json", big, sizeof big);
+  cJSON *doc = cJSON_Parse(big);
+  cJSON *recs = cJSON_GetObjectItem(doc, "records"), *x;
+  int scaled = 0;
+  cJSON_ArrayForEach(x, recs) {
+    cJSON *m = cJSON_GetObjectItem(x, "metric"), *v = cJSON_GetObjectItem(x, "value");
+    if (cJSON_IsString(m) && !strcmp(m->valuestring, "gemm_fp32_tflops") && cJSON_IsNumber(v))
+      cJSON_SetNumberValue(v, v->valuedouble * 100), scaled++;
+  }
+  char *text = cJSON_Print(doc);
+  write_file("fast.json", text ? text : "");
+  free(text);
+  cJSON_Delete(doc);
+  CHECK(scaled == 2, "two GEMM records in the baseline: %d", scaled);
+  snprintf(args, sizeof args, "--baseline %s --tolerance-pct 90 --failed-hosts %s", path("fast.json"), path("drain2"));
+  rc = run(2, args);
+  CHECK(rc == 4 && strstr(out, "hosts: 0 pass, 0 warn, 1 fail") && strstr(out, "floor from baseline"),
+        "against a 100x faster baseline: exit %d\n%s%s", rc, out, err);
+  read_file("drain2", drain, sizeof drain);
+  snprintf(buf, sizeof buf, "%s\n", host);
+  CHECK(!strcmp(drain, buf), "failed-hosts lists exactly this host: '%s'", drain);
+  write_file("junk.json", "{\"hello\": 1}\n");
+  snprintf(args, sizeof args, "--baseline %s", path("junk.json"));
+  rc = run(1, args);
+  CHECK(rc == 2 && strstr(err, "junk.json") && !strstr(out, "TFLOP/s"), "not a result: exit %d\n%s", rc, err);
+
+  /* node pairs */
+  setenv("DDPBENCH_TEST_RANKS_PER_NODE", "1", 1);
+  const char *quiet = "--relative-warn-pct 99 --relative-fail-pct 99 --pair-mib 1 --node-mib 1 --skip gemm";
+  snprintf(args, sizeof args, "%s", quiet);
+  rc = run(4, args);
+  CHECK(rc == 0 && strstr(out, "tournament, 3 rounds") && strstr(out, "hosts: 4 pass, 0 warn, 0 fail"),
+        "4 nodes, tournament: exit %d\n%s%s", rc, out, err);
+  const char *want[] = {"node00 - node01", "node00 - node02", "node00 - node03", "node01 - node02",
+                        "node01 - node03", "node02 - node03"};
+  for (int i = 0; i < 6; i++) CHECK(strstr(out, want[i]) != NULL, "pair %s measured", want[i]);
+  snprintf(args, sizeof args, "%s --pairs ring", quiet);
+  rc = run(4, args);
+  CHECK(rc == 0 && strstr(out, "ring, 2 rounds") && !strstr(out, "node00 - node02"), "ring: exit %d\n%s", rc, out);
+  write_file("pair.ini", "pair_busbw_gbps = 1000000\n");
+  snprintf(args, sizeof args, "%s --expect %s --failed-hosts %s", quiet, path("pair.ini"), path("drain3"));
+  rc = run(4, args);
+  read_file("drain3", drain, sizeof drain);
+  CHECK(rc == 4 && strstr(out, "hosts: 4 pass, 0 warn, 0 fail") && strstr(out, "node00<->node01: fail pair_busbw.abs") &&
+            drain[0] == 0,
+        "unmet pair floor: exit %d, failed hosts '%s'\n%s", rc, drain, out);
+  unsetenv("DDPBENCH_TEST_RANKS_PER_NODE");
+
+  /* the main run: per-host lines, the summary, --failed-hosts (a failing check forced through the test hook) */
+  rc = run_main(2, "", "");
+  /* (two CPU ranks on a shared machine may warn about each other's speed: no host fails) */
+  CHECK(rc == 0 && strstr(out, "\nhosts: ") && strstr(out, ", 0 fail\n"), "main run, healthy: exit %d\n%s", rc, out);
+  snprintf(args, sizeof args, "--failed-hosts %s", path("drain4"));
+  rc = run_main(2, "DDPBENCH_TEST_CORRUPT_RANK=1", args);
+  read_file("drain4", drain, sizeof drain);
+  snprintf(buf, sizeof buf, "%s: fail weights rank 1", host);
+  CHECK(rc == 1 && strstr(out, "hosts: 0 pass, 0 warn, 1 fail") && strstr(out, buf), "main run, weights differ: "
+        "exit %d\n%s", rc, out);
+  snprintf(buf, sizeof buf, "%s\n", host);
+  CHECK(!strcmp(drain, buf), "main run's failed-hosts: '%s'", drain);
+  rc = run_main(2, "", args);
+  CHECK(rc == 2, "main run's failed-hosts is not overwritten without --force: exit %d", rc);
+
+  const char *files[] = {"drain4", "pair.ini", "drain3", "high.ini", "warn.ini", "bad.ini", "num.ini", "drain", "drain2", "base.json", "again.json",
+                         "fast.json", "junk.json", "stdout", "stderr"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(path(files[i]));
+  rmdir(dir);
+  return check_summary();
+}

@@ -1,0 +1,121 @@
+/* test_straggler: the straggler rule through the run's own path (report_summarize, report_findings,
+ * report_hosts) on 8 ranks over 4 hosts of made-up per-step compute times:
+ *  - rank 5 (host node2) computes 30 % slower: one failing "straggler" finding, on rank 5 and host node2, the
+ *    hosts line has node2 failing, and the exit code is 4;
+ *  - every rank within 0.2 % (the complaint that started this: the slowest was still named): no straggler, the
+ *    slowest rank is information, every host passes, exit 0;
+ *  - a rank 4 % slower on a quiet job (a clear outlier, but under --straggler-pct 5): nobody;
+ *  - the same with --straggler-pct 3: named;
+ *  - a rank 30 % slower in median whose fastest steps run at the others' pace (its p10 below the median rank's
+ *    p90: step-to-step noise, as when ranks share a core now and then): nobody. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "report.h"
+#include "result.h"
+
+enum { W = 8, S = 6 };
+static int noisy_rank = -1; /* its steps 1 and 4 run at 10 ms, whatever its base */
+
+/* compute[r][s] = base[r] * (1 + tiny noise); returns the findings' exit code, the findings in fl and the
+ * report_hosts output in text. */
+static int judge(const double *base, double pct, finding_list *fl, char *text, size_t n, int *nfailed,
+                 const char **failed) {
+  ddp_config cfg;
+  config_defaults(&cfg);
+  cfg.steps = S;
+  cfg.warmup = 0;
+  cfg.straggler_pct = pct;
+  static rank_info ranks[W];
+  memset(ranks, 0, sizeof ranks);
+  for (int r = 0; r < W; r++) {
+    ranks[r].rank = r;
+    snprintf(ranks[r].host, sizeof ranks[r].host, "node%d", r / 2);
+    ranks[r].gemm_tflops = 100;
+    ranks[r].checksum = 7;
+    ranks[r].checksum_valid = 1;
+  }
+  bucket_plan plan = {0};
+  size_t counts[1] = {1000};
+  bucket_plan_build(&plan, counts, 1, 4, 4000, 4000);
+  static double compute[W * S], step[W * S], bucket[W * S], loss[S];
+  for (int r = 0; r < W; r++)
+    for (int s = 0; s < S; s++) {
+      compute[r * S + s] = base[r] * (1 + 0.0001 * ((r * 7 + s * 3) % 5)); /* +-0.02 % */
+      if (r == noisy_rank && (s == 1 || s == 4)) compute[r * S + s] = 10;
+      step[r * S + s] = compute[r * S + s] + 1;
+      bucket[r * S + s] = 0.01;
+    }
+  for (int s = 0; s < S; s++) loss[s] = 1;
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.cfg = &cfg;
+  rep.world = W;
+  rep.nodes = W / 2;
+  rep.device = "cpu";
+  rep.comm = "mpi";
+  rep.ranks = ranks;
+  rep.plan = &plan;
+  rep.comm_bytes = 4000;
+  rep.comm_type = DT_F32;
+  rep.flops_per_step = 1e9;
+  rep.phases[PHASE_LOCAL] = (phase_data){1, 0, S, 1, step, compute, bucket, loss, NULL, NULL};
+  run_summary sum;
+  findings_init(fl);
+  int ok = report_summarize(&rep, &sum) == DDP_OK && report_findings(&rep, &sum, fl) == DDP_OK;
+  CHECK(ok, "summarize and findings");
+  FILE *f = fmemopen(text, n, "w");
+  *nfailed = f ? report_hosts(f, &rep, fl, 0, failed) : -1;
+  if (f) fclose(f);
+  report_summary_free(&sum);
+  bucket_plan_free(&plan);
+  return findings_exit_code(fl);
+}
+
+static int count(const finding_list *fl, const char *check, finding_severity sev) {
+  int n = 0;
+  for (int i = 0; i < fl->n; i++) n += !strcmp(fl->v[i].check, check) && fl->v[i].severity == sev;
+  return n;
+}
+
+int main(void) {
+  finding_list fl;
+  char text[8192];
+  const char *failed[W];
+  int nfailed;
+
+  double slow[W] = {10, 10.01, 9.99, 10.02, 10, 13, 9.98, 10.01};
+  int code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && count(&fl, "slowest_rank", SEV_INFO) == 0, "one straggler");
+  for (int i = 0; i < fl.n; i++)
+    if (!strcmp(fl.v[i].check, "straggler"))
+      CHECK(!strcmp(fl.v[i].subject, "rank 5 (node2)") && fabs(fl.v[i].measured - 13) < 0.01, "rank 5 on node2: %s %g",
+            fl.v[i].subject, fl.v[i].measured);
+  CHECK(code == 4, "a straggler fails the run with exit 4: %d", code);
+  CHECK(nfailed == 1 && !strcmp(failed[0], "node2"), "node2 is the failing host (%d)", nfailed);
+  CHECK(strstr(text, "node2: fail straggler rank 5 (node2)") && strstr(text, "hosts: 3 pass, 0 warn, 1 fail"),
+        "hosts lines:\n%s", text);
+  findings_free(&fl);
+
+  double quiet[W] = {10, 10.01, 10.02, 10.0, 9.99, 10.02, 10.01, 10.0};
+  code = judge(quiet, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && count(&fl, "slowest_rank", SEV_INFO) == 1, "quiet: nobody named");
+  CHECK(code == 0 && nfailed == 0 && strstr(text, "hosts: 4 pass, 0 warn, 0 fail"), "quiet: all pass\n%s", text);
+  findings_free(&fl);
+
+  double four[W] = {10, 10.01, 10.02, 10.0, 9.99, 10.4, 10.01, 10.0};
+  code = judge(four, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "4 %% slower, under --straggler-pct 5: nobody");
+  findings_free(&fl);
+  code = judge(four, 3, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "4 %% slower, --straggler-pct 3: named");
+  findings_free(&fl);
+  noisy_rank = 5;
+  code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "slower median but within its own step noise: nobody");
+  findings_free(&fl);
+  return check_summary();
+}
