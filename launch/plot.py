@@ -10,7 +10,8 @@ From the result files' records (result model, docs/ARCHITECTURE.md; schema versi
   scaling   weak-scaling efficiency against GPUs, node boundaries marked: the sweep's records (--sweep), or, for
             files without a sweep, the world ddp step of runs of one config at different sizes
   heatmap   per-rank median ddp step time, hosts x GPUs, ranks named by a straggler finding outlined
-  pairs     node-pair bus bandwidth matrix (records over groups "pair:<a>-<b>" with a busbw metric)
+  pairs     node-pair bus bandwidth matrix (allreduce busbw_gbs records over groups "pair:<a>-<b>", as
+            `ddpbench accept --json` writes them)
   busbw     bus bandwidth against message size, log axes, every file's series overlaid (A/B)
   compare   change per metric with its confidence interval, from `ddpbench compare --format json` output
 A plot whose records are absent is skipped with a note. Needs Python 3 and Matplotlib (Debian:
@@ -301,13 +302,21 @@ def plot_heatmap(r, out, name):
 
 
 def plot_pairs(r, out, name):
-    recs = [x for x in r["doc"].get("records", []) if x["group"].startswith("pair:") and "busbw" in x["metric"]]
+    # the allreduce measurement over node pairs (ddpbench accept --json): group pair:<a>-<b> by node index,
+    # busbw_gbs, labels bytes and hosts "<host a>,<host b>"
+    recs = [x for x in r["doc"].get("records", []) if x["measurement"] == "allreduce"
+            and x["group"].startswith("pair:") and x["metric"] == "busbw_gbs"]
     if not recs:
         print("plot.py: pairs %s: no node-pair busbw records; skipped" % r["name"])
         return
     node_host = {}
     for x in r["doc"].get("ranks", []):
         node_host.setdefault(x["node"], x["host"])
+    for x in recs:  # the record's own hosts name its nodes where the ranks do not
+        hosts = x["labels"].get("hosts", "").split(",")
+        if len(hosts) == 2:
+            for i, h in zip((int(v) for v in x["group"][5:].split("-")), hosts):
+                node_host.setdefault(i, h)
     n = max(max(int(v) for v in x["group"][5:].split("-")) for x in recs) + 1
     n = max(n, len(node_host))
     best = {}

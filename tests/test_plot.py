@@ -4,6 +4,8 @@
   - a fresh 2-rank --sweep run on the CPU device: scaling (from the sweep's records), heatmap and busbw;
   - the synthetic fixture with 3 hosts (tests/fixtures/result-pairs.json): the hosts x GPUs heat map with the
     straggler named by the run's finding outlined, and the node-pair busbw matrix (largest message per pair);
+  - `ddpbench accept --json` on 4 emulated nodes (DDPBENCH_TEST_RANKS_PER_NODE=1, the CPU device): the node-pair
+    busbw matrix from the real pair records, every cell equal to its record and to the pair's line in the text;
   - an H200 run from results/ (schema version 1, read through `ddpbench export --json`) with its 1-GPU run:
     the scaling curve across runs and the heat map;
   - the compare chart from compare JSON: the fixture (tests/fixtures/compare-ab.json) and `ddpbench compare
@@ -136,6 +138,34 @@ def main():
         check(len(pc) == 3 and all(close(c["y"], lookup(fdoc, c["record"])) for c in pc), "3 pair cells = records")
         check(sorted(c["record"]["labels"]["bytes"] for c in pc) == ["67108864"] * 3, "each pair at its largest message")
         check(pm.get("nodes") == ["node-a", "node-b", "node-c"], "pair matrix names the hosts")
+
+        # 2b. the pair records of a real `ddpbench accept --json`: 4 emulated nodes of one rank, tournament
+        aj = os.path.join(tmp, "accept.json")
+        p = subprocess.run(["timeout", "240", mpiexec, "-np", "4", "--oversubscribe", "-x", "DDPBENCH_TEST_RANKS_PER_NODE=1",
+                            "-x", "OPENBLAS_NUM_THREADS=1", prog, "accept", "--device", "cpu", "--skip", "gemm",
+                            "--relative-warn-pct", "99", "--relative-fail-pct", "99", "--pair-mib", "1", "--node-mib", "1",
+                            "--json", aj], capture_output=True, text=True)
+        check(p.returncode == 0 and os.path.exists(aj), "accept on 4 emulated nodes: exit %d %s" % (p.returncode, p.stderr[-1500:]))
+        if os.path.exists(aj):
+            adoc = json.load(open(aj))
+            recs = [x for x in adoc["records"] if x["group"].startswith("pair:")]
+            check(len(recs) == 6 and all(x["measurement"] == "allreduce" and x["metric"] == "busbw_gbs" and x["unit"] == "GB/s"
+                                         and x["labels"]["bytes"] == "1048576" for x in recs),
+                  "accept --json: one allreduce busbw_gbs record per pair of 4 nodes, 1 MiB: %s" % recs[:1])
+            out = os.path.join(tmp, "p2b")
+            run_plot(py, src, out, [aj, "--ddpbench", prog])
+            pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+            pc = pm.get("cells", [])
+            check(len(pc) == 6 and all(close(c["y"], lookup(adoc, c["record"])) for c in pc), "6 pair cells = accept's records")
+            check(sorted((c["a"], c["b"]) for c in pc) == [(a, b) for a in range(4) for b in range(a + 1, 4)],
+                  "every pair of the tournament in the matrix")
+            check(pm.get("nodes") == ["node00", "node01", "node02", "node03"], "pair matrix names the emulated hosts")
+            names = pm.get("nodes", [])
+            for c in pc:  # the text's line for the pair, " round R   nodeA - nodeB: 2.36" (accept's %.3g below 100)
+                v = c["y"]
+                text = "%.1f" % v if abs(v) >= 100 or v == 0 else "%.3g" % v
+                line = "%s - %s: %s" % (names[c["a"]], names[c["b"]], text) if len(names) == 4 else "?"
+                check(line in p.stdout, "cell %d-%d equals accept's printed figure (%s)" % (c["a"], c["b"], line))
 
         # 3. an H200 run (schema version 1) with its 1-GPU run: across-run scaling and the heat map
         h = os.path.join(src, "results/2026-11-29-h200x2-ef026ba")
