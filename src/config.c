@@ -443,6 +443,8 @@ void config_print_help(FILE *out) {
           "       ddpbench topo [--hwloc-xml FILE] [--pcie]      topology report of this (or a saved) machine\n"
           "       mpirun -np N ddpbench doctor                    environment and topology checks only\n"
           "       ddpbench compare A.json ... -- B.json ...       A/B of result files (see compare --help)\n"
+          "       mpirun -np N ddpbench accept [--json F]         per-GPU, node and node-pair acceptance checks\n"
+          "       mpirun -np N ddpbench collectives [...]         the nccl-tests sweep (see collectives --help)\n"
           "       ddpbench export RESULT.json --prom F --csv F    a result file as a node_exporter textfile / CSV\n"
           "\n"
           "Trains a synthetic L-layer ReLU model the way PyTorch DDP does (bucketed allreduce overlapped with\n"
