@@ -887,7 +887,8 @@ static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const c
 /* The run as a result document: provenance, one record per figure, the findings. */
 /* The allreduce figures as the measurement writes them (measure_allreduce.c: measurement "allreduce", group
  * "node:<host>" or "pair:<a>-<b>" by node index, metric busbw_gbs, label bytes), one record per node and size
- * and per pair (its best pass), plus the hosts that formed the group; launch/plot.py draws the pair matrix. */
+ * and per pair (its best pass), labelled with the node's host or the pair's hosts; launch/plot.py draws the
+ * pair matrix. */
 static ddp_result coll_records(const acc_rec *all, int W, const acc_coll *c, result_doc *d) {
   char g[80], b[32], hosts[160];
   for (int n = 0; n < c->nnodes && c->node_busbw; n++) {
@@ -898,7 +899,7 @@ static ddp_result coll_records(const acc_rec *all, int W, const acc_coll *c, res
       snprintf(g, sizeof g, "node:%.56s", r->host);
       snprintf(b, sizeof b, "%zu", (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3);
       DDP_TRY(result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v, NULL, NULL, 0, "bytes", b,
-                         "hosts", r->host, NULL));
+                         "host", r->host, NULL));
     }
   }
   for (int p = 0; p < c->npairs && c->pair_busbw; p++) {

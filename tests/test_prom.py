@@ -9,7 +9,8 @@
   - each value equals its JSON record in base units (ms -> s, GB/s -> B/s, TFLOP/s -> FLOP/s);
   - `prometheus-node-exporter --collector.textfile.directory DIR`, on 127.0.0.1 only, serves the samples when
     scraped (node_textfile_scrape_error 0), bounded by timeout and stopped by the test on every exit path;
-  - an existing --prom file is not overwritten without --force (exit 2, file unchanged).
+  - an existing --prom file is not overwritten without --force (exit 2, file unchanged);
+  - `ddpbench accept --json` on 2 emulated nodes exported: per-host and node-pair busbw, per-GPU GEMM.
 argv: ddpbench mpiexec source_dir. Exit 77 when promtool or node_exporter is not installed.
 Ends with "N passed, N failed".
 """
@@ -154,6 +155,30 @@ def main():
         p = subprocess.run([prog, "export", js, "--prom", pf, "--force"], capture_output=True, text=True, timeout=60)
         check(p.returncode == 0, "--force overwrites")
         check(not [f for f in os.listdir(os.path.dirname(pf)) if f != "ddpbench.prom"], "no temporary file left beside it")
+
+        # 3c. an acceptance run's file (4 ranks as 2 emulated nodes of 2): per-GPU GEMM and per-host busbw with
+        #     their host labels, the node pair, in base units (GB/s x 1e9)
+        aj, ap = os.path.join(tmp, "accept.json"), os.path.join(tmp, "accept.prom")
+        p = subprocess.run(["timeout", "240", mpiexec, "-np", "4", "--oversubscribe", "-x", "DDPBENCH_TEST_RANKS_PER_NODE=2",
+                            "-x", "OPENBLAS_NUM_THREADS=1", prog, "accept", "--device", "cpu", "--relative-warn-pct", "99",
+                            "--relative-fail-pct", "99", "--pair-mib", "1", "--node-mib", "1", "--json", aj],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "accept on 2 emulated nodes: exit %d %s" % (p.returncode, p.stderr[-1000:]))
+        p = subprocess.run([prog, "export", aj, "--prom", ap], capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0 and promtool_ok(ap), "export of accept's JSON: promtool accepts it (%s)" % p.stderr)
+        if os.path.exists(ap) and os.path.exists(aj):
+            recs = json.load(open(aj))["records"]
+            _, s = parse(open(ap).read())
+            for host in ("node00", "node01"):
+                want = [x["value"] for x in recs if x["group"] == "node:" + host and x["metric"] == "busbw_gbs"]
+                got = find(s, "ddpbench_allreduce_busbw_bytes_per_second", host=host, group="node:" + host, bytes="1048576")
+                check(len(want) == 1 and len(got) == 1 and close(got[0], want[0] * 1e9),
+                      "per-host busbw of %s = the record x 1e9: %s vs %s" % (host, got, want))
+            pair = [x["value"] for x in recs if x["group"] == "pair:0-1"]
+            got = find(s, "ddpbench_allreduce_busbw_bytes_per_second", group="pair:0-1", hosts="node00,node01")
+            check(len(pair) == 1 and len(got) == 1 and close(got[0], pair[0] * 1e9), "the node pair's busbw: %s" % got)
+            g = find(s, "ddpbench_accept_rank_gemm_fp32_flops_per_second")
+            check(len(g) == 4, "per-GPU GEMM for every rank: %d samples" % len(g))
 
         # 4. node_exporter serves it (127.0.0.1 only; bounded; stopped below)
         with socket.socket() as s:
