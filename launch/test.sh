@@ -8,12 +8,15 @@
 # (a quick local check). Exit code: 0 when every step passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-# Test-only Python helpers from Debian, installed before the configure step (which looks for Python): scipy, the
-# oracle for compare's statistics (tests/compare/oracle.py), and jsonschema, the JSON Schema check of result
-# files (test_schema).
+# Test-only helpers from Debian, installed before the configure step (which looks for Python): scipy, the
+# oracle for compare's statistics (tests/compare/oracle.py); jsonschema, the JSON Schema check of result
+# files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot).
 missing=""
 /usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
 python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing="$missing python3-matplotlib"
+command -v promtool >/dev/null || missing="$missing prometheus"
+command -v prometheus-node-exporter >/dev/null || missing="$missing prometheus-node-exporter"
 if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
   echo "ddpbench: installing$missing (test-only)" >&2
   apt-get update -qq

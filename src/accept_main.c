@@ -344,7 +344,7 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   config_defaults(&cfg);
   allreduce_params node_p = {c->nsizes, {0}, o->allreduce_iters}, pair_p = {1, {c->pair_mib}, o->allreduce_iters};
   for (int k = 0; k < c->nsizes; k++) node_p.mib[k] = c->size_mib[k];
-  measure_env env = {&cfg, dv, dev, NULL, NULL, NULL, &node_p};
+  measure_env env = {.cfg = &cfg, .dist = dv, .dev = dev, .params = &node_p};
   ddp_comm *world = NULL;
   result_doc doc;
   result_init(&doc);
@@ -885,8 +885,37 @@ static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const c
 }
 
 /* The run as a result document: provenance, one record per figure, the findings. */
+/* The allreduce figures as the measurement writes them (measure_allreduce.c: measurement "allreduce", group
+ * "node:<host>" or "pair:<a>-<b>" by node index, metric busbw_gbs, label bytes), one record per node and size
+ * and per pair (its best pass), labelled with the node's host or the pair's hosts; launch/plot.py draws the
+ * pair matrix. */
+static ddp_result coll_records(const acc_rec *all, int W, const acc_coll *c, result_doc *d) {
+  char g[80], b[32], hosts[160];
+  for (int n = 0; n < c->nnodes && c->node_busbw; n++) {
+    const acc_rec *r = node_rec(all, W, n);
+    for (int k = 0; r && k < c->nsizes; k++) {
+      double v = c->node_busbw[n * ACC_MAX_SIZES + k];
+      if (isnan(v)) continue; /* a node of one rank has no allreduce inside it */
+      snprintf(g, sizeof g, "node:%.56s", r->host);
+      snprintf(b, sizeof b, "%zu", (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3);
+      DDP_TRY(result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v, NULL, NULL, 0, "bytes", b,
+                         "host", r->host, NULL));
+    }
+  }
+  for (int p = 0; p < c->npairs && c->pair_busbw; p++) {
+    const acc_rec *x = node_rec(all, W, c->pairs[p].a), *y = node_rec(all, W, c->pairs[p].b);
+    if (isnan(c->pair_busbw[p])) continue;
+    snprintf(g, sizeof g, "pair:%d-%d", c->pairs[p].a, c->pairs[p].b);
+    snprintf(b, sizeof b, "%zu", (size_t)(c->pair_mib * (1 << 20)) & ~(size_t)3);
+    snprintf(hosts, sizeof hosts, "%.70s,%.70s", x ? x->host : "?", y ? y->host : "?");
+    DDP_TRY(result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, c->pair_busbw[p], NULL, NULL, 0, "bytes",
+                       b, "hosts", hosts, NULL));
+  }
+  return DDP_OK;
+}
+
 static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int nodes, int argc, char **argv,
-                            const acc_findings *fs, result_doc *d) {
+                            const acc_coll *coll, const acc_findings *fs, result_doc *d) {
   result_init(d);
   d->schema_version = RESULT_SCHEMA_VERSION;
   d->ddpbench_version = xstrdup(DDPBENCH_VERSION);
@@ -951,6 +980,7 @@ static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int no
         DDP_TRY(add_fig(d, r, EXP_P2P, "p2p_bidir_gbps", r->p2p_bi[a * r->p2p_n + b], "pair", pair));
       }
   }
+  DDP_TRY(coll_records(all, W, coll, d));
   static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
   static const char *scope_names[] = {"gpu", "host", "link", "pair"};
   for (int i = 0; i < fs->n; i++) {
@@ -1013,7 +1043,7 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
     code = report(&o, all, d->size, &fs);
     if (o.json[0]) {
       result_doc doc;
-      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &fs, &doc);
+      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &coll, &fs, &doc);
       if (jr == DDP_OK) jr = doc_write(&o, &doc);
       result_free(&doc);
       if (jr == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;

@@ -78,9 +78,14 @@ static const key_spec KEYS[] = {
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
+    {"sweep", T_BOOL, OFF(sweep), "false", 0, 0, NULL, 0,
+     "scaling sweep: the phases on 1, 2, 4, ... ranks of a node, then 1, 2, 4, ... nodes and the job"},
+    {"prom", T_STR, OFF(prom), "", 0, 0, NULL, SZ(prom), "write the figures as a node_exporter textfile"},
+    {"csv", T_STR, OFF(csv), "", 0, 0, NULL, SZ(csv), "write every record as CSV (one row per rank per figure)"},
     {"failed_hosts", T_STR, OFF(failed_hosts), "", 0, 0, NULL, SZ(failed_hosts),
      "write the hosts with a failing check here, one per line (for scontrol ... state=drain)"},
-    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "replace existing output files (regular files only)"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0,
+     "replace existing output files: --json, --prom, --csv, --failed-hosts, --topo-xml (regular files only)"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
@@ -340,6 +345,8 @@ ddp_result config_validate(const ddp_config *cfg) {
   int order[3];
   if (config_phases(cfg, order) <= 0)
     return invalid(cfg, "phases", NULL, "phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  if (cfg->sweep && !strstr(cfg->phases, "ddp"))
+    return invalid(cfg, "sweep", "phases", "sweep needs the ddp phase in phases, got '%s'", cfg->phases);
   if (cfg->precision == PREC_TF32 && cfg->device == DEV_CPU)
     return invalid(cfg, "precision", "device", "precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
   if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)
@@ -580,6 +587,9 @@ void config_print_help(FILE *out) {
           "       ddpbench topo [--hwloc-xml FILE] [--pcie]      topology report of this (or a saved) machine\n"
           "       mpirun -np N ddpbench doctor                    environment and topology checks only\n"
           "       ddpbench compare A.json ... -- B.json ...       A/B of result files (see compare --help)\n"
+          "       mpirun -np N ddpbench accept [--json F]         per-GPU, node and node-pair acceptance checks\n"
+          "       mpirun -np N ddpbench collectives [...]         the nccl-tests sweep (see collectives --help)\n"
+          "       ddpbench export RESULT.json --prom F --csv F    a result file as a node_exporter textfile / CSV\n"
           "\n"
           "Trains a synthetic L-layer ReLU model the way PyTorch DDP does (bucketed allreduce overlapped with\n"
           "the backward pass) in three phases - local (no communication), comm (the allreduces alone), ddp -\n"

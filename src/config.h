@@ -52,6 +52,9 @@ typedef struct {
   char json[1024];       /* "" = no JSON file */
   char failed_hosts[1024]; /* "" = no failed-hosts file */
   char topo_xml[1024];   /* "" = do not write hwloc XML */
+  int sweep;             /* the scaling sweep (measure_sweep.c) */
+  char prom[1024];       /* "" = no node_exporter textfile */
+  char csv[1024];        /* "" = no CSV */
   int force, quiet;
   /* not keys: */
   unsigned long long given; /* bit i: key i was set by the config file or the command line */

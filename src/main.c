@@ -18,19 +18,22 @@
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
  * (environment and topology checks across the ranks of an mpirun), `ddpbench collectives` (the nccl-tests
  * sweep through the comm interface, collectives.h), `ddpbench compare` (two sets of result files,
- * benchstat's statistics; compare.h) and `ddpbench accept` (per-GPU, per-node and per-pair acceptance
- * checks with verdicts: accept_main.h). The data flow: docs/ARCHITECTURE.md. */
+ * benchstat's statistics; compare.h), `ddpbench accept` (per-GPU, per-node and per-pair acceptance checks
+ * with verdicts: accept_main.h) and `ddpbench export` (a result file as a node_exporter textfile, CSV or the
+ * current schema's JSON: prom.h, csv.h, export.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
 #include "accept_main.h"
 #include "collectives.h"
 #include "compare.h"
 #include "dist.h"
+#include "export.h"
 #include "run.h"
 #include "topo.h"
 #include "watchdog.h"
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "export") == 0) return export_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "doctor") == 0) {

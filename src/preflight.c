@@ -22,12 +22,13 @@ typedef struct {
   char msg[1400];
 } rank_check;
 
-/* The outputs this rank writes: --json and --failed-hosts on rank 0, the host's hwloc XML on each host's local
+/* The outputs this rank writes: --json, --failed-hosts, --prom and --csv on rank 0, the host's hwloc XML on each host's local
  * rank 0. */
 static int outputs_check(const ddp_dist *d, const ddp_config *cfg, char *err, size_t errn) {
   if (d->rank == 0 && cfg->json[0] && atomic_file_check(cfg->json, cfg->force, err, errn) != DDP_OK) return -1;
-  if (d->rank == 0 && cfg->failed_hosts[0] && atomic_file_check(cfg->failed_hosts, cfg->force, err, errn) != DDP_OK)
-    return -1;
+  const char *rank0_files[] = {cfg->json, cfg->failed_hosts, cfg->prom, cfg->csv};
+  for (size_t i = 1; d->rank == 0 && i < sizeof rank0_files / sizeof rank0_files[0]; i++)
+    if (rank0_files[i][0] && atomic_file_check(rank0_files[i], cfg->force, err, errn) != DDP_OK) return -1;
   if (d->local_rank == 0 && cfg->topo_xml[0]) {
     struct stat st;
     if (stat(cfg->topo_xml, &st) == 0 && !S_ISDIR(st.st_mode))

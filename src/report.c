@@ -737,6 +737,8 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
   ddp_result res = report_model(r, s, &m);
   if (res == DDP_OK && result_records_from_phases(legacy, "world", &m, why, sizeof why) != DDP_OK)
     res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
+  for (int i = 0; res == DDP_OK && r->extra && i < r->extra->nrecords; i++) /* the sweep's records */
+    res = result_add_record(&m, &r->extra->records[i]);
   for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
     const finding *f = &findings->v[i];
     res = findings_add(&m.findings, f->check, f->severity, f->scope, f->subject, f->measured, f->expected, f->unit,

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "device.h"
 #include "phase.h"
+#include "result.h"
 #include "findings.h"
 #include "stats.h"
 #include "versions.h"
@@ -60,6 +61,7 @@ typedef struct {
   cJSON *topology;            /* owned by the caller, may be NULL */
   const char *topology_text; /* the topology report's human block, printed after the devices; may be NULL */
   char start_time[32];  /* ISO 8601 UTC */
+  const result_doc *extra;    /* records of other measurements (the sweep) for the JSON; may be NULL */
 } run_report;
 
 /* Per distinct bucket size: how long its allreduce took and what bandwidth that is. */

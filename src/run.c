@@ -23,9 +23,12 @@
 #include "device.h"
 #include "dist.h"
 #include "engine.h"
+#include "csv.h"
 #include "gpu_diag.h"
 #include "health.h"
 #include "measure.h"
+#include "measure_sweep.h"
+#include "prom.h"
 #include "registry.h"
 #include "report.h"
 #include "topo.h"
@@ -74,6 +77,12 @@ static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
             ddp_now() - g_watch.phase_start);
     fflush(stderr);
   }
+}
+
+/* A rank outside a measurement's group waits (measure_run): alive, not stuck. */
+static void on_waiting(void *ctx, const char *what) {
+  (void)ctx;
+  watchdog_tick(what);
 }
 
 /* ---- device and comm choice --------------------------------------------------------------------- */
@@ -174,6 +183,7 @@ typedef struct {
   run_summary sum;
   int have_sum;
   finding_list findings; /* rank 0: every verdict of the run; the exit code comes from them */
+  result_doc sweep;      /* rank 0: the scaling sweep's records (--sweep) */
   cJSON *topo_json;
   char *topo_text;
   size_t topo_text_len;
@@ -184,6 +194,7 @@ static ddp_result job_run(job *j) {
   ddp_config *cfg = &j->cfg;
   ddp_dist *d = &j->dist;
   run_report *rep = &j->rep;
+  result_init(&j->sweep);
   time_t now = time(NULL);
   strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 
@@ -231,7 +242,7 @@ static ddp_result job_run(job *j) {
 
   /* The phases: the train measurements over the world, on the engine above; they leave their results in
    * j->train for the report below. */
-  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, NULL};
+  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, on_waiting, NULL};
   measure_round *world = NULL;
   int nworld = 0;
   ddp_result r = measure_rounds_build(d, j->comm, GROUP_WORLD, 0, &world, &nworld);
@@ -239,6 +250,11 @@ static ddp_result job_run(job *j) {
   for (int k = 0; k < nphases && r == DDP_OK; k++)
     r = measure_run(&env, measure_find(phase_name((ddp_phase)order[k])), world, nworld, NULL);
   measure_rounds_free(world, nworld);
+  if (r == DDP_OK && cfg->sweep) { /* groups of growing size, each on its own engine */
+    measure_env senv = env;
+    senv.train = NULL;
+    r = sweep_run(&senv, j->comm, &j->sweep);
+  }
   if (r == DDP_OK && j->train.checksum_valid) {
     mine.checksum = j->train.checksum;
     mine.checksum_valid = 1;
@@ -276,11 +292,14 @@ static ddp_result job_run(job *j) {
                                                   : peak_table_tflops(j->ranks[0].dev.name, cfg->precision);
     rep->topology = j->topo_json;
     rep->topology_text = j->topo_text;
+    rep->extra = &j->sweep;
     r = report_summarize(rep, &j->sum);
     j->have_sum = r == DDP_OK;
     if (r == DDP_OK) r = report_findings(rep, &j->sum, &j->findings);
+    if (r == DDP_OK && cfg->sweep) r = sweep_findings(&j->sweep, &j->findings);
     if (r == DDP_OK) {
       report_print(stdout, rep, &j->sum);
+      if (cfg->sweep) measure_scaling.print(stdout, &measure_scaling, &j->sweep);
       findings_print(stdout, &j->findings);
       const char **failed = calloc((size_t)d->size + 1, sizeof *failed);
       int nfailed = report_hosts(stdout, rep, &j->findings, cfg->strict, failed);
@@ -291,14 +310,33 @@ static ddp_result job_run(job *j) {
                                            : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
       free(failed);
     }
-    if (r == DDP_OK && cfg->json[0]) {
+    if (r == DDP_OK && (cfg->json[0] || cfg->prom[0] || cfg->csv[0])) {
       cJSON *doc = NULL;
       r = report_json(rep, &j->sum, &j->findings, &doc);
-      char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
-      if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
-      if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);
-      if (r == DDP_OK && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->json);
-      free(text);
+      if (r == DDP_OK && cfg->json[0]) {
+        char *text = cJSON_Print(doc);
+        if (!text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
+        if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);
+        if (r == DDP_OK && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->json);
+        free(text);
+      }
+      /* The exporters read the model back from the document, as they would from the file. */
+      result_doc model;
+      result_init(&model);
+      char why[300] = "";
+      if (r == DDP_OK && (cfg->prom[0] || cfg->csv[0])) { /* through the text: NaN is null there, as in the file */
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON *back = text ? cJSON_Parse(text) : NULL;
+        if (!back || result_from_json(back, &model, why, sizeof why) != DDP_OK)
+          r = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", back ? why : "not JSON");
+        cJSON_Delete(back);
+        free(text);
+      }
+      if (r == DDP_OK && cfg->prom[0]) r = prom_write(&model, (double)time(NULL), cfg->prom, cfg->force);
+      if (r == DDP_OK && cfg->prom[0] && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->prom);
+      if (r == DDP_OK && cfg->csv[0]) r = csv_write(&model, cfg->csv, cfg->force);
+      if (r == DDP_OK && cfg->csv[0] && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->csv);
+      result_free(&model);
       cJSON_Delete(doc);
     }
     if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE, r = DDP_OK; /* e.g. the JSON file appeared meanwhile */
@@ -313,6 +351,7 @@ static ddp_result job_run(job *j) {
 static void job_free(job *j) {
   if (j->have_sum) report_summary_free(&j->sum);
   findings_free(&j->findings);
+  result_free(&j->sweep);
   for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
   free(j->ranks);
   if (j->topo_json) cJSON_Delete(j->topo_json);
