@@ -178,7 +178,8 @@ typedef struct {
   ddp_device *dev;
   ddp_comm *comm;
   train_state train; /* the world's engine and phase results (the train measurements leave them here) */
-  rank_info *ranks;
+  rank_info *ranks;        /* rank 0: [world], identity from identity_gather, outcome from outcome_gather */
+  topo_rank_rec *topo_recs; /* rank 0, until the topology report: [world] */
   run_report rep;
   run_summary sum;
   int have_sum;
@@ -189,6 +190,63 @@ typedef struct {
   size_t topo_text_len;
   int exit_code;
 } job;
+
+/* Each rank's identity (who, where, which device, what software, its topology record) travels to rank 0 once,
+ * before any work: it fills the rank table of the report and the topology report's records. */
+typedef struct {
+  rank_info info;
+  topo_rank_rec topo;
+} rank_identity;
+
+static ddp_result identity_gather(job *j, const rank_info *mine) {
+  const ddp_dist *d = &j->dist;
+  int root = d->rank == 0;
+  rank_identity *me = calloc(1, sizeof *me);
+  rank_identity *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
+  if (root) {
+    j->ranks = calloc((size_t)d->size, sizeof *j->ranks);
+    j->topo_recs = calloc((size_t)d->size, sizeof *j->topo_recs);
+  }
+  ddp_result r = me && (!root || (all && j->ranks && j->topo_recs)) ? DDP_OK
+                                                                    : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK) {
+    me->info = *mine;
+    topo_rank_rec_fill(j->topo, &mine->ver, &me->topo);
+    int e = MPI_Gather(me, (int)sizeof *me, MPI_BYTE, all, (int)sizeof *me, MPI_BYTE, 0, d->world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather(rank identities)", __FILE__, __LINE__);
+  }
+  for (int k = 0; root && r == DDP_OK && k < d->size; k++) {
+    j->ranks[k] = all[k].info;
+    j->topo_recs[k] = all[k].topo;
+  }
+  free(me);
+  free(all);
+  return r;
+}
+
+/* What each rank measured of itself, to rank 0, into the rank table identity_gather began. */
+typedef struct {
+  double gemm_tflops;
+  uint64_t checksum, nonfinite;
+  int checksum_valid;
+} rank_outcome;
+
+static ddp_result outcome_gather(job *j, const rank_info *mine) {
+  const ddp_dist *d = &j->dist;
+  rank_outcome me = {mine->gemm_tflops, mine->checksum, mine->nonfinite, mine->checksum_valid};
+  rank_outcome *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
+  if (d->rank == 0 && !all) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int e = MPI_Gather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, 0, d->world);
+  ddp_result r = e == MPI_SUCCESS ? DDP_OK : mpi_fail(e, "MPI_Gather(rank outcomes)", __FILE__, __LINE__);
+  for (int k = 0; all && r == DDP_OK && k < d->size; k++) {
+    j->ranks[k].gemm_tflops = all[k].gemm_tflops;
+    j->ranks[k].checksum = all[k].checksum;
+    j->ranks[k].nonfinite = all[k].nonfinite;
+    j->ranks[k].checksum_valid = all[k].checksum_valid;
+  }
+  free(all);
+  return r;
+}
 
 static ddp_result job_run(job *j) {
   ddp_config *cfg = &j->cfg;
@@ -223,12 +281,15 @@ static ddp_result job_run(job *j) {
   versions_collect(&mine.ver);
 
   watchdog_tick("topology report");
+  DDP_TRY(identity_gather(j, &mine));
   int consistent = 1;
   /* Rank 0 keeps the topology block and prints it inside the summary, after the devices. */
   FILE *topo_out = d->rank == 0 ? open_memstream(&j->topo_text, &j->topo_text_len) : NULL;
   if (d->rank == 0 && !topo_out) return DDP_FAIL(DDP_ERR_SYSTEM, "open_memstream: %s", ddp_strerror_errno());
-  ddp_result tr = topo_rank_report(j->topo, &mine.ver, topo_out, &j->topo_json, &consistent);
+  ddp_result tr = topo_rank_report_gathered(j->topo, j->topo_recs, topo_out, &j->topo_json, &consistent);
   if (topo_out) fclose(topo_out);
+  free(j->topo_recs);
+  j->topo_recs = NULL;
   DDP_TRY(tr);
 
   watchdog_tick("allocating the model");
@@ -265,11 +326,7 @@ static ddp_result job_run(job *j) {
     if (corrupt && atoi(corrupt) == d->rank) mine.checksum ^= 1;
   }
   watchdog_tick("gathering results");
-  if (r == DDP_OK) {
-    j->ranks = calloc((size_t)d->size, sizeof *j->ranks);
-    if (!j->ranks) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  }
-  if (r == DDP_OK) r = dist_allgather(d, &mine, j->ranks, (int)sizeof mine);
+  if (r == DDP_OK) r = outcome_gather(j, &mine);
   for (int p = 0; p < PHASE_COUNT && r == DDP_OK; p++)
     if (j->train.ran[p]) r = train_gather(d->world, &j->train.res[p], &rep->phases[p], cfg->precision == PREC_FP16);
   for (int p = 0; p < PHASE_COUNT; p++) phase_result_free(&j->train.res[p]);
@@ -354,6 +411,7 @@ static void job_free(job *j) {
   result_free(&j->sweep);
   for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
   free(j->ranks);
+  free(j->topo_recs);
   if (j->topo_json) cJSON_Delete(j->topo_json);
   free(j->topo_text);
   train_state_free(&j->train);

@@ -117,7 +117,7 @@ int topo_rank_exit_code(const topo_rank *t) { return t->exit_code; }
 
 /* ---- the collective report ---- */
 
-static void rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_rank_rec *rec) {
+void topo_rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_rank_rec *rec) {
   const ddp_dist *d = t->d;
   memset(rec, 0, sizeof *rec);
   rec->rank = d->rank;
@@ -135,20 +135,16 @@ static void rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_ran
   envcheck_nccl_env(rec->nccl_env, sizeof rec->nccl_env);
 }
 
-/* Gathers every rank's record, then the host leaders' nodes, to rank 0, which runs the cluster report into
- * status[]. Buffers are rank 0's. */
-static ddp_result gather_report(topo_rank *t, const topo_rank_rec *rec, FILE *out, cJSON **json, int status[3]) {
+/* The host leaders' nodes to rank 0, which runs the cluster report over every rank's record (`all`, rank 0's,
+ * gathered by the caller) into status[]. Buffers are rank 0's. */
+static ddp_result nodes_report(topo_rank *t, const topo_rank_rec *all, FILE *out, cJSON **json, int status[3]) {
   const ddp_dist *d = t->d;
   int root = d->rank == 0, nleaders = 0;
-  topo_rank_rec *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
   int *counts = root ? calloc((size_t)d->size, sizeof *counts) : NULL;
   int *displs = root ? calloc((size_t)d->size, sizeof *displs) : NULL;
   topo_node *nodes = NULL;
   ddp_result r = DDP_OK;
   if (root && (!all || !counts || !displs)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  int e = r == DDP_OK ? MPI_Gather(rec, (int)sizeof *rec, MPI_BYTE, all, (int)sizeof *rec, MPI_BYTE, 0, d->world)
-                      : MPI_SUCCESS;
-  if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather(topology records)", __FILE__, __LINE__);
   if (root && r == DDP_OK) {
     for (int k = 0, off = 0; k < d->size; k++) {
       counts[k] = all[k].leader ? (int)sizeof(topo_node) : 0;
@@ -160,13 +156,12 @@ static ddp_result gather_report(topo_rank *t, const topo_rank_rec *rec, FILE *ou
     if (!nodes) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory for %d host records", nleaders);
   }
   if (r == DDP_OK) {
-    e = MPI_Gatherv(t->node, rec->leader ? (int)sizeof(topo_node) : 0, MPI_BYTE, nodes, counts, displs, MPI_BYTE, 0,
-                    d->world);
+    int e = MPI_Gatherv(t->node, d->local_rank == 0 ? (int)sizeof(topo_node) : 0, MPI_BYTE, nodes, counts, displs,
+                        MPI_BYTE, 0, d->world);
     if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gatherv(host topologies)", __FILE__, __LINE__);
   }
   if (root && r == DDP_OK)
     status[0] = topo_cluster_report(all, d->size, nodes, nleaders, t->opt.pcie_only, out, json, &status[1], &status[2]);
-  free(all);
   free(counts);
   free(displs);
   free(nodes);
@@ -175,16 +170,12 @@ static ddp_result gather_report(topo_rank *t, const topo_rank_rec *rec, FILE *ou
 
 /* A rank that fails here returns at once; main's abort path (MPI_Abort) then ends the peers waiting in a
  * collective. Rank 0's verdict, or its failure, reaches every rank in one broadcast. */
-ddp_result topo_rank_report(topo_rank *t, const ddp_versions *mine, FILE *out, cJSON **json, int *consistent) {
+ddp_result topo_rank_report_gathered(topo_rank *t, const topo_rank_rec *all, FILE *out, cJSON **json,
+                                     int *consistent) {
   if (json) *json = NULL;
   *consistent = 0;
-  topo_rank_rec *rec = malloc(sizeof *rec);
-  DDP_CHECK_ALLOC(rec);
-  rank_rec_fill(t, mine, rec);
   int status[3] = {DDP_OK, 0, 1}; /* rank 0's result, consistent, undecided */
-  ddp_result r = gather_report(t, rec, out, json, status);
-  free(rec);
-  DDP_TRY(r);
+  DDP_TRY(nodes_report(t, all, out, json, status));
   DDP_CHECK_MPI(MPI_Bcast(status, 3, MPI_INT, 0, t->d->world));
   if (status[0] != DDP_OK) {
     if (json && *json) cJSON_Delete(*json), *json = NULL;
@@ -194,4 +185,22 @@ ddp_result topo_rank_report(topo_rank *t, const ddp_versions *mine, FILE *out, c
   *consistent = status[1];
   t->exit_code = !status[1] ? 1 : status[2] ? 2 : 0;
   return DDP_OK;
+}
+
+ddp_result topo_rank_report(topo_rank *t, const ddp_versions *mine, FILE *out, cJSON **json, int *consistent) {
+  if (json) *json = NULL;
+  *consistent = 0;
+  const ddp_dist *d = t->d;
+  topo_rank_rec *rec = malloc(sizeof *rec);
+  topo_rank_rec *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
+  ddp_result r = rec && (d->rank != 0 || all) ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK) {
+    topo_rank_rec_fill(t, mine, rec);
+    int e = MPI_Gather(rec, (int)sizeof *rec, MPI_BYTE, all, (int)sizeof *rec, MPI_BYTE, 0, d->world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather(topology records)", __FILE__, __LINE__);
+  }
+  if (r == DDP_OK) r = topo_rank_report_gathered(t, all, out, json, consistent);
+  free(rec);
+  free(all);
+  return r;
 }

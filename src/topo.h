@@ -207,6 +207,12 @@ typedef struct {
   ddp_versions versions;
   char nccl_env[2048]; /* "NCCL_A=1\nNCCL_B=x\n", sorted */
 } topo_rank_rec;
+/* The same report from records the caller gathered itself (run.c gathers each rank's identity once, for
+ * its rank table and for this): topo_rank_rec_fill fills this rank's record; `all` is rank 0's [d->size]
+ * records in rank order (NULL on other ranks). Collective: the host leaders' nodes still travel here. */
+void topo_rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_rank_rec *rec);
+ddp_result topo_rank_report_gathered(topo_rank *t, const topo_rank_rec *all, FILE *out, cJSON **json,
+                                     int *consistent);
 /* Rank 0's half of topo_rank_report, without MPI: groups ranks by host id, prints the report to out (NULL:
  * no text), and returns in *json (NULL: not wanted) the "topology" object. ranks[i] is rank i's record;
  * nodes[] holds one record per rank with .leader set, in rank order. Sets *consistent (1 all agree, nothing degraded)
