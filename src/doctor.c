@@ -1,6 +1,7 @@
 /* doctor.c: `ddpbench doctor`: under mpirun, every rank collects its topology, versions and NCCL_*
- * environment, rank 0 prints the report and the verdict becomes the exit code (0 all agree, 1 something
- * differs or is degraded, 2 could not decide). No training, no CUDA context, no NCCL communicator. Every
+ * environment, rank 0 prints the report and its findings (the one findings type, the same table as a run
+ * and, in --json, the same "findings" array), and the exit code is derived from those findings (0 all agree,
+ * 1 something differs or is degraded, 2 could not decide). No training, no CUDA context, no NCCL communicator. Every
  * rank returns the same code (rank 0 alone returns 2 when it cannot write --json); a failure on one rank is
  * shared before any collective that could hang. Outputs are checked before any work (exit 2 on every rank) and
  * written through atomic_file; main.c arms the watchdog (--timeout, default 120 s) before MPI starts. */
@@ -24,15 +25,21 @@ static void doctor_usage(void) {
       "  Exit code: 0 all agree, 1 something differs or is degraded, 2 could not decide.\n"
       "  --topo-xml DIR  each host's local rank 0 writes its hwloc XML there (read it with ddpbench topo --hwloc-xml)\n"
       "  --pcie          compare GPU pairs by PCIe path alone\n"
-      "  --json FILE     rank 0 writes {\"topology\": ...} there (atomically; an existing file only with --force)\n"
+      "  --json FILE     rank 0 writes {\"topology\": ..., \"findings\": [...]} there (atomically; an existing file only with --force)\n"
       "  --force         replace existing output files (regular files only)\n"
       "  --timeout S     end the job (exit 3) when a rank makes no progress for S seconds (default 120; 0 = never)\n");
 }
 
-static ddp_result json_write(const char *path, cJSON *topology, int force) {
+static ddp_result json_write(const char *path, cJSON *topology, const finding_list *f, int force) {
   cJSON *doc = cJSON_CreateObject();
-  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "out of memory building %s", path);
+  cJSON *arr = findings_json(f);
+  if (!doc || !arr) {
+    cJSON_Delete(doc);
+    cJSON_Delete(arr);
+    return DDP_FAIL(DDP_ERR_JSON, "out of memory building %s", path);
+  }
   cJSON_AddItemReferenceToObject(doc, "topology", topology);
+  cJSON_AddItemToObject(doc, "findings", arr);
   char *s = cJSON_Print(doc);
   cJSON_Delete(doc);
   if (!s) return DDP_FAIL(DDP_ERR_JSON, "out of memory printing %s", path);
@@ -122,12 +129,26 @@ int doctor_main(const ddp_dist *d, int argc, char **argv) {
   topo_rank_assume_gpu(t);
   ddp_versions versions;
   versions_collect(&versions);
+  /* Rank 0 turns the report into findings, prints them as a run does and derives the verdict from them. */
   cJSON *json = NULL;
   int consistent = 0;
-  r = topo_rank_report(t, &versions, stdout, json_path ? &json : NULL, &consistent);
+  r = topo_rank_report(t, &versions, stdout, &json, &consistent);
+  finding_list f;
+  findings_init(&f);
   int code = r == DDP_OK ? topo_rank_exit_code(t) : 2;
-  if (r == DDP_OK && json && json_write(json_path, json, opt.force) != DDP_OK) code = 2;
+  if (r == DDP_OK && d->rank == 0) {
+    if (topo_findings(json, &f) == DDP_OK) {
+      findings_print(stdout, &f);
+      code = topo_findings_exit_code(&f);
+    } else {
+      code = 2;
+    }
+    if (json_path && json_write(json_path, json, &f, opt.force) != DDP_OK) code = 2;
+  }
   fflush(stdout);
+  if (r == DDP_OK && d->rank == 0 && code != 2 && code != topo_rank_exit_code(t))
+    fprintf(stderr, "ddpbench: doctor: internal: findings say %d, the report %d\n", code, topo_rank_exit_code(t));
+  findings_free(&f);
   cJSON_Delete(json);
   topo_rank_free(t);
   return code;

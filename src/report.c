@@ -5,6 +5,7 @@
 #include "accept.h"
 #include "envcheck.h"
 #include "result.h"
+#include "topo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -568,17 +569,9 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
                            "the optimizer (lower --lr or --loss-scale-init)", phase_name((ddp_phase)p), timed_skips,
                            pd->steps));
   }
-  /* The topology report's findings ({kind, text}): hosts that differ or are degraded, versions and NCCL_*
-   * variables that differ between ranks, what NVML could not tell, and notes. */
-  const cJSON *tf = r->topology ? cJSON_GetObjectItemCaseSensitive(r->topology, "findings") : NULL;
-  for (const cJSON *x = cJSON_IsArray(tf) ? tf->child : NULL; x; x = x->next) {
-    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind"), *text = cJSON_GetObjectItemCaseSensitive(x, "text");
-    if (!cJSON_IsString(kind) || !cJSON_IsString(text)) continue;
-    int env = strcmp(kind->valuestring, "environment") == 0;
-    int info = strcmp(kind->valuestring, "note") == 0 || strcmp(kind->valuestring, "undecided") == 0;
-    DDP_TRY(findings_add(f, env ? "versions" : "topology", info ? SEV_INFO : SEV_WARN, env ? SCOPE_JOB : SCOPE_HOST,
-                         kind->valuestring, NAN, NAN, "", "%s", text->valuestring));
-  }
+  /* The topology report's findings: hosts that differ or are degraded, versions and NCCL_* variables that
+   * differ between ranks, what NVML could not tell, and notes. */
+  DDP_TRY(topo_findings(r->topology, f));
   return DDP_OK;
 }
 

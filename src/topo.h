@@ -21,6 +21,7 @@
 
 #include "common.h"
 #include "dist.h"
+#include "findings.h"
 #include "nvml_dl.h"
 #include "versions.h"
 
@@ -213,6 +214,12 @@ typedef struct {
 void topo_rank_rec_fill(const topo_rank *t, const ddp_versions *mine, topo_rank_rec *rec);
 ddp_result topo_rank_report_gathered(topo_rank *t, const topo_rank_rec *all, FILE *out, cJSON **json,
                                      int *consistent);
+/* The topology report's findings (the "findings" array of the object topo_cluster_report returns) appended
+ * to f as findings of the one type: a run's and doctor's. Out of memory: DDP_ERR_SYSTEM. */
+ddp_result topo_findings(const cJSON *topology, finding_list *f);
+/* doctor's verdict from findings: 1 when a topology or versions finding is a warning or worse (something
+ * differs or is degraded), else 2 when one says undecided, else 0; the same as topo_rank_exit_code. */
+int topo_findings_exit_code(const finding_list *f);
 /* Rank 0's half of topo_rank_report, without MPI: groups ranks by host id, prints the report to out (NULL:
  * no text), and returns in *json (NULL: not wanted) the "topology" object. ranks[i] is rank i's record;
  * nodes[] holds one record per rank with .leader set, in rank order. Sets *consistent (1 all agree, nothing degraded)

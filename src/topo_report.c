@@ -4,6 +4,7 @@
  * and no hardware access here: it is tested with hand-made records. */
 #include "topo.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,10 @@ typedef struct {
   FILE *out;
   cJSON *list; /* findings array, or NULL */
   int counts[5];
-} findings;
+} report_notes;
 
-static void finding(findings *f, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void finding(findings *f, int kind, const char *fmt, ...) {
+static void note(report_notes *f, int kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void note(report_notes *f, int kind, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -167,31 +168,31 @@ static cJSON *rank_json(const topo_rank_rec *r, int host) {
   return o;
 }
 
-static void host_notes(const host_info *h, const topo_rank_rec *ranks, const topo_node *node, findings *f) {
+static void host_notes(const host_info *h, const topo_rank_rec *ranks, const topo_node *node, report_notes *f) {
   /* Ranks against GPUs. */
   if (node && node->ngpu) {
     int ngpu = node->ngpu + node->gpus_dropped; /* the host's GPUs, also those beyond the TOPO_MAX_GPUS shown */
     if (h->nranks > ngpu)
-      finding(f, FIND_NOTE, "host %s: %d ranks on %d GPUs", h->label, h->nranks, ngpu);
+      note(f, FIND_NOTE, "host %s: %d ranks on %d GPUs", h->label, h->nranks, ngpu);
     else if (h->nranks < ngpu)
-      finding(f, FIND_NOTE, "host %s: %d rank%s for %d GPUs (%d idle)", h->label, h->nranks, h->nranks == 1 ? "" : "s",
+      note(f, FIND_NOTE, "host %s: %d rank%s for %d GPUs (%d idle)", h->label, h->nranks, h->nranks == 1 ? "" : "s",
               ngpu, ngpu - h->nranks);
   }
   for (int i = 0; i < h->nranks; i++) {
     const topo_rank_rec *r = &ranks[h->ranks[i]];
     if (r->gpu_busid[0] && r->gpu_index < 0)
-      finding(f, FIND_NOTE, "rank %d: GPU %s is not in hwloc's topology of host %s", r->rank, r->gpu_busid, h->label);
+      note(f, FIND_NOTE, "rank %d: GPU %s is not in hwloc's topology of host %s", r->rank, r->gpu_busid, h->label);
     if (r->gpu_index >= 0 && r->bind.near == 0 && node && r->gpu_index < node->ngpu)
-      finding(f, FIND_NOTE, "rank %d runs on cpus %s, away from its GPU%d (cpus %s): try --bind gpu", r->rank,
+      note(f, FIND_NOTE, "rank %d runs on cpus %s, away from its GPU%d (cpus %s): try --bind gpu", r->rank,
               r->bind.after, r->gpu_index, node->gpu[r->gpu_index].cpus);
     for (int j = i + 1; j < h->nranks && r->gpu_index >= 0; j++) {
       const topo_rank_rec *o = &ranks[h->ranks[j]];
       if (o->gpu_index == r->gpu_index)
-        finding(f, FIND_NOTE, "ranks %d and %d share GPU%d %s (NCCL refuses that)", r->rank, o->rank, r->gpu_index,
+        note(f, FIND_NOTE, "ranks %d and %d share GPU%d %s (NCCL refuses that)", r->rank, o->rank, r->gpu_index,
                 r->gpu_busid);
     }
   }
-  if (h->leaders > 1) finding(f, FIND_NOTE, "host %s: %d MPI node groups share this host id", h->label, h->leaders);
+  if (h->leaders > 1) note(f, FIND_NOTE, "host %s: %d MPI node groups share this host id", h->label, h->leaders);
 }
 
 ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const topo_node *nodes, int nnodes,
@@ -316,34 +317,34 @@ ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const top
   free(env);
 
   /* Findings. */
-  findings f = {out, root ? cJSON_AddArrayToObject(root, "findings") : NULL, {0}};
+  report_notes f = {out, root ? cJSON_AddArrayToObject(root, "findings") : NULL, {0}};
   if (out) fprintf(out, "findings:\n");
   if (env_diffs)
-    finding(&f, FIND_ENV, "%d version or NCCL_* item%s between ranks (above)", env_diffs,
+    note(&f, FIND_ENV, "%d version or NCCL_* item%s between ranks (above)", env_diffs,
             env_diffs == 1 ? " differs" : "s differ");
   char why[1024];
   for (int k = 0; k < nhosts; k++) {
     if (hosts[k].node < 0) {
-      finding(&f, FIND_UNDECIDED, "host %s sent no topology record", hosts[k].label);
+      note(&f, FIND_UNDECIDED, "host %s sent no topology record", hosts[k].label);
       continue;
     }
     const topo_node *node = &nodes[hosts[k].node];
     if (hosts[k].group != majority) {
       node_diff(&nodes[hosts[majority].node], node, pcie_only, why, sizeof why);
-      finding(&f, FIND_DIFFERS, "host %s differs from the majority (%s): %s", hosts[k].label, hosts[majority].label,
+      note(&f, FIND_DIFFERS, "host %s differs from the majority (%s): %s", hosts[k].label, hosts[majority].label,
               why);
     }
     why[0] = 0;
     if (topo_node_degraded(node, why, sizeof why)) {
       size_t l = strlen(why);
       if (l >= 2) why[l - 2] = 0;
-      finding(&f, FIND_DEGRADED, "host %s: %s", hosts[k].label, why);
+      note(&f, FIND_DEGRADED, "host %s: %s", hosts[k].label, why);
     }
     if (node->ngpu && node->nvml_state != TOPO_NVML_OK && !node->hwloc_nvlink)
-      finding(&f, FIND_UNDECIDED, "host %s: NVLink unknown: NVML unavailable (%s)", hosts[k].label, node->nvml_why);
+      note(&f, FIND_UNDECIDED, "host %s: NVLink unknown: NVML unavailable (%s)", hosts[k].label, node->nvml_why);
     for (int g = 0; g < node->ngpu && node->nvml_state == TOPO_NVML_OK; g++)
       if (!node->gpu[g].nvml.known || !node->gpu[g].nvml.nvlink_known)
-        finding(&f, FIND_UNDECIDED, "host %s: GPU%d %s: NVML could not tell its links (%s)", hosts[k].label, g,
+        note(&f, FIND_UNDECIDED, "host %s: GPU%d %s: NVML could not tell its links (%s)", hosts[k].label, g,
                 node->gpu[g].busid, node->gpu[g].nvml.error[0] ? node->gpu[g].nvml.error : "no NVLink query");
     host_notes(&hosts[k], ranks, node, &f);
   }
@@ -366,4 +367,31 @@ ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const top
   }
   hosts_free(hosts);
   return DDP_OK;
+}
+
+/* The report's {kind, text} entries as findings: differs and degraded a warning about a host, environment a
+ * warning about the job's versions and NCCL_* variables, undecided and note information. The kind is the
+ * subject, so that doctor's verdict reads back from the findings alone (topo_findings_exit_code). */
+ddp_result topo_findings(const cJSON *topology, finding_list *f) {
+  const cJSON *tf = topology ? cJSON_GetObjectItemCaseSensitive(topology, "findings") : NULL;
+  for (const cJSON *x = cJSON_IsArray(tf) ? tf->child : NULL; x; x = x->next) {
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind"), *text = cJSON_GetObjectItemCaseSensitive(x, "text");
+    if (!cJSON_IsString(kind) || !cJSON_IsString(text)) continue;
+    int env = strcmp(kind->valuestring, "environment") == 0;
+    int info = strcmp(kind->valuestring, "note") == 0 || strcmp(kind->valuestring, "undecided") == 0;
+    DDP_TRY(findings_add(f, env ? "versions" : "topology", info ? SEV_INFO : SEV_WARN, env ? SCOPE_JOB : SCOPE_HOST,
+                         kind->valuestring, NAN, NAN, "", "%s", text->valuestring));
+  }
+  return DDP_OK;
+}
+
+int topo_findings_exit_code(const finding_list *f) {
+  int undecided = 0;
+  for (int i = 0; i < f->n; i++) {
+    const finding *x = &f->v[i];
+    if (strcmp(x->check, "topology") && strcmp(x->check, "versions")) continue;
+    if (x->severity >= SEV_WARN) return 1;
+    undecided |= strcmp(x->subject, find_kind[FIND_UNDECIDED]) == 0;
+  }
+  return undecided ? 2 : 0;
 }

@@ -132,8 +132,59 @@ int main(int argc, char **argv) {
     cJSON *consistent_item = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "topology"), "consistent");
     CHECK(cJSON_IsBool(consistent_item) && cJSON_IsTrue(consistent_item) == (code != 1),
           "--json document agrees with exit %d", code);
+    /* The verdict is the findings': the same array a run writes, one per report entry, exit code from them. */
+    finding_list fl;
+    findings_init(&fl);
+    char why[300] = "";
+    CHECK(findings_from_json(cJSON_GetObjectItem(doc, "findings"), &fl, why, sizeof why) == DDP_OK,
+          "doctor --json findings read back: %s", why);
+    CHECK(fl.n == cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "topology"), "findings")),
+          "doctor: one finding per topology entry (%d)", fl.n);
+    CHECK(topo_findings_exit_code(&fl) == code, "doctor exit %d is its findings' %d", code, topo_findings_exit_code(&fl));
+    findings_free(&fl);
+    cJSON_Delete(doc);
+  }
+  /* An NCCL_* variable on one rank only: a versions warning in the findings, exit 1 on every rank. */
+  if (d.rank == 1) setenv("NCCL_DEBUG", "WARN", 1);
+  code = doctor_main(&d, 4, (char **)full);
+  unsetenv("NCCL_DEBUG");
+  MPI_Allgather(&code, 1, MPI_INT, codes, 1, MPI_INT, d.world);
+  CHECK(codes[0] == 1 && codes[1] == 1, "doctor with NCCL_DEBUG on rank 1 only: exit %d %d, want 1", codes[0], codes[1]);
+  if (root) {
+    FILE *f = fopen(jpath, "r");
+    char buf[1 << 16] = "";
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    cJSON *doc = cJSON_Parse(buf);
+    finding_list fl;
+    findings_init(&fl);
+    char why[300] = "";
+    CHECK(findings_from_json(cJSON_GetObjectItem(doc, "findings"), &fl, why, sizeof why) == DDP_OK, "%s", why);
+    int versions_warn = 0;
+    for (int i = 0; i < fl.n; i++)
+      versions_warn += !strcmp(fl.v[i].check, "versions") && fl.v[i].severity == SEV_WARN;
+    CHECK(versions_warn >= 1, "doctor's findings hold a versions warning (%d findings)", fl.n);
+    CHECK(topo_findings_exit_code(&fl) == 1, "findings give exit 1");
+    findings_free(&fl);
     cJSON_Delete(doc);
     unlink(jpath);
+  }
+  /* The verdict rule on hand-made reports: warnings 1, undecided alone 2, notes 0. */
+  if (root) {
+    const char *cases[][2] = {{"differs", "1"}, {"degraded", "1"}, {"environment", "1"}, {"undecided", "2"}, {"note", "0"}};
+    for (int c = 0; c < 5; c++) {
+      cJSON *topo = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(topo, "findings"), *e = cJSON_CreateObject();
+      cJSON_AddStringToObject(e, "kind", cases[c][0]);
+      cJSON_AddStringToObject(e, "text", "x");
+      cJSON_AddItemToArray(arr, e);
+      finding_list fl;
+      findings_init(&fl);
+      CHECK(topo_findings(topo, &fl) == DDP_OK && fl.n == 1, "topo_findings %s", cases[c][0]);
+      CHECK(topo_findings_exit_code(&fl) == atoi(cases[c][1]), "%s gives exit %s", cases[c][0], cases[c][1]);
+      findings_free(&fl);
+      cJSON_Delete(topo);
+    }
   }
 
   /* Counts summed over the ranks; every rank fails if any did. */
