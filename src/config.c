@@ -16,6 +16,7 @@
 
 #include "bucket.h"
 #include "phase.h"
+#include "registry.h"
 
 typedef enum { T_INT, T_U64, T_DOUBLE, T_BOOL, T_ENUM, T_STR } key_type;
 
@@ -25,7 +26,7 @@ typedef struct {
   size_t offset;
   const char *def;
   double min, max;          /* T_INT, T_DOUBLE: inclusive range */
-  const char *choices;      /* T_ENUM: "a|b|c", stored as the index */
+  const char *choices;      /* T_ENUM: "a|b|c", stored as the index; NULL when TABLE_ENUMS lists them */
   size_t size;              /* T_STR: buffer size */
   const char *help;
 } key_spec;
@@ -58,8 +59,8 @@ static const key_spec KEYS[] = {
      "fp16: scale backoff factor (0 < b < 1)"},
     {"loss_scale_growth_interval", T_INT, OFF(loss_scale_growth_interval), "2000", 1, INT_MAX, NULL, 0,
      "fp16: finite steps before the scale grows"},
-    {"device", T_ENUM, OFF(device), "auto", 0, 0, "auto|cpu|cuda", 0, "auto = cuda when a GPU is visible"},
-    {"comm", T_ENUM, OFF(comm), "auto", 0, 0, "auto|mpi|nccl", 0, "auto = nccl on cuda, else mpi"},
+    {"device", T_ENUM, OFF(device), "auto", 0, 0, NULL, 0, "auto = the GPU device when every rank sees a GPU, else cpu"},
+    {"comm", T_ENUM, OFF(comm), "auto", 0, 0, NULL, 0, "auto = the comm made for the device (nccl on cuda), else mpi"},
     {"cuda_graph", T_BOOL, OFF(cuda_graph), "false", 0, 0, NULL, 0, "capture the steady-state step in a CUDA graph"},
     {"inject_nonfinite", T_INT, OFF(inject_nonfinite), "-1", -1, INT_MAX, NULL, 0,
      "put a NaN into rank 0's gradient after step K's backward (-1 = off)"},
@@ -127,6 +128,49 @@ static const char *choice_name(const char *choices, int idx, char *buf, size_t n
   memcpy(buf, p, len);
   buf[len] = 0;
   return buf;
+}
+
+/* The enum keys whose choices are another table's rows (registry.c): choice i's stored value, -1 past the end. */
+typedef int (*choice_fn)(int i, const char **name);
+static const struct {
+  const char *key;
+  choice_fn choice;
+} TABLE_ENUMS[] = {{"device", registry_device_choice}, {"comm", registry_comm_choice}};
+
+static choice_fn key_table(const key_spec *k) {
+  for (size_t i = 0; i < sizeof TABLE_ENUMS / sizeof TABLE_ENUMS[0]; i++)
+    if (strcmp(TABLE_ENUMS[i].key, k->key) == 0) return TABLE_ENUMS[i].choice;
+  return NULL;
+}
+
+/* k's choices as "a|b|c": its own string, or its table's names. */
+static const char *key_choices(const key_spec *k, char *buf, size_t n) {
+  choice_fn choice = key_table(k);
+  if (!choice) return k->choices;
+  const char *name;
+  size_t o = 0;
+  buf[0] = 0;
+  for (int i = 0; choice(i, &name) >= 0; i++) o += (size_t)snprintf(buf + o, o < n ? n - o : 0, "%s%s", i ? "|" : "", name);
+  return buf;
+}
+
+/* The value stored for `value` among k's choices, -1 when it is none of them. */
+static int key_choice_value(const key_spec *k, const char *value) {
+  choice_fn choice = key_table(k);
+  if (!choice) return choice_index(k->choices, value);
+  const char *name;
+  for (int i = 0, v; (v = choice(i, &name)) >= 0; i++)
+    if (strcmp(name, value) == 0) return v;
+  return -1;
+}
+
+static const char *key_choice_name(const key_spec *k, int v, char *buf, size_t n) {
+  choice_fn choice = key_table(k);
+  if (!choice) return choice_name(k->choices, v, buf, n);
+  const char *name;
+  for (int i = 0, w; (w = choice(i, &name)) >= 0; i++)
+    if (w == v) return snprintf(buf, n, "%s", name), buf;
+  return snprintf(buf, n, "?"), buf;
 }
 
 static void choices_human(const char *choices, char *buf, size_t n) {
@@ -203,10 +247,10 @@ static ddp_result key_set(ddp_config *cfg, const char *key, const char *value, c
       break;
     }
     case T_ENUM: {
-      int v = choice_index(k->choices, value);
+      int v = key_choice_value(k, value);
       if (v < 0) {
-        char list[128];
-        choices_human(k->choices, list, sizeof list);
+        char list[128], all[128];
+        choices_human(key_choices(k, all, sizeof all), list, sizeof list);
         return bad(err, errn, "%s: %s must be one of %s, got '%s'", where, k->key, list, value);
       }
       *(int *)field = v;
@@ -255,12 +299,12 @@ const char *precision_name(ddp_precision p) {
   return (unsigned)p < 4 ? n[p] : "?";
 }
 const char *device_kind_name(ddp_device_kind d) {
-  static const char *n[] = {"auto", "cpu", "cuda"};
-  return (unsigned)d < 3 ? n[d] : "?";
+  const device_entry *e = registry_device(d);
+  return d == DEV_AUTO ? "auto" : e ? e->name : "?";
 }
 const char *comm_kind_name(ddp_comm_kind c) {
-  static const char *n[] = {"auto", "mpi", "nccl"};
-  return (unsigned)c < 3 ? n[c] : "?";
+  const comm_entry *e = registry_comm(c);
+  return c == COMM_AUTO ? "auto" : e ? e->name : "?";
 }
 
 scaler_cfg config_scaler(const ddp_config *cfg) {
@@ -347,12 +391,15 @@ ddp_result config_validate(const ddp_config *cfg) {
     return invalid(cfg, "phases", NULL, "phases must list local, comm and/or ddp, got '%s'", cfg->phases);
   if (cfg->sweep && !strstr(cfg->phases, "ddp"))
     return invalid(cfg, "sweep", "phases", "sweep needs the ddp phase in phases, got '%s'", cfg->phases);
-  if (cfg->precision == PREC_TF32 && cfg->device == DEV_CPU)
-    return invalid(cfg, "precision", "device", "precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
-  if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)
-    return invalid(cfg, "comm", "device", "comm nccl needs the cuda device");
-  if (cfg->cuda_graph && cfg->device == DEV_CPU)
-    return invalid(cfg, "cuda_graph", "device", "cuda_graph needs the cuda device");
+  /* What a device or comm needs comes from its registry entry (registry.c). */
+  const device_entry *de = registry_device(cfg->device); /* NULL: auto */
+  const comm_entry *ce = registry_comm(cfg->comm);
+  if (cfg->precision == PREC_TF32 && de && !de->is_gpu)
+    return invalid(cfg, "precision", "device", "precision tf32 needs a GPU device (the %s device has no tf32 arithmetic)",
+                   de->name);
+  if (ce && ce->needs_device && de && strcmp(ce->needs_device, de->name) != 0)
+    return invalid(cfg, "comm", "device", "comm %s needs the %s device", ce->name, ce->needs_device);
+  if (cfg->cuda_graph && de && !de->is_gpu) return invalid(cfg, "cuda_graph", "device", "cuda_graph needs a GPU device");
   if (cfg->inject_nonfinite >= cfg->warmup + cfg->steps)
     return invalid(cfg, "inject_nonfinite", "steps", "inject_nonfinite %d is past the last step (%d)",
                    cfg->inject_nonfinite, cfg->warmup + cfg->steps - 1);
@@ -575,7 +622,7 @@ int config_key_at(const ddp_config *cfg, int i, const char **name, char *value, 
       }
       break;
     case T_BOOL: snprintf(value, n, "%s", *(const int *)field ? "true" : "false"); break;
-    case T_ENUM: choice_name(k->choices, *(const int *)field, value, n); break;
+    case T_ENUM: key_choice_name(k, *(const int *)field, value, n); break;
     case T_STR: snprintf(value, n, "%s", field); break;
   }
   return 1;
@@ -603,8 +650,8 @@ void config_print_help(FILE *out) {
     for (char *p = opt; *p; p++)
       if (*p == '_') *p = '-';
     if (KEYS[i].type == T_ENUM) {
-      char list[128];
-      choices_human(KEYS[i].choices, list, sizeof list);
+      char list[128], all[128];
+      choices_human(key_choices(&KEYS[i], all, sizeof all), list, sizeof list);
       snprintf(def, sizeof def, "%s (default %s)", list, KEYS[i].def);
     } else {
       snprintf(def, sizeof def, "(default %s)", KEYS[i].def[0] ? KEYS[i].def : "none");

@@ -2,6 +2,7 @@
 #include "registry.h"
 
 #include <stddef.h>
+#include <string.h>
 
 static int cpu_available(void) { return 1; }
 static ddp_result cpu_create(ddp_device **out, int ordinal, int threads) { return device_cpu_create(out, threads); }
@@ -41,6 +42,52 @@ const comm_entry *registry_comm(ddp_comm_kind kind) {
   for (int i = 0; (e = registry_comm_at(i)) != NULL; i++)
     if (e->kind == kind) return e;
   return NULL;
+}
+
+const device_entry *registry_device_named(const char *name) {
+  const device_entry *e;
+  for (int i = 0; (e = registry_device_at(i)) != NULL; i++)
+    if (strcmp(e->name, name) == 0) return e;
+  return NULL;
+}
+
+const comm_entry *registry_comm_named(const char *name) {
+  const comm_entry *e;
+  for (int i = 0; (e = registry_comm_at(i)) != NULL; i++)
+    if (strcmp(e->name, name) == 0) return e;
+  return NULL;
+}
+
+static const device_entry *device_first(int is_gpu) {
+  const device_entry *e;
+  for (int i = 0; (e = registry_device_at(i)) != NULL; i++)
+    if (!e->is_gpu == !is_gpu) return e;
+  return NULL;
+}
+const device_entry *registry_device_gpu(void) { return device_first(1); }
+const device_entry *registry_device_host(void) { return device_first(0); }
+
+const comm_entry *registry_comm_auto(const device_entry *dev) {
+  const comm_entry *e, *any = NULL;
+  for (int i = 0; (e = registry_comm_at(i)) != NULL; i++) {
+    if (dev && e->needs_device && strcmp(e->needs_device, dev->name) == 0) return e;
+    if (!e->needs_device && !any) any = e;
+  }
+  return any;
+}
+
+int registry_device_choice(int i, const char **name) {
+  const device_entry *e = i > 0 ? registry_device_at(i - 1) : NULL;
+  if (i == 0) *name = "auto";
+  else if (e) *name = e->name;
+  return i == 0 ? DEV_AUTO : e ? (int)e->kind : -1;
+}
+
+int registry_comm_choice(int i, const char **name) {
+  const comm_entry *e = i > 0 ? registry_comm_at(i - 1) : NULL;
+  if (i == 0) *name = "auto";
+  else if (e) *name = e->name;
+  return i == 0 ? COMM_AUTO : e ? (int)e->kind : -1;
 }
 
 void registry_versions(ddp_versions *v) {

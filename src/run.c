@@ -127,46 +127,52 @@ static int gpu_not_used(const ddp_dist *d) {
 static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, placement *pl) {
   memset(pl, 0, sizeof *pl);
   pl->ordinal = -1;
-  const device_entry *gpu = registry_device(DEV_CUDA); /* NULL in a build without CUDA */
+  /* Every choice below comes from the registry's entries (registry.c): which device is a GPU, which comm a
+   * device takes by default, which comm needs which device. */
+  const device_entry *want = registry_device(cfg->device); /* NULL: auto (config_parse allowed only these) */
+  const device_entry *gpu = want ? (want->is_gpu ? want : NULL) : registry_device_gpu(); /* NULL: none wanted/built */
   int ngpu = gpu ? gpu->available() : 0, min_gpu = ngpu, max_gpu = ngpu;
   DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
   DDP_TRY(dist_allreduce_int(d, &max_gpu, MPI_MAX));
-  pl->device = cfg->device;
   /* --device auto picks the CPU only where no host has an NVIDIA GPU: one that CUDA cannot use is a finding. */
-  int blocked = pl->device != DEV_CPU && ngpu == 0 && gpu_not_used(d);
+  int blocked = !(want && !want->is_gpu) && ngpu == 0 && gpu_not_used(d);
   DDP_TRY(dist_allreduce_int(d, &blocked, MPI_MAX));
   if (blocked) return DDP_ERR_EXPECT;
-  if (pl->device == DEV_AUTO) {
-    pl->device = min_gpu > 0 ? DEV_CUDA : DEV_CPU;
-    if (pl->device == DEV_CPU)
-      ddp_notice(max_gpu > 0 ? "some ranks see no GPU: running on the CPU device on every rank"
-                             : "no GPU visible: running on the CPU device");
+  const device_entry *de = want;
+  if (!de) {
+    de = min_gpu > 0 ? gpu : registry_device_host();
+    if (!de->is_gpu)
+      ddp_notice(max_gpu > 0 ? "some ranks see no GPU: running on the CPU device (%s) on every rank"
+                             : "no GPU visible: running on the CPU device (%s)", de->name);
   }
-  if (pl->device == DEV_CUDA && min_gpu == 0) {
+  pl->device = de->kind;
+  if (de->is_gpu && min_gpu == 0) {
     if (ngpu == 0)
-      fprintf(stderr, "ddpbench: --device cuda: rank %d on %s sees no GPU (CUDA_VISIBLE_DEVICES=%s)\n", d->rank,
+      fprintf(stderr, "ddpbench: --device %s: rank %d on %s sees no GPU (CUDA_VISIBLE_DEVICES=%s)\n", de->name, d->rank,
               d->host, getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
     return DDP_ERR_USAGE;
   }
-  pl->comm = cfg->comm;
-  if (pl->comm == COMM_AUTO) pl->comm = pl->device == DEV_CUDA ? COMM_NCCL : COMM_MPI;
-  if (pl->device == DEV_CPU) {
-    if (pl->comm == COMM_NCCL) return ddp_usage_error("--comm nccl needs the cuda device, and no GPU is visible");
-    if (cfg->precision == PREC_TF32) return ddp_usage_error("--precision tf32 needs the cuda device, and no GPU is visible");
-    if (cfg->cuda_graph) return ddp_usage_error("--cuda-graph needs the cuda device, and no GPU is visible");
+  const comm_entry *ce = cfg->comm == COMM_AUTO ? registry_comm_auto(de) : registry_comm(cfg->comm);
+  if (!ce) return ddp_usage_error("--comm %s: not in this build", comm_kind_name(cfg->comm));
+  pl->comm = ce->kind;
+  if (!de->is_gpu) {
+    if (ce->needs_device && strcmp(ce->needs_device, de->name) != 0)
+      return ddp_usage_error("--comm %s needs the %s device, and no GPU is visible", ce->name, ce->needs_device);
+    if (cfg->precision == PREC_TF32) return ddp_usage_error("--precision tf32 needs a GPU device, and no GPU is visible");
+    if (cfg->cuda_graph) return ddp_usage_error("--cuda-graph needs a GPU device, and no GPU is visible");
     return DDP_OK;
   }
-  if (pl->comm == COMM_NCCL) { /* NCCL refuses two ranks on one GPU */
+  if (ce->needs_device) { /* a comm made for the device (NCCL) refuses two ranks on one GPU */
     int bad = d->local_size > ngpu;
     if (bad)
-      fprintf(stderr, "ddpbench: host %s has %d ranks but %d visible GPU%s: NCCL needs one GPU per rank "
+      fprintf(stderr, "ddpbench: host %s has %d ranks but %d visible GPU%s: %s needs one GPU per rank "
                       "(start fewer ranks per node, or use --comm mpi to share GPUs)\n",
-              d->host, d->local_size, ngpu, ngpu == 1 ? "" : "s");
+              d->host, d->local_size, ngpu, ngpu == 1 ? "" : "s", ce->name);
     DDP_TRY(dist_allreduce_int(d, &bad, MPI_MAX));
     if (bad) return DDP_ERR_USAGE;
   }
   pl->ordinal = d->local_rank % ngpu;
-  return gpu->bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
+  return de->bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
 }
 
 /* ---- the job ------------------------------------------------------------------------------------ */
@@ -259,7 +265,7 @@ static ddp_result job_run(job *j) {
   DDP_TRY(choose_placement(cfg, d, &j->pl));
   topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,
                        cfg->topo_xml[0] ? cfg->topo_xml : NULL, cfg->force};
-  DDP_TRY(topo_rank_init(d, &topt, j->pl.device == DEV_CUDA ? j->pl.bus_id : NULL, &j->topo));
+  DDP_TRY(topo_rank_init(d, &topt, registry_device(j->pl.device)->is_gpu ? j->pl.bus_id : NULL, &j->topo));
   watchdog_tick("creating the device");
   const device_entry *de = registry_device(j->pl.device);
   const comm_entry *ce = registry_comm(j->pl.comm);

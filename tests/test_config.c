@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "registry.h"
 
 static char tmpdir[] = "/tmp/ddpbench-test-config-XXXXXX";
 
@@ -131,6 +132,27 @@ static void test_api(void) {
   expect_bad("bad phase", "phases", parse(&c, err, sizeof err, "--phases", "local,train", NULL), err);
   expect_bad("tf32 on cpu", "tf32", parse(&c, err, sizeof err, "--precision", "tf32", "--device", "cpu", NULL), err);
   expect_bad("nccl on cpu", "nccl", parse(&c, err, sizeof err, "--comm", "nccl", "--device", "cpu", NULL), err);
+  /* --device and --comm choices are the registry's rows: each parses to its entry's kind and prints back as
+   * its name; an unknown one names the key and every row. */
+  for (int i = 0; registry_device_at(i); i++) {
+    const device_entry *e = registry_device_at(i);
+    CHECK(parse(&c, err, sizeof err, "--device", e->name, NULL) == DDP_OK && c.device == e->kind &&
+              !strcmp(device_kind_name(c.device), e->name),
+          "--device %s from the registry", e->name);
+  }
+  for (int i = 0; registry_comm_at(i); i++) {
+    const comm_entry *e = registry_comm_at(i);
+    const char *dev = e->needs_device ? e->needs_device : "auto";
+    CHECK(parse(&c, err, sizeof err, "--comm", e->name, "--device", dev, NULL) == DDP_OK && c.comm == e->kind &&
+              !strcmp(comm_kind_name(c.comm), e->name),
+          "--comm %s (--device %s) from the registry", e->name, dev);
+  }
+  expect_bad("unknown device", "device", parse(&c, err, sizeof err, "--device", "hip", NULL), err);
+  for (int i = 0; registry_device_at(i); i++)
+    CHECK(strstr(err, registry_device_at(i)->name) != NULL, "the --device error lists %s: %s", registry_device_at(i)->name, err);
+  expect_bad("unknown comm", "comm", parse(&c, err, sizeof err, "--comm", "ucc", NULL), err);
+  for (int i = 0; registry_comm_at(i); i++)
+    CHECK(strstr(err, registry_comm_at(i)->name) != NULL, "the --comm error lists %s: %s", registry_comm_at(i)->name, err);
   expect_bad("inject past the end", "inject_nonfinite",
              parse(&c, err, sizeof err, "--steps", "3", "--warmup", "1", "--inject-nonfinite", "4", NULL), err);
   expect_bad("missing file", "nope.ini", parse(&c, err, sizeof err, "--config", "/nonexistent/nope.ini", NULL), err);
@@ -274,6 +296,12 @@ static void test_program(const char *prog) {
     CHECK(strstr(out, opt) != NULL, "--help lists %s", opt);
   }
   CHECK(strstr(out, "(default 25)") && strstr(out, "(default 65536)"), "--help shows defaults");
+  { /* --device and --comm list the registry's rows in its order */
+    char devs[128] = "auto", comms[128] = "auto";
+    for (int i = 0; registry_device_at(i); i++) strcat(strcat(devs, "|"), registry_device_at(i)->name);
+    for (int i = 0; registry_comm_at(i); i++) strcat(strcat(comms, "|"), registry_comm_at(i)->name);
+    CHECK(strstr(out, devs) && strstr(out, comms), "--help lists --device %s and --comm %s", devs, comms);
+  }
   const char *version[] = {"--version", NULL};
   CHECK(run_prog(prog, out, sizeof out, err, sizeof err, version) == 0 && strncmp(out, "ddpbench ", 9) == 0,
         "--version: %s", out);
