@@ -79,6 +79,11 @@ static const key_spec KEYS[] = {
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
+    {"groups", T_STR, OFF(groups), "", 0, 0, NULL, SZ(groups),
+     "also run --group-measure over these groups, each after the phases: world, node (each node), pairs (node "
+     "pairs), first:K (the first K ranks), comma-separated"},
+    {"group_measure", T_STR, OFF(group_measure), "allreduce", 0, 0, NULL, SZ(group_measure),
+     "the measurement --groups runs (allreduce: busbw of a 64 MiB allreduce)"},
     {"sweep", T_BOOL, OFF(sweep), "false", 0, 0, NULL, 0,
      "scaling sweep: the phases on 1, 2, 4, ... ranks of a node, then 1, 2, 4, ... nodes and the job"},
     {"prom", T_STR, OFF(prom), "", 0, 0, NULL, SZ(prom), "write the figures as a node_exporter textfile"},
@@ -328,6 +333,28 @@ int config_phases(const ddp_config *cfg, int order[3]) {
   return n;
 }
 
+int config_groups(const ddp_config *cfg, int kinds[], int ks[], int max) {
+  static const char *names[] = {"world", "node", "pairs"};
+  int n = 0;
+  char buf[sizeof cfg->groups];
+  strcpy(buf, cfg->groups);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int kind = -1, k = 0;
+    for (int i = 0; i < 3; i++)
+      if (strcmp(tok, names[i]) == 0) kind = i;
+    if (kind < 0 && strncmp(tok, "first:", 6) == 0) {
+      char *end = NULL;
+      long v = strtol(tok + 6, &end, 10);
+      if (end != tok + 6 && !*end && v >= 1 && v <= INT_MAX) kind = 3, k = (int)v;
+    }
+    if (kind < 0) return -1;
+    int seen = 0;
+    for (int i = 0; i < n; i++) seen |= kinds[i] == kind && ks[i] == k;
+    if (!seen && n < max) kinds[n] = kind, ks[n++] = k;
+  }
+  return n;
+}
+
 /* ---- where each value came from ----------------------------------------------------------------- */
 static void key_mark(ddp_config *cfg, const char *key, int src, int line) {
   const key_spec *k = key_find(key);
@@ -389,6 +416,10 @@ ddp_result config_validate(const ddp_config *cfg) {
   int order[3];
   if (config_phases(cfg, order) <= 0)
     return invalid(cfg, "phases", NULL, "phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  int gk[CONFIG_MAX_GROUPS], gn[CONFIG_MAX_GROUPS];
+  if (config_groups(cfg, gk, gn, CONFIG_MAX_GROUPS) < 0)
+    return invalid(cfg, "groups", NULL, "groups must list world, node, pairs and/or first:K (K >= 1), got '%s'",
+                   cfg->groups);
   if (cfg->sweep && !strstr(cfg->phases, "ddp"))
     return invalid(cfg, "sweep", "phases", "sweep needs the ddp phase in phases, got '%s'", cfg->phases);
   /* What a device or comm needs comes from its registry entry (registry.c). */

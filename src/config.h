@@ -53,6 +53,8 @@ typedef struct {
   char failed_hosts[1024]; /* "" = no failed-hosts file */
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int sweep;             /* the scaling sweep (measure_sweep.c) */
+  char groups[256];      /* --groups: comma list of world,node,pairs,first:K; "" = none (config_groups) */
+  char group_measure[64]; /* --group-measure: the measurement run over each of those groups */
   char prom[1024];       /* "" = no node_exporter textfile */
   char csv[1024];        /* "" = no CSV */
   int force, quiet;
@@ -104,6 +106,11 @@ scaler_cfg config_scaler(const ddp_config *cfg);
 /* The phases of --phases in their order, duplicates dropped, as indices 0 local, 1 comm, 2 ddp (ddp_phase's
  * values): returns how many (1..3), or -1 if a name is unknown. */
 int config_phases(const ddp_config *cfg, int order[3]);
+/* --groups as kinds in measure_group_kind's order (0 world, 1 node, 2 pairs, 3 first) and their k (first:K;
+ * 0 otherwise), in the order given, repeats dropped; at most max. Returns the count (0 for ""), or -1 for an
+ * entry that is none of them. */
+#define CONFIG_MAX_GROUPS 16
+int config_groups(const ddp_config *cfg, int kinds[], int ks[], int max);
 
 /* Iterate over keys for reporting: returns 0 past the end; fills name and the effective value as text. */
 int config_key_at(const ddp_config *cfg, int i, const char **name, char *value, size_t n);

@@ -9,7 +9,7 @@
  * measure_register() at run time, as the tests do). Nothing here prints, exits or touches the device.
  *
  * defines: measurement, measure_env, measure_group, measure_round, measure_group_kind,
- *          measure_{register,find,at,rounds_build,rounds_free,run,print_records}, the train measurements */
+ *          measure_{register,find,at,rounds_build,rounds_free,run,groups_run,print_records}, the train measurements */
 #ifndef DDPBENCH_MEASURE_H
 #define DDPBENCH_MEASURE_H
 
@@ -93,6 +93,11 @@ void measure_rounds_free(measure_round *rounds, int nrounds);
  * (doc may be NULL elsewhere). */
 ddp_result measure_run(const measure_env *env, const measurement *m, const measure_round *rounds, int nrounds,
                        result_doc *doc);
+/* Collective over d->world: what --groups and --group-measure ask for (config_groups): the measurement named
+ * by cfg->group_measure over each kind of group listed, in that order, records to doc on world rank 0. *used
+ * is that measurement (NULL when --groups is empty). An unknown measurement or a first:K beyond the world:
+ * DDP_ERR_USAGE on every rank (one line naming the key), before any group is built. */
+ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used);
 /* A table of m's records: group, metric, labels, value, unit. */
 void measure_print_records(FILE *f, const measurement *m, const result_doc *doc);
 

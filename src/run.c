@@ -322,6 +322,12 @@ static ddp_result job_run(job *j) {
     senv.train = NULL;
     r = sweep_run(&senv, j->comm, &j->sweep);
   }
+  const measurement *grouped = NULL; /* --groups: the measurement over the groups a user asked for */
+  if (r == DDP_OK && cfg->groups[0]) {
+    measure_env genv = env;
+    genv.train = NULL;
+    r = measure_groups_run(&genv, j->comm, &j->sweep, &grouped);
+  }
   if (r == DDP_OK && j->train.checksum_valid) {
     mine.checksum = j->train.checksum;
     mine.checksum_valid = 1;
@@ -363,6 +369,7 @@ static ddp_result job_run(job *j) {
     if (r == DDP_OK) {
       report_print(stdout, rep, &j->sum);
       if (cfg->sweep) measure_scaling.print(stdout, &measure_scaling, &j->sweep);
+      if (grouped) (grouped->print ? grouped->print : measure_print_records)(stdout, grouped, &j->sweep);
       findings_print(stdout, &j->findings);
       const char **failed = calloc((size_t)d->size + 1, sizeof *failed);
       int nfailed = report_hosts(stdout, rep, &j->findings, cfg->strict, failed);

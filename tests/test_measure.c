@@ -4,6 +4,8 @@
  *    and its value (an allreduce over the group's own comm) proves each group holds exactly its ranks;
  *  - the built-in ddp measurement over the first 2 ranks gives records (step time, loss) for group first:2
  *    and the same loss as the same model run by the engine directly on a comm of those ranks;
+ *  - --groups / --group-measure from the command line run the toy over the kinds of groups listed, and bad
+ *    entries, an unknown measurement and a first:K beyond the world are refused (DDP_ERR_USAGE);
  *  - registering a name twice is refused; the registry lists local, comm, ddp first. */
 #include <math.h>
 #include <stdlib.h>
@@ -96,6 +98,50 @@ int main(int argc, char **argv) {
           "per-rank records of first:2: ranks 0 and 1 with their host, not rank 2");
     measure_print_records(stdout, &toy, &doc);
   }
+  /* The same from the command line: --groups and --group-measure pick the toy and the kinds of groups. */
+  {
+    ddp_config gc;
+    config_action act;
+    char *argv_ok[] = {"ddpbench", "--groups", "world,node,pairs,first:2,node", "--group-measure", "toy", NULL};
+    CHECK(config_parse(&gc, 5, argv_ok, &act) == DDP_OK, "--groups world,node,pairs,first:2,node parses");
+    int gk[CONFIG_MAX_GROUPS], gn[CONFIG_MAX_GROUPS];
+    CHECK(config_groups(&gc, gk, gn, CONFIG_MAX_GROUPS) == 4 && gk[0] == GROUP_WORLD && gk[1] == GROUP_NODE &&
+              gk[2] == GROUP_PAIR && gk[3] == GROUP_FIRST && gn[3] == 2,
+          "config_groups: world, node, pairs, first:2 in order, the repeated node dropped");
+    measure_env genv = {.cfg = &gc, .dist = &d, .dev = dev};
+    result_doc gdoc;
+    result_init(&gdoc);
+    const measurement *used = NULL;
+    CHECK(measure_groups_run(&genv, world, &gdoc, &used) == DDP_OK && used == &toy, "measure_groups_run with the toy");
+    if (d.rank == 0) {
+      int W = d.size;
+      const result_record *r = result_find(&gdoc, "toy", "world", "rank_sum", NULL);
+      CHECK(r && r->value == W * (W + 1) / 2.0, "--groups world: the world's sum %g", r ? r->value : NAN);
+      r = result_find(&gdoc, "toy", "first:2", "rank_sum", "size", "2", NULL);
+      CHECK(r && r->value == 3, "--groups first:2: ranks 0 and 1 (%g)", r ? r->value : NAN);
+      char node[80];
+      snprintf(node, sizeof node, "node:%.56s", d.host);
+      CHECK(result_find(&gdoc, "toy", node, "rank_sum", NULL) != NULL, "--groups node: %s", node);
+      int pairs = 0;
+      for (int i = 0; i < gdoc.nrecords; i++) pairs += strncmp(gdoc.records[i].group, "pair:", 5) == 0;
+      CHECK(gdoc.nrecords == 3 + np && pairs == np, "--groups: %d records (world, node, first:2 and %d pairs)",
+            gdoc.nrecords, np);
+    }
+    result_free(&gdoc);
+    /* Bad input: refused on every rank before any group, naming the key. */
+    char *argv_far[] = {"ddpbench", "--groups", "first:99", "--group-measure", "toy", NULL};
+    CHECK(config_parse(&gc, 5, argv_far, &act) == DDP_OK, "first:99 parses (the world size is known later)");
+    CHECK(measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE, "first:99 beyond %d ranks refused", d.size);
+    char *argv_nom[] = {"ddpbench", "--groups", "world", "--group-measure", "nope", NULL};
+    CHECK(config_parse(&gc, 5, argv_nom, &act) == DDP_OK && measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE,
+          "an unknown --group-measure refused");
+    char *argv_bad[] = {"ddpbench", "--groups", "nodes", NULL};
+    CHECK(config_parse(&gc, 3, argv_bad, &act) == DDP_ERR_USAGE, "--groups nodes refused");
+    char *argv_zero[] = {"ddpbench", "--groups", "first:0", NULL};
+    CHECK(config_parse(&gc, 3, argv_zero, &act) == DDP_ERR_USAGE, "--groups first:0 refused");
+    result_free(&gdoc);
+  }
+
   /* The same model on a comm of ranks 0 and 1, through the engine directly: the same global loss (the sum of
    * the two ranks' shares; a + b + 0 is exact in any order). */
   ddp_comm *two = NULL;

@@ -200,6 +200,33 @@ int main(int argc, char **argv) {
   CHECK(strstr(out, "#   fail  weights") != NULL, "findings table names the failure");
   cJSON_Delete(doc);
 
+  /* 6b. --groups: the allreduce measurement over the world, each node and the first 2 of 3 ranks, as records
+   * in the JSON (ranks label = the group's size) and a table in the text; first:4 of 3 ranks is refused (2). */
+  snprintf(json, sizeof json, "%s/groups.json", dir);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --groups world,node,first:2 "
+           "--json %s", src, json);
+  code = run(3, NULL, args);
+  CHECK(code == 0, "--groups world,node,first:2: exit %d", code);
+  doc = load(json);
+  {
+    int world = 0, node = 0, first2 = 0;
+    cJSON *r, *recs = doc ? at(doc, "records", NULL) : NULL;
+    cJSON_ArrayForEach(r, recs) {
+      if (strcmp(at(r, "measurement", NULL)->valuestring, "allreduce")) continue;
+      const char *g = at(r, "group", NULL)->valuestring, *ranks = at(r, "labels", "ranks") ? at(r, "labels", "ranks")->valuestring : "";
+      double v = at(r, "value", NULL)->valuedouble;
+      world += !strcmp(g, "world") && !strcmp(ranks, "3") && v > 0;
+      node += !strncmp(g, "node:", 5) && !strcmp(ranks, "3") && v > 0;
+      first2 += !strcmp(g, "first:2") && !strcmp(ranks, "2") && v > 0;
+    }
+    CHECK(world == 1 && node == 1 && first2 == 1, "JSON: allreduce records world %d, node %d, first:2 %d", world, node, first2);
+  }
+  CHECK(strstr(out, "# allreduce") && strstr(out, "first:2"), "the text has the groups' table: %.3000s", out);
+  cJSON_Delete(doc);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --groups first:4", src);
+  code = run(3, NULL, args);
+  CHECK(code == 2 && strstr(err, "groups") && strstr(err, "first:4"), "--groups first:4 of 3 ranks: exit %d: %.500s", code, err);
+
   /* 7. a stalled rank ends the job with its name */
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --timeout 3 --quiet", src);
   code = run(2, "DDPBENCH_TEST_STALL_RANK=1", args);
