@@ -58,6 +58,16 @@ int export_main(int argc, char **argv) {
   }
   if (!in) return usage("no result file given");
   if (!prom && !csv && !json) return usage("nothing to write: give --prom, --csv and/or --json FILE");
+  /* every output checked before the file is read (atomic_file_check: exists without --force, not a regular
+   * file, a folder that cannot take it) */
+  const char *outs[3] = {prom, csv, json}, *opt[3] = {"--prom", "--csv", "--json"};
+  for (int i = 0; i < 3; i++) {
+    char err[600];
+    if (outs[i] && atomic_file_check(outs[i], force, err, sizeof err) != DDP_OK) {
+      fprintf(stderr, "ddpbench export: %s %s\n", opt[i], err);
+      return DDP_EXIT_USAGE;
+    }
+  }
   result_doc d;
   result_init(&d);
   ddp_result r = result_load(in, &d); /* prints its own one line */

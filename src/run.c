@@ -79,10 +79,11 @@ static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   }
 }
 
-/* A rank outside a measurement's group waits (measure_run): alive, not stuck. */
+/* A rank outside a measurement's group waits (measure_run). Its location is recorded, but the timer is not
+ * reset: a wait that outlasts --timeout ends the job, since ticking here would hide a stopped peer for ever. */
 static void on_waiting(void *ctx, const char *what) {
   (void)ctx;
-  watchdog_tick(what);
+  watchdog_where(what);
 }
 
 /* ---- device and comm choice --------------------------------------------------------------------- */

@@ -69,6 +69,13 @@ static struct {
   int listen_fd;
 } g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
+void watchdog_where(const char *what) {
+  pthread_mutex_lock(&g_wd.lock);
+  snprintf(g_wd.what, sizeof g_wd.what, "%s", what);
+  if (atomic_load(&g_wd.joined)) snprintf(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what, "%s", what);
+  pthread_mutex_unlock(&g_wd.lock);
+}
+
 void watchdog_tick(const char *what) {
   double now = ddp_now();
   if (what) {

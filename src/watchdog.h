@@ -26,6 +26,8 @@ void watchdog_start(double timeout, const char *what);
 ddp_result watchdog_join(const ddp_dist *d);
 /* Progress: resets the timer and, when what != NULL, records where this rank is ("phase ddp, step 3 of 8"). */
 void watchdog_tick(const char *what);
+/* Records where this rank is without resetting the timer (a wait on peers is not progress). */
+void watchdog_where(const char *what);
 /* SIGINT/SIGTERM: remove the temporary file being written, one line on stderr, _exit(128 + signal). */
 void watchdog_signals_install(void);
 

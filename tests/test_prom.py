@@ -10,7 +10,8 @@
   - `prometheus-node-exporter --collector.textfile.directory DIR`, on 127.0.0.1 only, serves the samples when
     scraped (node_textfile_scrape_error 0), bounded by timeout and stopped by the test on every exit path;
   - an existing --prom file is not overwritten without --force (exit 2, file unchanged);
-  - `ddpbench accept --json` on 2 emulated nodes exported: per-host and node-pair busbw, per-GPU GEMM.
+  - `ddpbench accept --json` on 2 emulated nodes exported: per-host and node-pair busbw, per-GPU GEMM;
+  - a --prom or --csv into a missing folder exits 2 before any work; export refuses a bad output before writing any.
 argv: ddpbench mpiexec source_dir. Exit 77 when promtool or node_exporter is not installed.
 Ends with "N passed, N failed".
 """
@@ -155,6 +156,22 @@ def main():
         p = subprocess.run([prog, "export", js, "--prom", pf, "--force"], capture_output=True, text=True, timeout=60)
         check(p.returncode == 0, "--force overwrites")
         check(not [f for f in os.listdir(os.path.dirname(pf)) if f != "ddpbench.prom"], "no temporary file left beside it")
+
+        # 3b. a --prom or --csv that cannot be written is refused before any work (preflight): exit 2, one line
+        #     naming the file, no phase ran (nothing on stdout); export checks its outputs before reading too
+        bad = os.path.join(tmp, "no-such-folder", "x")
+        for opt in ("--prom", "--csv"):
+            p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "64",
+                                "--layers", "3", "--batch", "16", "--steps", "400", "--comm", "mpi", "--quiet",
+                                opt, bad + opt[2:]], capture_output=True, text=True)
+            check(p.returncode == 2 and bad + opt[2:] in p.stderr and p.stdout == "",
+                  "%s into a missing folder: exit 2 before work (exit %d, %d bytes of output)\n%s"
+                  % (opt, p.returncode, len(p.stdout), p.stderr[-600:]))
+        csv_out = os.path.join(tmp, "export-bad.csv")
+        p = subprocess.run([prog, "export", js, "--csv", csv_out, "--prom", bad + ".prom"], capture_output=True, text=True,
+                           timeout=60)
+        check(p.returncode == 2 and "--prom" in p.stderr and not os.path.exists(csv_out),
+              "export: a bad --prom is refused before any output is written (exit %d): %r" % (p.returncode, p.stderr))
 
         # 3c. an acceptance run's file (4 ranks as 2 emulated nodes of 2): per-GPU GEMM and per-host busbw with
         #     their host labels, the node pair, in base units (GB/s x 1e9)
