@@ -9,6 +9,16 @@
 
 #include "envcheck.h"
 
+/* A JSON file, parsed (NULL when absent or not JSON). */
+static cJSON *json_load(const char *path) {
+  FILE *f = fopen(path, "r");
+  static char buf[1 << 16];
+  size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+  if (f) fclose(f);
+  buf[n] = 0;
+  return cJSON_Parse(buf);
+}
+
 /* Runs one report; rank 0's text comes back in *text (NULL elsewhere). */
 static ddp_result report(topo_rank *t, const ddp_versions *v, char **text, cJSON **json, int *consistent) {
   size_t len = 0;
@@ -123,12 +133,7 @@ int main(int argc, char **argv) {
   MPI_Allgather(&code, 1, MPI_INT, codes, 1, MPI_INT, d.world);
   CHECK(codes[0] == codes[1], "doctor exit codes differ between ranks: %d %d", codes[0], codes[1]);
   if (root) {
-    FILE *f = fopen(jpath, "r");
-    char buf[1 << 16] = "";
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[n] = 0;
-    cJSON *doc = cJSON_Parse(buf);
+    cJSON *doc = json_load(jpath);
     cJSON *consistent_item = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "topology"), "consistent");
     CHECK(cJSON_IsBool(consistent_item) && cJSON_IsTrue(consistent_item) == (code != 1),
           "--json document agrees with exit %d", code);
@@ -151,12 +156,7 @@ int main(int argc, char **argv) {
   MPI_Allgather(&code, 1, MPI_INT, codes, 1, MPI_INT, d.world);
   CHECK(codes[0] == 1 && codes[1] == 1, "doctor with NCCL_DEBUG on rank 1 only: exit %d %d, want 1", codes[0], codes[1]);
   if (root) {
-    FILE *f = fopen(jpath, "r");
-    char buf[1 << 16] = "";
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[n] = 0;
-    cJSON *doc = cJSON_Parse(buf);
+    cJSON *doc = json_load(jpath);
     finding_list fl;
     findings_init(&fl);
     char why[300] = "";
