@@ -59,7 +59,7 @@ struct engine {
 };
 
 const char *phase_name(ddp_phase p) {
-  static const char *n[] = {"local", "comm", "ddp"};
+  static const char *n[] = {PHASE_NAME_LOCAL, PHASE_NAME_COMM, PHASE_NAME_DDP};
   return (unsigned)p < PHASE_COUNT ? n[p] : "?";
 }
 

@@ -182,9 +182,9 @@ static ddp_result run_ddp(const measure_env *env, const measure_group *g, result
   return train_run(env, g, PHASE_DDP, out);
 }
 
-const measurement measure_local = {"local", "every rank trains its own copy, no communication (the no-DDP baseline)",
+const measurement measure_local = {PHASE_NAME_LOCAL, "every rank trains its own copy, no communication (the no-DDP baseline)",
                                    run_local, NULL};
-const measurement measure_comm = {"comm", "the ddp phase's bucket allreduces alone, same sizes and order", run_comm,
+const measurement measure_comm = {PHASE_NAME_COMM, "the ddp phase's bucket allreduces alone, same sizes and order", run_comm,
                                   NULL};
-const measurement measure_ddp = {"ddp", "training with each bucket's allreduce overlapping the backward pass",
+const measurement measure_ddp = {PHASE_NAME_DDP, "training with each bucket's allreduce overlapping the backward pass",
                                  run_ddp, NULL};

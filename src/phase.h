@@ -11,6 +11,10 @@ extern "C" {
 #endif
 
 typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_COUNT } ddp_phase;
+/* The one spelling of each phase's name: phase_name() and the train measurements (measure_train.c) use these. */
+#define PHASE_NAME_LOCAL "local"
+#define PHASE_NAME_COMM "comm"
+#define PHASE_NAME_DDP "ddp"
 const char *phase_name(ddp_phase p);
 
 /* What one rank measured in one phase. Arrays are owned by the result (phase_result_free). */
