@@ -733,6 +733,19 @@ static void print_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
   }
 }
 
+/* The baseline's busbw for the node pair "hostA<->hostB" (either order); NaN when it has none. */
+static double baseline_pair(const result_doc *b, const char *pair) {
+  const result_record *x = result_find(b, "accept", "world", expect_keys[EXP_PAIR_BUSBW].name, "pair", pair, NULL);
+  if (!x) {
+    char rev[128];
+    const char *sep = strstr(pair, "<->");
+    if (!sep) return NAN;
+    snprintf(rev, sizeof rev, "%s<->%.*s", sep + 3, (int)(sep - pair), pair);
+    x = result_find(b, "accept", "world", expect_keys[EXP_PAIR_BUSBW].name, "pair", rev, NULL);
+  }
+  return x && isfinite(x->value) ? x->value : NAN;
+}
+
 static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c, acc_findings *fs) {
   char subj[48];
   /* per node: relative to the other nodes at each size; the absolute floor is for 8-GPU nodes at >= 1 GiB */
@@ -763,6 +776,8 @@ static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
   /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
   accept_localization loc;
   if (accept_localize(c->nnodes, c->pairs, c->pair_busbw, c->npairs, o->rel_fail, 3.5, &loc) != DDP_OK) return;
+  result_doc base_doc, *base = NULL; /* checked readable and an accept result before the measurements */
+  if (o->baseline[0] && result_load(o->baseline, &base_doc) == DDP_OK) base = &base_doc;
   for (int n = 0; n < c->nnodes; n++) {
     const acc_rec *r = node_rec(all, W, n);
     if (!r || !loc.node_bad[n]) continue;
@@ -793,17 +808,24 @@ static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
       }
     }
     double floor_v = a->exp.v[EXP_PAIR_BUSBW], m;
+    double bv = base ? baseline_pair(base, pair) : NAN;
+    char bsrc[64] = "";
+    if (isfinite(bv)) { /* --baseline: the same pair's figure in the good run, less the tolerance */
+      floor_v = bv * (1 - o->tolerance / 100);
+      snprintf(bsrc, sizeof bsrc, "baseline %.3g - %g %%", bv, o->tolerance);
+    }
     if (isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
       accept_severity sv = accept_judge(c->pair_busbw[p], floor_v, 1, 0, 0, &m);
       acc_finding *f = finding_add(fs, sv, "pair_busbw.abs", "pair", pair, subj);
       if (f) {
         f->measured = c->pair_busbw[p], f->expected = floor_v, f->margin = m;
         snprintf(f->unit, sizeof f->unit, "GB/s");
-        snprintf(f->text, sizeof f->text, "floor from %s", a->exp.src[EXP_PAIR_BUSBW]);
+        snprintf(f->text, sizeof f->text, "floor from %s", bsrc[0] ? bsrc : a->exp.src[EXP_PAIR_BUSBW]);
       }
     }
   }
   accept_localization_free(&loc);
+  if (base) result_free(base);
 }
 
 /* Findings, the failing ones by host, the summary line; returns the exit code and writes --failed-hosts. */
@@ -886,7 +908,7 @@ static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const c
 
 /* The run as a result document: provenance, one record per figure, the findings. */
 static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int nodes, int argc, char **argv,
-                            const acc_findings *fs, result_doc *d) {
+                            const acc_findings *fs, const acc_coll *cl, result_doc *d) {
   result_init(d);
   d->schema_version = RESULT_SCHEMA_VERSION;
   d->ddpbench_version = xstrdup(DDPBENCH_VERSION);
@@ -951,6 +973,26 @@ static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int no
         DDP_TRY(add_fig(d, r, EXP_P2P, "p2p_bidir_gbps", r->p2p_bi[a * r->p2p_n + b], "pair", pair));
       }
   }
+  /* per node and size, and per node pair: what --baseline reads back for the collectives */
+  for (int n = 0; n < cl->nnodes; n++)
+    for (int z = 0; z < cl->nsizes; z++) {
+      const acc_rec *r = node_rec(all, W, n);
+      double v = cl->node_busbw[n * ACC_MAX_SIZES + z];
+      if (!r || !isfinite(v)) continue;
+      char mib[32];
+      snprintf(mib, sizeof mib, "%g", cl->size_mib[z]);
+      DDP_TRY(result_add(d, "accept", "world", expect_keys[EXP_NODE_BUSBW].name, "GB/s", BETTER_HIGHER, v, NULL, NULL,
+                         0, "host", r->host, "mib", mib, NULL));
+    }
+  for (int p = 0; p < cl->npairs; p++) {
+    const acc_rec *a = node_rec(all, W, cl->pairs[p].a), *b = node_rec(all, W, cl->pairs[p].b);
+    if (!a || !b || !isfinite(cl->pair_busbw[p])) continue;
+    char pair[160], mib[32];
+    snprintf(pair, sizeof pair, "%.38s<->%.38s", a->host, b->host);
+    snprintf(mib, sizeof mib, "%g", cl->pair_mib);
+    DDP_TRY(result_add(d, "accept", "world", expect_keys[EXP_PAIR_BUSBW].name, "GB/s", BETTER_HIGHER, cl->pair_busbw[p],
+                       NULL, NULL, 0, "pair", pair, "mib", mib, NULL));
+  }
   static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
   static const char *scope_names[] = {"gpu", "host", "link", "pair"};
   for (int i = 0; i < fs->n; i++) {
@@ -1013,7 +1055,7 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
     code = report(&o, all, d->size, &fs);
     if (o.json[0]) {
       result_doc doc;
-      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &fs, &doc);
+      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &fs, &coll, &doc);
       if (jr == DDP_OK) jr = doc_write(&o, &doc);
       result_free(&doc);
       if (jr == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;

@@ -117,7 +117,7 @@ mn_eq "verdict names the inconsistency" "$(grep -c '^# verdict: INCONSISTENT' xh
 timeout -k 5 120 ip netns exec "${MN_PREFIX}n0" env DDPBENCH_MPIRUN_ARGS="--mca plm_rsh_agent $MN_HERE/agent.sh" \
   DDPBENCH_BIN="$MN_BIN" NCCL_DEBUG=WARN OPENBLAS_NUM_THREADS=1 \
   "$MN_SRC/launch/run-hosts.sh" "$MN_DIR/hostfile" --ppn "$R" --iface "$MN_PREFIX" \
-  --config "$cfg" --quiet --timeout 60 --json wrap.json >wrap.txt 2>wrap.err
+  --config "$cfg" --device cpu --straggler-pct 1000 --quiet --timeout 60 --json wrap.json >wrap.txt 2>wrap.err
 mn_eq "launch/run-hosts.sh exits 0" "$?" 0
 mn_eq "wrapper: world and nodes" "$(jq -c '[.world_size, .nodes]' wrap.json)" "[$W,$N]"
 mn_eq "wrapper: $R ranks per host (ppr)" "$(jq -r '[.topology.ranks[].local_size] | unique | map(tostring) | join(",")' wrap.json)" "$R"
