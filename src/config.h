@@ -52,6 +52,7 @@ typedef struct {
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int force, quiet;
   /* not keys: */
+  int gpu_default; /* the no-options job on GPUs: the model is sized from the GPU (gpu_default.h) */
   unsigned long long given; /* bit i: key i was set by the config file or the command line */
   char config_file[1024];
   char command_line[4096];
