@@ -264,6 +264,7 @@ template <template <typename> class F, typename... A> int dispatch1(ddp_dtype t,
     case DT_F32: return F<float>::run(a...);
     case DT_BF16: return F<bf16>::run(a...);
     case DT_F16: return F<fp16>::run(a...);
+    default: break; /* the other types are for collectives only */
   }
   return cudaErrorInvalidValue;
 }
@@ -347,12 +348,14 @@ int ops_cast(void *dst, ddp_dtype dt, const void *src, ddp_dtype st, size_t n, f
     case DT_F32: return CastFrom<D>::go<float>(dst, src, n, factor, pre_round, cs);          \
     case DT_BF16: return CastFrom<D>::go<bf16>(dst, src, n, factor, pre_round, cs);          \
     case DT_F16: return CastFrom<D>::go<fp16>(dst, src, n, factor, pre_round, cs);           \
+    default: break;                                                                          \
   }                                                                                          \
   break;
   switch (dt) {
     case DT_F32: DDP_CAST_SRC(float)
     case DT_BF16: DDP_CAST_SRC(bf16)
     case DT_F16: DDP_CAST_SRC(fp16)
+    default: break;
   }
 #undef DDP_CAST_SRC
   return cudaErrorInvalidValue;

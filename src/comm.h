@@ -16,6 +16,37 @@
 extern "C" {
 #endif
 
+/* The collectives of `ddpbench collectives`, with NCCL's argument conventions (nccl-tests' names). */
+typedef enum { COLL_ALLREDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_ALLTOALL, COLL_COUNT } ddp_coll_kind;
+typedef enum { REDOP_SUM = 0, REDOP_PROD, REDOP_MAX, REDOP_MIN, REDOP_AVG, REDOP_COUNT } ddp_redop;
+
+/* One collective. count is NCCL's count argument: the elements of each rank's buffer for allreduce and
+ * broadcast, recvcount for reduce_scatter (send holds size * count), sendcount for all_gather (recv holds
+ * size * count), the per-peer count for alltoall (send and recv hold size * count). In-place as NCCL
+ * defines it: send == recv (allreduce, broadcast), send == recv + rank * count (all_gather), recv == send +
+ * rank * count (reduce_scatter). alltoall must be out-of-place (NCCL's send/recv would race on one buffer).
+ * op applies to allreduce and reduce_scatter; avg divides the sum by the group size (NCCL: fp types
+ * pre-multiply by 1/size, integers divide after the sum); root to broadcast. */
+typedef struct {
+  ddp_coll_kind kind;
+  const void *send;
+  void *recv;
+  size_t count;
+  ddp_dtype dt;
+  ddp_redop op;
+  int root;
+} ddp_coll;
+
+static inline int coll_is_reduction(ddp_coll_kind k) { return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER; }
+
+/* Elements of the send and the receive buffer that one rank's call touches. */
+static inline size_t coll_send_count(const ddp_coll *c, int size) {
+  return c->kind == COLL_REDUCE_SCATTER || c->kind == COLL_ALLTOALL ? c->count * (size_t)size : c->count;
+}
+static inline size_t coll_recv_count(const ddp_coll *c, int size) {
+  return c->kind == COLL_ALL_GATHER || c->kind == COLL_ALLTOALL ? c->count * (size_t)size : c->count;
+}
+
 typedef struct ddp_comm ddp_comm;
 struct ddp_comm {
   const char *name; /* "mpi" or "nccl" */
@@ -26,6 +57,10 @@ struct ddp_comm {
   ddp_result (*allreduce)(ddp_comm *, void *buf, size_t count, ddp_dtype dt, ddp_stream *s);
   /* Copies root's buf to every rank, ordered on stream s. */
   ddp_result (*broadcast)(ddp_comm *, void *buf, size_t count, ddp_dtype dt, int root, ddp_stream *s);
+  /* Any collective of ddp_coll, ordered on stream s like the two above. Buffers are device memory. Calls
+   * of this kind must be enqueued on one stream at a time (MPI stages device memory through one shared
+   * buffer). */
+  ddp_result (*collective)(ddp_comm *, const ddp_coll *args, ddp_stream *s);
   /* Returns when every rank of the group has called it (host-side). */
   ddp_result (*barrier)(ddp_comm *);
   /* Collective: ranks with the same color >= 0 form a new group ordered by key; color < 0 gets *out = NULL. */

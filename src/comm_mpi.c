@@ -11,7 +11,14 @@
  * functions cannot return errors, so a failure is kept and reported by check().
  *
  * 16-bit types are reduced with user-defined MPI operations that add in fp32 and round once per addition,
- * as NCCL does. Counts above INT_MAX are split into chunks. */
+ * as NCCL does. Counts above INT_MAX are split into chunks.
+ *
+ * The general collectives (collective(): allreduce with any op, reduce_scatter, all_gather, broadcast,
+ * alltoall, in- or out-of-place) start lazily, in stream order, inside their host function: on host memory
+ * the job is made per call and freed when it completes; on device memory it is kept per call site (a graph
+ * replays the same host function) and staged through one shared pinned buffer, grown when needed (the old
+ * ones stay alive until destroy, since jobs and graphs made earlier still point at them). */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +48,17 @@ typedef struct job {
   int nreq, active;
 } job;
 
+typedef struct xjob xjob;
+
 typedef struct mpi_impl {
   MPI_Comm comm;
   MPI_Op sum_bf16, sum_f16;
+  MPI_Op ops16[REDOP_COUNT][2]; /* [op][0 bf16, 1 f16] for the general collectives (avg: sum) */
+  xjob *xjobs;                  /* staged general collectives, one per call site */
+  void *xstage;                 /* shared pinned staging buffer of the general collectives */
+  size_t xstage_bytes;
+  void **old_stages;            /* outgrown staging buffers, freed at destroy */
+  int nold;
   ddp_device *dev;
   job *jobs;
   int host_memory;        /* the device's buffers are host memory */
@@ -62,7 +77,36 @@ static void sum_f16_fn(void *in, void *inout, int *len, MPI_Datatype *dt) {
   for (int i = 0; i < *len; i++) b[i] = fp16_from_f32(fp16_to_f32(a[i]) + fp16_to_f32(b[i]));
 }
 
-static MPI_Datatype mpi_type(ddp_dtype dt) { return dt == DT_F32 ? MPI_FLOAT : MPI_UINT16_T; }
+/* 16-bit reductions for the general collectives: fp32 arithmetic, one rounding per operation. */
+#define OP16(name, to, from, expr)                                                \
+  static void name(void *in, void *inout, int *len, MPI_Datatype *dt) {          \
+    const uint16_t *a_ = in;                                                      \
+    uint16_t *b_ = inout;                                                         \
+    for (int i = 0; i < *len; i++) {                                              \
+      float x = to(a_[i]), y = to(b_[i]);                                         \
+      b_[i] = from(expr);                                                         \
+    }                                                                             \
+  }
+OP16(prod_bf16_fn, bf16_to_f32, bf16_from_f32, x * y)
+OP16(max_bf16_fn, bf16_to_f32, bf16_from_f32, x > y ? x : y)
+OP16(min_bf16_fn, bf16_to_f32, bf16_from_f32, x < y ? x : y)
+OP16(prod_f16_fn, fp16_to_f32, fp16_from_f32, x * y)
+OP16(max_f16_fn, fp16_to_f32, fp16_from_f32, x > y ? x : y)
+OP16(min_f16_fn, fp16_to_f32, fp16_from_f32, x < y ? x : y)
+
+static MPI_Datatype mpi_type(ddp_dtype dt) {
+  switch (dt) {
+    case DT_F32: return MPI_FLOAT;
+    case DT_F64: return MPI_DOUBLE;
+    case DT_I8: return MPI_INT8_T;
+    case DT_U8: return MPI_UINT8_T;
+    case DT_I32: return MPI_INT32_T;
+    case DT_U32: return MPI_UINT32_T;
+    case DT_I64: return MPI_INT64_T;
+    case DT_U64: return MPI_UINT64_T;
+    default: return MPI_UINT16_T; /* bf16, f16: reduced by the user-defined operations */
+  }
+}
 static MPI_Op mpi_sum(mpi_impl *m, ddp_dtype dt) {
   return dt == DT_F32 ? MPI_SUM : dt == DT_BF16 ? m->sum_bf16 : m->sum_f16;
 }
@@ -176,6 +220,200 @@ static ddp_result mpi_broadcast(ddp_comm *c, void *buf, size_t count, ddp_dtype 
   return mpi_collective(c, JOB_BCAST, buf, count, dt, root, s);
 }
 
+/* ---- the general collectives ------------------------------------------------------------------- */
+struct xjob {
+  xjob *next;
+  mpi_impl *m;
+  ddp_coll a; /* the caller's arguments */
+  ddp_stream *s;
+  const void *send; /* what MPI reads: a.send, or its place in the stage */
+  void *recv;       /* what MPI writes */
+  int rank, size;
+  int staged; /* device memory: kept for the comm's lifetime, run whole inside one host function */
+  const void *in_src;
+  void *in_dst;
+  size_t in_bytes; /* staged: copied to the stage before, and back from it after */
+  MPI_Request req;
+  int active;
+};
+
+static MPI_Op xop(mpi_impl *m, ddp_dtype dt, ddp_redop op) {
+  if (dt == DT_BF16 || dt == DT_F16) return m->ops16[op][dt == DT_F16];
+  return op == REDOP_PROD ? MPI_PROD : op == REDOP_MAX ? MPI_MAX : op == REDOP_MIN ? MPI_MIN : MPI_SUM;
+}
+
+/* Where a reduce_scatter leaves its result in MPI's memory, and whether it is NCCL's in-place form. */
+static int rs_inplace(const xjob *j) {
+  return (const char *)j->recv == (const char *)j->send + (size_t)j->rank * j->a.count * dtype_size(j->a.dt);
+}
+
+static ddp_result xjob_start(xjob *j) {
+  mpi_impl *m = j->m;
+  const ddp_coll *a = &j->a;
+  MPI_Datatype t = mpi_type(a->dt);
+  int cnt = (int)a->count; /* checked against INT_MAX at enqueue */
+  size_t es = dtype_size(a->dt);
+  switch (a->kind) {
+    case COLL_ALLREDUCE:
+      DDP_CHECK_MPI(MPI_Iallreduce(j->send == j->recv ? MPI_IN_PLACE : j->send, j->recv, cnt, t,
+                                   xop(m, a->dt, a->op), m->comm, &j->req));
+      break;
+    case COLL_REDUCE_SCATTER: /* MPI's in-place form leaves the result at the start; moved in xjob_post */
+      if (rs_inplace(j))
+        DDP_CHECK_MPI(MPI_Ireduce_scatter_block(MPI_IN_PLACE, (void *)j->send, cnt, t, xop(m, a->dt, a->op), m->comm,
+                                                &j->req));
+      else
+        DDP_CHECK_MPI(MPI_Ireduce_scatter_block(j->send, j->recv, cnt, t, xop(m, a->dt, a->op), m->comm, &j->req));
+      break;
+    case COLL_ALL_GATHER:
+      if ((const char *)j->send == (const char *)j->recv + (size_t)j->rank * a->count * es)
+        DDP_CHECK_MPI(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, j->recv, cnt, t, m->comm, &j->req));
+      else
+        DDP_CHECK_MPI(MPI_Iallgather(j->send, cnt, t, j->recv, cnt, t, m->comm, &j->req));
+      break;
+    case COLL_BROADCAST:
+      if (j->rank == a->root && j->send != j->recv) memcpy(j->recv, j->send, a->count * es);
+      DDP_CHECK_MPI(MPI_Ibcast(j->recv, cnt, t, a->root, m->comm, &j->req));
+      break;
+    case COLL_ALLTOALL:
+      DDP_CHECK_MPI(MPI_Ialltoall(j->send, cnt, t, j->recv, cnt, t, m->comm, &j->req));
+      break;
+    default: return DDP_FAIL(DDP_ERR_INTERNAL, "unknown collective %d", (int)a->kind);
+  }
+  j->active = 1;
+  return DDP_OK;
+}
+
+/* After completion: reduce_scatter's in-place result to rank * count, and avg's division. */
+static void xjob_post(xjob *j) {
+  const ddp_coll *a = &j->a;
+  size_t n = a->count, es = dtype_size(a->dt);
+  char *res = j->recv;
+  if (a->kind == COLL_REDUCE_SCATTER && rs_inplace(j) && j->rank) memmove(res, j->send, n * es);
+  if (a->op != REDOP_AVG || (a->kind != COLL_ALLREDUCE && a->kind != COLL_REDUCE_SCATTER)) return;
+  int w = j->size;
+  for (size_t i = 0; i < n; i++) switch (a->dt) {
+      case DT_F32: ((float *)res)[i] /= (float)w; break;
+      case DT_F64: ((double *)res)[i] /= w; break;
+      case DT_BF16: ((uint16_t *)res)[i] = bf16_from_f32(bf16_to_f32(((uint16_t *)res)[i]) / (float)w); break;
+      case DT_F16: ((uint16_t *)res)[i] = fp16_from_f32(fp16_to_f32(((uint16_t *)res)[i]) / (float)w); break;
+      case DT_I8: ((int8_t *)res)[i] /= w; break;
+      case DT_U8: ((uint8_t *)res)[i] /= w; break;
+      case DT_I32: ((int32_t *)res)[i] /= w; break;
+      case DT_U32: ((uint32_t *)res)[i] /= (uint32_t)w; break;
+      case DT_I64: ((int64_t *)res)[i] /= w; break;
+      case DT_U64: ((uint64_t *)res)[i] /= (uint64_t)w; break;
+      default: break;
+    }
+}
+
+/* Host function: start in stream order (the first call), then progress or finish. A host-memory job frees
+ * itself when done (the cpu device never calls it again). */
+static ddp_result xjob_fn(void *arg, int block, int *done) {
+  xjob *j = arg;
+  *done = 0;
+  if (!j->active) DDP_TRY(xjob_start(j));
+  if (block) {
+    DDP_CHECK_MPI(MPI_Wait(&j->req, MPI_STATUS_IGNORE));
+    *done = 1;
+  } else {
+    DDP_CHECK_MPI(MPI_Test(&j->req, done, MPI_STATUS_IGNORE));
+  }
+  if (!*done) return DDP_OK;
+  j->active = 0;
+  xjob_post(j);
+  if (!j->staged) free(j);
+  return DDP_OK;
+}
+
+static ddp_result xjob_run_staged(void *arg, int block, int *done) {
+  xjob *j = arg;
+  ddp_result r = xjob_fn(j, 1, done);
+  *done = 1;
+  if (r != DDP_OK && !j->m->async_err) {
+    snprintf(j->m->async_msg, sizeof j->m->async_msg, "MPI collective of %zu %s elements failed", j->a.count,
+             dtype_name(j->a.dt));
+    j->m->async_err = (int)r;
+  }
+  return DDP_OK;
+}
+
+/* The staged job of this call site: MPI works on a copy of the caller's buffers in the shared stage
+ * (one region when send and receive overlap, as in-place calls do, so that their offsets are kept). */
+static ddp_result xjob_staged(ddp_comm *c, const ddp_coll *a, ddp_stream *s, size_t sbytes, size_t rbytes,
+                              xjob **out) {
+  mpi_impl *m = c->impl;
+  for (xjob *j = m->xjobs; j; j = j->next)
+    if (j->s == s && j->a.kind == a->kind && j->a.send == a->send && j->a.recv == a->recv &&
+        j->a.count == a->count && j->a.dt == a->dt && j->a.op == a->op && j->a.root == a->root) {
+      *out = j;
+      return DDP_OK;
+    }
+  const char *sb = a->send, *rb = a->recv;
+  int overlap = sb < rb + rbytes && rb < sb + sbytes;
+  const char *lo = overlap && rb < sb ? rb : sb;
+  size_t need = overlap ? (size_t)((sb + sbytes > rb + rbytes ? sb + sbytes : rb + rbytes) - lo) : sbytes + rbytes;
+  if (need > m->xstage_bytes) {
+    void **old = realloc(m->old_stages, (size_t)(m->nold + 1) * sizeof *old);
+    DDP_CHECK_ALLOC(old);
+    m->old_stages = old;
+    if (m->xstage) m->old_stages[m->nold++] = m->xstage;
+    m->xstage = NULL;
+    m->xstage_bytes = 0;
+    size_t grow = need < 4096 ? 4096 : need;
+    DDP_TRY(c->dev->alloc_host(c->dev, &m->xstage, grow));
+    m->xstage_bytes = grow;
+  }
+  xjob *j = calloc(1, sizeof *j);
+  DDP_CHECK_ALLOC(j);
+  char *st = m->xstage;
+  j->m = m;
+  j->a = *a;
+  j->s = s;
+  j->rank = c->rank;
+  j->size = c->size;
+  j->staged = 1;
+  j->in_src = lo;
+  j->in_dst = st;
+  j->in_bytes = overlap ? need : sbytes;
+  j->send = overlap ? st + (sb - lo) : st;
+  j->recv = overlap ? st + (rb - lo) : st + sbytes;
+  j->next = m->xjobs;
+  m->xjobs = j;
+  *out = j;
+  return DDP_OK;
+}
+
+static ddp_result mpi_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
+  mpi_impl *m = c->impl;
+  size_t es = dtype_size(a->dt), sn = coll_send_count(a, c->size), rn = coll_recv_count(a, c->size);
+  if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || es == 0)
+    return DDP_FAIL(DDP_ERR_INTERNAL, "bad collective arguments");
+  if (sn > INT_MAX || rn > INT_MAX)
+    return DDP_FAIL(DDP_ERR_MPI, "%zu elements: the MPI comm takes at most %d per rank and call (use nccl)",
+                    sn > rn ? sn : rn, INT_MAX);
+  if (a->kind == COLL_ALLTOALL && a->send == a->recv) return DDP_FAIL(DDP_ERR_INTERNAL, "alltoall must be out-of-place");
+  if (m->host_memory) {
+    xjob *j = calloc(1, sizeof *j);
+    DDP_CHECK_ALLOC(j);
+    j->m = m;
+    j->a = *a;
+    j->s = s;
+    j->send = a->send;
+    j->recv = a->recv;
+    j->rank = c->rank;
+    j->size = c->size;
+    ddp_result r = c->dev->host_func(c->dev, s, xjob_fn, j);
+    if (r != DDP_OK) ddp_trace(__FILE__, __LINE__); /* the job may be in flight: leak it rather than race */
+    return r;
+  }
+  xjob *j = NULL;
+  DDP_TRY(xjob_staged(c, a, s, sn * es, rn * es, &j));
+  DDP_TRY(c->dev->copy(c->dev, j->in_dst, j->in_src, j->in_bytes, s));
+  DDP_TRY(c->dev->host_func(c->dev, s, xjob_run_staged, j));
+  return c->dev->copy(c->dev, a->recv, j->recv, rn * es, s);
+}
+
 static ddp_result mpi_barrier(ddp_comm *c) {
   mpi_impl *m = c->impl;
   DDP_CHECK_MPI(MPI_Barrier(m->comm));
@@ -201,6 +439,17 @@ static void mpi_destroy(ddp_comm *c) {
       free(j->reqs);
       free(j);
     }
+    while (m->xjobs) {
+      xjob *j = m->xjobs;
+      m->xjobs = j->next;
+      free(j);
+    }
+    for (int i = 0; i < m->nold; i++) c->dev->free_host(c->dev, m->old_stages[i]);
+    free(m->old_stages);
+    if (m->xstage) c->dev->free_host(c->dev, m->xstage);
+    for (int op = REDOP_PROD; op <= REDOP_MIN; op++)
+      for (int k = 0; k < 2; k++)
+        if (m->ops16[op][k] != MPI_OP_NULL) MPI_Op_free(&m->ops16[op][k]);
     if (m->sum_bf16 != MPI_OP_NULL) MPI_Op_free(&m->sum_bf16);
     if (m->sum_f16 != MPI_OP_NULL) MPI_Op_free(&m->sum_f16);
     if (m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
@@ -230,6 +479,7 @@ ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
   }
   m->comm = MPI_COMM_NULL;
   m->sum_bf16 = m->sum_f16 = MPI_OP_NULL;
+  for (int op = 0; op < REDOP_COUNT; op++) m->ops16[op][0] = m->ops16[op][1] = MPI_OP_NULL;
   c->impl = m;
   m->host_memory = dev->host_memory;
   m->dev = dev;
@@ -237,6 +487,7 @@ ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
   c->dev = dev;
   c->allreduce = mpi_allreduce;
   c->broadcast = mpi_broadcast;
+  c->collective = mpi_coll;
   c->barrier = mpi_barrier;
   c->split = mpi_split;
   c->check = mpi_check;
@@ -248,6 +499,14 @@ ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
   if (err == MPI_SUCCESS) err = MPI_Comm_size(m->comm, &c->size);
   if (err == MPI_SUCCESS) err = MPI_Op_create(sum_bf16_fn, 1, &m->sum_bf16);
   if (err == MPI_SUCCESS) err = MPI_Op_create(sum_f16_fn, 1, &m->sum_f16);
+  MPI_User_function *fn16[REDOP_COUNT][2] = {
+      [REDOP_PROD] = {prod_bf16_fn, prod_f16_fn}, [REDOP_MAX] = {max_bf16_fn, max_f16_fn},
+      [REDOP_MIN] = {min_bf16_fn, min_f16_fn}};
+  for (int op = REDOP_PROD; op <= REDOP_MIN; op++)
+    for (int k = 0; k < 2; k++)
+      if (err == MPI_SUCCESS) err = MPI_Op_create(fn16[op][k], 1, &m->ops16[op][k]);
+  m->ops16[REDOP_SUM][0] = m->ops16[REDOP_AVG][0] = m->sum_bf16; /* aliases: freed once, as sum_* */
+  m->ops16[REDOP_SUM][1] = m->ops16[REDOP_AVG][1] = m->sum_f16;
   if (err != MPI_SUCCESS) {
     mpi_destroy(c);
     return mpi_fail(err, "creating the MPI comm", __FILE__, __LINE__);

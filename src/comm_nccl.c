@@ -2,7 +2,8 @@
  * rank 0 of the group broadcasts over MPI; collectives are enqueued on the caller's stream (NCCL orders
  * them there itself); errors carry ncclGetLastError's text. The host-side barrier polls its stream and
  * ncclCommGetAsyncError, so a peer that died is reported instead of waited for. Also reports the NCCL
- * header the binary was built with, the library it runs with and that library's path. */
+ * header the binary was built with, the library it runs with and that library's path. The general
+ * collectives map one to one onto NCCL's calls (alltoall: grouped send/recv, as nccl-tests does). */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -32,7 +33,25 @@ static ddp_result nccl_fail(ncclResult_t r, ncclComm_t comm, const char *call, c
     if (r_ != ncclSuccess) return nccl_fail(r_, (comm), #call, __FILE__, __LINE__);        \
   } while (0)
 
-static ncclDataType_t nccl_type(ddp_dtype t) { return t == DT_F32 ? ncclFloat32 : t == DT_BF16 ? ncclBfloat16 : ncclFloat16; }
+static ncclDataType_t nccl_type(ddp_dtype t) {
+  switch (t) {
+    case DT_F32: return ncclFloat32;
+    case DT_BF16: return ncclBfloat16;
+    case DT_F16: return ncclFloat16;
+    case DT_F64: return ncclFloat64;
+    case DT_I8: return ncclInt8;
+    case DT_U8: return ncclUint8;
+    case DT_I32: return ncclInt32;
+    case DT_U32: return ncclUint32;
+    case DT_I64: return ncclInt64;
+    default: return ncclUint64;
+  }
+}
+
+static ncclRedOp_t nccl_op(ddp_redop op) {
+  static const ncclRedOp_t ops[REDOP_COUNT] = {ncclSum, ncclProd, ncclMax, ncclMin, ncclAvg};
+  return ops[op];
+}
 
 static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
   nccl_impl *n = c->impl;
@@ -43,6 +62,43 @@ static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype d
 static ddp_result nc_broadcast(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, int root, ddp_stream *s) {
   nccl_impl *n = c->impl;
   NCCL_CHECK(n->comm, ncclBroadcast(buf, buf, count, nccl_type(dt), root, n->comm, (cudaStream_t)s));
+  return DDP_OK;
+}
+
+/* alltoall as nccl-tests has always run it: one send and one receive per peer in a group. */
+static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
+  nccl_impl *n = c->impl;
+  cudaStream_t st = (cudaStream_t)s;
+  ncclDataType_t t = nccl_type(a->dt);
+  if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || !dtype_size(a->dt))
+    return DDP_FAIL(DDP_ERR_INTERNAL, "bad collective arguments");
+  switch (a->kind) {
+    case COLL_ALLREDUCE:
+      NCCL_CHECK(n->comm, ncclAllReduce(a->send, a->recv, a->count, t, nccl_op(a->op), n->comm, st));
+      break;
+    case COLL_REDUCE_SCATTER:
+      NCCL_CHECK(n->comm, ncclReduceScatter(a->send, a->recv, a->count, t, nccl_op(a->op), n->comm, st));
+      break;
+    case COLL_ALL_GATHER: NCCL_CHECK(n->comm, ncclAllGather(a->send, a->recv, a->count, t, n->comm, st)); break;
+    case COLL_BROADCAST:
+      NCCL_CHECK(n->comm, ncclBroadcast(a->send, a->recv, a->count, t, a->root, n->comm, st));
+      break;
+    case COLL_ALLTOALL: {
+      if (a->send == a->recv) return DDP_FAIL(DDP_ERR_INTERNAL, "alltoall must be out-of-place");
+      size_t chunk = a->count * dtype_size(a->dt);
+      NCCL_CHECK(n->comm, ncclGroupStart());
+      ncclResult_t r = ncclSuccess;
+      for (int p = 0; p < c->size && r == ncclSuccess; p++) {
+        r = ncclSend((const char *)a->send + p * chunk, a->count, t, p, n->comm, st);
+        if (r == ncclSuccess) r = ncclRecv((char *)a->recv + p * chunk, a->count, t, p, n->comm, st);
+      }
+      ncclResult_t e = ncclGroupEnd();
+      NCCL_CHECK(n->comm, r);
+      NCCL_CHECK(n->comm, e);
+      break;
+    }
+    default: break;
+  }
   return DDP_OK;
 }
 
@@ -116,6 +172,7 @@ static ddp_result wrap(ddp_comm **out, ncclComm_t comm, ddp_device *dev) {
   c->dev = dev;
   c->allreduce = nc_allreduce;
   c->broadcast = nc_broadcast;
+  c->collective = nc_coll;
   c->barrier = nc_barrier;
   c->split = nc_split;
   c->check = nc_check;

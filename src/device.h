@@ -23,8 +23,14 @@
 extern "C" {
 #endif
 
-typedef enum { DT_F32 = 0, DT_BF16, DT_F16 } ddp_dtype;
-static inline size_t dtype_size(ddp_dtype t) { return t == DT_F32 ? 4 : 2; }
+/* The model uses the first three; the rest exist for the comm interface's collectives (`ddpbench
+ * collectives`), which move and reduce every type nccl-tests does. Device math takes only the first three. */
+typedef enum { DT_F32 = 0, DT_BF16, DT_F16, DT_F64, DT_I8, DT_U8, DT_I32, DT_U32, DT_I64, DT_U64, DT_COUNT } ddp_dtype;
+static inline size_t dtype_size(ddp_dtype t) {
+  static const unsigned char sz[DT_COUNT] = {4, 2, 2, 8, 1, 1, 4, 4, 8, 8};
+  return (unsigned)t < DT_COUNT ? sz[t] : 0;
+}
+/* nccl-tests' names: "float", "bfloat16", "half", "double", "int8", "uint8", "int32", ... */
 const char *dtype_name(ddp_dtype t);
 
 typedef struct ddp_stream ddp_stream; /* opaque, device-specific */

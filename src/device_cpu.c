@@ -51,8 +51,9 @@ typedef struct {
 } cpu_impl;
 
 const char *dtype_name(ddp_dtype t) {
-  static const char *n[] = {"float", "bfloat16", "half"};
-  return (unsigned)t < 3 ? n[t] : "?";
+  static const char *n[DT_COUNT] = {"float", "bfloat16", "half",   "double", "int8",
+                                    "uint8", "int32",    "uint32", "int64",  "uint64"};
+  return (unsigned)t < DT_COUNT ? n[t] : "?";
 }
 
 /* ---- in-flight host functions ------------------------------------------------------------------ */

@@ -14,12 +14,14 @@
  *   run.h       the job that strings these together, and the watchdog      (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
- * (environment and topology checks across the ranks of an mpirun), `ddpbench compare` (two sets of result
- * files, benchstat's statistics; compare.h) and `ddpbench accept` (per-GPU, per-node and per-pair acceptance
+ * (environment and topology checks across the ranks of an mpirun), `ddpbench collectives` (the nccl-tests
+ * sweep through the comm interface, collectives.h), `ddpbench compare` (two sets of result files,
+ * benchstat's statistics; compare.h) and `ddpbench accept` (per-GPU, per-node and per-pair acceptance
  * checks with verdicts: accept_main.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
 #include "accept_main.h"
+#include "collectives.h"
 #include "compare.h"
 #include "dist.h"
 #include "run.h"
@@ -42,5 +44,6 @@ int main(int argc, char **argv) {
     dist_finalize(&d);
     return code;
   }
+  if (argc > 1 && strcmp(argv[1], "collectives") == 0) return collectives_main(argc - 1, argv + 1);
   return run_main(argc, argv);
 }
