@@ -7,12 +7,14 @@
 # logs) go to $OUT (or ./bench-results); a table is printed last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+mode=${1:-one}
+shift || true
+case "$mode" in one | two) ;; *) echo "launch/bench.sh: mode must be one or two, got '$mode'" >&2; exit 2 ;; esac
+for c in "$@"; do [ -f "configs/$c.ini" ] || { echo "launch/bench.sh: no preset configs/$c.ini" >&2; exit 2; }; done
 out=${OUT:-bench-results}
 mkdir -p "$out"
 [ -f .device-deps/env.sh ] && source .device-deps/env.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-mode=${1:-one}
-shift || true
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(h200-8192x8x8192-bf16 h200-8192x8x8192-fp16 h200-4096x16x4096-bf16 h200-8192x8x1024-bf16 h200-1024x32x1024-bf16)
 bin=build/gpu/ddpbench

@@ -5,6 +5,7 @@
 #   launch/gpu-check.sh            # everything
 #   launch/gpu-check.sh build      # just configure and build
 set -uo pipefail
+case "${1:-all}" in all | build) ;; *) echo "launch/gpu-check.sh: argument must be 'build' or nothing, got '$1'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-logs}
 mkdir -p "$out"

@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkgs="build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhwloc-dev libcjson-dev libinih-dev libopenblas-dev"
+# clang and its runtime libraries (ASan, UBSan, libFuzzer) for the sanitize preset that launch/test.sh runs
+pkgs="$pkgs clang libclang-rt-dev"
 missing=""
 for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"; done
 if [ -n "$missing" ]; then

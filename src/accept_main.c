@@ -170,7 +170,8 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
     result_doc b;
     DDP_TRY(result_load(o->baseline, &b));
     int n = 0;
-    for (int i = 0; i < b.nrecords; i++) n += !strcmp(b.records[i].measurement, "accept");
+    for (int i = 0; i < b.nrecords; i++) /* per-GPU figures, or the node and pair allreduces */
+      n += !strcmp(b.records[i].measurement, "accept") || !strcmp(b.records[i].measurement, "allreduce");
     result_free(&b);
     if (!n) return ddp_usage_error("--baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
   }
@@ -344,7 +345,7 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   config_defaults(&cfg);
   allreduce_params node_p = {c->nsizes, {0}, o->allreduce_iters}, pair_p = {1, {c->pair_mib}, o->allreduce_iters};
   for (int k = 0; k < c->nsizes; k++) node_p.mib[k] = c->size_mib[k];
-  measure_env env = {&cfg, dv, dev, NULL, NULL, NULL, &node_p};
+  measure_env env = {.cfg = &cfg, .dist = dv, .dev = dev, .params = &node_p};
   ddp_comm *world = NULL;
   result_doc doc;
   result_init(&doc);
@@ -733,17 +734,20 @@ static void print_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
   }
 }
 
-/* The baseline's busbw for the node pair "hostA<->hostB" (either order); NaN when it has none. */
-static double baseline_pair(const result_doc *b, const char *pair) {
-  const result_record *x = result_find(b, "accept", "world", expect_keys[EXP_PAIR_BUSBW].name, "pair", pair, NULL);
-  if (!x) {
-    char rev[128];
-    const char *sep = strstr(pair, "<->");
-    if (!sep) return NAN;
-    snprintf(rev, sizeof rev, "%s<->%.*s", sep + 3, (int)(sep - pair), pair);
-    x = result_find(b, "accept", "world", expect_keys[EXP_PAIR_BUSBW].name, "pair", rev, NULL);
+/* The baseline's busbw for the node pair of hosts ha and hb (its allreduce record: group pair:<a>-<b>, label
+ * hosts "A,B", in either order: node numbers may differ between runs, host names do not); NaN when none. */
+static double baseline_pair(const result_doc *b, const char *ha, const char *hb) {
+  char ab[160], ba[160];
+  snprintf(ab, sizeof ab, "%.70s,%.70s", ha, hb);
+  snprintf(ba, sizeof ba, "%.70s,%.70s", hb, ha);
+  for (int i = 0; i < b->nrecords; i++) {
+    const result_record *x = &b->records[i];
+    const char *h = result_record_label(x, "hosts");
+    if (strcmp(x->measurement, "allreduce") || strncmp(x->group, "pair:", 5) || strcmp(x->metric, "busbw_gbs") || !h)
+      continue;
+    if ((!strcmp(h, ab) || !strcmp(h, ba)) && isfinite(x->value)) return x->value;
   }
-  return x && isfinite(x->value) ? x->value : NAN;
+  return NAN;
 }
 
 static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c, acc_findings *fs) {
@@ -808,7 +812,7 @@ static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
       }
     }
     double floor_v = a->exp.v[EXP_PAIR_BUSBW], m;
-    double bv = base ? baseline_pair(base, pair) : NAN;
+    double bv = base ? baseline_pair(base, a->host, b->host) : NAN;
     char bsrc[64] = "";
     if (isfinite(bv)) { /* --baseline: the same pair's figure in the good run, less the tolerance */
       floor_v = bv * (1 - o->tolerance / 100);
@@ -907,8 +911,37 @@ static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const c
 }
 
 /* The run as a result document: provenance, one record per figure, the findings. */
+/* The allreduce figures as the measurement writes them (measure_allreduce.c: measurement "allreduce", group
+ * "node:<host>" or "pair:<a>-<b>" by node index, metric busbw_gbs, label bytes), one record per node and size
+ * and per pair (its best pass), labelled with the node's host or the pair's hosts; launch/plot.py draws the
+ * pair matrix. */
+static ddp_result coll_records(const acc_rec *all, int W, const acc_coll *c, result_doc *d) {
+  char g[80], b[32], hosts[160];
+  for (int n = 0; n < c->nnodes && c->node_busbw; n++) {
+    const acc_rec *r = node_rec(all, W, n);
+    for (int k = 0; r && k < c->nsizes; k++) {
+      double v = c->node_busbw[n * ACC_MAX_SIZES + k];
+      if (isnan(v)) continue; /* a node of one rank has no allreduce inside it */
+      snprintf(g, sizeof g, "node:%.56s", r->host);
+      snprintf(b, sizeof b, "%zu", (size_t)(c->size_mib[k] * (1 << 20)) & ~(size_t)3);
+      DDP_TRY(result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v, NULL, NULL, 0, "bytes", b,
+                         "host", r->host, NULL));
+    }
+  }
+  for (int p = 0; p < c->npairs && c->pair_busbw; p++) {
+    const acc_rec *x = node_rec(all, W, c->pairs[p].a), *y = node_rec(all, W, c->pairs[p].b);
+    if (isnan(c->pair_busbw[p])) continue;
+    snprintf(g, sizeof g, "pair:%d-%d", c->pairs[p].a, c->pairs[p].b);
+    snprintf(b, sizeof b, "%zu", (size_t)(c->pair_mib * (1 << 20)) & ~(size_t)3);
+    snprintf(hosts, sizeof hosts, "%.70s,%.70s", x ? x->host : "?", y ? y->host : "?");
+    DDP_TRY(result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, c->pair_busbw[p], NULL, NULL, 0, "bytes",
+                       b, "hosts", hosts, NULL));
+  }
+  return DDP_OK;
+}
+
 static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int nodes, int argc, char **argv,
-                            const acc_findings *fs, const acc_coll *cl, result_doc *d) {
+                            const acc_coll *coll, const acc_findings *fs, result_doc *d) {
   result_init(d);
   d->schema_version = RESULT_SCHEMA_VERSION;
   d->ddpbench_version = xstrdup(DDPBENCH_VERSION);
@@ -973,26 +1006,7 @@ static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int no
         DDP_TRY(add_fig(d, r, EXP_P2P, "p2p_bidir_gbps", r->p2p_bi[a * r->p2p_n + b], "pair", pair));
       }
   }
-  /* per node and size, and per node pair: what --baseline reads back for the collectives */
-  for (int n = 0; n < cl->nnodes; n++)
-    for (int z = 0; z < cl->nsizes; z++) {
-      const acc_rec *r = node_rec(all, W, n);
-      double v = cl->node_busbw[n * ACC_MAX_SIZES + z];
-      if (!r || !isfinite(v)) continue;
-      char mib[32];
-      snprintf(mib, sizeof mib, "%g", cl->size_mib[z]);
-      DDP_TRY(result_add(d, "accept", "world", expect_keys[EXP_NODE_BUSBW].name, "GB/s", BETTER_HIGHER, v, NULL, NULL,
-                         0, "host", r->host, "mib", mib, NULL));
-    }
-  for (int p = 0; p < cl->npairs; p++) {
-    const acc_rec *a = node_rec(all, W, cl->pairs[p].a), *b = node_rec(all, W, cl->pairs[p].b);
-    if (!a || !b || !isfinite(cl->pair_busbw[p])) continue;
-    char pair[160], mib[32];
-    snprintf(pair, sizeof pair, "%.38s<->%.38s", a->host, b->host);
-    snprintf(mib, sizeof mib, "%g", cl->pair_mib);
-    DDP_TRY(result_add(d, "accept", "world", expect_keys[EXP_PAIR_BUSBW].name, "GB/s", BETTER_HIGHER, cl->pair_busbw[p],
-                       NULL, NULL, 0, "pair", pair, "mib", mib, NULL));
-  }
+  DDP_TRY(coll_records(all, W, coll, d));
   static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
   static const char *scope_names[] = {"gpu", "host", "link", "pair"};
   for (int i = 0; i < fs->n; i++) {
@@ -1055,7 +1069,7 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
     code = report(&o, all, d->size, &fs);
     if (o.json[0]) {
       result_doc doc;
-      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &fs, &coll, &doc);
+      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &coll, &fs, &doc);
       if (jr == DDP_OK) jr = doc_write(&o, &doc);
       result_free(&doc);
       if (jr == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;

@@ -1,51 +1,131 @@
-/* atomic_file.c: temporary file, fsync, rename or link. Leaves no temporary file behind on failure. */
+/* atomic_file.c: temporary file, fsync, rename or link; the rules of atomic_file.h on what may be replaced,
+ * checked with lstat before anything is created and again just before the rename. Leaves no temporary file
+ * behind on failure, nor on SIGINT/SIGTERM (the handler calls atomic_file_abandon). Never follows or replaces a
+ * symbolic link at the path, never replaces anything but a regular file. */
 #include "atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+/* The temporary file being written, for atomic_file_abandon (one at a time: only rank 0's main thread
+ * writes files). */
+static char g_tmp[4096];
+static volatile sig_atomic_t g_tmp_live;
+
+void atomic_file_abandon(void) {
+  if (g_tmp_live) unlink(g_tmp);
+  g_tmp_live = 0;
+}
+
+static const char *kind_name(mode_t m) {
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISDIR(m)) return "a directory";
+  return "not a regular file";
+}
+
+/* 0 when path may be (over)written under the rules; else -1 with the reason in err. */
+static int path_allowed(const char *path, int force, char *err, size_t errn) {
+  struct stat st;
+  if (!path[0]) return snprintf(err, errn, "empty output file name"), -1;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT) return 0;
+    return snprintf(err, errn, "%s: %s", path, strerror(errno)), -1;
+  }
+  if (S_ISLNK(st.st_mode))
+    return snprintf(err, errn, "%s is a symbolic link: ddpbench neither writes through nor replaces one "
+                               "(give the path of the real file)", path), -1;
+  if (!S_ISREG(st.st_mode))
+    return snprintf(err, errn, "%s is %s, not a regular file: ddpbench replaces regular files only", path,
+                    kind_name(st.st_mode)), -1;
+  if (!force) return snprintf(err, errn, "%s: file exists (use --force to overwrite it)", path), -1;
+  return 0;
+}
+
+/* Creates the temporary file next to path (registered for atomic_file_abandon); -1 with err on failure. */
+static int tmp_create(const char *path, char *err, size_t errn) {
+  if (snprintf(g_tmp, sizeof g_tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof g_tmp)
+    return snprintf(err, errn, "%s: path too long", path), -1;
+  g_tmp_live = 1;
+  int fd = open(g_tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int e = errno;
+    g_tmp_live = 0;
+    if (e == ENOENT || e == ENOTDIR)
+      snprintf(err, errn, "%s: its folder does not exist", path);
+    else
+      snprintf(err, errn, "%s: cannot create a file there: %s", path, strerror(e));
+    return -1;
+  }
+  return fd;
+}
+
+ddp_result atomic_file_check(const char *path, int force, char *err, size_t errn) {
+  if (path_allowed(path, force, err, errn) != 0) return DDP_ERR_USAGE;
+  int fd = tmp_create(path, err, errn);
+  if (fd < 0) return DDP_ERR_USAGE;
+  close(fd);
+  atomic_file_abandon();
+  return DDP_OK;
+}
+
 ddp_result atomic_file_write(const char *path, const char *data, size_t n, int force) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-    return ddp_usage_error("%s: path too long", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0) return DDP_FAIL(DDP_ERR_SYSTEM, "cannot create %s: %s", tmp, strerror(errno));
+  char err[4400];
+  if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);
+  int fd = tmp_create(path, err, sizeof err);
+  /* After a passed pre-flight check this is the environment changing under the run: a runtime error. */
+  if (fd < 0) return DDP_FAIL(DDP_ERR_SYSTEM, "%s", err);
   const char *p = data;
   size_t left = n;
   while (left > 0) {
     ssize_t w = write(fd, p, left);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      int err = errno;
+      int e = errno;
       close(fd);
-      unlink(tmp);
-      return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", tmp, strerror(err));
+      atomic_file_abandon();
+      return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", path, strerror(e));
     }
     p += w;
     left -= (size_t)w;
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
-    int err = errno;
-    unlink(tmp);
-    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", tmp, strerror(err));
+    int e = errno;
+    atomic_file_abandon();
+    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", path, strerror(e));
   }
+  /* Test hook: DDPBENCH_TEST_WRITE_DELAY=S holds the complete temporary file S seconds before it is renamed
+   * or linked, so that the fault tests can send a signal in the middle of a write. */
+  const char *delay = getenv("DDPBENCH_TEST_WRITE_DELAY");
+  if (delay && atoi(delay) > 0) sleep((unsigned)atoi(delay));
   if (force) {
-    if (rename(tmp, path) != 0) {
-      int err = errno;
-      unlink(tmp);
-      return DDP_FAIL(DDP_ERR_SYSTEM, "cannot rename %s to %s: %s", tmp, path, strerror(err));
+    /* Again just before the rename: what is there now must still be a regular file (or nothing). */
+    if (path_allowed(path, force, err, sizeof err) != 0) {
+      atomic_file_abandon();
+      return ddp_usage_error("%s", err);
     }
+    if (rename(g_tmp, path) != 0) {
+      int e = errno;
+      atomic_file_abandon();
+      return DDP_FAIL(DDP_ERR_SYSTEM, "cannot rename %s to %s: %s", g_tmp, path, strerror(e));
+    }
+    g_tmp_live = 0;
     return DDP_OK;
   }
-  if (link(tmp, path) != 0) {
-    int err = errno;
-    unlink(tmp);
-    if (err == EEXIST) return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", path);
-    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot create %s: %s", path, strerror(err));
+  if (link(g_tmp, path) != 0) {
+    int e = errno;
+    atomic_file_abandon();
+    if (e == EEXIST) return ddp_usage_error("%s: file exists (use --force to overwrite it)", path);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot create %s: %s", path, strerror(e));
   }
-  unlink(tmp);
+  atomic_file_abandon();
   return DDP_OK;
 }

@@ -969,15 +969,18 @@ static ddp_result load_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_re
   }
   DDP_TRY(wait_event(x, ge[K], "the GEMM"));
   double idle_ms = span_ms(d, ge[0], ge[K]) / K;
-  /* Both loops together, enqueued interleaved (the cpu device runs GEMMs as they are enqueued). */
+  /* Both loops together. On a GPU the K GEMMs are enqueued first: interleaved with M collectives whose launches
+   * take longer on the host than a small call takes on the device, the GEMM stream would wait for the host
+   * between GEMMs and the gaps would count as GEMM time (seen on an H200: 80 TFLOP/s "under" a 1 MiB
+   * allreduce). The cpu device runs each operation as it is enqueued, so there they are interleaved. */
   DDP_TRY(ctl_barrier(x));
   DDP_TRY(d->event_record(d, start, x->s));
   DDP_TRY(d->stream_wait_event(d, x->gs, start));
   DDP_TRY(d->event_record(d, ce[0], x->s));
   DDP_TRY(d->event_record(d, ge[0], x->gs));
-  int ic = 0, ig = 0;
+  int ic = 0, ig = 0, gemms_first = !d->host_memory;
   while (ic < M || ig < K) {
-    if (ig < K && (ic >= M || (long long)ig * M <= (long long)ic * K)) {
+    if (ig < K && (gemms_first || ic >= M || (long long)ig * M <= (long long)ic * K)) {
       DDP_TRY(gemm_run(x, x->gs));
       DDP_TRY(d->event_record(d, ge[++ig], x->gs));
     } else {
@@ -1643,9 +1646,10 @@ static ddp_result group_round(coll_ctx *x, const measure_round *rd) {
     for (int i = base_wrongs; i < x->nwrongs; i++) x->wrongs[i].row -= base_rows;
     int e = MPI_Send(text, (int)len, MPI_CHAR, 0, 1, x->dist.world);
     if (e == MPI_SUCCESS)
-      e = MPI_Send(x->rows + base_rows, mine[2] * (int)sizeof *x->rows, MPI_BYTE, 0, 2, x->dist.world);
+      e = MPI_Send(x->rows ? x->rows + base_rows : NULL, mine[2] * (int)sizeof *x->rows, MPI_BYTE, 0, 2, x->dist.world);
     if (e == MPI_SUCCESS)
-      e = MPI_Send(x->wrongs + base_wrongs, mine[3] * (int)sizeof *x->wrongs, MPI_BYTE, 0, 3, x->dist.world);
+      e = MPI_Send(x->wrongs ? x->wrongs + base_wrongs : NULL, mine[3] * (int)sizeof *x->wrongs, MPI_BYTE, 0, 3,
+                   x->dist.world); /* NULL + 0 is UB (UBSan) when nothing was ever wrong */
     if (e != MPI_SUCCESS) r = mpi_fail(e, "sending the group's results", __FILE__, __LINE__);
     x->nrows = base_rows;
     x->nwrongs = base_wrongs;

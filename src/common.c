@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int g_rank = -1;
 static char g_host[256] = "?";
@@ -23,7 +24,20 @@ uint64_t ddp_fnv1a64(const void *p, size_t n, uint64_t h) {
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
   return h;
 }
-const char *ddp_host(void) { return g_host; }
+const char *ddp_host(void) {
+  if (strcmp(g_host, "?") == 0 && gethostname(g_host, sizeof g_host) != 0) snprintf(g_host, sizeof g_host, "?");
+  g_host[sizeof g_host - 1] = 0;
+  return g_host;
+}
+
+/* "rank R host H", or "host H" where there is no rank (before MPI, `ddpbench topo`). */
+static const char *who(char *buf, size_t n) {
+  if (g_rank >= 0)
+    snprintf(buf, n, "rank %d host %s", g_rank, ddp_host());
+  else
+    snprintf(buf, n, "host %s", ddp_host());
+  return buf;
+}
 
 const char *ddp_result_str(ddp_result r) {
   switch (r) {
@@ -58,19 +72,38 @@ ddp_result ddp_fail(ddp_result code, const char *file, int line, const char *fmt
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "[ddpbench rank %d host %s] %s at %s:%d: %s\n", g_rank, g_host, ddp_result_str(code), file,
-          line, msg);
+  char w[300];
+  fprintf(stderr, "[ddpbench %s] %s at %s:%d: %s\n", who(w, sizeof w), ddp_result_str(code), file, line, msg);
   fflush(stderr);
   return code;
 }
 
 void ddp_trace(const char *file, int line) {
-  fprintf(stderr, " .. rank %d host %s: from %s:%d\n", g_rank, g_host, file, line);
+  char w[300];
+  fprintf(stderr, " .. %s: from %s:%d\n", who(w, sizeof w), file, line);
 }
 
 static int is_rank0(void) { return g_rank >= 0 ? g_rank == 0 : ddp_launcher_rank() == 0; }
 
+static char *g_capture;
+static size_t g_capture_n;
+
+void ddp_usage_capture(char *buf, size_t n) {
+  g_capture = buf;
+  g_capture_n = n;
+  if (buf && n) buf[0] = 0;
+}
+
 ddp_result ddp_usage_error(const char *fmt, ...) {
+  if (g_capture) { /* keep the first message: it names the cause */
+    if (!g_capture[0]) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(g_capture, g_capture_n, fmt, ap);
+      va_end(ap);
+    }
+    return DDP_ERR_USAGE;
+  }
   if (is_rank0()) {
     va_list ap;
     va_start(ap, fmt);

@@ -28,7 +28,10 @@ typedef enum {
 } ddp_result;
 
 /* Process exit codes (documented in README): */
-enum { DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3, DDP_EXIT_EXPECT = 4 };
+enum {
+  DDP_EXIT_OK = 0, DDP_EXIT_CHECK = 1, DDP_EXIT_USAGE = 2, DDP_EXIT_RUNTIME = 3, DDP_EXIT_EXPECT = 4,
+  DDP_EXIT_NONFINITE = 5 /* NaN/Inf final weights or loss: a failed verification of its own */
+};
 
 const char *ddp_result_str(ddp_result r);
 int ddp_exit_code(ddp_result r);
@@ -45,6 +48,9 @@ ddp_result ddp_fail(ddp_result code, const char *file, int line, const char *fmt
 void ddp_trace(const char *file, int line);
 /* One-line user error "ddpbench: message" to stderr (rank 0 only); returns DDP_ERR_USAGE. */
 ddp_result ddp_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* While buf is set (not NULL), ddp_usage_error stores its first message in buf on every rank instead of
+ * printing it, so that the caller can share each rank's error and print them all from rank 0. */
+void ddp_usage_capture(char *buf, size_t n);
 /* Notice "ddpbench: message" on stderr from rank 0 (or before MPI, from the process that will be rank 0). */
 void ddp_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -89,7 +89,7 @@ static int side_expand(side *s, char **paths, int n, const char *name) {
       }
     }
     closedir(d);
-    qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str);
+    if (found.n > 1) qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str); /* qsort(NULL, 0) is UB */
     if (found.n == 0) {
       strlist_free(&found);
       return ddp_usage_error("compare: side %s: %s holds no .json result files", name, paths[i]), 2;

@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "bucket.h"
 #include "phase.h"
 
 typedef enum { T_INT, T_U64, T_DOUBLE, T_BOOL, T_ENUM, T_STR } key_type;
@@ -77,13 +78,19 @@ static const key_spec KEYS[] = {
     {"phases", T_STR, OFF(phases), "local,comm,ddp", 0, 0, NULL, SZ(phases), "phases to run, in this order"},
     {"json", T_STR, OFF(json), "", 0, 0, NULL, SZ(json), "write the result document to this file"},
     {"topo_xml", T_STR, OFF(topo_xml), "", 0, 0, NULL, SZ(topo_xml), "write each host's hwloc XML into this folder"},
+    {"sweep", T_BOOL, OFF(sweep), "false", 0, 0, NULL, 0,
+     "scaling sweep: the phases on 1, 2, 4, ... ranks of a node, then 1, 2, 4, ... nodes and the job"},
+    {"prom", T_STR, OFF(prom), "", 0, 0, NULL, SZ(prom), "write the figures as a node_exporter textfile"},
+    {"csv", T_STR, OFF(csv), "", 0, 0, NULL, SZ(csv), "write every record as CSV (one row per rank per figure)"},
     {"failed_hosts", T_STR, OFF(failed_hosts), "", 0, 0, NULL, SZ(failed_hosts),
      "write the hosts with a failing check here, one per line (for scontrol ... state=drain)"},
-    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0, "overwrite an existing --json or --failed-hosts file"},
+    {"force", T_BOOL, OFF(force), "false", 0, 0, NULL, 0,
+     "replace existing output files: --json, --prom, --csv, --failed-hosts, --topo-xml (regular files only)"},
     {"quiet", T_BOOL, OFF(quiet), "false", 0, 0, NULL, 0, "no progress lines on stderr"},
 };
 #define NKEYS ((int)(sizeof KEYS / sizeof KEYS[0]))
-_Static_assert(sizeof KEYS / sizeof KEYS[0] <= 64, "ddp_config.given has one bit per key");
+_Static_assert(sizeof KEYS / sizeof KEYS[0] <= CONFIG_MAX_KEYS && CONFIG_MAX_KEYS <= 64,
+               "ddp_config.given has one bit per key; source has CONFIG_MAX_KEYS entries");
 
 static const key_spec *key_find(const char *name) {
   for (int i = 0; i < NKEYS; i++)
@@ -239,6 +246,7 @@ void config_defaults(ddp_config *cfg) {
   for (int i = 0; i < NKEYS; i++) {
     ddp_result r = key_set(cfg, KEYS[i].key, KEYS[i].def, "default", err, sizeof err);
     (void)r; /* defaults are valid by construction; test_config checks every one */
+    cfg->source[i] = CONFIG_SRC_DEFAULT;
   }
 }
 
@@ -276,68 +284,204 @@ int config_phases(const ddp_config *cfg, int order[3]) {
   return n;
 }
 
+/* ---- where each value came from ----------------------------------------------------------------- */
+static void key_mark(ddp_config *cfg, const char *key, int src, int line) {
+  const key_spec *k = key_find(key);
+  if (!k) return;
+  cfg->source[k - KEYS] = (signed char)src;
+  cfg->source_line[k - KEYS] = line;
+}
+
+const char *config_where(const ddp_config *cfg, const char *key, char *buf, size_t n) {
+  const key_spec *k = key_find(key);
+  int i = k ? (int)(k - KEYS) : -1;
+  if (i < 0 || cfg->source[i] == CONFIG_SRC_DEFAULT) return NULL;
+  if (cfg->source[i] == CONFIG_SRC_FILE) {
+    snprintf(buf, n, "%s:%d", cfg->config_file, cfg->source_line[i]);
+  } else {
+    snprintf(buf, n, "--%s", key);
+    for (char *p = buf; *p; p++)
+      if (*p == '_') *p = '-';
+  }
+  return buf;
+}
+
+/* A cross-key error, prefixed with where the first of the named keys that the user set came from (the file
+ * and line, or the option): "cfg.ini:7: loss_scale_growth_factor must be ...". */
+static ddp_result invalid(const ddp_config *cfg, const char *key1, const char *key2, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static ddp_result invalid(const ddp_config *cfg, const char *key1, const char *key2, const char *fmt, ...) {
+  char msg[600], wbuf[1100];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const char *w = config_where(cfg, key1, wbuf, sizeof wbuf);
+  if (!w && key2) w = config_where(cfg, key2, wbuf, sizeof wbuf);
+  return w ? ddp_usage_error("%s: %s", w, msg) : ddp_usage_error("%s", msg);
+}
+
+/* a * b, or UINT64_MAX when it overflows. */
+static uint64_t mul_sat(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+static double host_memory_bytes(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+}
+
 ddp_result config_validate(const ddp_config *cfg) {
   if (cfg->bucket_mb * 1048576.0 < 1024.0)
-    return ddp_usage_error("bucket_mb must be at least 1 KiB (%g MiB), got %g", 1.0 / 1024, cfg->bucket_mb);
+    return invalid(cfg, "bucket_mb", NULL, "bucket_mb must be at least 1 KiB (%g MiB), got %g", 1.0 / 1024,
+                   cfg->bucket_mb);
   if (cfg->first_bucket_mb * 1048576.0 < 1024.0)
-    return ddp_usage_error("first_bucket_mb must be at least 1 KiB (%g MiB), got %g", 1.0 / 1024,
-                           cfg->first_bucket_mb);
+    return invalid(cfg, "first_bucket_mb", NULL, "first_bucket_mb must be at least 1 KiB (%g MiB), got %g",
+                   1.0 / 1024, cfg->first_bucket_mb);
   if (cfg->loss_scale_growth_factor <= 1.0)
-    return ddp_usage_error("loss_scale_growth_factor must be greater than 1, got %g", cfg->loss_scale_growth_factor);
+    return invalid(cfg, "loss_scale_growth_factor", NULL, "loss_scale_growth_factor must be greater than 1, got %g",
+                   cfg->loss_scale_growth_factor);
   if (cfg->loss_scale_backoff <= 0.0 || cfg->loss_scale_backoff >= 1.0)
-    return ddp_usage_error("loss_scale_backoff must be between 0 and 1 (exclusive), got %g", cfg->loss_scale_backoff);
+    return invalid(cfg, "loss_scale_backoff", NULL, "loss_scale_backoff must be between 0 and 1 (exclusive), got %g",
+                   cfg->loss_scale_backoff);
   int order[3];
-  if (config_phases(cfg, order) <= 0) return ddp_usage_error("phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  if (config_phases(cfg, order) <= 0)
+    return invalid(cfg, "phases", NULL, "phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  if (cfg->sweep && !strstr(cfg->phases, "ddp"))
+    return invalid(cfg, "sweep", "phases", "sweep needs the ddp phase in phases, got '%s'", cfg->phases);
   if (cfg->precision == PREC_TF32 && cfg->device == DEV_CPU)
-    return ddp_usage_error("precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
+    return invalid(cfg, "precision", "device", "precision tf32 needs the cuda device (the cpu device has no tf32 arithmetic)");
   if (cfg->comm == COMM_NCCL && cfg->device == DEV_CPU)
-    return ddp_usage_error("comm nccl needs the cuda device");
-  if (cfg->cuda_graph && cfg->device == DEV_CPU) return ddp_usage_error("cuda_graph needs the cuda device");
-  /* Per-rank tensors are indexed with size_t but the BLAS interfaces take int dimensions. */
-  if ((double)cfg->batch * cfg->hidden > (double)INT_MAX)
-    return ddp_usage_error("batch x hidden (%d x %d) exceeds %d elements", cfg->batch, cfg->hidden, INT_MAX);
+    return invalid(cfg, "comm", "device", "comm nccl needs the cuda device");
+  if (cfg->cuda_graph && cfg->device == DEV_CPU)
+    return invalid(cfg, "cuda_graph", "device", "cuda_graph needs the cuda device");
   if (cfg->inject_nonfinite >= cfg->warmup + cfg->steps)
-    return ddp_usage_error("inject_nonfinite %d is past the last step (%d)", cfg->inject_nonfinite,
-                           cfg->warmup + cfg->steps - 1);
+    return invalid(cfg, "inject_nonfinite", "steps", "inject_nonfinite %d is past the last step (%d)",
+                   cfg->inject_nonfinite, cfg->warmup + cfg->steps - 1);
+
+  /* Sizes. Every product of counts in 64 bits, saturating; a count that reaches an int interface (BLAS
+   * dimensions, event arrays, MPI counts) must fit in an int, and what every rank keeps per timed step must
+   * fit in this machine's memory. */
+  uint64_t H = (uint64_t)cfg->hidden, L = (uint64_t)cfg->layers, B = (uint64_t)cfg->batch;
+  if (mul_sat(B, H) > INT_MAX)
+    return invalid(cfg, "batch", "hidden", "batch x hidden (%d x %d) exceeds %d elements", cfg->batch, cfg->hidden,
+                   INT_MAX);
+  uint64_t params = mul_sat(L, mul_sat(H, H));
+  if (mul_sat(params, 16) > (uint64_t)PTRDIFF_MAX)
+    return invalid(cfg, "layers", "hidden", "layers x hidden x hidden (%d x %d x %d) is too large to address",
+                   cfg->layers, cfg->hidden, cfg->hidden);
+  /* The bucket plan, exactly as the engine makes it (each layer is one parameter of H x H fp32). */
+  size_t *counts = malloc((size_t)cfg->layers * sizeof *counts);
+  if (!counts) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int i = 0; i < cfg->layers; i++) counts[i] = (size_t)(H * H);
+  bucket_plan plan;
+  ddp_result r = bucket_plan_build(&plan, counts, cfg->layers, 4, (size_t)(cfg->first_bucket_mb * 1048576.0),
+                                   (size_t)(cfg->bucket_mb * 1048576.0));
+  free(counts);
+  if (r != DDP_OK) return r;
+  uint64_t nb = (uint64_t)plan.nbuckets;
+  bucket_plan_free(&plan);
+  uint64_t samples = mul_sat((uint64_t)cfg->steps, nb); /* timed (step, bucket) pairs: two events + one double */
+  if (samples > INT_MAX)
+    return invalid(cfg, "steps", "bucket_mb",
+                   "steps x buckets (%d x %llu) exceeds %d timed allreduces per phase: use fewer steps or larger "
+                   "buckets", cfg->steps, (unsigned long long)nb, INT_MAX);
+  double need = (double)samples * 256.0, have = host_memory_bytes();
+  if (have > 0 && need > have) {
+    char a[32], b[32];
+    return invalid(cfg, "steps", "bucket_mb",
+                   "steps x buckets (%d x %llu) needs about %s of host memory for the per-allreduce timings; this "
+                   "machine has %s", cfg->steps, (unsigned long long)nb, ddp_fmt_bytes(a, sizeof a, need),
+                   ddp_fmt_bytes(b, sizeof b, have));
+  }
   return DDP_OK;
 }
 
+uint64_t config_hash(const ddp_config *cfg) {
+  char line[1200];
+  uint64_t h = DDP_FNV1A64_INIT;
+  const char *name;
+  char value[1100];
+  for (int i = 0; config_key_at(cfg, i, &name, value, sizeof value); i++) {
+    int n = snprintf(line, sizeof line, "%s=%s\n", name, value);
+    h = ddp_fnv1a64(line, n > 0 && (size_t)n < sizeof line ? (size_t)n : strlen(line), h);
+  }
+  return h;
+}
+
 /* ---- the INI file --------------------------------------------------------------------------------- */
+/* inih (Debian's build) reads lines into a 200-byte buffer and splits longer ones, so that the rest of a long
+ * comment would become a setting, and it reads an indented line after a key as a continuation of its value.
+ * Our reader hands inih whole lines only and counts them itself: a line that does not fit, or an indented
+ * line, stops the parse with an error on that line. */
 typedef struct {
   ddp_config *cfg;
   const char *path;
-  int failed;
-  char err[512];
+  FILE *f;
+  int line;         /* lines handed to inih so far: the line inih is working on */
+  int failed_line;  /* the first line our reader or handler refused (0: none) */
+  char err[640];
+  char *buf;
+  size_t cap;
 } ini_ctx;
+
+static char *ini_read_line(char *str, int num, void *stream) {
+  ini_ctx *c = stream;
+  if (c->failed_line) return NULL;
+  ssize_t n = getline(&c->buf, &c->cap, c->f);
+  if (n < 0) return NULL;
+  c->line++;
+  if ((size_t)n > (size_t)num - 1) {
+    snprintf(c->err, sizeof c->err, ": line longer than %d characters (ddpbench refuses it rather than split it)",
+             num - 2);
+    c->failed_line = c->line;
+    return NULL;
+  }
+  if (memchr(c->buf, 0, (size_t)n)) {
+    snprintf(c->err, sizeof c->err, ": NUL byte in the line");
+    c->failed_line = c->line;
+    return NULL;
+  }
+  size_t lead = strspn(c->buf, " \t");
+  if (lead > 0 && c->buf[lead] && !strchr("\r\n;#", c->buf[lead])) {
+    snprintf(c->err, sizeof c->err, ": indented line (continuation lines are not supported: start every "
+                                    "'key = value' at the beginning of its line)");
+    c->failed_line = c->line;
+    return NULL;
+  }
+  memcpy(str, c->buf, (size_t)n + 1);
+  return str;
+}
 
 static int ini_on_key(void *user, const char *section, const char *name, const char *value) {
   ini_ctx *c = user;
   (void)section; /* sections only group keys for the reader */
-  if (c->failed) return 1;
+  if (c->failed_line) return 1;
   if (strcmp(name, "config") == 0) {
-    snprintf(c->err, sizeof c->err, "key 'config' is not allowed inside a config file");
-    c->failed = 1;
+    snprintf(c->err, sizeof c->err, ": key 'config' is not allowed inside a config file");
+    c->failed_line = c->line;
   } else if (key_set(c->cfg, name, value, "", c->err, sizeof c->err) != DDP_OK) {
-    c->failed = 1;
+    c->failed_line = c->line;
   } else {
+    key_mark(c->cfg, name, CONFIG_SRC_FILE, c->line);
     key_mark_given(c->cfg, name);
   }
-  return !c->failed;
+  return 1; /* keep inih going: our own failed_line stops the reader */
 }
 
 static ddp_result config_load_file(ddp_config *cfg, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return ddp_usage_error("--config %s: cannot read: %s", path, ddp_strerror_errno());
-  ini_ctx c = {.cfg = cfg, .path = path};
-  int line = ini_parse_file(f, ini_on_key, &c);
+  ini_ctx c = {.cfg = cfg, .path = path, .f = f};
+  int line = ini_parse_stream(ini_read_line, &c, ini_on_key, &c);
   int read_error = ferror(f);
   fclose(f);
+  free(c.buf);
   if (read_error) return ddp_usage_error("--config %s: read error", path);
-  if (line == 0) return DDP_OK;
   if (line < 0) return ddp_usage_error("--config %s: cannot parse (out of memory)", path);
-  if (!c.failed) return ddp_usage_error("%s:%d: syntax error (expected 'key = value' or '[section]')", path, line);
-  /* key_set wrote ": message" (empty where): prefix the file and line. */
-  return ddp_usage_error("%s:%d%s", path, line, c.err);
+  /* The earliest error wins: inih's syntax errors (its line) or ours (key errors, long or indented lines). */
+  if (line > 0 && (!c.failed_line || line < c.failed_line))
+    return ddp_usage_error("%s:%d: syntax error (expected 'key = value' or '[section]')", path, line);
+  if (c.failed_line) return ddp_usage_error("%s:%d%s", path, c.failed_line, c.err); /* err starts with ": " */
+  return DDP_OK;
 }
 
 /* ---- the command line ----------------------------------------------------------------------------- */
@@ -367,8 +511,13 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
       return DDP_OK;
     }
     if (strncmp(argv[i], "--config", 8) == 0 && (argv[i][8] == 0 || argv[i][8] == '=')) {
-      const char *v = argv[i][8] == '=' ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
+      int inline_value = argv[i][8] == '=';
+      const char *v = inline_value ? argv[i] + 9 : (i + 1 < argc ? argv[++i] : NULL);
       if (!v || !*v) return ddp_usage_error("--config needs a file name");
+      if (!inline_value && strncmp(v, "--", 2) == 0)
+        return ddp_usage_error("--config needs a file name, got the option '%s'", v);
+      if (strlen(v) >= sizeof cfg->config_file)
+        return ddp_usage_error("--config: file name longer than %zu characters", sizeof cfg->config_file - 1);
       snprintf(cfg->config_file, sizeof cfg->config_file, "%s", v);
     }
   }
@@ -397,16 +546,17 @@ ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *a
     } else {
       if (i + 1 >= argc) return ddp_usage_error("%s needs a value", where);
       value = argv[++i];
+      /* "--json --force" would otherwise create a file named --force */
+      if (strncmp(value, "--", 2) == 0 && value[2] != 0)
+        return ddp_usage_error("%s needs a value, got the option '%s' (write %s=%s if you mean it)", where, value,
+                               where, value);
     }
     DDP_TRY(config_set(cfg, key, value, where));
+    key_mark(cfg, key, CONFIG_SRC_CLI, 0);
   }
   /* PyTorch: an explicit bucket_cap_mb caps the first bucket too (no 1 MiB bucket). */
   if (config_given(cfg, "bucket_mb") && !config_given(cfg, "first_bucket_mb")) cfg->first_bucket_mb = cfg->bucket_mb;
   DDP_TRY(config_validate(cfg));
-  if (cfg->json[0] && !cfg->force && access(cfg->json, F_OK) == 0)
-    return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", cfg->json);
-  if (cfg->failed_hosts[0] && !cfg->force && access(cfg->failed_hosts, F_OK) == 0)
-    return ddp_usage_error("--failed-hosts %s: file exists (use --force to overwrite it)", cfg->failed_hosts);
   return DDP_OK;
 }
 
@@ -418,7 +568,12 @@ int config_key_at(const ddp_config *cfg, int i, const char **name, char *value, 
   switch (k->type) {
     case T_INT: snprintf(value, n, "%d", *(const int *)field); break;
     case T_U64: snprintf(value, n, "%llu", *(const unsigned long long *)field); break;
-    case T_DOUBLE: snprintf(value, n, "%.17g", *(const double *)field); break;
+    case T_DOUBLE: /* the shortest text that reads back to the same double */
+      for (int prec = 15; prec <= 17; prec++) {
+        snprintf(value, n, "%.*g", prec, *(const double *)field);
+        if (strtod(value, NULL) == *(const double *)field) break;
+      }
+      break;
     case T_BOOL: snprintf(value, n, "%s", *(const int *)field ? "true" : "false"); break;
     case T_ENUM: choice_name(k->choices, *(const int *)field, value, n); break;
     case T_STR: snprintf(value, n, "%s", field); break;
@@ -432,6 +587,9 @@ void config_print_help(FILE *out) {
           "       ddpbench topo [--hwloc-xml FILE] [--pcie]      topology report of this (or a saved) machine\n"
           "       mpirun -np N ddpbench doctor                    environment and topology checks only\n"
           "       ddpbench compare A.json ... -- B.json ...       A/B of result files (see compare --help)\n"
+          "       mpirun -np N ddpbench accept [--json F]         per-GPU, node and node-pair acceptance checks\n"
+          "       mpirun -np N ddpbench collectives [...]         the nccl-tests sweep (see collectives --help)\n"
+          "       ddpbench export RESULT.json --prom F --csv F    a result file as a node_exporter textfile / CSV\n"
           "\n"
           "Trains a synthetic L-layer ReLU model the way PyTorch DDP does (bucketed allreduce overlapped with\n"
           "the backward pass) in three phases - local (no communication), comm (the allreduces alone), ddp -\n"
@@ -455,8 +613,10 @@ void config_print_help(FILE *out) {
   }
   fprintf(out,
           "  %-30s %s\n  %-30s %s\n  %-30s %s\n\n"
-          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error,\n"
-          "4 an acceptance check failed (a straggler, a GPU CUDA cannot use; --strict: or a warning).\n",
+          "Exit codes: 0 success, 1 verification failed (ranks disagree), 2 bad input, 3 runtime error or timeout,\n"
+          "4 an acceptance check failed (a straggler, a GPU CUDA cannot use; --strict: or a warning), 5 non-finite\n"
+          "weights or loss, 130/143 SIGINT/SIGTERM. An output file is replaced only with --force, only if it is a\n"
+          "regular file (never a symbolic link, device or FIFO).\n",
           "--config FILE", "read keys from an INI file first", "--help", "this text", "--version",
           "print the version and exit");
 }

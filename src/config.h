@@ -14,6 +14,8 @@
 extern "C" {
 #endif
 
+#define CONFIG_MAX_KEYS 64
+
 typedef enum { PREC_FP32 = 0, PREC_TF32, PREC_BF16, PREC_FP16 } ddp_precision;
 typedef enum { DEV_AUTO = 0, DEV_CPU, DEV_CUDA } ddp_device_kind;
 typedef enum { COMM_AUTO = 0, COMM_MPI, COMM_NCCL } ddp_comm_kind;
@@ -50,23 +52,35 @@ typedef struct {
   char json[1024];       /* "" = no JSON file */
   char failed_hosts[1024]; /* "" = no failed-hosts file */
   char topo_xml[1024];   /* "" = do not write hwloc XML */
+  int sweep;             /* the scaling sweep (measure_sweep.c) */
+  char prom[1024];       /* "" = no node_exporter textfile */
+  char csv[1024];        /* "" = no CSV */
   int force, quiet;
   /* not keys: */
   int gpu_default; /* the no-options job on GPUs: the model is sized from the GPU (gpu_default.h) */
   unsigned long long given; /* bit i: key i was set by the config file or the command line */
   char config_file[1024];
   char command_line[4096];
+  signed char source[CONFIG_MAX_KEYS]; /* per key of the table: CONFIG_SRC_* */
+  int source_line[CONFIG_MAX_KEYS];    /* the config file's line for CONFIG_SRC_FILE */
 } ddp_config;
+
+/* Where a key's value came from (for errors that involve several keys). */
+enum { CONFIG_SRC_DEFAULT = 0, CONFIG_SRC_FILE, CONFIG_SRC_CLI };
 
 /* Result of parsing: run, or print help/version and exit 0. */
 typedef enum { CONFIG_RUN = 0, CONFIG_HELP, CONFIG_VERSION } config_action;
 
 /* Fills cfg from defaults, then the --config file, then the other options (argv[1..]). On bad input prints
- * one line on stderr (rank 0 only) and returns DDP_ERR_USAGE. Checks that --json does not exist unless
- * --force. Bucket caps as PyTorch DDP sets them (torch/nn/parallel/distributed.py, bucket_bytes_cap_default):
- * when bucket_mb is given (file or command line) and first_bucket_mb is not, the first bucket takes the same
- * cap, as with an explicit bucket_cap_mb; first_bucket_mb given explicitly always wins. cfg then holds the
- * effective caps. */
+ * one line on stderr (rank 0 only, or into ddp_usage_capture's buffer) and returns DDP_ERR_USAGE. Outputs
+ * (--json, --topo-xml) are checked later, by preflight_run, on the ranks that write them. Bucket caps as PyTorch
+ * DDP sets them (torch/nn/parallel/distributed.py, bucket_bytes_cap_default): when bucket_mb is given (file or
+ * command line) and first_bucket_mb is not, the first bucket takes the same cap, as with an explicit
+ * bucket_cap_mb; first_bucket_mb given explicitly always wins. cfg then holds the effective caps.
+ *
+ * The INI file: 'key = value' lines, '[section]' headers (ignored), comments starting with ';' or '#'. A line
+ * longer than 198 characters, an indented line (inih would take it as a continuation of the previous value)
+ * and a NUL byte are errors naming the file and line. */
 ddp_result config_parse(ddp_config *cfg, int argc, char **argv, config_action *action);
 /* Defaults only. */
 void config_defaults(ddp_config *cfg);
@@ -75,8 +89,14 @@ void config_defaults(ddp_config *cfg);
 ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const char *where);
 /* 1 if key was set by the config file or the command line (not a default). */
 int config_given(const ddp_config *cfg, const char *key);
-/* Cross-key checks (run after all sources are applied). */
+/* Cross-key checks and size limits (run after all sources are applied). Errors name the file and line, or
+ * the option, that set the key at fault. Every product of counts is computed in 64 bits; what would overflow
+ * an int interface, or cannot fit in this machine's memory for the per-step timings, is a usage error. */
 ddp_result config_validate(const ddp_config *cfg);
+/* "file.ini:7" or "--key" for where key's value came from; NULL for a built-in default. */
+const char *config_where(const ddp_config *cfg, const char *key, char *buf, size_t n);
+/* FNV-1a 64 of every key's effective value as text: equal on every rank that runs the same configuration. */
+uint64_t config_hash(const ddp_config *cfg);
 void config_print_help(FILE *out);
 const char *precision_name(ddp_precision p);
 const char *device_kind_name(ddp_device_kind d);

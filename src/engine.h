@@ -38,6 +38,9 @@ ddp_result engine_weights(engine *e, float *host);
 size_t engine_weight_count(const engine *e);
 /* FNV-1a 64 of the raw bytes of the current master weights. */
 ddp_result engine_weights_checksum(engine *e, uint64_t *sum);
+/* The checksum and, from the same copy, how many weights are NaN or infinite (a NaN averaged into every rank
+ * leaves the checksums equal: agreement alone is no verdict). */
+ddp_result engine_weights_verify(engine *e, uint64_t *sum, uint64_t *nonfinite);
 
 /* Times one H x H x H GEMM in the run's precision: TFLOP/s from the median of 10 samples, each a run of
  * back-to-back GEMMs lasting at least 1 ms (warm-ups first). Uses this rank's own weights (not collective). */

@@ -68,9 +68,13 @@ int findings_count(const finding_list *l, finding_severity at_least) {
 }
 
 int findings_exit_code(const finding_list *l) {
-  int weights = 0;
-  for (int i = 0; i < l->n; i++) weights |= l->v[i].severity == SEV_FAIL && !strcmp(l->v[i].check, "weights");
+  int weights = 0, nonfinite = 0;
+  for (int i = 0; i < l->n; i++) {
+    weights |= l->v[i].severity == SEV_FAIL && !strcmp(l->v[i].check, "weights");
+    nonfinite |= l->v[i].severity == SEV_FAIL && !strcmp(l->v[i].check, "nonfinite");
+  }
   if (weights) return DDP_EXIT_CHECK;
+  if (nonfinite) return DDP_EXIT_NONFINITE;
   return findings_count(l, SEV_FAIL) ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
 }
 

@@ -53,10 +53,11 @@ cJSON *findings_json(const finding_list *l);
 /* Reads such an array back (appending to l). On bad input returns DDP_ERR_USAGE and puts the reason
  * ("findings[2].severity: \"bad\" is not info, warn or fail") in why. */
 ddp_result findings_from_json(const cJSON *arr, finding_list *l, char *why, size_t whylen);
-/* The process exit code a run's findings call for: 1 (DDP_EXIT_CHECK) when the weights check failed, else 4
- * (DDP_EXIT_EXPECT) when any other check failed (an acceptance check: a straggler, a GPU below its
- * expectation), else 0. Warnings and information never fail a run (unless --strict, see run.c); bad input and
- * runtime errors have their own paths (2, 3). */
+/* The process exit code a run's findings call for: 1 (DDP_EXIT_CHECK) when the weights check failed, else 5
+ * (DDP_EXIT_NONFINITE) when a "nonfinite" check failed (NaN/Inf final weights or loss: the ranks may well agree,
+ * on garbage), else 4 (DDP_EXIT_EXPECT) when any other check failed (an acceptance check: a straggler, a GPU
+ * below its expectation), else 0. Warnings and information never fail a run (unless --strict, see run.c); bad
+ * input and runtime errors have their own paths (2, 3). */
 int findings_exit_code(const finding_list *l);
 
 const char *finding_severity_name(finding_severity s);

@@ -11,28 +11,38 @@
  *   report.h    figures, the human summary, findings from the figures       (report_summarize, report_findings)
  *   findings.h  the one verdict type; the exit code comes from it           (findings_add, findings_exit_code)
  *   result.h    the result model, its JSON writer and reader                (result_to_json, result_load)
- *   run.h       the job that strings these together, and the watchdog      (run_main)
+ *   preflight.h what all ranks check together before any work               (preflight_run)
+ *   watchdog.h  no hangs (one timer per rank, armed before MPI_Init), signals (watchdog_start)
+ *   run.h       the job that strings these together                        (run_main)
  *
  * Subcommands: `ddpbench topo` (topology of this or a saved machine, no MPI), `ddpbench doctor`
  * (environment and topology checks across the ranks of an mpirun), `ddpbench collectives` (the nccl-tests
  * sweep through the comm interface, collectives.h), `ddpbench compare` (two sets of result files,
- * benchstat's statistics; compare.h) and `ddpbench accept` (per-GPU, per-node and per-pair acceptance
- * checks with verdicts: accept_main.h). The data flow: docs/ARCHITECTURE.md. */
+ * benchstat's statistics; compare.h), `ddpbench accept` (per-GPU, per-node and per-pair acceptance checks
+ * with verdicts: accept_main.h) and `ddpbench export` (a result file as a node_exporter textfile, CSV or the
+ * current schema's JSON: prom.h, csv.h, export.h). The data flow: docs/ARCHITECTURE.md. */
 #include <string.h>
 
 #include "accept_main.h"
 #include "collectives.h"
 #include "compare.h"
 #include "dist.h"
+#include "export.h"
 #include "run.h"
 #include "topo.h"
+#include "watchdog.h"
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "export") == 0) return export_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
     ddp_dist d;
+    watchdog_start(doctor_timeout(argc - 1, argv + 1), "MPI start-up (MPI_Init: did every rank start?)");
     if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    watchdog_signals_install();
+    if (watchdog_join(&d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+    watchdog_tick("doctor: collecting the topology and environment");
     int code = doctor_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);
     return code;

@@ -2,16 +2,19 @@
  * measurement in every round and brings the records to rank 0 (as JSON text, read back with result.c's
  * reader: the same checks as a file). Control plane only: measurements do the measuring. */
 #include "measure.h"
+#include "measure_sweep.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "accept.h"
 
 /* ---- registry ----------------------------------------------------------------------------------- */
 /* The built-in measurements, in the order --help lists them. Adding one: a line here. */
-static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp, &measure_allreduce};
+static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp, &measure_scaling,
+                                             &measure_allreduce};
 enum { NBUILTIN = sizeof builtin / sizeof builtin[0], MAX_EXTRA = 16 };
 static const measurement *extra[MAX_EXTRA];
 static int nextra;
@@ -88,12 +91,21 @@ ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_grou
       DDP_TRY(group_split(d, world, d->node_index, name, &(*rounds)[0]));
       *nrounds = 1;
       break;
-    case GROUP_FIRST:
+    case GROUP_FIRST: { /* the first k ranks in node order (node index, then local rank) */
       if (k < 1 || k > d->size) return ddp_usage_error("a group of the first %d ranks needs 1 to %d ranks", k, d->size);
+      int *where = malloc((size_t)d->size * 2 * sizeof *where), mine[2] = {d->node_index, d->local_rank};
+      DDP_CHECK_ALLOC(where);
+      ddp_result r = dist_allgather(d, mine, where, (int)sizeof mine);
+      int before = 0; /* ranks ahead of this one in node order */
+      for (int i = 0; r == DDP_OK && i < d->size; i++)
+        before += where[2 * i] < mine[0] || (where[2 * i] == mine[0] && where[2 * i + 1] < mine[1]);
+      free(where);
+      DDP_TRY(r);
       snprintf(name, sizeof name, "first:%d", k);
-      DDP_TRY(group_split(d, world, d->rank < k ? 0 : -1, name, &(*rounds)[0]));
+      DDP_TRY(group_split(d, world, before < k ? 0 : -1, name, &(*rounds)[0]));
       *nrounds = 1;
       break;
+    }
     case GROUP_PAIR: { /* tournament up to 16 nodes, ring beyond; this rank's group in each round */
       accept_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
       DDP_CHECK_ALLOC(pairs);
@@ -171,6 +183,23 @@ static ddp_result records_to_root(const ddp_dist *d, const result_doc *mine, res
   return r;
 }
 
+/* Collective over the world: the end of a round. Ranks outside its groups wait here, asleep between polls
+ * (on the CPU device a spinning MPI wait would take the cores the group measures with) and telling the
+ * watchdog they are waiting, not stuck. */
+static ddp_result round_wait(const measure_env *env, const char *outside) {
+  MPI_Request req;
+  DDP_CHECK_MPI(MPI_Ibarrier(env->dist->world, &req));
+  char what[96];
+  snprintf(what, sizeof what, "waiting for a measurement's group to finish");
+  for (int done = 0, polls = 0;; polls++) {
+    DDP_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (done) return DDP_OK;
+    if (env->waiting && polls % 100 == 0) env->waiting(env->progress_ctx, outside ? what : NULL);
+    struct timespec ts = {0, 2000000}; /* 2 ms */
+    nanosleep(&ts, NULL);
+  }
+}
+
 ddp_result measure_run(const measure_env *env, const measurement *m, const measure_round *rounds, int nrounds,
                        result_doc *doc) {
   for (int i = 0; i < nrounds; i++) {
@@ -179,6 +208,7 @@ ddp_result measure_run(const measure_env *env, const measurement *m, const measu
     /* A rank whose measurement fails returns at once: the job's abort path (MPI_Abort at the top) ends the
      * peers, which may be waiting inside the measurement's own collectives, where no agreement could reach them. */
     ddp_result r = rounds[i].member ? m->run(env, &rounds[i].g, &mine) : DDP_OK;
+    if (r == DDP_OK) r = round_wait(env, rounds[i].member ? NULL : rounds[i].g.name);
     if (r == DDP_OK) r = records_to_root(env->dist, &mine, doc);
     result_free(&mine);
     DDP_TRY(r);

@@ -29,7 +29,8 @@ extern "C" {
 
 /* One group of ranks as this rank sees it. */
 typedef struct {
-  char name[64];    /* "world", "node:<host>", "pair:<node a>-<node b>", "first:<k>" */
+  char name[64];    /* "world", "node:<host>", "pair:<node a>-<node b>", "first:<k>" (the first k ranks in
+                     * node order: node index, then local rank; world-rank order under block placement) */
   ddp_comm *comm;   /* the data plane over the group (comm->split of the world's) */
   MPI_Comm mpi;     /* the same ranks in the same order, for gathering results */
   int rank, size;   /* this rank's place in the group */
@@ -57,6 +58,9 @@ typedef struct {
   /* The train measurements' engine and per-phase results, kept across local/comm/ddp of one group. When the
    * caller keeps it (the job's world report), the phases leave their data here and add no records. */
   struct train_state *train;
+  /* Called now and then while this rank waits for a round's groups to finish (what: why, or NULL when it was
+   * in a group itself); may be NULL. The job's watchdog hears from it that the rank is alive. */
+  void (*waiting)(void *ctx, const char *what);
   /* A measurement's own parameters (e.g. allreduce_params), NULL for its defaults. */
   const void *params;
 } measure_env;
@@ -114,6 +118,7 @@ typedef struct train_state {
   int ran[PHASE_COUNT];
   uint64_t checksum; /* this rank's weights after the ddp phase */
   int checksum_valid;
+  uint64_t nonfinite; /* how many of those weights are NaN or infinite */
 } train_state;
 void train_state_free(train_state *t);
 /* Collective over mpi: one rank's phase result into pd on the group's rank 0 (rank-major samples, the global

@@ -155,7 +155,7 @@ static ddp_result train_run(const measure_env *env, const measure_group *g, ddp_
   if (r == DDP_OK) r = engine_run_phase(t->eng, p, &t->res[p]);
   if (r == DDP_OK) t->ran[p] = 1;
   if (r == DDP_OK && p == PHASE_DDP) {
-    r = engine_weights_checksum(t->eng, &t->checksum);
+    r = engine_weights_verify(t->eng, &t->checksum, &t->nonfinite);
     t->checksum_valid = r == DDP_OK;
   }
   if (r == DDP_OK && !env->train) { /* nobody keeps the phase: gather it and make records */

@@ -401,7 +401,21 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     }
     fputc('\n', out);
   }
-  if (s->weights_identical == 1) {
+  /* Non-finite weights fail the verification even when every rank has the same NaN. */
+  int nf_ranks = 0;
+  unsigned long long nf_max = 0;
+  for (int i = 0; i < r->world; i++)
+    if (r->ranks[i].checksum_valid && r->ranks[i].nonfinite) {
+      nf_ranks++;
+      if (r->ranks[i].nonfinite > nf_max) nf_max = r->ranks[i].nonfinite;
+    }
+  if (nf_ranks)
+    fprintf(out, "# verification: FAILED: final weights not finite (NaN/Inf) on %d of %d ranks (up to %llu of %.0f "
+                 "values)%s\n", nf_ranks, r->world, nf_max, (double)r->cfg->layers * r->cfg->hidden * r->cfg->hidden,
+            s->weights_identical == 1 ? "; the ranks agree bitwise, which proves nothing here" : "");
+  if (s->weights_identical == 1 && nf_ranks) {
+    /* said above */
+  } else if (s->weights_identical == 1) {
     fprintf(out, "# verification: final weights bitwise identical on all %d ranks (fnv1a64 %016llx)  OK\n", r->world,
             (unsigned long long)r->ranks[0].checksum);
   } else if (s->weights_identical == 0) {
@@ -486,7 +500,9 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
 
 ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f) {
   char subject[128];
-  if (s->weights_identical == 1)
+  int nf_ranks = 0; /* ranks whose final weights hold NaN or Inf */
+  for (int i = 0; i < r->world; i++) nf_ranks += r->ranks[i].checksum_valid && r->ranks[i].nonfinite > 0;
+  if (s->weights_identical == 1 && !nf_ranks)
     DDP_TRY(findings_add(f, "weights", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
                          "final weights bitwise identical on all %d ranks (fnv1a64 %016llx)", r->world,
                          (unsigned long long)r->ranks[0].checksum));
@@ -498,6 +514,23 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
                          "reduction", (unsigned long long)ri->checksum,
                          s->nmismatch == r->world ? "between ranks, with no majority to tell which is wrong"
                                                   : "from the majority's"));
+  }
+  /* Non-finite final weights: a failed verification of its own (exit code 5), whether or not the ranks agree. */
+  double nweights = (double)r->cfg->layers * r->cfg->hidden * r->cfg->hidden;
+  for (int i = 0; i < r->world && nf_ranks; i++) {
+    const rank_info *ri = &r->ranks[i];
+    if (!ri->checksum_valid || !ri->nonfinite) continue;
+    if (nf_ranks == r->world) { /* one finding for the job */
+      DDP_TRY(findings_add(f, "nonfinite", SEV_FAIL, SCOPE_JOB, "job", (double)ri->nonfinite, 0, "values",
+                           "final weights: %llu of %.0f values are NaN or infinite on every rank: the model diverged "
+                           "or a NaN/Inf reached the allreduce; bitwise agreement of NaNs verifies nothing",
+                           (unsigned long long)ri->nonfinite, nweights));
+      break;
+    }
+    snprintf(subject, sizeof subject, "rank %d (%s)", ri->rank, ri->host);
+    DDP_TRY(findings_add(f, "nonfinite", SEV_FAIL, SCOPE_RANK, subject, (double)ri->nonfinite, 0, "values",
+                         "final weights: %llu of %.0f values are NaN or infinite on this rank",
+                         (unsigned long long)ri->nonfinite, nweights));
   }
   for (int p = 0; p < PHASE_COUNT && r->world > 1; p++)
     if (s->ph[p].present && p != PHASE_COMM) DDP_TRY(slowest_finding(r, &s->ph[p], (ddp_phase)p, f));
@@ -511,10 +544,22 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
     int total = pd->warmup + pd->steps, bad = -1;
     for (int st = 0; st < total && bad < 0; st++)
       if (!isfinite(pd->loss[st])) bad = st;
-    if (bad >= 0)
+    if (!isfinite(pd->loss[total - 1]))
+      DDP_TRY(findings_add(f, "nonfinite", SEV_FAIL, SCOPE_JOB, phase_name((ddp_phase)p), bad, NAN, "step",
+                           "%s loss is not finite at the last step (%d; from step %d on): a failed run, whatever the "
+                           "ranks agree on", phase_name((ddp_phase)p), total - 1, bad));
+    else if (bad >= 0)
       DDP_TRY(findings_add(f, "loss", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), bad, NAN, "step",
                            "%s loss is not finite from step %d: the model diverged (lower --lr); its step times are "
                            "not those of real training", phase_name((ddp_phase)p), bad));
+    /* fp16 with a loss scale so small that the scaled gradients underflow to zero: the loss never moves. */
+    int moved = 0;
+    for (int st = 1; st < total; st++) moved |= pd->loss[st] != pd->loss[0];
+    if (pd->scale && total > 1 && !moved && isfinite(pd->loss[0]) && r->cfg->lr > 0)
+      DDP_TRY(findings_add(f, "loss_scale", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), pd->scale[0], NAN, "",
+                           "%s loss never changed in %d steps: with fp16 loss scale %g the scaled gradients underflow "
+                           "to zero, so nothing trains (raise --loss-scale-init)", phase_name((ddp_phase)p), total,
+                           (double)pd->scale[0]));
     int timed_skips = 0;
     for (int st = pd->warmup; pd->skipped && st < total; st++) timed_skips += pd->skipped[st] != 0;
     if (timed_skips * 2 > pd->steps)
@@ -692,6 +737,8 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
   ddp_result res = report_model(r, s, &m);
   if (res == DDP_OK && result_records_from_phases(legacy, "world", &m, why, sizeof why) != DDP_OK)
     res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
+  for (int i = 0; res == DDP_OK && r->extra && i < r->extra->nrecords; i++) /* the sweep's records */
+    res = result_add_record(&m, &r->extra->records[i]);
   for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
     const finding *f = &findings->v[i];
     res = findings_add(&m.findings, f->check, f->severity, f->scope, f->subject, f->measured, f->expected, f->unit,

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "device.h"
 #include "phase.h"
+#include "result.h"
 #include "findings.h"
 #include "stats.h"
 #include "versions.h"
@@ -31,6 +32,7 @@ typedef struct {
   double gemm_tflops; /* measured H x H x H GEMM in the run's precision */
   uint64_t checksum;  /* final weights after the ddp phase */
   int checksum_valid;
+  uint64_t nonfinite; /* how many of those weights are NaN or infinite */
 } rank_info;
 
 /* One phase, all ranks (rank-major arrays), on rank 0. */
@@ -59,6 +61,7 @@ typedef struct {
   cJSON *topology;            /* owned by the caller, may be NULL */
   const char *topology_text; /* the topology report's human block, printed after the devices; may be NULL */
   char start_time[32];  /* ISO 8601 UTC */
+  const result_doc *extra;    /* records of other measurements (the sweep) for the JSON; may be NULL */
 } run_report;
 
 /* Per distinct bucket size: how long its allreduce took and what bandwidth that is. */

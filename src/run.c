@@ -1,15 +1,15 @@
-/* run.c: run_main, the whole job from the command line to the result file, and the watchdog that makes
- * sure a stuck rank ends the job with its name instead of hanging it.
+/* run.c: run_main, the whole job from the command line to the result file (the watchdog that makes sure a
+ * stuck rank ends the job with its name instead of hanging it is watchdog.c).
  *
- * Order matters: the configuration is parsed before MPI starts (bad input costs nothing and exits 2 on every
- * rank); the device is chosen collectively (all ranks use cuda, or all use cpu); the process is bound near its
+ * Order matters: the configuration is parsed before MPI starts, the watchdog is armed before MPI_Init, and
+ * preflight_run shares every rank's parse error, compares the ranks' configurations and checks the outputs
+ * before any work (exit 2 on every rank); the device is chosen collectively (all ranks use cuda, or all use cpu); the process is bound near its
  * GPU before any CUDA context exists; measurements and printing are separate passes. */
 #include "run.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <sched.h>
-#include <stdatomic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,65 +24,52 @@
 #include "device.h"
 #include "dist.h"
 #include "engine.h"
+#include "csv.h"
 #include "gpu_default.h"
 #include "gpu_diag.h"
 #include "health.h"
 #include "measure.h"
+#include "measure_sweep.h"
+#include "prom.h"
 #include "registry.h"
 #include "report.h"
 #include "topo.h"
 #include "versions.h"
+#include "watchdog.h"
+#include "preflight.h"
 
-/* ---- watchdog and progress ---------------------------------------------------------------------- */
-/* A thread that ends the whole job when the main thread has not made progress for `timeout` seconds:
- * MPI and NCCL calls can block forever when a peer stops answering, and a validation tool must name the
- * rank that stopped rather than hang. */
+/* ---- progress ----------------------------------------------------------------------------------- */
 static struct {
-  double timeout;
-  _Atomic double last;
-  char what[96];
-  pthread_mutex_t lock;
   int quiet, rank;
   double phase_start;
-} g_watch = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} g_watch;
 
-static void watchdog_tick(const char *what) {
-  pthread_mutex_lock(&g_watch.lock);
-  if (what) snprintf(g_watch.what, sizeof g_watch.what, "%s", what);
-  pthread_mutex_unlock(&g_watch.lock);
-  atomic_store(&g_watch.last, ddp_now());
-}
-
-static void *watchdog_main(void *arg) {
-  (void)arg;
-  for (;;) {
-    sleep(1);
-    double idle = ddp_now() - atomic_load(&g_watch.last);
-    if (g_watch.timeout > 0 && idle > g_watch.timeout) {
-      pthread_mutex_lock(&g_watch.lock);
-      fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s in %s; aborting the job\n",
-              ddp_rank(), ddp_host(), idle, g_watch.what);
-      pthread_mutex_unlock(&g_watch.lock);
-      dist_abort(DDP_EXIT_RUNTIME);
-    }
-  }
-  return NULL;
-}
-
-/* Test hook for the watchdog: DDPBENCH_TEST_STALL_RANK=r makes rank r stop answering in the ddp phase's
- * second step, as a hung GPU or a dead link would. */
-static void maybe_stall(ddp_phase p, int step) {
-  const char *v = getenv("DDPBENCH_TEST_STALL_RANK");
-  if (!v || p != PHASE_DDP || step != 1 || atoi(v) != g_watch.rank) return;
-  fprintf(stderr, "[ddpbench rank %d] DDPBENCH_TEST_STALL_RANK: stalling on purpose\n", g_watch.rank);
+/* Test hook for the fault tests: DDPBENCH_TEST_FAULT=ACTION:RANK:PHASE makes rank RANK, in phase PHASE's
+ * second step, stall (loop forever, as a hung GPU or a dead link would), stop (SIGSTOP) or kill itself
+ * (SIGKILL). DDPBENCH_TEST_STALL_RANK=r is stall:r:ddp. */
+static void maybe_fault(ddp_phase p, int step) {
+  char action[16] = "stall", phase[16] = "ddp";
+  int rank = -1;
+  const char *f = getenv("DDPBENCH_TEST_FAULT"), *s = getenv("DDPBENCH_TEST_STALL_RANK");
+  if (f && sscanf(f, "%15[a-z]:%d:%15[a-z]", action, &rank, phase) != 3) return;
+  if (!f && s) rank = atoi(s);
+  if (rank != g_watch.rank || step != 1 || strcmp(phase, phase_name(p)) != 0) return;
+  fprintf(stderr, "[ddpbench rank %d] test fault: %s in phase %s\n", rank, action, phase);
+  fflush(stderr);
+  if (!strcmp(action, "kill")) raise(SIGKILL);
+  if (!strcmp(action, "stop")) raise(SIGSTOP);
   for (;;) sleep(1000);
 }
 
 static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   (void)ctx;
-  maybe_stall(p, step);
-  char what[96];
-  snprintf(what, sizeof what, "phase %s, step %d of %d", phase_name(p), step + 1, nsteps);
+  maybe_fault(p, step);
+  char what[128];
+  if (step + 1 < nsteps)
+    snprintf(what, sizeof what, "phase %s, step %d of %d", phase_name(p), step + 1, nsteps);
+  else /* the engine now waits for the device and the comm stream, then the job's next collective */
+    snprintf(what, sizeof what, "phase %s: all %d steps enqueued, then waiting (device, allreduces or the next "
+             "collective)", phase_name(p), nsteps);
   watchdog_tick(what);
   if (g_watch.quiet || g_watch.rank != 0) return;
   if (step == 0) g_watch.phase_start = ddp_now();
@@ -92,6 +79,13 @@ static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
             ddp_now() - g_watch.phase_start);
     fflush(stderr);
   }
+}
+
+/* A rank outside a measurement's group waits (measure_run). Its location is recorded, but the timer is not
+ * reset: a wait that outlasts --timeout ends the job, since ticking here would hide a stopped peer for ever. */
+static void on_waiting(void *ctx, const char *what) {
+  (void)ctx;
+  watchdog_where(what);
 }
 
 /* ---- device and comm choice --------------------------------------------------------------------- */
@@ -217,6 +211,7 @@ typedef struct {
   run_summary sum;
   int have_sum;
   finding_list findings; /* rank 0: every verdict of the run; the exit code comes from them */
+  result_doc sweep;      /* rank 0: the scaling sweep's records (--sweep) */
   cJSON *topo_json;
   char *topo_text;
   size_t topo_text_len;
@@ -227,12 +222,13 @@ static ddp_result job_run(job *j) {
   ddp_config *cfg = &j->cfg;
   ddp_dist *d = &j->dist;
   run_report *rep = &j->rep;
+  result_init(&j->sweep);
   time_t now = time(NULL);
   strftime(rep->start_time, sizeof rep->start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 
   DDP_TRY(choose_placement(cfg, d, &j->pl));
   topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,
-                       cfg->topo_xml[0] ? cfg->topo_xml : NULL};
+                       cfg->topo_xml[0] ? cfg->topo_xml : NULL, cfg->force};
   DDP_TRY(topo_rank_init(d, &topt, j->pl.device == DEV_CUDA ? j->pl.bus_id : NULL, &j->topo));
   watchdog_tick("creating the device");
   const device_entry *de = registry_device(j->pl.device);
@@ -275,7 +271,7 @@ static ddp_result job_run(job *j) {
 
   /* The phases: the train measurements over the world, on the engine above; they leave their results in
    * j->train for the report below. */
-  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, NULL};
+  measure_env env = {cfg, d, j->dev, on_progress, NULL, &j->train, on_waiting, NULL};
   measure_round *world = NULL;
   int nworld = 0;
   ddp_result r = measure_rounds_build(d, j->comm, GROUP_WORLD, 0, &world, &nworld);
@@ -283,9 +279,15 @@ static ddp_result job_run(job *j) {
   for (int k = 0; k < nphases && r == DDP_OK; k++)
     r = measure_run(&env, measure_find(phase_name((ddp_phase)order[k])), world, nworld, NULL);
   measure_rounds_free(world, nworld);
+  if (r == DDP_OK && cfg->sweep) { /* groups of growing size, each on its own engine */
+    measure_env senv = env;
+    senv.train = NULL;
+    r = sweep_run(&senv, j->comm, &j->sweep);
+  }
   if (r == DDP_OK && j->train.checksum_valid) {
     mine.checksum = j->train.checksum;
     mine.checksum_valid = 1;
+    mine.nonfinite = j->train.nonfinite;
     /* Test hook for the verification path: DDPBENCH_TEST_CORRUPT_RANK=r reports rank r's weights as if
      * one bit had flipped, as silent data corruption would. */
     const char *corrupt = getenv("DDPBENCH_TEST_CORRUPT_RANK");
@@ -319,11 +321,14 @@ static ddp_result job_run(job *j) {
                                                   : peak_table_tflops(j->ranks[0].dev.name, cfg->precision);
     rep->topology = j->topo_json;
     rep->topology_text = j->topo_text;
+    rep->extra = &j->sweep;
     r = report_summarize(rep, &j->sum);
     j->have_sum = r == DDP_OK;
     if (r == DDP_OK) r = report_findings(rep, &j->sum, &j->findings);
+    if (r == DDP_OK && cfg->sweep) r = sweep_findings(&j->sweep, &j->findings);
     if (r == DDP_OK) {
       report_print(stdout, rep, &j->sum);
+      if (cfg->sweep) measure_scaling.print(stdout, &measure_scaling, &j->sweep);
       findings_print(stdout, &j->findings);
       const char **failed = calloc((size_t)d->size + 1, sizeof *failed);
       int nfailed = report_hosts(stdout, rep, &j->findings, cfg->strict, failed);
@@ -334,14 +339,33 @@ static ddp_result job_run(job *j) {
                                            : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
       free(failed);
     }
-    if (r == DDP_OK && cfg->json[0]) {
+    if (r == DDP_OK && (cfg->json[0] || cfg->prom[0] || cfg->csv[0])) {
       cJSON *doc = NULL;
       r = report_json(rep, &j->sum, &j->findings, &doc);
-      char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
-      if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
-      if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);
-      if (r == DDP_OK && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->json);
-      free(text);
+      if (r == DDP_OK && cfg->json[0]) {
+        char *text = cJSON_Print(doc);
+        if (!text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
+        if (r == DDP_OK) r = atomic_file_write(cfg->json, text, strlen(text), cfg->force);
+        if (r == DDP_OK && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->json);
+        free(text);
+      }
+      /* The exporters read the model back from the document, as they would from the file. */
+      result_doc model;
+      result_init(&model);
+      char why[300] = "";
+      if (r == DDP_OK && (cfg->prom[0] || cfg->csv[0])) { /* through the text: NaN is null there, as in the file */
+        char *text = cJSON_PrintUnformatted(doc);
+        cJSON *back = text ? cJSON_Parse(text) : NULL;
+        if (!back || result_from_json(back, &model, why, sizeof why) != DDP_OK)
+          r = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", back ? why : "not JSON");
+        cJSON_Delete(back);
+        free(text);
+      }
+      if (r == DDP_OK && cfg->prom[0]) r = prom_write(&model, (double)time(NULL), cfg->prom, cfg->force);
+      if (r == DDP_OK && cfg->prom[0] && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->prom);
+      if (r == DDP_OK && cfg->csv[0]) r = csv_write(&model, cfg->csv, cfg->force);
+      if (r == DDP_OK && cfg->csv[0] && !cfg->quiet) fprintf(stderr, "[ddpbench] wrote %s\n", cfg->csv);
+      result_free(&model);
       cJSON_Delete(doc);
     }
     if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE, r = DDP_OK; /* e.g. the JSON file appeared meanwhile */
@@ -356,6 +380,7 @@ static ddp_result job_run(job *j) {
 static void job_free(job *j) {
   if (j->have_sum) report_summary_free(&j->sum);
   findings_free(&j->findings);
+  result_free(&j->sweep);
   for (int p = 0; p < PHASE_COUNT; p++) phase_data_free(&j->rep.phases[p]);
   free(j->ranks);
   if (j->topo_json) cJSON_Delete(j->topo_json);
@@ -366,38 +391,64 @@ static void job_free(job *j) {
   topo_rank_free(j->topo);
 }
 
-static int run_job(job *j);
-
 int run_main(int argc, char **argv) {
   static job j; /* large; one per process */
+  int no_options = argc == 1; /* `mpirun ddpbench`: the default job (on GPUs, sized from them) */
   config_action action;
-  if (config_parse(&j.cfg, argc, argv, &action) != DDP_OK) return DDP_EXIT_USAGE;
-  if (action == CONFIG_HELP) {
+  char parse_msg[1400];
+  ddp_usage_capture(parse_msg, sizeof parse_msg); /* every rank's error reaches rank 0 through preflight_run */
+  ddp_result parsed = config_parse(&j.cfg, argc, argv, &action);
+  ddp_usage_capture(NULL, 0);
+  if (parsed == DDP_OK && action == CONFIG_HELP) {
     config_print_help(stdout);
     return DDP_EXIT_OK;
   }
-  if (action == CONFIG_VERSION) {
+  if (parsed == DDP_OK && action == CONFIG_VERSION) {
     printf("ddpbench %s\n", DDPBENCH_VERSION);
     return DDP_EXIT_OK;
   }
+  /* Armed before MPI_Init: a peer that never starts leaves MPI_Init waiting. A bad --timeout: the default. */
+  ddp_config defaults;
+  config_defaults(&defaults);
+  watchdog_start(parsed == DDP_OK ? j.cfg.timeout : defaults.timeout, "MPI start-up (MPI_Init: did every rank start?)");
   if (dist_init(&argc, &argv, &j.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  watchdog_signals_install();
+  watchdog_tick("checking the configuration and outputs on every rank");
+  g_watch.quiet = j.cfg.quiet;
+  g_watch.rank = j.dist.rank;
+
+  ddp_result r = watchdog_join(&j.dist);
+  if (r == DDP_OK) r = preflight_run(&j.dist, &j.cfg, parsed, parse_msg);
   /* No options at all, and a GPU on every rank: the GPU-sized acceptance job (the training phases on a model
-   * sized from the GPU, then every acceptance check). Elsewhere the defaults below, unchanged. */
-  int ngpu = 0, rt = 0, drv = 0;
-  char err[256];
-  if (argc == 1) {
-    ngpu = device_cuda_probe(err, sizeof err, &rt, &drv);
-    if (MPI_Allreduce(MPI_IN_PLACE, &ngpu, 1, MPI_INT, MPI_MIN, j.dist.world) != MPI_SUCCESS) {
-      fprintf(stderr, "[ddpbench rank %d host %s] MPI_Allreduce failed (%s:%d)\n", j.dist.rank, j.dist.host, __FILE__, __LINE__);
-      dist_abort(DDP_EXIT_RUNTIME);
-    }
+   * sized from the GPU, then every acceptance check). Elsewhere the defaults, unchanged. */
+  if (r == DDP_OK && no_options) {
+    int rt = 0, drv = 0;
+    char err[256];
+    int ngpu = device_cuda_probe(err, sizeof err, &rt, &drv);
+    int e = MPI_Allreduce(MPI_IN_PLACE, &ngpu, 1, MPI_INT, MPI_MIN, j.dist.world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Allreduce", __FILE__, __LINE__);
     j.cfg.gpu_default = ngpu > 0;
   }
-  int code = run_job(&j);
+  if (r == DDP_OK) {
+    watchdog_tick("start-up");
+    r = job_run(&j);
+  }
+  if (r == DDP_ERR_USAGE || r == DDP_ERR_EXPECT) { /* decided collectively: every rank leaves cleanly */
+    job_free(&j);
+    dist_finalize(&j.dist);
+    return ddp_exit_code(r);
+  }
+  if (r != DDP_OK) {
+    fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", j.dist.rank, j.dist.host, ddp_result_str(r));
+    if (j.comm) j.comm->abort(j.comm);
+    dist_abort(ddp_exit_code(r));
+  }
+  job_free(&j);
+  int code = j.exit_code;
   if (j.cfg.gpu_default) {
     static char a0[] = "accept", a1[] = "--health-seconds", a2[] = "3";
     char *aargv[] = {a0, a1, a2, NULL};
-    watchdog_tick("the acceptance checks"); /* the watchdog bounds them as a whole by --timeout */
+    watchdog_tick("the acceptance checks of the default job"); /* bounded as a whole by --timeout */
     int acode = accept_main(&j.dist, 3, aargv);
     /* one exit code: weights differ (1) before bad input (2) before a failed check (4) */
     code = code == DDP_EXIT_CHECK || acode == DDP_EXIT_CHECK ? DDP_EXIT_CHECK
@@ -406,27 +457,4 @@ int run_main(int argc, char **argv) {
   }
   dist_finalize(&j.dist);
   return code;
-}
-
-/* The job on an initialised dist; leaves MPI running (the caller finalizes). */
-static int run_job(job *j) {
-  g_watch.timeout = j->cfg.timeout;
-  g_watch.quiet = j->cfg.quiet;
-  g_watch.rank = j->dist.rank;
-  watchdog_tick("start-up");
-  pthread_t tid;
-  if (j->cfg.timeout > 0 && pthread_create(&tid, NULL, watchdog_main, NULL) == 0) pthread_detach(tid);
-
-  ddp_result r = job_run(j);
-  if (r == DDP_ERR_USAGE || r == DDP_ERR_EXPECT) { /* decided collectively: every rank leaves cleanly */
-    job_free(j);
-    return ddp_exit_code(r);
-  }
-  if (r != DDP_OK) {
-    fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", j->dist.rank, j->dist.host, ddp_result_str(r));
-    if (j->comm) j->comm->abort(j->comm);
-    dist_abort(ddp_exit_code(r));
-  }
-  job_free(j);
-  return j->exit_code;
 }

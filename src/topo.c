@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "atomic_file.h"
 #include "envcheck.h"
 
 struct topo_rank {
@@ -24,19 +25,29 @@ struct topo_rank {
 
 /* ---- the host's XML ---- */
 
+void topo_xml_path(const ddp_dist *d, const char *xml_dir, char *path, size_t n) {
+  char host[256];
+  snprintf(host, sizeof host, "%s", d->host);
+  for (char *c = host; *c; c++)
+    if (*c == '/' || *c == ' ') *c = '_';
+  snprintf(path, n, "%s/hwloc-%s-%016llx.xml", xml_dir, host, (unsigned long long)d->host_hash);
+}
+
+/* Through atomic_file: never half a document, never over anything but a regular file, and only with force. */
 static ddp_result xml_write(topo_rank *t) {
   const char *dir = t->opt.xml_dir;
   if (mkdir(dir, 0777) != 0 && errno != EEXIST)
     return DDP_FAIL(DDP_ERR_SYSTEM, "--topo-xml %s: cannot create the directory: %s", dir, strerror(errno));
   DDP_TRY(topo_node_annotate(t->topo, t->node));
-  char host[256], path[4096];
-  snprintf(host, sizeof host, "%s", t->d->host);
-  for (char *c = host; *c; c++)
-    if (*c == '/' || *c == ' ') *c = '_';
-  snprintf(path, sizeof path, "%s/hwloc-%s-%016llx.xml", dir, host, (unsigned long long)t->d->host_hash);
-  if (hwloc_topology_export_xml(t->topo, path, 0) != 0)
-    return DDP_FAIL(DDP_ERR_HWLOC, "writing %s: %s", path, strerror(errno));
-  return DDP_OK;
+  char path[4096];
+  topo_xml_path(t->d, dir, path, sizeof path);
+  char *buf = NULL;
+  int len = 0;
+  if (hwloc_topology_export_xmlbuffer(t->topo, &buf, &len, 0) != 0)
+    return DDP_FAIL(DDP_ERR_HWLOC, "exporting the topology for %s: %s", path, strerror(errno));
+  ddp_result r = atomic_file_write(path, buf, len > 0 ? (size_t)len - 1 : 0, t->opt.force); /* len counts the NUL */
+  hwloc_free_xmlbuffer(t->topo, buf);
+  return r;
 }
 
 /* ---- lifecycle ---- */

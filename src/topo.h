@@ -35,6 +35,7 @@ typedef struct {
   int bind_gpu;        /* 1 = --bind gpu, 0 = none, -1 = auto (gpu when the machine shows locality) */
   int pcie_only;       /* --pcie: classify GPU pairs by PCIe path alone */
   const char *xml_dir; /* --topo-xml DIR: each host's local rank 0 writes its hwloc XML there; or NULL */
+  int force;          /* replace an existing XML file in xml_dir (regular files only: atomic_file.h) */
 } topo_options;
 
 /* Every rank, after MPI_Init and before any CUDA/NCCL context: loads the live topology (with I/O objects),
@@ -44,6 +45,8 @@ typedef struct {
  * opt->xml_dir must outlive *out. Fails (DDP_ERR_HWLOC) when hwloc cannot load the topology, or when
  * --bind gpu was asked explicitly and the binding failed. */
 ddp_result topo_rank_init(const ddp_dist *d, const topo_options *opt, const char *gpu_busid, topo_rank **out);
+/* The file a host's local rank 0 writes into xml_dir: DIR/hwloc-HOST-HOSTHASH.xml. */
+void topo_xml_path(const ddp_dist *d, const char *xml_dir, char *path, size_t n);
 /* Every rank (collective over d->world): gathers all ranks' topology, binding, versions (`mine`) and NCCL_*
  * environment to rank 0, which prints the human report to `out` (one block) and sets *json to a new cJSON
  * object the caller owns (the run document's "topology"); *json is NULL on other ranks. *consistent is set on
@@ -66,6 +69,8 @@ int topo_main(int argc, char **argv);
 /* `ddpbench doctor [--topo-xml DIR] [--pcie] [--json FILE] [--help]` under mpirun, d initialised: only the
  * environment and topology checks. Returns on every rank 0 all agree, 1 something differs or is degraded,
  * 2 could not decide or bad option. Collective over d->world. */
+/* doctor's --timeout (default 120 s), read before MPI starts so that the watchdog covers MPI_Init too. */
+double doctor_timeout(int argc, char **argv);
 int doctor_main(const ddp_dist *d, int argc, char **argv);
 
 /* ==== building blocks ==== */

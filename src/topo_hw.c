@@ -1,13 +1,18 @@
 /* topo_hw.c: from an hwloc topology (live or XML) to a topo_node: NVIDIA GPUs and NICs, the PCIe class of
  * every pair from the bridge chains, locality, NVLink counts from hwloc's NVLinkBandwidth matrix and from
- * NVML. Pure functions over the topology and plain structs, apart from topo_load; nothing here binds,
- * prints, or uses MPI. */
+ * NVML. Pure functions over the topology and plain structs, apart from topo_load (which loads a user's XML
+ * in a forked child first, because libhwloc can crash on a malformed one); nothing here binds, prints, or
+ * uses MPI. */
 #include "topo.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* ---- loading ---- */
 
@@ -83,47 +88,89 @@ static ddp_result xml_read(const char *path, char **out) {
   return DDP_OK;
 }
 
+/* Loads the XML text into a fresh topology with the filters every report uses; 0 or -1 (errno set), no
+ * printing: the crash-isolation child runs it too. */
+static int xml_topology_load(const char *xml, hwloc_topology_t *out) {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return -1;
+  if (hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1) != 0 ||
+      hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0 ||
+      hwloc_topology_load(topo) != 0) {
+    int e = errno;
+    hwloc_topology_destroy(topo);
+    errno = e;
+    return -1;
+  }
+  *out = topo;
+  return 0;
+}
+
+/* libhwloc can crash on a malformed XML (hwloc 2.9: a segfault inside hwloc_topology_load). A user-given file
+ * is therefore loaded first in a forked child, with a time limit; only when the child loaded it cleanly does
+ * this process load it. Returns 0 when the child succeeded; else -1 with what happened in why. */
+static int xml_load_isolated(const char *xml, char *why, size_t n) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) return snprintf(why, n, "fork: %s", strerror(errno)), -1;
+  if (pid == 0) {
+    /* Die of the signal itself: no handler of ours or of a sanitizer may turn a crash into anything else. */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL, SIGALRM};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++) signal(fatal[i], SIG_DFL);
+    alarm(20); /* a parser that loops: SIGALRM */
+    hwloc_topology_t t;
+    if (xml_topology_load(xml, &t) != 0) _exit(1);
+    hwloc_topology_destroy(t);
+    _exit(0);
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return snprintf(why, n, "waitpid: %s", strerror(errno)), -1;
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+  if (WIFSIGNALED(st))
+    snprintf(why, n, "libhwloc %s while loading it", WTERMSIG(st) == SIGALRM ? "did not finish within 20 s"
+                                                                               : strsignal(WTERMSIG(st)));
+  else
+    snprintf(why, n, "hwloc refuses it");
+  return -1;
+}
+
 ddp_result topo_load(const char *xml_path, hwloc_topology_t *out) {
   *out = NULL;
+  if (xml_path) {
+    char *xml = NULL, why[160];
+    DDP_TRY(xml_read(xml_path, &xml));
+    if (hwloc_get_api_version() < 0x30000) xml_downgrade(xml);
+    ddp_result r = DDP_OK;
+    if (xml_load_isolated(xml, why, sizeof why) != 0)
+      r = ddp_usage_error("%s is not a valid hwloc XML topology (%s); HWLOC_XML_VERBOSE=1 says why", xml_path, why);
+    else if (xml_topology_load(xml, out) != 0)
+      r = ddp_usage_error("hwloc cannot load %s (%s); HWLOC_XML_VERBOSE=1 says why", xml_path, strerror(errno));
+    free(xml);
+    return r;
+  }
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return DDP_FAIL(DDP_ERR_HWLOC, "hwloc_topology_init: %s", strerror(errno));
-  char *xml = NULL;
   ddp_result r = DDP_OK;
-  if (xml_path) {
-    r = xml_read(xml_path, &xml);
-    if (r != DDP_OK) goto fail;
-    if (hwloc_get_api_version() < 0x30000) xml_downgrade(xml);
-    if (hwloc_topology_set_xmlbuffer(topo, xml, (int)strlen(xml) + 1) != 0) {
-      r = ddp_usage_error("%s is not a hwloc XML topology: %s", xml_path, strerror(errno));
+  /* A component this hwloc was built without cannot be left out, and need not be: the call then fails
+   * with EINVAL, which is the answer we want. */
+  static const char *skip[] = {"opencl", "gl", "cuda"};
+  for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+    if (hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, skip[i]) != 0 &&
+        errno != EINVAL) {
+      r = DDP_FAIL(DDP_ERR_HWLOC, "hwloc_topology_set_components(-%s): %s", skip[i], strerror(errno));
       goto fail;
     }
-  } else {
-    /* A component this hwloc was built without cannot be left out, and need not be: the call then fails
-     * with EINVAL, which is the answer we want. */
-    static const char *skip[] = {"opencl", "gl", "cuda"};
-    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
-      if (hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, skip[i]) != 0 &&
-          errno != EINVAL) {
-        r = DDP_FAIL(DDP_ERR_HWLOC, "hwloc_topology_set_components(-%s): %s", skip[i], strerror(errno));
-        goto fail;
-      }
-  }
   if (hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0) {
     r = DDP_FAIL(DDP_ERR_HWLOC, "hwloc_topology_set_io_types_filter: %s", strerror(errno));
     goto fail;
   }
   if (hwloc_topology_load(topo) != 0) {
-    if (xml_path)
-      r = ddp_usage_error("hwloc cannot load %s (%s); HWLOC_XML_VERBOSE=1 says why", xml_path, strerror(errno));
-    else
-      r = DDP_FAIL(DDP_ERR_HWLOC, "hwloc_topology_load: %s", strerror(errno));
+    r = DDP_FAIL(DDP_ERR_HWLOC, "hwloc_topology_load: %s", strerror(errno));
     goto fail;
   }
-  free(xml);
   *out = topo;
   return DDP_OK;
 fail:
-  free(xml);
   hwloc_topology_destroy(topo);
   return r;
 }

@@ -170,11 +170,12 @@ static cJSON *rank_json(const topo_rank_rec *r, int host) {
 static void host_notes(const host_info *h, const topo_rank_rec *ranks, const topo_node *node, findings *f) {
   /* Ranks against GPUs. */
   if (node && node->ngpu) {
-    if (h->nranks > node->ngpu)
-      finding(f, FIND_NOTE, "host %s: %d ranks on %d GPUs", h->label, h->nranks, node->ngpu);
-    else if (h->nranks < node->ngpu)
+    int ngpu = node->ngpu + node->gpus_dropped; /* the host's GPUs, also those beyond the TOPO_MAX_GPUS shown */
+    if (h->nranks > ngpu)
+      finding(f, FIND_NOTE, "host %s: %d ranks on %d GPUs", h->label, h->nranks, ngpu);
+    else if (h->nranks < ngpu)
       finding(f, FIND_NOTE, "host %s: %d rank%s for %d GPUs (%d idle)", h->label, h->nranks, h->nranks == 1 ? "" : "s",
-              node->ngpu, node->ngpu - h->nranks);
+              ngpu, ngpu - h->nranks);
   }
   for (int i = 0; i < h->nranks; i++) {
     const topo_rank_rec *r = &ranks[h->ranks[i]];

@@ -147,12 +147,73 @@ static void test_api(void) {
   write_file(ini2, "config = other.ini\n");
   expect_bad("nested config", "config", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
 
-  /* --json: an existing file is refused unless --force. */
-  char js[512];
-  snprintf(js, sizeof js, "%s/out.json", tmpdir);
-  write_file(js, "{}");
-  expect_bad("existing json", "out.json", parse(&c, err, sizeof err, "--json", js, NULL), err);
-  CHECK(parse(&c, err, sizeof err, "--json", js, "--force", NULL) == DDP_OK, "--force allows it: %s", err);
+  /* An option name where a value belongs ("--json --force" once created a file named --force). */
+  expect_bad("option as value", "--force", parse(&c, err, sizeof err, "--json", "--force", NULL), err);
+  CHECK(parse(&c, err, sizeof err, "--lr", "-0", "--json=--odd-name", NULL) == DDP_OK && strcmp(c.json, "--odd-name") == 0,
+        "--key=--value is taken as written: %s", err);
+  /* A short --config value (the fuzzer found a read past "x"'s end here). */
+  expect_bad("short --config value", "x", parse(&c, err, sizeof err, "--config", "x", NULL), err);
+  /* A --config path that does not fit is refused, not truncated. */
+  static char longpath[1100];
+  memset(longpath, 'a', 1050);
+  longpath[0] = '/';
+  expect_bad("long --config path", "longer than 1023", parse(&c, err, sizeof err, "--config", longpath, NULL), err);
+
+  /* INI lines that inih would split: a long comment must not turn its tail into a setting. */
+  char pad[400];
+  memset(pad, ' ', sizeof pad);
+  pad[0] = ';';
+  snprintf(pad + 190, sizeof pad - 190, "lr = 500000\n");
+  write_file(ini2, pad);
+  expect_bad("long line", "bad1.ini:1", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  CHECK(strstr(err, "longer than") != NULL, "says why: %s", err);
+  /* The line of the key at fault, not of an earlier syntax error; and the other way round. */
+  write_file(ini2, "hidden = 64\n\nlayers = 0\njunk line\n");
+  expect_bad("key error before a syntax error", "bad1.ini:3", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  write_file(ini2, "layers\nhidden = 0\n");
+  expect_bad("syntax error before a key error", "bad1.ini:1", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  CHECK(strstr(err, "syntax") != NULL, "names the syntax error: %s", err);
+  write_file(ini2, "; x\n; y\n\n[m]\nhidden = 64\nlayers = 99999\n");
+  expect_bad("line numbers", "bad1.ini:6", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  /* Indented continuation lines are refused (inih would append them to the previous value). */
+  write_file(ini2, "lr = 0.1\n  5\n");
+  expect_bad("continuation line", "bad1.ini:2", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  CHECK(strstr(err, "indented") != NULL, "says why: %s", err);
+  write_file(ini2, "hidden = 64\n   ; an indented comment is fine\n\t\n");
+  CHECK(parse(&c, err, sizeof err, "--config", ini2, NULL) == DDP_OK, "indented comments and blank lines: %s", err);
+  /* Cross-key errors name the file and line of the key. */
+  write_file(ini2, "[scaler]\nloss_scale_growth_factor = 1\n");
+  expect_bad("growth factor 1 in a file", "bad1.ini:2: loss_scale_growth_factor",
+             parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  write_file(ini2, "hidden = 64\nphases = local,train\n");
+  expect_bad("bad phases in a file", "bad1.ini:2: phases", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+  expect_bad("growth factor 1 on the command line", "--loss-scale-growth-factor: ",
+             parse(&c, err, sizeof err, "--loss-scale-growth-factor", "1", NULL), err);
+  write_file(ini2, "config = x.ini\n");
+  expect_bad("config key message", "bad1.ini:1: key 'config'", parse(&c, err, sizeof err, "--config", ini2, NULL), err);
+
+  /* Sizes: the reproduction of the SIGSEGV (steps x buckets overflowed an int), each value in its range. */
+  expect_bad("steps x buckets", "steps x buckets",
+             parse(&c, err, sizeof err, "--hidden", "16", "--layers", "4096", "--batch", "1", "--steps", "600000",
+                   "--warmup", "0", "--bucket-mb", "0.0009765625", "--first-bucket-mb", "0.0009765625", "--phases",
+                   "comm", NULL), err);
+  CHECK(parse(&c, err, sizeof err, "--hidden", "16", "--layers", "4096", "--batch", "1", "--steps", "600000",
+              "--warmup", "0", "--phases", "comm", NULL) == DDP_OK,
+        "the same with one bucket is fine: %s", err);
+  expect_bad("layers x hidden^2 huge but addressable? no: batch x hidden", "batch x hidden",
+             parse(&c, err, sizeof err, "--hidden", "65536", "--batch", "65536", NULL), err);
+  CHECK(config_hash(&c) != 0, "hash");
+  {
+    ddp_config a, b;
+    config_defaults(&a);
+    config_defaults(&b);
+    CHECK(config_hash(&a) == config_hash(&b), "same configuration, same hash");
+    b.lr = 0.02;
+    CHECK(config_hash(&a) != config_hash(&b), "lr differs, hash differs");
+    b = a;
+    b.precision = PREC_BF16;
+    CHECK(config_hash(&a) != config_hash(&b), "precision differs, hash differs");
+  }
 
   /* Every key of the table prints and parses back to itself. */
   config_defaults(&c);

@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
 
   result_doc doc;
   result_init(&doc);
-  measure_env env = {&cfg, &d, dev, NULL, NULL, NULL, NULL};
+  measure_env env = {.cfg = &cfg, .dist = &d, .dev = dev};
   static const measure_group_kind kinds[] = {GROUP_WORLD, GROUP_NODE, GROUP_FIRST, GROUP_PAIR};
   int pair_rounds = -1, np = 0;
   for (int k = 0; k < 4; k++) {

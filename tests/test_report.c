@@ -213,8 +213,18 @@ int main(void) {
   free(text);
   cJSON_Delete(doc);
 
-  /* The findings warn when the loss diverged or fp16 skipped most timed updates. */
+  /* The findings warn when the loss diverged or fp16 skipped most timed updates; a loss that is still not
+   * finite at the last step fails the run (exit 5); one that recovered is a warning. */
   {
+    double recovered[S + 1] = {5, 4, NAN, 3, 2};
+    rep.phases[PHASE_DDP].loss = recovered;
+    finding_list rl;
+    findings_init(&rl);
+    CHECK(report_findings(&rep, &s, &rl) == DDP_OK, "findings");
+    int warn = 0;
+    for (int i = 0; i < rl.n; i++) warn |= !strcmp(rl.v[i].check, "loss") && rl.v[i].severity == SEV_WARN;
+    CHECK(warn && findings_exit_code(&rl) == DDP_EXIT_OK, "a loss that recovered: warning, exit 0");
+    findings_free(&rl);
     double bad_loss[S + 1] = {5, 4, NAN, NAN, NAN};
     int all_skipped[S + 1] = {1, 1, 1, 1, 1};
     rep.phases[PHASE_DDP].loss = bad_loss;
@@ -227,7 +237,9 @@ int main(void) {
     CHECK(report_findings(&rep, &s, &dl) == DDP_OK, "findings");
     findings_print(mf, &dl);
     fclose(mf);
-    CHECK(txt && strstr(txt, "warn  loss") && strstr(txt, "ddp loss is not finite from step 2"), "divergence warning");
+    CHECK(txt && strstr(txt, "fail  nonfinite") && strstr(txt, "ddp loss is not finite at the last step (4; from step 2"),
+          "a loss still NaN at the end fails: %s", txt ? txt : "");
+    CHECK(findings_exit_code(&dl) == DDP_EXIT_NONFINITE, "exit code 5 for non-finite results");
     CHECK(txt && strstr(txt, "ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
     CHECK(txt && !strstr(txt, "local loss"), "no warning for the healthy phase");
     findings_free(&dl);

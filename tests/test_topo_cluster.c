@@ -74,6 +74,20 @@ static void test_agree(const topo_node *healthy) {
   free(text);
 }
 
+/* A host with more GPUs than the node keeps (TOPO_MAX_GPUS): the note counts them all (it once said "2 ranks
+ * for 32 GPUs" on a 42-GPU machine). */
+static void test_many_gpus(const topo_node *healthy) {
+  recs_init(2);
+  topo_node node = *healthy;
+  node.gpus_dropped = 42 - node.ngpu;
+  cJSON *json = NULL;
+  int cons = -1, und = -1;
+  char *text = report(2, &node, 1, &json, &cons, &und);
+  CHECK(strstr(text, "2 ranks for 42 GPUs (40 idle)") != NULL, "every GPU counted:\n%s", text);
+  cJSON_Delete(json);
+  free(text);
+}
+
 static void test_odd_host(const topo_node *healthy, const topo_node *degraded) {
   /* Three hosts; the third has two NVLinks down on GPU1. */
   topo_rank_rec save[NR];
@@ -209,6 +223,7 @@ int main(int argc, char **argv) {
   if (!healthy || !degraded || !no_nvml) return check_summary();
   topo_node_query_nvml(no_nvml, NULL, "libnvidia-ml.so.1 not found", -1);
   test_agree(healthy);
+  test_many_gpus(healthy);
   test_odd_host(healthy, degraded);
   test_gpu_count(healthy);
   test_environment(healthy);

@@ -112,8 +112,11 @@ int main(int argc, char **argv) {
     if (fd >= 0) close(fd);
   }
   MPI_Bcast(jpath, sizeof jpath, MPI_CHAR, 0, d.world);
-  const char *full[] = {"doctor", "--json", jpath};
-  int code = doctor_main(&d, 3, (char **)full);
+  /* The file exists (mkstemp): refused without --force on every rank, before any work; written with it. */
+  const char *no_force[] = {"doctor", "--json", jpath};
+  CHECK(doctor_main(&d, 3, (char **)no_force) == 2, "doctor --json over an existing file without --force");
+  const char *full[] = {"doctor", "--json", jpath, "--force"};
+  int code = doctor_main(&d, 4, (char **)full);
   /* No GPU here: nothing to be undecided about, so 0; with GPUs and NVML also 0 unless degraded. */
   CHECK(code == 0 || code == 1 || code == 2, "doctor exit %d", code);
   int codes[2] = {code, code};

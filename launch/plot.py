@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""plot.py: pictures of ddpbench result files, for a review or a dashboard. PNG and SVG of each, and beside each
+a data sidecar (NAME.data.json) holding every plotted value with the record it came from, so that a test (and a
+reader) can check that the picture shows the file's numbers.
+
+usage: launch/plot.py [--out DIR] [--compare COMPARE.json ...] [--ddpbench PATH] RESULT.json ...
+
+From the result files' records (result model, docs/ARCHITECTURE.md; schema version 1 files are read through
+`ddpbench export --json`, the C reader's one mapping from the old layout to records):
+  scaling   weak-scaling efficiency against GPUs, node boundaries marked: the sweep's records (--sweep), or, for
+            files without a sweep, the world ddp step of runs of one config at different sizes
+  heatmap   per-rank median ddp step time, hosts x GPUs, ranks named by a straggler finding outlined
+  pairs     node-pair bus bandwidth matrix (allreduce busbw_gbs records over groups "pair:<a>-<b>", as
+            `ddpbench accept --json` writes them)
+  busbw     bus bandwidth against message size, log axes, every file's series overlaid (A/B)
+  compare   change per metric with its confidence interval, from `ddpbench compare --format json` output
+A plot whose records are absent is skipped with a note. Needs Python 3 and Matplotlib (Debian:
+python3-matplotlib); ddpbench itself never needs Python. Renders headless (Agg).
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def die(msg):
+    print("plot.py: %s" % msg, file=sys.stderr)
+    sys.exit(2)
+
+
+# ---- reading ------------------------------------------------------------------------------------------
+def ddpbench_path(given):
+    for p in [given, os.environ.get("DDPBENCH"), os.path.join(HERE, "../build/dev/ddpbench"),
+              os.path.join(HERE, "../build/gpu/ddpbench"), shutil.which("ddpbench")]:
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def load(path, prog):
+    """The result model of a file: {"path", "doc"} with doc holding records (any schema version)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        die("%s: %s" % (path, e))
+    if not isinstance(doc, dict) or "schema_version" not in doc:
+        die("%s: not a ddpbench result (no schema_version)" % path)
+    if doc.get("schema_version", 0) < 2 or "records" not in doc:
+        exe = ddpbench_path(prog)
+        if not exe:
+            die("%s: schema version %s needs `ddpbench export --json` to read; give --ddpbench PATH" %
+                (path, doc.get("schema_version")))
+        with tempfile.TemporaryDirectory() as t:
+            out = os.path.join(t, "model.json")
+            p = subprocess.run([exe, "export", path, "--json", out], capture_output=True, text=True, timeout=120)
+            if p.returncode:
+                die("%s: %s" % (path, p.stderr.strip()))
+            with open(out) as f:
+                doc = json.load(f)
+    return {"path": path, "name": os.path.splitext(os.path.basename(path))[0], "doc": doc}
+
+
+def records(r, measurement=None, group=None, metric=None):
+    for x in r["doc"].get("records", []):
+        if measurement and x["measurement"] != measurement:
+            continue
+        if group and x["group"] != group:
+            continue
+        if metric and x["metric"] != metric:
+            continue
+        yield x
+
+
+def ident(x):
+    return {"measurement": x["measurement"], "group": x["group"], "metric": x["metric"], "labels": x["labels"]}
+
+
+def config_text(r):
+    c = r["doc"].get("config", {})
+    if not isinstance(c, dict):
+        c = {k["key"]: k["value"] for k in c} if c and isinstance(c[0], dict) else {}
+    graph = c.get("cuda_graph") in (True, "true")
+    return "%s x %s x %s %s%s" % (c.get("hidden", "?"), c.get("layers", "?"), c.get("batch", "?"), c.get("precision", "?"),
+                                  " cuda-graph" if graph else "")
+
+
+def stack_text(r):
+    d = r["doc"]
+    ranks = d.get("ranks", [])
+    gpu = ranks[0].get("device", {}).get("name", "?") if ranks else "?"
+    v = ranks[0].get("versions", {}) if ranks else {}
+    if isinstance(v, list):
+        v = {k["key"]: k["value"] for k in v}
+    parts = ["%d x %s" % (d.get("world_size", 0), gpu), "%d node%s" % (d.get("nodes", 1), "" if d.get("nodes", 1) == 1 else "s"),
+             d.get("comm", "?")]
+    if v.get("nccl_runtime"):
+        parts.append("NCCL " + v["nccl_runtime"])
+    if v.get("cuda_runtime") and v.get("cuda_runtime") != "none":
+        parts.append("CUDA " + v["cuda_runtime"])
+    parts.append("ddpbench " + d.get("ddpbench_version", "?"))
+    return ", ".join(parts)
+
+
+def title(kind, rs):
+    cfgs = sorted({config_text(r) for r in rs})
+    stacks = sorted({stack_text(r) for r in rs})
+    return "%s: %s\n%s" % (kind, " | ".join(cfgs), " | ".join(stacks) if len(stacks) <= 2 else "%d stacks" % len(stacks))
+
+
+# ---- writing ------------------------------------------------------------------------------------------
+def save(fig, out, name, sidecar):
+    os.makedirs(out, exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        p = os.path.join(out, "%s.%s" % (name, ext))
+        tmp = p + ".tmp"
+        fig.savefig(tmp, format=ext, dpi=130, bbox_inches="tight", metadata={"Date": None} if ext == "svg" else None)
+        os.replace(tmp, p)
+        paths.append(p)
+    p = os.path.join(out, "%s.data.json" % name)
+    with open(p + ".tmp", "w") as f:
+        json.dump(sidecar, f, indent=1, allow_nan=False, default=str)
+    os.replace(p + ".tmp", p)
+    plt.close(fig)
+    print("plot.py: wrote %s (+ .svg, .data.json)" % paths[0])
+
+
+def size_text(v, _=None):
+    for unit, n in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= n:
+            return "%g %s" % (v / n, unit)
+    return "%g B" % v
+
+
+def num(v):
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+# ---- the plots ----------------------------------------------------------------------------------------
+def plot_scaling(rs, out):
+    series = []
+    for r in rs:  # the sweep's own rows
+        rows = []
+        for g in records(r, "scaling", metric="gpus"):
+            eff = next(records(r, "scaling", g["group"], "efficiency"), None)
+            nodes = next(records(r, "scaling", g["group"], "nodes"), None)
+            step = next(records(r, "scaling", g["group"], "step_ms"), None)
+            if eff and num(eff["value"]) is not None:
+                rows.append({"x": g["value"], "y": eff["value"] * 100, "y_scale": 100, "record": ident(eff),
+                             "nodes": nodes["value"] if nodes else None, "step_ms": step["value"] if step else None,
+                             "ranks": g["labels"].get("ranks"), "hosts": g["labels"].get("hosts")})
+        if rows:
+            series.append({"label": "%s (sweep)" % r["name"], "points": sorted(rows, key=lambda p: p["x"]), "kind": "sweep"})
+    if not series:  # across runs of one config: the world ddp step at each size against the smallest size's
+        by_cfg = {}
+        for r in rs:
+            st = next((x for x in records(r, "ddp", "world", "step_ms") if not x["labels"]), None)
+            lo = next((x for x in records(r, "local", "world", "step_ms") if not x["labels"]), None)
+            w = r["doc"]["world_size"]
+            if st:
+                by_cfg.setdefault(config_text(r), {})[w] = (r, st, "ddp step at %d GPU%s" % (w, "s" if w > 1 else ""))
+            if lo and (w == 1 or not st):  # one GPU: training without communication is the 1-GPU step
+                by_cfg.setdefault(config_text(r), {}).setdefault(1, (r, lo, "local step (no communication) as the 1-GPU step"))
+        for cfg, runs in sorted(by_cfg.items()):
+            if len(runs) < 2:
+                continue
+            sizes = sorted(runs)
+            base = runs[sizes[0]][1]["value"]
+            pts = [{"x": w, "y": base / runs[w][1]["value"] * 100, "record": ident(runs[w][1]), "file": runs[w][0]["path"],
+                    "step_ms": runs[w][1]["value"], "base_step_ms": base, "what": runs[w][2],
+                    "nodes": runs[w][0]["doc"].get("nodes", 1)} for w in sizes]
+            local = pts[0]["record"]["measurement"] == "local"
+            series.append({"label": "%s (%d runs%s)" % (cfg, len(pts), "; 1 GPU: local step" if local else ""),
+                           "points": pts, "kind": "runs"})
+    if not series:
+        print("plot.py: scaling: no sweep records and no runs of one config at two sizes; skipped")
+        return
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    bounds = set()
+    for s in series:
+        xs, ys = [p["x"] for p in s["points"]], [p["y"] for p in s["points"]]
+        last = s["points"][-1]
+        ax.plot(xs, ys, "o-", label=s["label"] if len(series) == 1 else "%s: %.1f %% at %d GPUs" % (s["label"], last["y"], last["x"]))
+        for p in (s["points"] if len(series) == 1 else []):  # values beside the points when they cannot overlap
+            ax.annotate("%.1f%%\n%.2f ms" % (p["y"], p["step_ms"]) if p.get("step_ms") else "%.1f%%" % p["y"],
+                        (p["x"], p["y"]), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=7)
+        prev = None
+        for p in s["points"]:  # a node boundary: where the group first spans more nodes
+            if prev is not None and p.get("nodes") and prev.get("nodes") and p["nodes"] > prev["nodes"]:
+                bounds.add((prev["x"], p["x"]))
+            prev = p
+    for a, b in sorted(bounds):
+        x = math.sqrt(a * b)
+        ax.axvline(x, color="0.5", ls="--", lw=1)
+        ax.text(x, 2, " more nodes ", rotation=90, va="bottom", ha="right", fontsize=7, color="0.4")
+    ax.set_xscale("log", base=2)
+    xs = sorted({p["x"] for s in series for p in s["points"]})
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(int(x)) for x in xs])
+    ax.set_xlabel("GPUs (ranks in the group)")
+    ax.set_ylabel("weak-scaling efficiency (%) vs the 1-GPU step")
+    ax.set_ylim(0, max(110, max(p["y"] for s in series for p in s["points"]) * 1.15))
+    ax.axhline(100, color="0.8", lw=0.8)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
+    t = title("Scaling", rs)
+    ax.set_title(t, fontsize=9)
+    save(fig, out, "scaling", {"plot": "scaling", "title": t, "x": "GPUs", "y": "efficiency %", "series": series,
+                               "node_boundaries": sorted(bounds)})
+
+
+def stragglers(r, phase):
+    """Ranks a straggler finding (warn or fail) names; a finding about another phase ("local: ...") is not this map's."""
+    out = set()
+    for f in r["doc"].get("findings", []):
+        other = re.match(r"(local|comm|ddp): ", f.get("text", ""))
+        if other and other.group(1) != phase:
+            continue
+        if f.get("check") in ("slowest_rank", "straggler") and f.get("severity") in ("warn", "fail"):
+            m = re.search(r"rank (\d+)", f.get("subject", "") + " " + f.get("text", ""))
+            if m:
+                out.add(int(m.group(1)))
+    return out
+
+
+def plot_heatmap(r, out, name):
+    recs = [x for x in records(r, "ddp", "world", "step_ms") if "rank" in x["labels"]]
+    meas = "ddp"
+    phase = "ddp"
+    if not recs:  # a sweep without the world phases: its largest group
+        groups = [g for g in records(r, "scaling", metric="gpus")]
+        if groups:
+            big = max(groups, key=lambda g: g["value"])["group"]
+            recs = list(records(r, "scaling", big, "rank_step_ms"))
+            meas = "scaling " + big
+            phase = None
+    if not recs:
+        print("plot.py: heatmap %s: no per-rank step records; skipped" % r["name"])
+        return
+    ranks = {x["rank"]: x for x in r["doc"].get("ranks", [])}
+    hosts = []
+    for x in r["doc"].get("ranks", []):
+        if x["host"] not in hosts:
+            hosts.append(x["host"])
+    cells = []
+    for x in recs:
+        rk = int(x["labels"]["rank"])
+        info = ranks.get(rk, {})
+        host = info.get("host", x["labels"].get("host", "?"))
+        if host not in hosts:
+            hosts.append(host)
+        dev = info.get("device", {}) or {}
+        gpu = dev.get("ordinal", -1)
+        if gpu is None or gpu < 0:
+            gpu = info.get("local_rank", 0)
+        cells.append({"rank": rk, "host": host, "gpu": gpu, "y": x["value"], "record": ident(x)})
+    ngpu = max(c["gpu"] for c in cells) + 1
+    grid = [[float("nan")] * ngpu for _ in hosts]
+    for c in cells:
+        grid[hosts.index(c["host"])][c["gpu"]] = c["y"]
+    slow = stragglers(r, phase)
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.0 * ngpu + 2.5), max(2.6, 0.55 * len(hosts) + 1.8)))
+    # Colours centred on the median rank, at least +-2 %: a uniform cluster looks uniform, a slow rank red.
+    ys = sorted(c["y"] for c in cells)
+    med = ys[len(ys) // 2] if len(ys) % 2 else (ys[len(ys) // 2 - 1] + ys[len(ys) // 2]) / 2
+    half = max(0.02, max(abs(y - med) for y in ys) / med)
+    im = ax.imshow(grid, cmap="coolwarm", aspect="auto", vmin=med * (1 - half), vmax=med * (1 + half))
+    cb = fig.colorbar(im, ax=ax)
+    cb.set_label("median step time (ms)")
+    for c in cells:
+        i, j = hosts.index(c["host"]), c["gpu"]
+        ax.text(j, i, "r%d\n%.3f" % (c["rank"], c["y"]), ha="center", va="center", fontsize=7,
+                color="black")
+        c["straggler"] = c["rank"] in slow
+        if c["straggler"]:
+            ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, ec="red", lw=2.5))
+    ax.set_xticks(range(ngpu))
+    ax.set_xlabel("GPU (device ordinal on the host)")
+    ax.set_yticks(range(len(hosts)))
+    ax.set_yticklabels(hosts)
+    ax.set_ylabel("host")
+    t = title("Per-rank %s step time (ms), colours: median rank +-%.0f %%%s" %
+              (meas, half * 100, ", stragglers outlined in red" if slow else ""), [r])
+    ax.set_title(t, fontsize=9)
+    save(fig, out, name, {"plot": "heatmap", "title": t, "file": r["path"], "hosts": hosts, "cells": cells,
+                          "stragglers": sorted(slow)})
+
+
+def plot_pairs(r, out, name):
+    # the allreduce measurement over node pairs (ddpbench accept --json): group pair:<a>-<b> by node index,
+    # busbw_gbs, labels bytes and hosts "<host a>,<host b>"
+    recs = [x for x in r["doc"].get("records", []) if x["measurement"] == "allreduce"
+            and x["group"].startswith("pair:") and x["metric"] == "busbw_gbs"]
+    if not recs:
+        print("plot.py: pairs %s: no node-pair busbw records; skipped" % r["name"])
+        return
+    node_host = {}
+    for x in r["doc"].get("ranks", []):
+        node_host.setdefault(x["node"], x["host"])
+    for x in recs:  # the record's own hosts name its nodes where the ranks do not
+        hosts = x["labels"].get("hosts", "").split(",")
+        if len(hosts) == 2:
+            for i, h in zip((int(v) for v in x["group"][5:].split("-")), hosts):
+                node_host.setdefault(i, h)
+    n = max(max(int(v) for v in x["group"][5:].split("-")) for x in recs) + 1
+    n = max(n, len(node_host))
+    best = {}
+    for x in recs:  # a pair measured at several sizes: its largest message
+        a, b = (int(v) for v in x["group"][5:].split("-"))
+        size = float(x["labels"].get("bytes", 0))
+        if num(x["value"]) is not None and ((a, b) not in best or size > best[(a, b)][0]):
+            best[(a, b)] = (size, x)
+    grid = [[float("nan")] * n for _ in range(n)]
+    cells = []
+    for (a, b), (_, x) in best.items():
+        grid[a][b] = grid[b][a] = x["value"]
+        cells.append({"a": a, "b": b, "y": x["value"], "record": ident(x)})
+    names = [node_host.get(i, "node %d" % i) for i in range(n)]
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.7 * n + 2.5), max(3.8, 0.6 * n + 1.8)))
+    im = ax.imshow(grid, cmap="magma", aspect="equal")
+    fig.colorbar(im, ax=ax).set_label("bus bandwidth (GB/s)")
+    for c in cells:
+        for i, j in ((c["a"], c["b"]), (c["b"], c["a"])):
+            ax.text(j, i, "%.1f" % c["y"], ha="center", va="center", fontsize=7,
+                    color="white" if c["y"] < (im.norm.vmin + im.norm.vmax) / 2 else "black")
+    ax.set_xticks(range(n))
+    ax.set_xticklabels(names, rotation=45, ha="right")
+    ax.set_yticks(range(n))
+    ax.set_yticklabels(names)
+    ax.set_xlabel("node (host)")
+    ax.set_ylabel("node (host)")
+    t = title("Node-pair allreduce bus bandwidth (GB/s)", [r])
+    ax.set_title(t, fontsize=9)
+    save(fig, out, name, {"plot": "pairs", "title": t, "file": r["path"], "nodes": names, "cells": cells})
+
+
+def plot_busbw(rs, out):
+    series = []
+    for r in rs:
+        groups = {}
+        for x in r["doc"].get("records", []):
+            if x["metric"] not in ("busbw_gbs", "allreduce_busbw_gbs") or "bytes" not in x["labels"]:
+                continue
+            if num(x["value"]) is None or x["value"] <= 0:
+                continue
+            lab = {k: v for k, v in x["labels"].items() if k not in ("bytes", "count")}
+            key = (x["measurement"], x["group"], tuple(sorted(lab.items())))
+            groups.setdefault(key, []).append({"x": float(x["labels"]["bytes"]), "y": x["value"], "record": ident(x)})
+        for (m, g, lab), pts in sorted(groups.items()):
+            extra = ",".join("%s=%s" % kv for kv in lab if kv[0] in ("collective", "type", "placement"))
+            series.append({"label": "%s: %s %s%s" % (r["name"], m, g, " " + extra if extra else ""),
+                           "points": sorted(pts, key=lambda p: p["x"])})
+    if not series:
+        print("plot.py: busbw: no busbw records by message size; skipped")
+        return
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for s in series:
+        ax.plot([p["x"] for p in s["points"]], [p["y"] for p in s["points"]], "o-", ms=3, label=s["label"])
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(size_text))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: "%g" % v))
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=6)
+    t = title("Bus bandwidth vs message size", rs)
+    ax.set_title(t, fontsize=9)
+    save(fig, out, "busbw", {"plot": "busbw", "title": t, "series": series})
+
+
+def plot_compare(paths, out):
+    for path in paths:
+        try:
+            with open(path) as f:
+                c = json.load(f)
+        except (OSError, ValueError) as e:
+            die("%s: %s" % (path, e))
+        if not isinstance(c, dict) or "metrics" not in c:
+            die("%s: not `ddpbench compare --format json` output (no metrics)" % path)
+        rows = [m for m in c["metrics"] if num(m.get("change_pct")) is not None]
+        if not rows:
+            print("plot.py: compare %s: no metric with a change; skipped" % path)
+            continue
+        fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.35 * len(rows) + 1.5)))
+        pts = []
+        for i, m in enumerate(rows):
+            ci = m.get("ci_pct") or [None, None]
+            y = len(rows) - 1 - i
+            # compare's verdicts: '+' better, '-' worse (a regression when beyond the threshold), '~' no change
+            col = {"+": "tab:green", "-": "darkred" if m.get("regression") else "tab:red"}.get(m.get("verdict"), "tab:gray")
+            if ci[0] is not None:
+                ax.errorbar(m["change_pct"], y, xerr=[[m["change_pct"] - ci[0]], [ci[1] - m["change_pct"]]], fmt="o",
+                            color=col, capsize=3)
+            else:
+                ax.plot(m["change_pct"], y, "o", color=col)
+            pts.append({"metric": m["name"], "unit": m.get("unit"), "y": m["change_pct"], "ci": ci, "verdict": m.get("verdict"),
+                        "median_a": m.get("median_a"), "median_b": m.get("median_b")})
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([m["name"] for m in reversed(rows)], fontsize=7)
+        ax.set_xlabel("change B vs A (%), with its confidence interval")
+        ax.set_ylabel("metric")
+        ax.grid(alpha=0.3, axis="x")
+        a, b = c.get("a", {}), c.get("b", {})
+        t = "A/B compare: %s (%s runs) vs %s (%s runs)\ngreen: better, red: worse (dark: beyond the threshold), gray: no change told" % (
+            a.get("label", "A"), a.get("runs", "?"), b.get("label", "B"), b.get("runs", "?"))
+        ax.set_title(t, fontsize=9)
+        name = "compare" if len(paths) == 1 else "compare-%s" % os.path.splitext(os.path.basename(path))[0]
+        save(fig, out, name, {"plot": "compare", "title": t, "file": path, "points": pts})
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results", nargs="*", help="ddpbench result JSON files")
+    ap.add_argument("--out", default="plots", help="folder for the PNG, SVG and .data.json files (default: plots)")
+    ap.add_argument("--compare", action="append", default=[], help="`ddpbench compare --format json` output")
+    ap.add_argument("--ddpbench", help="the ddpbench binary (reads schema version 1 files)")
+    a = ap.parse_args()
+    if not a.results and not a.compare:
+        die("no result files given (usage: launch/plot.py [--out DIR] [--compare FILE] RESULT.json ...)")
+    rs = [load(p, a.ddpbench) for p in a.results]
+    names = [r["name"] for r in rs]
+    if rs:
+        plot_scaling(rs, a.out)
+        for r in rs:
+            suffix = "" if len(rs) == 1 else "-" + r["name"]
+            plot_heatmap(r, a.out, "heatmap" + suffix)
+            plot_pairs(r, a.out, "pairs" + suffix)
+        plot_busbw(rs, a.out)
+    if len(set(names)) != len(names):
+        print("plot.py: note: two inputs share a file name; per-file plots of the later overwrite the earlier")
+    plot_compare(a.compare, a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

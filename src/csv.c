@@ -1,0 +1,99 @@
+/* csv.c: the records of a result as CSV, one row per record: a per-rank figure is one row per rank per
+ * measurement and metric (rank, host, gpu, bus_id filled from the result's ranks), a group's figure one row
+ * with those cells empty. Columns: measurement, group, metric, unit, better, rank, host, gpu, bus_id,
+ * labels (the record's other labels as key=value;key=value), value, median, p10, p90, min, max, mean, n.
+ * Numbers as %.17g (they read back exactly); empty where NaN. Fields with a comma, quote or line break are
+ * quoted (RFC 4180). Reads the result model only; writes through atomic_file.c. */
+#include "csv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+
+static void field(FILE *f, const char *s, int last) {
+  if (!s) s = "";
+  if (strpbrk(s, ",\"\r\n")) {
+    fputc('"', f);
+    for (; *s; s++) {
+      if (*s == '"') fputc('"', f);
+      fputc(*s, f);
+    }
+    fputc('"', f);
+  } else {
+    fputs(s, f);
+  }
+  fputs(last ? "\r\n" : ",", f);
+}
+
+static void number(FILE *f, double v, int last) {
+  char b[40] = "";
+  if (!isnan(v)) snprintf(b, sizeof b, "%.17g", v);
+  field(f, b, last);
+}
+
+static const result_rank *rank_of(const result_doc *d, const char *rank) {
+  if (!rank) return NULL;
+  char *end;
+  long r = strtol(rank, &end, 10);
+  for (int i = 0; !*end && i < d->nranks; i++)
+    if (d->ranks[i].rank == r) return &d->ranks[i];
+  return NULL;
+}
+
+ddp_result csv_format(const result_doc *d, char **out) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return DDP_FAIL(DDP_ERR_SYSTEM, "open_memstream: %s", ddp_strerror_errno());
+  fputs("measurement,group,metric,unit,better,rank,host,gpu,bus_id,labels,value,median,p10,p90,min,max,mean,n\r\n", f);
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *r = &d->records[i];
+    const char *rank = result_record_label(r, "rank");
+    const result_rank *rr = rank_of(d, rank);
+    char gpu[16] = "", labels[1024] = "";
+    if (rr && rr->ordinal >= 0) snprintf(gpu, sizeof gpu, "%d", rr->ordinal);
+    size_t o = 0;
+    for (int k = 0; k < r->nlabels && o < sizeof labels; k++) {
+      const char *key = r->labels[k].key;
+      if (!strcmp(key, "rank") || !strcmp(key, "host")) continue;
+      o += (size_t)snprintf(labels + o, sizeof labels - o, "%s%s=%s", o ? ";" : "", key, r->labels[k].value);
+    }
+    field(f, r->measurement, 0);
+    field(f, r->group, 0);
+    field(f, r->metric, 0);
+    field(f, r->unit, 0);
+    field(f, result_better_name(r->better), 0);
+    field(f, rank, 0);
+    field(f, rr && rr->host ? rr->host : result_record_label(r, "host"), 0);
+    field(f, gpu, 0);
+    field(f, rr ? rr->pci_bus_id : NULL, 0);
+    field(f, labels, 0);
+    number(f, r->value, 0);
+    const ddp_stats *st = &r->stats;
+    int h = r->has_stats;
+    number(f, h ? st->median : NAN, 0);
+    number(f, h ? st->p10 : NAN, 0);
+    number(f, h ? st->p90 : NAN, 0);
+    number(f, h ? st->min : NAN, 0);
+    number(f, h ? st->max : NAN, 0);
+    number(f, h ? st->mean : NAN, 0);
+    number(f, h ? (double)st->n : NAN, 1);
+  }
+  if (fclose(f) != 0 || !buf) {
+    free(buf);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot format the CSV: out of host memory");
+  }
+  *out = buf;
+  return DDP_OK;
+}
+
+ddp_result csv_write(const result_doc *d, const char *path, int force) {
+  char *text = NULL;
+  DDP_TRY(csv_format(d, &text));
+  ddp_result r = atomic_file_write(path, text, strlen(text), force);
+  free(text);
+  return r;
+}

@@ -1,0 +1,20 @@
+/* csv.h: a result document's records as CSV (RFC 4180) for spreadsheets: csv.c says the columns. Reads the
+ * result model only. */
+#ifndef DDPBENCH_CSV_H
+#define DDPBENCH_CSV_H
+
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The text (malloc'd, *out). */
+ddp_result csv_format(const result_doc *d, char **out);
+/* csv_format, written atomically (atomic_file_write: never over an existing file unless force). */
+ddp_result csv_write(const result_doc *d, const char *path, int force);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

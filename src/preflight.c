@@ -1,0 +1,183 @@
+/* preflight.c: the checks every rank agrees on right after MPI starts and before any work: that each rank
+ * parsed its command line and config file, that all ranks run the same configuration, and that every file
+ * the job will write can be written. One collective (an allgather of a small record per rank, plus a gather
+ * of the configuration text when the hashes differ); rank 0 prints every rank's error, grouped, so that an
+ * error seen by one rank alone is never lost. Never starts work, never exits: it returns DDP_ERR_USAGE on
+ * every rank alike, or DDP_OK on every rank alike. */
+#include "preflight.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomic_file.h"
+#include "topo.h"
+
+typedef struct {
+  int failed;
+  uint64_t hash;
+  char host[64];
+  char msg[1400];
+} rank_check;
+
+/* The outputs this rank writes: --json, --failed-hosts, --prom and --csv on rank 0, the host's hwloc XML on each host's local
+ * rank 0. */
+static int outputs_check(const ddp_dist *d, const ddp_config *cfg, char *err, size_t errn) {
+  if (d->rank == 0 && cfg->json[0] && atomic_file_check(cfg->json, cfg->force, err, errn) != DDP_OK) return -1;
+  const char *rank0_files[] = {cfg->json, cfg->failed_hosts, cfg->prom, cfg->csv};
+  for (size_t i = 1; d->rank == 0 && i < sizeof rank0_files / sizeof rank0_files[0]; i++)
+    if (rank0_files[i][0] && atomic_file_check(rank0_files[i], cfg->force, err, errn) != DDP_OK) return -1;
+  if (d->local_rank == 0 && cfg->topo_xml[0]) {
+    struct stat st;
+    if (stat(cfg->topo_xml, &st) == 0 && !S_ISDIR(st.st_mode))
+      return snprintf(err, errn, "--topo-xml %s is not a directory", cfg->topo_xml), -1;
+    if (mkdir(cfg->topo_xml, 0777) != 0 && errno != EEXIST)
+      return snprintf(err, errn, "--topo-xml %s: cannot create the directory: %s", cfg->topo_xml, strerror(errno)), -1;
+    char path[4096];
+    topo_xml_path(d, cfg->topo_xml, path, sizeof path);
+    if (atomic_file_check(path, cfg->force, err, errn) != DDP_OK) return -1;
+  }
+  return 0;
+}
+
+/* Rank 0: one line per distinct message, naming the ranks that reported it (or none when all did). */
+static void errors_print(const rank_check *all, int world) {
+  char *done = calloc((size_t)world, 1);
+  int nfailed = 0;
+  for (int r = 0; r < world; r++) nfailed += all[r].failed;
+  for (int r = 0; r < world; r++) {
+    if (!all[r].failed || (done && done[r])) continue;
+    int same = 0;
+    for (int q = r; q < world; q++)
+      if (all[q].failed && strcmp(all[q].msg, all[r].msg) == 0) {
+        same++;
+        if (done) done[q] = 1;
+      }
+    if (same == world) {
+      fprintf(stderr, "ddpbench: %s\n", all[r].msg);
+    } else if (same == 1) {
+      fprintf(stderr, "ddpbench: rank %d (host %s): %s\n", r, all[r].host, all[r].msg);
+    } else {
+      fprintf(stderr, "ddpbench: ranks %d", r);
+      int shown = 1;
+      for (int q = r + 1; q < world && shown < 8; q++)
+        if (all[q].failed && strcmp(all[q].msg, all[r].msg) == 0) fprintf(stderr, ",%d", q), shown++;
+      fprintf(stderr, "%s (%d ranks): %s\n", same > shown ? ",..." : "", same, all[r].msg);
+    }
+  }
+  (void)nfailed;
+  free(done);
+  fflush(stderr);
+}
+
+#define TEXT_MAX 8192
+
+static void config_text(const ddp_config *cfg, char *buf, size_t n) {
+  const char *name;
+  char value[1100];
+  size_t o = 0;
+  buf[0] = 0;
+  for (int i = 0; config_key_at(cfg, i, &name, value, sizeof value) && o < n; i++) {
+    int w = snprintf(buf + o, n - o, "%s=%s\n", name, value);
+    if (w < 0) break;
+    o += (size_t)w;
+  }
+}
+
+/* The value of key in a "key=value\n" text ("" when absent). */
+static const char *text_value(const char *text, const char *key, char *out, size_t n) {
+  size_t k = strlen(key);
+  out[0] = 0;
+  for (const char *p = text; *p;) {
+    const char *eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    if (len > k && strncmp(p, key, k) == 0 && p[k] == '=') {
+      size_t v = len - k - 1 < n - 1 ? len - k - 1 : n - 1;
+      memcpy(out, p + k + 1, v);
+      out[v] = 0;
+      break;
+    }
+    if (!eol) break;
+    p = eol + 1;
+  }
+  return out;
+}
+
+/* Every rank whose hash differs from rank 0's: rank 0 prints its keys that differ. */
+static ddp_result mismatch_report(const ddp_dist *d, const ddp_config *cfg, const rank_check *all) {
+  char *mine = malloc(TEXT_MAX), *texts = NULL;
+  DDP_CHECK_ALLOC(mine);
+  config_text(cfg, mine, TEXT_MAX);
+  if (d->rank == 0) texts = malloc((size_t)d->size * TEXT_MAX);
+  if (d->rank == 0 && !texts) {
+    free(mine);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  int err = MPI_Gather(mine, TEXT_MAX, MPI_CHAR, texts, TEXT_MAX, MPI_CHAR, 0, d->world);
+  free(mine);
+  if (err != MPI_SUCCESS) {
+    free(texts);
+    return mpi_fail(err, "MPI_Gather(configuration)", __FILE__, __LINE__);
+  }
+  if (d->rank != 0) return DDP_OK;
+  int nbad = 0;
+  for (int r = 1; r < d->size; r++) nbad += all[r].hash != all[0].hash;
+  fprintf(stderr, "ddpbench: the ranks do not run the same configuration (%d of %d differ from rank 0; give every "
+                  "rank the same options and config file)\n", nbad, d->size);
+  const char *name;
+  char v0[1100], v[1100];
+  for (int r = 1, shown = 0; r < d->size && shown < 16; r++) {
+    if (all[r].hash == all[0].hash) continue;
+    shown++;
+    char line[2048];
+    size_t o = 0;
+    o += (size_t)snprintf(line + o, sizeof line - o, "ddpbench: rank %d (host %s) differs from rank 0 in:", r,
+                          all[r].host);
+    for (int i = 0; config_key_at(cfg, i, &name, v0, sizeof v0) && o < sizeof line; i++) {
+      text_value(texts + (size_t)r * TEXT_MAX, name, v, sizeof v);
+      if (strcmp(v, v0) != 0) o += (size_t)snprintf(line + o, sizeof line - o, " %s = %s (rank 0: %s);", name, v, v0);
+    }
+    if (o < sizeof line && line[o - 1] == ';') line[o - 1] = 0;
+    fprintf(stderr, "%s\n", line);
+  }
+  fflush(stderr);
+  free(texts);
+  return DDP_OK;
+}
+
+ddp_result preflight_run(const ddp_dist *d, const ddp_config *cfg, ddp_result parsed, const char *parse_msg) {
+  rank_check me;
+  memset(&me, 0, sizeof me);
+  snprintf(me.host, sizeof me.host, "%.63s", d->host);
+  if (parsed != DDP_OK) {
+    me.failed = 1;
+    snprintf(me.msg, sizeof me.msg, "%s", parse_msg && *parse_msg ? parse_msg : "bad command line");
+  } else {
+    me.hash = config_hash(cfg);
+    if (outputs_check(d, cfg, me.msg, sizeof me.msg) != 0) me.failed = 1;
+  }
+  rank_check *all = malloc((size_t)d->size * sizeof *all);
+  DDP_CHECK_ALLOC(all);
+  int err = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, d->world);
+  if (err != MPI_SUCCESS) {
+    free(all);
+    return mpi_fail(err, "MPI_Allgather(preflight)", __FILE__, __LINE__);
+  }
+  int failed = 0, differ = 0;
+  for (int r = 0; r < d->size; r++) {
+    failed |= all[r].failed;
+    differ |= all[r].hash != all[0].hash;
+  }
+  ddp_result r = DDP_OK;
+  if (failed) {
+    if (d->rank == 0) errors_print(all, d->size);
+    r = DDP_ERR_USAGE;
+  } else if (differ) {
+    r = mismatch_report(d, cfg, all);
+    if (r == DDP_OK) r = DDP_ERR_USAGE;
+  }
+  free(all);
+  return r;
+}

@@ -1,0 +1,308 @@
+/* prom.c: a result as node_exporter's textfile-collector format (Prometheus text exposition 0.0.4), for a
+ * fleet dashboard. Every record becomes one sample; the metric name comes from the record by one table of
+ * units (below): ddpbench_<measurement>[_rank]_<metric><unit suffix>, values in base units (seconds, bytes
+ * per second, FLOP/s). A record with a rank label is a per-rank figure: its family carries "_rank_" and the
+ * labels host, gpu (the device ordinal), rank and bus_id from the result's ranks; other records carry the
+ * group they were measured over (and host, for a node's group). The record's own labels follow. Families
+ * are sorted, each with one HELP and one TYPE (all gauges); a duplicate series (same name and labels) is
+ * dropped, since node_exporter refuses a whole file that repeats one. Also: ddpbench_info (the stack, as
+ * labels), ddpbench_run_ok (1 when no finding failed: the verdict), ddpbench_findings{severity},
+ * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds.
+ * Reads the result model only; never measures; writes through atomic_file.c. */
+#include "prom.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atomic_file.h"
+
+/* The unit table: a record's unit gives the suffix stripped from its metric, the suffix put on the family
+ * name and the factor to base units. Records with a unit not listed keep their metric name and value. */
+static const struct {
+  const char *unit, *strip, *suffix, *what;
+  double scale; /* negative: divide by -scale (exact for ms and us where multiplying by 1e-3 is not) */
+} UNITS[] = {
+    {"ms", "_ms", "_seconds", "in seconds", -1e3},
+    {"us", "_us", "_seconds", "in seconds", -1e6},
+    {"s", "_s", "_seconds", "in seconds", 1},
+    {"GB/s", "_gbs", "_bytes_per_second", "in bytes per second", 1e9},
+    {"GB/s", "_gbps", "_bytes_per_second", "in bytes per second", 1e9},
+    {"TFLOP/s", "_tflops", "_flops_per_second", "in FLOP per second", 1e12},
+    {"1/s", "_per_s", "_per_second", "per second", 1},
+    {"B", "_bytes", "_bytes", "in bytes", 1},
+};
+
+typedef struct {
+  char *name, *help, *labels; /* labels: `{a="x",b="y"}` or "" */
+  double value;
+} sample;
+
+/* A growing text buffer. */
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} tbuf;
+
+static void put(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(tbuf *t, const char *fmt, ...) {
+  va_list ap;
+  for (;;) {
+    if (t->oom) return;
+    va_start(ap, fmt);
+    int w = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
+    va_end(ap);
+    if (w < 0) {
+      t->oom = 1;
+      return;
+    }
+    if (t->p && t->n + (size_t)w < t->cap) {
+      t->n += (size_t)w;
+      return;
+    }
+    size_t cap = (t->cap + (size_t)w + 1) * 2;
+    char *q = realloc(t->p, cap);
+    if (!q) {
+      t->oom = 1;
+      return;
+    }
+    t->p = q;
+    t->cap = cap;
+  }
+}
+
+/* A name part: [a-zA-Z0-9_], anything else as '_', lower case. */
+static void name_part(tbuf *t, const char *s) {
+  for (; *s; s++) put(t, "%c", isalnum((unsigned char)*s) ? tolower((unsigned char)*s) : '_');
+}
+
+/* label="value" with \\, \" and \n escaped; nothing when value is empty. */
+static void label(tbuf *t, int *first, const char *key, const char *value) {
+  if (!value || !*value) return;
+  put(t, "%s", *first ? "{" : ",");
+  *first = 0;
+  name_part(t, key);
+  put(t, "=\"");
+  for (const char *s = value; *s; s++) {
+    if (*s == '\\' || *s == '"')
+      put(t, "\\%c", *s);
+    else if (*s == '\n')
+      put(t, "\\n");
+    else
+      put(t, "%c", *s);
+  }
+  put(t, "\"");
+}
+
+static const result_rank *rank_of(const result_doc *d, const char *rank) {
+  if (!rank) return NULL;
+  char *end;
+  long r = strtol(rank, &end, 10);
+  if (*end) return NULL;
+  for (int i = 0; i < d->nranks; i++)
+    if (d->ranks[i].rank == r) return &d->ranks[i];
+  return NULL;
+}
+
+static char *take(tbuf *t) {
+  char *p = t->p ? t->p : strdup("");
+  memset(t, 0, sizeof *t);
+  return p;
+}
+
+static ddp_result sample_record(const result_doc *d, const result_record *r, sample *s) {
+  memset(s, 0, sizeof *s);
+  int u = -1; /* the unit's row whose suffix the metric has, else its first row */
+  size_t ml0 = strlen(r->metric);
+  for (size_t k = 0; k < sizeof UNITS / sizeof UNITS[0]; k++) {
+    if (strcmp(r->unit, UNITS[k].unit)) continue;
+    size_t sl0 = strlen(UNITS[k].strip);
+    int has = ml0 > sl0 && strcmp(r->metric + ml0 - sl0, UNITS[k].strip) == 0;
+    if (u < 0 || has) u = (int)k;
+    if (has) break;
+  }
+  const char *rank = result_record_label(r, "rank");
+  tbuf t = {0};
+  /* the name */
+  put(&t, "ddpbench_");
+  name_part(&t, r->measurement);
+  put(&t, "_");
+  /* the stem: the metric without its unit ("_tflops" at the end or "tflops_" at the start) and without the
+   * measurement's name in front (gemm's gemm_tflops -> "") */
+  char *m = strdup(r->metric);
+  if (!m) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  size_t ml = strlen(m), sl = u >= 0 ? strlen(UNITS[u].strip) : 0, ms = strlen(r->measurement);
+  const char *stem = m;
+  if (sl && ml > sl && strcmp(m + ml - sl, UNITS[u].strip) == 0)
+    m[ml - sl] = 0;
+  else if (sl && ml > sl && strncmp(m, UNITS[u].strip + 1, sl - 1) == 0 && m[sl - 1] == '_')
+    stem = m + sl;
+  if (strcmp(stem, r->measurement) == 0)
+    stem = "";
+  else if (strncmp(stem, r->measurement, ms) == 0 && stem[ms] == '_')
+    stem += ms + 1;
+  if (rank && *stem && strncmp(stem, "rank_", 5) != 0) put(&t, "rank_");
+  if (rank && !*stem) put(&t, "rank");
+  if (*stem) name_part(&t, stem);
+  else if (!rank) t.p[--t.n] = 0; /* no stem: drop the '_' after the measurement */
+  free(m);
+  if (u >= 0) put(&t, "%s", UNITS[u].suffix);
+  s->name = take(&t);
+  /* help */
+  put(&t, "ddpbench %s %s%s", r->measurement, r->metric, rank ? " per rank" : "");
+  if (u >= 0) put(&t, ", %s", UNITS[u].what);
+  else if (*r->unit) put(&t, " (%s)", r->unit);
+  if (r->better != BETTER_NONE) put(&t, "; %s is better", r->better == BETTER_LOWER ? "lower" : "higher");
+  if (r->has_stats) put(&t, "; median");
+  s->help = take(&t);
+  /* labels */
+  int first = 1;
+  const result_rank *rr = rank_of(d, rank);
+  if (rank) {
+    char gpu[16] = "";
+    if (rr && rr->ordinal >= 0) snprintf(gpu, sizeof gpu, "%d", rr->ordinal);
+    /* from the result's ranks; without them, the record's own labels (acceptance records carry gpu = bus id) */
+    const char *rgpu = result_record_label(r, "gpu"), *rbus = result_record_label(r, "bus_id");
+    if (!rbus && rgpu && strchr(rgpu, ':')) rbus = rgpu, rgpu = NULL;
+    label(&t, &first, "host", rr && rr->host ? rr->host : result_record_label(r, "host"));
+    label(&t, &first, "gpu", rr ? gpu : rgpu);
+    label(&t, &first, "rank", rank);
+    label(&t, &first, "bus_id", rr && rr->pci_bus_id ? rr->pci_bus_id : rbus);
+  }
+  label(&t, &first, "group", r->group);
+  if (!rank && strncmp(r->group, "node:", 5) == 0 && !result_record_label(r, "host"))
+    label(&t, &first, "host", r->group + 5);
+  for (int k = 0; k < r->nlabels; k++) {
+    const char *key = r->labels[k].key;
+    if (rank && (!strcmp(key, "host") || !strcmp(key, "gpu") || !strcmp(key, "rank") || !strcmp(key, "bus_id")))
+      continue;
+    if (!strcmp(key, "group") || !strcmp(key, "__name__")) continue;
+    label(&t, &first, key, r->labels[k].value);
+  }
+  if (!first) put(&t, "}");
+  s->labels = take(&t);
+  s->value = u < 0 ? r->value : UNITS[u].scale < 0 ? r->value / -UNITS[u].scale : r->value * UNITS[u].scale;
+  if (!s->name || !s->help || !s->labels) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  return DDP_OK;
+}
+
+static int sample_cmp(const void *a, const void *b) { /* by name; stable by index (kept in the order read) */
+  const sample *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x < y ? -1 : x > y);
+}
+
+static void value(tbuf *t, double v) {
+  if (isnan(v))
+    put(t, "NaN\n");
+  else if (isinf(v))
+    put(t, "%s\n", v > 0 ? "+Inf" : "-Inf");
+  else { /* the shortest of %.15g, %.16g, %.17g that reads back as v */
+    char b[40];
+    for (int digits = 15; digits <= 17; digits++) {
+      snprintf(b, sizeof b, "%.*g", digits, v);
+      if (strtod(b, NULL) == v) break;
+    }
+    put(t, "%s\n", b);
+  }
+}
+
+static double iso_seconds(const char *iso) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  if (!iso || !strptime(iso, "%Y-%m-%dT%H:%M:%SZ", &tm)) return NAN;
+  return (double)timegm(&tm);
+}
+
+ddp_result prom_format(const result_doc *d, double end_time, char **out) {
+  *out = NULL;
+  int n = d->nrecords;
+  sample *s = calloc((size_t)(n ? n : 1), sizeof *s);
+  DDP_CHECK_ALLOC(s);
+  ddp_result r = DDP_OK;
+  for (int i = 0; i < n && r == DDP_OK; i++) r = sample_record(d, &d->records[i], &s[i]);
+  tbuf t = {0};
+  if (r == DDP_OK) {
+    /* The run: the stack as labels, the verdict, when. */
+    put(&t, "# HELP ddpbench_info The run's stack: ddpbench version, device, comm, world size and GPU model\n");
+    put(&t, "# TYPE ddpbench_info gauge\nddpbench_info");
+    int first = 1;
+    char num[32];
+    label(&t, &first, "version", d->ddpbench_version);
+    label(&t, &first, "device", d->device);
+    label(&t, &first, "comm", d->comm);
+    snprintf(num, sizeof num, "%d", d->world_size);
+    label(&t, &first, "world_size", num);
+    snprintf(num, sizeof num, "%d", d->nodes);
+    label(&t, &first, "nodes", num);
+    if (d->nranks) {
+      label(&t, &first, "gpu_model", d->ranks[0].device_name);
+      for (int k = 0; k < d->ranks[0].nversions; k++) {
+        const char *key = d->ranks[0].versions[k].key;
+        if (!strcmp(key, "nccl_runtime") || !strcmp(key, "cuda_driver") || !strcmp(key, "cuda_runtime") ||
+            !strcmp(key, "mpi") || !strcmp(key, "nvidia_driver") || !strcmp(key, "cublas"))
+          label(&t, &first, key, d->ranks[0].versions[k].value);
+      }
+    }
+    put(&t, "%s 1\n", first ? "" : "}");
+    int fails = 0, warns = 0, infos = 0;
+    for (int i = 0; i < d->findings.n; i++) {
+      finding_severity sv = d->findings.v[i].severity;
+      fails += sv == SEV_FAIL;
+      warns += sv == SEV_WARN;
+      infos += sv == SEV_INFO;
+    }
+    put(&t, "# HELP ddpbench_run_ok The verdict: 1 when no finding failed (exit code 0), else 0\n");
+    put(&t, "# TYPE ddpbench_run_ok gauge\nddpbench_run_ok %d\n", fails == 0);
+    put(&t, "# HELP ddpbench_findings Findings of the run by severity\n# TYPE ddpbench_findings gauge\n");
+    put(&t, "ddpbench_findings{severity=\"fail\"} %d\nddpbench_findings{severity=\"warn\"} %d\n", fails, warns);
+    put(&t, "ddpbench_findings{severity=\"info\"} %d\n", infos);
+    double start = iso_seconds(d->start_time);
+    if (!isnan(start)) {
+      put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");
+      put(&t, "# TYPE ddpbench_run_start_time_seconds gauge\nddpbench_run_start_time_seconds ");
+      value(&t, start);
+    }
+    if (!isnan(end_time)) {
+      put(&t, "# HELP ddpbench_run_end_time_seconds When the run ended, seconds since the Unix epoch\n");
+      put(&t, "# TYPE ddpbench_run_end_time_seconds gauge\nddpbench_run_end_time_seconds ");
+      value(&t, end_time);
+    }
+    qsort(s, (size_t)n, sizeof *s, sample_cmp);
+    for (int i = 0; i < n; i++) {
+      if (i == 0 || strcmp(s[i].name, s[i - 1].name)) {
+        put(&t, "# HELP %s %s\n# TYPE %s gauge\n", s[i].name, s[i].help, s[i].name);
+      }
+      int dup = 0;
+      for (int j = i - 1; j >= 0 && !dup && !strcmp(s[j].name, s[i].name); j--) dup = !strcmp(s[j].labels, s[i].labels);
+      if (dup) continue;
+      put(&t, "%s%s ", s[i].name, s[i].labels);
+      value(&t, s[i].value);
+    }
+    if (t.oom) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  for (int i = 0; i < n; i++) {
+    free(s[i].name);
+    free(s[i].help);
+    free(s[i].labels);
+  }
+  free(s);
+  if (r != DDP_OK) {
+    free(t.p);
+    return r;
+  }
+  *out = take(&t);
+  return DDP_OK;
+}
+
+ddp_result prom_write(const result_doc *d, double end_time, const char *path, int force) {
+  char *body = NULL;
+  DDP_TRY(prom_format(d, end_time, &body));
+  ddp_result r = atomic_file_write(path, body, strlen(body), force);
+  free(body);
+  return r;
+}

@@ -1,0 +1,440 @@
+/* watchdog.c: the watchdog thread, the out-of-band "where is every rank" query, and the SIGINT/SIGTERM
+ * handlers of watchdog.h.
+ *
+ * Finding the culprit. A rank that times out is usually a victim: it waits in a collective for a peer that
+ * stopped. So before aborting, the rank whose timer ran out asks every rank where it is, without MPI (which is
+ * what hangs):
+ *   - the ranks of one host share a status board (a shared-memory file mapped by all of them and unlinked at
+ *     once, so that nothing is left behind even after SIGKILL): each slot holds the rank's pid, its last
+ *     location ("phase ddp, step 3 of 8") and two clocks, the main thread's last progress and the watchdog
+ *     thread's heartbeat (every 250 ms). A stale heartbeat means the process itself stopped (SIGSTOP, a
+ *     frozen node), not just its main thread;
+ *   - each watchdog thread also listens on a TCP port (addresses exchanged at start-up) and answers any
+ *     connection with its host's board, so that ranks on other hosts are asked too (1 s per host, 8 s in all).
+ * Ranks that do not answer, or whose heartbeat is stale, are named as suspects with host, pid and last known
+ * location; the others say where they wait.
+ *
+ * The thread never touches the engine, the device or the comm. The signal handlers use async-signal-safe
+ * calls only (unlink, write, _exit). */
+#include "watchdog.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "common.h"
+
+typedef struct {
+  _Atomic int pid;
+  int rank;
+  _Atomic double heartbeat; /* watchdog thread, ddp_now() (CLOCK_MONOTONIC: one clock per host) */
+  _Atomic double progress;  /* main thread's last tick */
+  char what[128];
+} wd_slot;
+
+typedef struct {
+  int node_index, port;
+  char ip[48];
+  char host[64];
+} wd_peer;
+
+static struct {
+  double timeout;
+  _Atomic double last;
+  char what[128];
+  pthread_mutex_t lock;
+  int started;
+  /* after watchdog_join: */
+  _Atomic int joined;
+  int rank, world, local_rank, local_size;
+  wd_slot *board;   /* [local_size], shared with this host's ranks */
+  int board_private; /* the board could not be shared: only this rank's slot is filled */
+  wd_peer *peers;   /* [world] */
+  int listen_fd;
+} g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
+
+void watchdog_where(const char *what) {
+  pthread_mutex_lock(&g_wd.lock);
+  snprintf(g_wd.what, sizeof g_wd.what, "%s", what);
+  if (atomic_load(&g_wd.joined)) snprintf(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what, "%s", what);
+  pthread_mutex_unlock(&g_wd.lock);
+}
+
+void watchdog_tick(const char *what) {
+  double now = ddp_now();
+  if (what) {
+    pthread_mutex_lock(&g_wd.lock);
+    snprintf(g_wd.what, sizeof g_wd.what, "%s", what);
+    if (atomic_load(&g_wd.joined)) snprintf(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what, "%s", what);
+    pthread_mutex_unlock(&g_wd.lock);
+  }
+  atomic_store(&g_wd.last, now);
+  if (atomic_load(&g_wd.joined)) atomic_store(&g_wd.board[g_wd.local_rank].progress, now);
+}
+
+/* ---- the board as text: "rank pid heartbeat_age progress_age what" per line ---- */
+static size_t board_text(char *buf, size_t n) {
+  size_t o = 0;
+  double now = ddp_now();
+  buf[0] = 0;
+  for (int i = 0; i < g_wd.local_size && o < n; i++) {
+    wd_slot *s = &g_wd.board[i];
+    if (atomic_load(&s->pid) == 0) continue; /* not this process's to tell (a private board) */
+    char what[128];
+    memcpy(what, s->what, sizeof what);
+    what[sizeof what - 1] = 0;
+    for (char *c = what; *c; c++)
+      if (*c == '\n') *c = ' ';
+    int w = snprintf(buf + o, n - o, "%d %d %.1f %.1f %s\n", s->rank, atomic_load(&s->pid),
+                     now - atomic_load(&s->heartbeat), now - atomic_load(&s->progress), what);
+    if (w < 0) break;
+    o += (size_t)w;
+  }
+  return o < n ? o : n - 1;
+}
+
+/* Answers one pending connection; 0 when there was none (the listening socket is non-blocking). */
+static int serve_one(void) {
+  int c = accept(g_wd.listen_fd, NULL, NULL);
+  if (c < 0) return 0;
+  struct timeval tv = {1, 0};
+  setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  char buf[16384];
+  size_t n = board_text(buf, sizeof buf);
+  ssize_t w = send(c, buf, n, MSG_NOSIGNAL); /* an asker that gave up must not SIGPIPE us */
+  (void)w;
+  close(c);
+  return 1;
+}
+
+/* Connects to ip:port and reads its answer within `budget` seconds; the text length, or -1. */
+static int ask(const wd_peer *p, char *buf, size_t n, double budget) {
+  double end = ddp_now() + budget;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->port)};
+  if (inet_pton(AF_INET, p->ip, &a.sin_addr) != 1 ||
+      (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS)) {
+    close(fd);
+    return -1;
+  }
+  size_t got = 0;
+  for (;;) {
+    int ms = (int)((end - ddp_now()) * 1000);
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (ms <= 0 || poll(&pf, 1, ms) <= 0) break;
+    ssize_t r = read(fd, buf + got, n - 1 - got);
+    if (r <= 0) {
+      if (r == 0) {
+        close(fd);
+        buf[got] = 0;
+        return (int)got;
+      }
+      break;
+    }
+    got += (size_t)r;
+    if (got >= n - 1) break;
+  }
+  close(fd);
+  return -1;
+}
+
+/* ---- the verdict ---- */
+typedef struct {
+  int known, pid, behind;
+  double hb_age, prog_age;
+  char what[128];
+} rank_state;
+
+static void parse_board(const char *text, rank_state *st, int world) {
+  for (const char *p = text; p && *p;) {
+    int r, pid, k = 0;
+    double hb, pr;
+    if (sscanf(p, "%d %d %lf %lf %n", &r, &pid, &hb, &pr, &k) == 4 && r >= 0 && r < world) {
+      st[r].known = 1;
+      st[r].pid = pid;
+      st[r].hb_age = hb;
+      st[r].prog_age = pr;
+      size_t len = strcspn(p + k, "\n");
+      if (len >= sizeof st[r].what) len = sizeof st[r].what - 1;
+      memcpy(st[r].what, p + k, len);
+      st[r].what[len] = 0;
+    }
+    p = strchr(p, '\n');
+    if (p) p++;
+  }
+}
+
+/* Asks every rank where it is and prints one line per rank (suspects first). Called by the rank whose timer
+ * ran out, just before it aborts the job. */
+static void culprit_report(FILE *out) {
+  int W = g_wd.world;
+  rank_state *st = calloc((size_t)W, sizeof *st);
+  char *buf = malloc(65536);
+  if (!st || !buf) goto out;
+  const char *remote_test = getenv("DDPBENCH_TEST_WATCHDOG_TCP"); /* ask this host's ranks over TCP too */
+  int me = g_wd.peers[g_wd.rank].node_index;
+  double deadline = ddp_now() + 8.0;
+  int nodes = 0;
+  for (int r = 0; r < W; r++)
+    if (g_wd.peers[r].node_index + 1 > nodes) nodes = g_wd.peers[r].node_index + 1;
+  for (int node = 0; node < nodes; node++) {
+    if (node == me) {
+      board_text(buf, 65536);
+      if (!remote_test && !g_wd.board_private) { /* the whole host from the shared board */
+        parse_board(buf, st, W);
+        continue;
+      }
+      parse_board(buf, st, W); /* else this rank alone from it; the others are asked */
+      rank_state self = st[g_wd.rank];
+      for (int q = 0; q < W; q++)
+        if (g_wd.peers[q].node_index == node) memset(&st[q], 0, sizeof st[q]);
+      st[g_wd.rank] = self;
+    }
+    /* Any rank of that host that answers speaks for every rank on its board (all of the host's when shared). */
+    for (int r = 0; r < W; r++) {
+      if (g_wd.peers[r].node_index != node || r == g_wd.rank || st[r].known || g_wd.peers[r].port <= 0) continue;
+      double left = deadline - ddp_now();
+      if (left <= 0) break;
+      if (ask(&g_wd.peers[r], buf, 65536, left < 1.0 ? left : 1.0) >= 0) parse_board(buf, st, W);
+    }
+  }
+  /* Suspects: no answer from their host, or a heartbeat older than 2 s (the process itself is stopped). When all
+   * answer, the ranks that are somewhere else than the majority (a step behind, another phase) are the
+   * likely culprits: the others wait for them. */
+  int nsus = 0, major = -1, major_n = 0;
+  for (int r = 0; r < W; r++) nsus += r != g_wd.rank && (!st[r].known || st[r].hb_age > 2.0);
+  for (int r = 0; r < W && nsus == 0; r++) {
+    int n = 0;
+    for (int q = 0; q < W; q++) n += st[q].known && strcmp(st[q].what, st[r].what) == 0;
+    if (st[r].known && n > major_n) major = r, major_n = n;
+  }
+  if (nsus == 0 && major >= 0 && major_n < W && 2 * major_n > W)
+    for (int r = 0; r < W; r++)
+      if (st[r].known && strcmp(st[r].what, st[major].what) != 0) st[r].behind = 1, nsus++;
+  fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
+          nsus, nsus == 1 ? "" : "s");
+  int lines = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int r = 0; r < W && lines < 32; r++) {
+      int sus = st[r].behind || (r != g_wd.rank && (!st[r].known || st[r].hb_age > 2.0));
+      if (sus != (pass == 0)) continue;
+      lines++;
+      const wd_peer *p = &g_wd.peers[r];
+      if (!st[r].known && p->node_index == g_wd.peers[g_wd.rank].node_index)
+        fprintf(out, "  SUSPECT rank %d host %s: did not answer the query (process stopped, frozen or gone)\n", r,
+                p->host);
+      else if (!st[r].known)
+        fprintf(out, "  SUSPECT rank %d host %s: its host did not answer the query (down, unreachable, or port %d at %s "
+                     "filtered)\n", r, p->host, p->port, p->ip);
+      else if (st[r].behind)
+        fprintf(out, "  SUSPECT rank %d host %s pid %d: alive but elsewhere than the other %d ranks (they are in "
+                        "%s): in %s, no progress for %.0f s\n", r, p->host, st[r].pid, major_n, st[major].what,
+                st[r].what, st[r].prog_age);
+      else if (sus)
+        fprintf(out, "  SUSPECT rank %d host %s pid %d: not answering (process stopped or frozen for %.0f s); last "
+                        "known: %s, %.0f s ago\n", r, p->host, st[r].pid, st[r].hb_age, st[r].what, st[r].prog_age);
+      else
+        fprintf(out, "  rank %d host %s pid %d: alive, in %s (no progress for %.0f s)%s\n", r, p->host, st[r].pid,
+                st[r].what, st[r].prog_age, r == g_wd.rank ? " <- this rank" : "");
+    }
+  if (lines == 32) fprintf(out, "  (more ranks not shown)\n");
+out:
+  free(st);
+  free(buf);
+}
+
+static void *watchdog_main(void *arg) {
+  (void)arg;
+  for (;;) {
+    int joined = atomic_load(&g_wd.joined);
+    if (joined) atomic_store(&g_wd.board[g_wd.local_rank].heartbeat, ddp_now());
+    struct pollfd pf = {joined ? g_wd.listen_fd : -1, POLLIN, 0};
+    if (poll(&pf, 1, 250) > 0 && (pf.revents & POLLIN))
+      for (int k = 0; k < 1024 && serve_one(); k++) continue; /* everyone who is asking now */
+    double idle = ddp_now() - atomic_load(&g_wd.last);
+    if (g_wd.timeout <= 0 || idle <= g_wd.timeout) continue;
+    pthread_mutex_lock(&g_wd.lock);
+    int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
+    fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s (--timeout %g) in %s; aborting the "
+                    "job\n", rank, ddp_host(), idle, g_wd.timeout, g_wd.what);
+    pthread_mutex_unlock(&g_wd.lock);
+    if (joined) { /* one write, so that two ranks' reports do not interleave line by line */
+      char *text = NULL;
+      size_t len = 0;
+      FILE *m = open_memstream(&text, &len);
+      if (m) {
+        culprit_report(m);
+        fclose(m);
+        fputs(text, stderr);
+        free(text);
+      }
+    }
+    fflush(stderr);
+    atomic_file_abandon();
+    dist_abort(DDP_EXIT_RUNTIME);
+  }
+  return NULL;
+}
+
+/* ---- start-up ---- */
+/* This host's address as peers should dial it: a non-loopback IPv4 address of its name, else of an interface
+ * that is up (Debian maps the hostname to 127.0.1.1), else loopback (then only this host can be asked). */
+static void my_ip(const char *host, char *ip, size_t n) {
+  snprintf(ip, n, "127.0.0.1");
+  struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+  if (getaddrinfo(host, NULL, &hints, &res) == 0) {
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+      char s[48];
+      if (inet_ntop(AF_INET, &((struct sockaddr_in *)a->ai_addr)->sin_addr, s, sizeof s) && strncmp(s, "127.", 4)) {
+        snprintf(ip, n, "%s", s);
+        freeaddrinfo(res);
+        return;
+      }
+    }
+    freeaddrinfo(res);
+  }
+  struct ifaddrs *ifs = NULL;
+  if (getifaddrs(&ifs) != 0) return;
+  for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+    char s[48];
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+      continue;
+    if (inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, s, sizeof s)) {
+      snprintf(ip, n, "%s", s);
+      break;
+    }
+  }
+  freeifaddrs(ifs);
+}
+
+static int listen_any(void) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY), .sin_port = 0};
+  socklen_t len = sizeof a;
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+    close(fd);
+    return -1;
+  }
+  g_wd.listen_fd = fd;
+  return ntohs(a.sin_port);
+}
+
+/* The host's board: local rank 0 creates a file in /dev/shm (else /tmp), every local rank maps it, then it is
+ * unlinked. Without one, each rank keeps a board of its own: the query then learns about the other ranks of
+ * this host over TCP only. */
+static ddp_result board_map(const ddp_dist *d) {
+  char name[128] = "";
+  if (d->local_rank == 0) {
+    struct stat st;
+    const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+    snprintf(name, sizeof name, "%s/ddpbench-watchdog-%ld-%llx", dir, (long)getpid(),
+             (unsigned long long)(ddp_now() * 1e9));
+  }
+  DDP_CHECK_MPI(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, d->node));
+  size_t bytes = (size_t)d->local_size * sizeof(wd_slot);
+  int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int ok = fd >= 0 && (d->local_rank != 0 || ftruncate(fd, (off_t)bytes) == 0);
+  DDP_CHECK_MPI(MPI_Barrier(d->node)); /* the file has its size */
+  void *p = ok ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (fd >= 0) close(fd);
+  DDP_CHECK_MPI(MPI_Barrier(d->node)); /* everyone has it mapped (or failed) */
+  if (d->local_rank == 0) unlink(name);
+  int bad = p == MAP_FAILED;
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, d->node));
+  if (bad) {
+    if (p != MAP_FAILED) munmap(p, bytes);
+    ddp_notice("watchdog: cannot share a status board in %s; a timeout will ask this host's ranks over TCP only", name);
+    p = calloc((size_t)d->local_size, sizeof(wd_slot));
+    DDP_CHECK_ALLOC(p);
+    g_wd.board_private = 1;
+  }
+  g_wd.board = p;
+  return DDP_OK;
+}
+
+ddp_result watchdog_join(const ddp_dist *d) {
+  if (atomic_load(&g_wd.joined)) return DDP_OK;
+  g_wd.rank = d->rank;
+  g_wd.world = d->size;
+  g_wd.local_rank = d->local_rank;
+  g_wd.local_size = d->local_size;
+  wd_peer me;
+  memset(&me, 0, sizeof me);
+  me.node_index = d->node_index;
+  me.port = listen_any();
+  snprintf(me.host, sizeof me.host, "%.63s", d->host);
+  my_ip(d->host, me.ip, sizeof me.ip);
+  g_wd.peers = calloc((size_t)d->size, sizeof *g_wd.peers);
+  DDP_CHECK_ALLOC(g_wd.peers);
+  DDP_CHECK_MPI(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, g_wd.peers, (int)sizeof me, MPI_BYTE, d->world));
+  DDP_TRY(board_map(d));
+  wd_slot *s = &g_wd.board[d->local_rank];
+  s->rank = d->rank;
+  atomic_store(&s->pid, (int)getpid());
+  pthread_mutex_lock(&g_wd.lock);
+  snprintf(s->what, sizeof s->what, "%s", g_wd.what);
+  pthread_mutex_unlock(&g_wd.lock);
+  atomic_store(&s->progress, atomic_load(&g_wd.last));
+  atomic_store(&s->heartbeat, ddp_now());
+  atomic_store(&g_wd.joined, 1);
+  return DDP_OK;
+}
+
+/* ---- signals ---- */
+/* Built outside the handler (snprintf is not async-signal-safe), again once the rank is known. */
+static char g_msg_int[160], g_msg_term[160];
+
+static void on_signal(int sig) {
+  atomic_file_abandon();
+  const char *m = sig == SIGINT ? g_msg_int : g_msg_term;
+  ssize_t w = write(2, m, strlen(m));
+  (void)w;
+  _exit(sig == SIGINT ? DDP_EXIT_SIGINT : DDP_EXIT_SIGTERM);
+}
+
+void watchdog_signals_install(void) {
+  int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
+  snprintf(g_msg_int, sizeof g_msg_int, "[ddpbench rank %d host %.64s] interrupted (SIGINT): exiting with code %d\n",
+           rank, ddp_host(), DDP_EXIT_SIGINT);
+  snprintf(g_msg_term, sizeof g_msg_term, "[ddpbench rank %d host %.64s] terminated (SIGTERM): exiting with code %d\n",
+           rank, ddp_host(), DDP_EXIT_SIGTERM);
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+void watchdog_start(double timeout, const char *what) {
+  watchdog_signals_install();
+  watchdog_tick(what);
+  if (timeout <= 0 || g_wd.started) return;
+  g_wd.timeout = timeout;
+  pthread_t tid;
+  if (pthread_create(&tid, NULL, watchdog_main, NULL) == 0) {
+    pthread_detach(tid);
+    g_wd.started = 1;
+  } else {
+    ddp_notice("cannot start the watchdog thread: --timeout %g is not enforced", timeout);
+  }
+}
