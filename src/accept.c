@@ -179,7 +179,8 @@ static double node_median(int node, const accept_pair *pairs, const double *valu
 }
 
 /* The pairs' noise: the robust scale (MAD / 0.6745, or 1.253314 x the mean absolute deviation when the MAD is 0)
- * of the deviations from the reference of the pairs between nodes that look healthy (node value at least
+ * of the log-ratios to the reference (bandwidth noise is a factor, not an offset: on a busy fabric a healthy pair
+ * at half the reference and one at twice it are equally far from it) of the pairs between nodes that look healthy (node value at least
  * limit x reference), or, when fewer than 3 such pairs exist, of every pair without a bad node. */
 static double pair_scale(const accept_pair *pairs, const double *value, int npairs, const accept_localization *loc,
                          double limit, double *tmp) {
@@ -190,7 +191,7 @@ static double pair_scale(const accept_pair *pairs, const double *value, int npai
       if (!isfinite(value[p]) || loc->node_bad[a] || loc->node_bad[b]) continue;
       if (!pass && !(loc->node_value[a] >= limit * loc->reference && loc->node_value[b] >= limit * loc->reference))
         continue;
-      tmp[m++] = fabs(value[p] - loc->reference);
+      if (value[p] > 0) tmp[m++] = fabs(log(value[p] / loc->reference));
     }
     if (m < 3 && !pass) continue;
     if (!m) return 0;
@@ -205,7 +206,8 @@ static double pair_scale(const accept_pair *pairs, const double *value, int npai
  * show no noise at all). */
 static int pair_slow(double v, const accept_localization *loc, double limit, double zmin) {
   if (!(v < limit * loc->reference)) return 0;
-  return loc->scale > 0 ? (loc->reference - v) / loc->scale > zmin : 1;
+  if (!(v > 0)) return 1;
+  return loc->scale > 0 ? log(loc->reference / v) / loc->scale > zmin : 1;
 }
 
 ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *value, int npairs,

@@ -92,14 +92,14 @@ int accept_pairs(accept_pairs_mode mode, int n, accept_pair *out, int cap);
 /* Localisation from a pair matrix. value[p] is pair p's bandwidth (higher is better; NaN = not measured).
  * A pair is slow when below (1 - slow_pct/100) of the reference, the median over healthy nodes of each
  * node's median pair value (robust while fewer than half a node's partners are bad), AND an outlier: its
- * shortfall exceeds zmin (3.5) robust standard deviations of the pairs between healthy-looking nodes (so a
- * noisy fabric names nobody). A node is bad when it
+ * shortfall, log(reference / value), exceeds zmin (3.5) robust standard deviations of the pairs' log-ratios
+ * between healthy-looking nodes (so a noisy fabric names nobody). A node is bad when it
  * has at least two measured pairs with healthy partners and all of them are slow; bad nodes are taken
  * worst first and their pairs set aside before the next is looked for, so two bad nodes do not make their
  * common partners look bad. A slow pair between two healthy nodes is named as a pair (the path). */
 typedef struct {
   double reference;  /* the pair reference after the bad nodes were set aside */
-  double scale;      /* the pairs' robust standard deviation around it (0: no noise at all) */
+  double scale;      /* the pairs' robust standard deviation of log(value / reference) (0: no noise at all) */
   int *node_bad;     /* [nnodes] 1 = every pair of this node is slow */
   double *node_value;/* [nnodes] median of the node's pair values */
   int *pair_state;   /* [npairs] 0 fine, 1 slow pair (path), 2 slow because a bad node is in it, -1 unmeasured */

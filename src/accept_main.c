@@ -170,7 +170,8 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
     result_doc b;
     DDP_TRY(result_load(o->baseline, &b));
     int n = 0;
-    for (int i = 0; i < b.nrecords; i++) n += !strcmp(b.records[i].measurement, "accept");
+    for (int i = 0; i < b.nrecords; i++) /* per-GPU figures, or the node and pair allreduces */
+      n += !strcmp(b.records[i].measurement, "accept") || !strcmp(b.records[i].measurement, "allreduce");
     result_free(&b);
     if (!n) return ddp_usage_error("--baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
   }
@@ -733,6 +734,22 @@ static void print_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
   }
 }
 
+/* The baseline's busbw for the node pair of hosts ha and hb (its allreduce record: group pair:<a>-<b>, label
+ * hosts "A,B", in either order: node numbers may differ between runs, host names do not); NaN when none. */
+static double baseline_pair(const result_doc *b, const char *ha, const char *hb) {
+  char ab[160], ba[160];
+  snprintf(ab, sizeof ab, "%.70s,%.70s", ha, hb);
+  snprintf(ba, sizeof ba, "%.70s,%.70s", hb, ha);
+  for (int i = 0; i < b->nrecords; i++) {
+    const result_record *x = &b->records[i];
+    const char *h = result_record_label(x, "hosts");
+    if (strcmp(x->measurement, "allreduce") || strncmp(x->group, "pair:", 5) || strcmp(x->metric, "busbw_gbs") || !h)
+      continue;
+    if ((!strcmp(h, ab) || !strcmp(h, ba)) && isfinite(x->value)) return x->value;
+  }
+  return NAN;
+}
+
 static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_coll *c, acc_findings *fs) {
   char subj[48];
   /* per node: relative to the other nodes at each size; the absolute floor is for 8-GPU nodes at >= 1 GiB */
@@ -763,6 +780,8 @@ static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
   /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
   accept_localization loc;
   if (accept_localize(c->nnodes, c->pairs, c->pair_busbw, c->npairs, o->rel_fail, 3.5, &loc) != DDP_OK) return;
+  result_doc base_doc, *base = NULL; /* checked readable and an accept result before the measurements */
+  if (o->baseline[0] && result_load(o->baseline, &base_doc) == DDP_OK) base = &base_doc;
   for (int n = 0; n < c->nnodes; n++) {
     const acc_rec *r = node_rec(all, W, n);
     if (!r || !loc.node_bad[n]) continue;
@@ -793,17 +812,24 @@ static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
       }
     }
     double floor_v = a->exp.v[EXP_PAIR_BUSBW], m;
+    double bv = base ? baseline_pair(base, a->host, b->host) : NAN;
+    char bsrc[64] = "";
+    if (isfinite(bv)) { /* --baseline: the same pair's figure in the good run, less the tolerance */
+      floor_v = bv * (1 - o->tolerance / 100);
+      snprintf(bsrc, sizeof bsrc, "baseline %.3g - %g %%", bv, o->tolerance);
+    }
     if (isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
       accept_severity sv = accept_judge(c->pair_busbw[p], floor_v, 1, 0, 0, &m);
       acc_finding *f = finding_add(fs, sv, "pair_busbw.abs", "pair", pair, subj);
       if (f) {
         f->measured = c->pair_busbw[p], f->expected = floor_v, f->margin = m;
         snprintf(f->unit, sizeof f->unit, "GB/s");
-        snprintf(f->text, sizeof f->text, "floor from %s", a->exp.src[EXP_PAIR_BUSBW]);
+        snprintf(f->text, sizeof f->text, "floor from %s", bsrc[0] ? bsrc : a->exp.src[EXP_PAIR_BUSBW]);
       }
     }
   }
   accept_localization_free(&loc);
+  if (base) result_free(base);
 }
 
 /* Findings, the failing ones by host, the summary line; returns the exit code and writes --failed-hosts. */

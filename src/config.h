@@ -59,6 +59,7 @@ typedef struct {
   char csv[1024];        /* "" = no CSV */
   int force, quiet;
   /* not keys: */
+  int gpu_default; /* the no-options job on GPUs: the model is sized from the GPU (gpu_default.h) */
   unsigned long long given; /* bit i: key i was set by the config file or the command line */
   char config_file[1024];
   char command_line[4096];

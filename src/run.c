@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "accept.h"
+#include "accept_main.h"
 #include "atomic_file.h"
 #include "comm.h"
 #include "config.h"
@@ -24,6 +25,7 @@
 #include "dist.h"
 #include "engine.h"
 #include "csv.h"
+#include "gpu_default.h"
 #include "gpu_diag.h"
 #include "health.h"
 #include "measure.h"
@@ -176,6 +178,31 @@ static ddp_result choose_placement(const ddp_config *cfg, const ddp_dist *d, pla
   return de->bus_id(pl->ordinal, pl->bus_id, sizeof pl->bus_id);
 }
 
+/* The GPU default job's model (gpu_default.h) from the smallest GPU memory of the job, the same on every rank;
+ * rank 0 states the model and the expected total time before anything is measured. */
+static ddp_result default_size(ddp_config *cfg, const ddp_dist *d, const ddp_device *dev) {
+  double mem = (double)dev->info.memory;
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, d->world));
+  double peak = peak_table_tflops(dev->info.name, PREC_BF16);
+  gpu_default g;
+  if (gpu_default_size(mem, peak, d->local_size, &g) != 0)
+    return DDP_FAIL(DDP_ERR_USAGE, "the GPU default job needs 2 GiB of GPU memory, the smallest GPU has %.2f GiB; "
+                    "give the model with options", mem / (1 << 30));
+  cfg->hidden = g.hidden, cfg->layers = g.layers, cfg->batch = g.batch;
+  cfg->steps = g.steps, cfg->warmup = g.warmup, cfg->precision = PREC_BF16;
+  DDP_TRY(config_validate(cfg));
+  if (d->rank == 0)
+    printf("# default GPU acceptance job (no options given): bf16 model H=%d L=%d batch=%d (%.1f GiB of the smallest "
+           "GPU's %.1f GiB), %d steps a phase; then `ddpbench accept --health-seconds %g`. Expected about %.0f s "
+           "(training %.0f s at %.0f %% of %.0f TFLOP/s bf16, checks %.0f s); nothing runs longer than --timeout "
+           "%.0f s without progress\n",
+           g.hidden, g.layers, g.batch, g.model_bytes / (1 << 30), mem / (1 << 30), g.steps, g.health_seconds,
+           g.total_seconds, g.train_seconds, 100 * GPU_DEFAULT_EFFICIENCY, peak > 0 ? peak : 300, g.accept_seconds,
+           cfg->timeout);
+  fflush(stdout);
+  return DDP_OK;
+}
+
 /* ---- the job ------------------------------------------------------------------------------------ */
 typedef struct {
   ddp_config cfg;
@@ -273,6 +300,7 @@ static ddp_result job_run(job *j) {
   if (!de || !ce) /* placement chose only what the registry has; this is a bug if reached */
     return DDP_FAIL(DDP_ERR_INTERNAL, "no %s in this build", !de ? device_kind_name(j->pl.device) : comm_kind_name(j->pl.comm));
   DDP_TRY(de->create(&j->dev, j->pl.ordinal, cpu_threads(d)));
+  if (cfg->gpu_default && j->pl.device == DEV_CUDA) DDP_TRY(default_size(cfg, d, j->dev));
   watchdog_tick("creating the communicator");
   DDP_TRY(ce->create(&j->comm, d->world, j->dev));
 
@@ -436,6 +464,7 @@ static void job_free(job *j) {
 
 int run_main(int argc, char **argv) {
   static job j; /* large; one per process */
+  int no_options = argc == 1; /* `mpirun ddpbench`: the default job (on GPUs, sized from them) */
   config_action action;
   char parse_msg[1400];
   ddp_usage_capture(parse_msg, sizeof parse_msg); /* every rank's error reaches rank 0 through preflight_run */
@@ -461,6 +490,16 @@ int run_main(int argc, char **argv) {
 
   ddp_result r = watchdog_join(&j.dist);
   if (r == DDP_OK) r = preflight_run(&j.dist, &j.cfg, parsed, parse_msg);
+  /* No options at all, and a GPU on every rank: the GPU-sized acceptance job (the training phases on a model
+   * sized from the GPU, then every acceptance check). Elsewhere the defaults, unchanged. */
+  if (r == DDP_OK && no_options) {
+    int rt = 0, drv = 0;
+    char err[256];
+    int ngpu = device_cuda_probe(err, sizeof err, &rt, &drv);
+    int e = MPI_Allreduce(MPI_IN_PLACE, &ngpu, 1, MPI_INT, MPI_MIN, j.dist.world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Allreduce", __FILE__, __LINE__);
+    j.cfg.gpu_default = ngpu > 0;
+  }
   if (r == DDP_OK) {
     watchdog_tick("start-up");
     r = job_run(&j);
@@ -476,6 +515,17 @@ int run_main(int argc, char **argv) {
     dist_abort(ddp_exit_code(r));
   }
   job_free(&j);
+  int code = j.exit_code;
+  if (j.cfg.gpu_default) {
+    static char a0[] = "accept", a1[] = "--health-seconds", a2[] = "3";
+    char *aargv[] = {a0, a1, a2, NULL};
+    watchdog_tick("the acceptance checks of the default job"); /* bounded as a whole by --timeout */
+    int acode = accept_main(&j.dist, 3, aargv);
+    /* one exit code: weights differ (1) before bad input (2) before a failed check (4) */
+    code = code == DDP_EXIT_CHECK || acode == DDP_EXIT_CHECK ? DDP_EXIT_CHECK
+           : code == DDP_EXIT_USAGE || acode == DDP_EXIT_USAGE   ? DDP_EXIT_USAGE
+           : code != DDP_EXIT_OK ? code : acode;
+  }
   dist_finalize(&j.dist);
-  return j.exit_code;
+  return code;
 }

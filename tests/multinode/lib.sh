@@ -2,7 +2,7 @@
 # tests/multinode/lib.sh: N emulated hosts (2 to 4) on one machine, for the multinode tests (sourced).
 #
 # Provides: mn_init (checks, exits 77 naming what the kernel or machine refuses), mn_hosts_up N, mn_shape HOST
-# RATE, mn_mpirun ARGS (Open MPI across the hosts), mn_check / mn_done (the "N passed, N failed" counting),
+# RATE, mn_shape_pair HOST HOST RATE, mn_cgroup_cpu PCT, mn_mpirun ARGS (Open MPI across the hosts), mn_check / mn_done (the "N passed, N failed" counting),
 # and a trap that removes everything it made on every exit path (normal end, failure, signal, CTest timeout).
 #
 # Layout. Each host is a network namespace ddpb<id>n<i> whose processes run in their own UTS namespace with
@@ -17,6 +17,7 @@ MN_PREFIX=ddpb$MN_ID
 MN_DIR=""
 MN_NS=()      # namespaces created, removed by the trap
 MN_HOSTS=()   # host namespaces (= host names) in order
+MN_CG=()      # cpu cgroups created (mn_cgroup_cpu), removed by the trap
 MN_PASS=0
 MN_FAIL=0
 MN_SUBNET=""
@@ -44,6 +45,10 @@ mn_cleanup() {
     for p in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
   done
   for ns in "${MN_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  for cg in "${MN_CG[@]}"; do
+    for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+    rmdir "$cg" 2>/dev/null || { sleep 0.5; rmdir "$cg" 2>/dev/null; }
+  done
   [ -n "$MN_DIR" ] && rm -rf "$MN_DIR"
   exit "$rc"
 }
@@ -121,6 +126,50 @@ mn_shape() {
   local i=${h##*n}
   ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root tbf rate "$rate" burst 32kbit latency 400ms
   ip netns exec "${MN_PREFIX}sw" tc qdisc add dev "${MN_PREFIX}b$i" root tbf rate "$rate" burst 32kbit latency 400ms
+}
+
+# mn_shape_pair HOST_A HOST_B RATE: only the traffic between HOST_A and HOST_B is shaped (the path between two
+# nodes, not either node's link): on each of the two hosts an htb root whose default class is unlimited and a
+# RATE class that a u32 filter fills with the packets addressed to the other host. Returns 1, naming what the
+# kernel refused, when htb or u32 is missing.
+mn_shape_pair() {
+  local a=$1 b=$2 rate=$3 h o err
+  for h in "$a:$b" "$b:$a"; do
+    o=${h#*:} h=${h%%:*}
+    if ! err=$(ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root handle 1: htb default 10 2>&1 &&
+      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate 40gbit 2>&1 &&
+      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:20 htb rate "$rate" ceil "$rate" 2>&1 &&
+      ip netns exec "$h" tc filter add dev "$MN_PREFIX" parent 1: protocol ip prio 1 u32 \
+        match ip dst "$MN_SUBNET.${o##*n}/32" flowid 1:20 2>&1); then
+      echo "mn_shape_pair: the kernel refuses htb/u32 shaping: $err" >&2
+      return 1
+    fi
+  done
+}
+
+# mn_cgroup_cpu PCT: a cpu cgroup ($MN_PREFIX, the harness's name) whose processes get at most PCT % of one CPU
+# (CFS quota over a 20 ms period, PCT >= 5: the kernel's least quota is 1 ms; v1 cpu.cfs_quota_us or v2 cpu.max).
+# Sets MN_CG_PROCS to its cgroup.procs file, which a process joins by writing its pid there (call it directly, not
+# in $(...): the trap must learn of the cgroup, and removes it). Returns 1, naming what was refused on stderr.
+mn_cgroup_cpu() {
+  local pct=$1 cg
+  if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+    cg=/sys/fs/cgroup/cpu/${MN_PREFIX}slow
+    mkdir "$cg" 2>/dev/null || { echo "cannot create the cpu cgroup $cg" >&2; return 1; }
+    MN_CG+=("$cg")
+    echo 20000 >"$cg/cpu.cfs_period_us" && echo $((pct * 200)) >"$cg/cpu.cfs_quota_us" ||
+      { echo "the kernel refuses a CFS quota in $cg" >&2; return 1; }
+  elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    cg=/sys/fs/cgroup/${MN_PREFIX}slow
+    mkdir "$cg" 2>/dev/null || { echo "cannot create the cgroup $cg" >&2; return 1; }
+    MN_CG+=("$cg")
+    grep -qw cpu "/sys/fs/cgroup/cgroup.subtree_control" || echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    echo "$((pct * 200)) 20000" >"$cg/cpu.max" 2>/dev/null || { echo "the kernel refuses cpu.max in $cg" >&2; return 1; }
+  else
+    echo "no cpu cgroup controller (neither v1 /sys/fs/cgroup/cpu nor v2 with cpu)" >&2
+    return 1
+  fi
+  MN_CG_PROCS=$cg/cgroup.procs
 }
 
 # mn_env_set HOST VAR=VALUE: an environment variable that only HOST's processes see (set by the agent, as a
