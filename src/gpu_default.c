@@ -23,6 +23,11 @@ int gpu_default_size(double mem_bytes, double peak_tflops, int ranks_per_node, g
   double peak = peak_tflops > 0 ? peak_tflops : 300;
   double flops = 6.0 * g.batch * h2 * g.layers; /* forward 2, backward 4 per multiply-add */
   g.step_seconds = flops / (peak * 1e12 * GPU_DEFAULT_EFFICIENCY);
+  /* The loss sums over H features and the gradient grows with depth, so a stable rate shrinks with both: the
+   * presets that were seen to train (configs/h200-*: 0.000625 at 8192 x 8 and 4096 x 16, 0.0003 at 1024 x 32)
+   * all lie above 0.01 x (1024 / H) x (4 / L)^2, the rate used here. The default 0.01 (right for 1024 x 4)
+   * turned H200's 8192 x 25 model into NaN weights (exit 5) within its steps. */
+  g.lr = 0.01 * (1024.0 / g.hidden) * (4.0 / g.layers) * (4.0 / g.layers);
   g.warmup = 5;
   g.steps = clampi(floor(GPU_DEFAULT_TRAIN_SECONDS / 3 / g.step_seconds) - g.warmup, 20, 200);
   g.train_seconds = 3 * (g.steps + g.warmup) * g.step_seconds;

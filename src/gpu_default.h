@@ -8,6 +8,7 @@
 
 typedef struct {
   int hidden, layers, batch, steps, warmup; /* bf16 model: L layers of H x H, batch = H rows per rank */
+  double lr;                                /* a learning rate that trains this model without diverging */
   double health_seconds;                    /* accept's sustained GEMM per precision */
   double model_bytes;                       /* device memory the engine allocates (estimate) */
   double step_seconds;                      /* expected step at GPU_DEFAULT_EFFICIENCY of the peak */

@@ -30,6 +30,8 @@ int main(void) {
   /* 6 x 8192^3 x 25 = 8.246e13 flop at 0.6 x 989.4e12 = 0.1389 s; 20 s a phase / 0.1389 = 143.9 -> 143 - 5 warmup. */
   CHECK(fabs(g.step_seconds - 6.0 * 8192 * 8192 * 8192 * 25 / (0.6 * 989.4e12)) < 1e-9, "H200 step %.4f s", g.step_seconds);
   CHECK(g.steps == 138 && g.warmup == 5, "H200: %d steps + %d warmup", g.steps, g.warmup);
+  CHECK(fabs(g.lr - 0.01 / 8 * 0.16 * 0.16) < 1e-12 && g.lr < 0.000625,
+        "H200: lr %g, below the 8192 x 8 preset's 0.000625 (the default 0.01 gave NaN weights on an H200)", g.lr);
   CHECK(g.train_seconds > 55 && g.train_seconds <= 60, "H200: training %.1f s", g.train_seconds);
   /* checks: 4 x 3 s GEMM + 2 s peak + 8 x 1 s copies + 56 x 0.2 s GPU pairs + 20 s = 53.2 s */
   CHECK(fabs(g.accept_seconds - 53.2) < 1e-9, "H200 x 8: checks %.1f s", g.accept_seconds);
