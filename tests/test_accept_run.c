@@ -21,42 +21,25 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc.h"
 
 static char dir[] = "/tmp/i12-accept-run-XXXXXX";
 static const char *mpiexec, *prog;
 static char out[1 << 18], err[1 << 16];
 
 static int run(int np, const char *args) {
-  char cmd[4096], po[300], pe[300];
-  snprintf(po, sizeof po, "%s/stdout", dir);
-  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  char cmd[4096];
   snprintf(cmd, sizeof cmd, "timeout 300 %s -np %d --oversubscribe %s accept --health-seconds 0.5 --precisions fp32 "
-           "--skip p2p --copy-mib 8 --copy-iters 3 %s >%s 2>%s", mpiexec, np, prog, args, po, pe);
-  int st = system(cmd);
-  FILE *f = fopen(po, "r");
-  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
-  out[n] = 0;
-  if (f) fclose(f);
-  f = fopen(pe, "r");
-  n = f ? fread(err, 1, sizeof err - 1, f) : 0;
-  err[n] = 0;
-  if (f) fclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+           "--skip p2p --copy-mib 8 --copy-iters 3 %s", mpiexec, np, prog, args);
+  return proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
 }
 
 /* The main run (not accept): tiny CPU model. */
 static int run_main(int np, const char *env, const char *args) {
-  char cmd[4096], po[300], pe[300];
-  snprintf(po, sizeof po, "%s/stdout", dir);
-  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  char cmd[4096];
   snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s --hidden 64 --layers 2 --batch 8 "
-           "--steps 3 --warmup 1 --quiet %s >%s 2>%s", env, mpiexec, np, prog, args, po, pe);
-  int st = system(cmd);
-  FILE *f = fopen(po, "r");
-  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
-  out[n] = 0;
-  if (f) fclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+           "--steps 3 --warmup 1 --quiet %s", env, mpiexec, np, prog, args);
+  return proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
 }
 
 static const char *path(const char *name) {

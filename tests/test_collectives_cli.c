@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc.h"
 #include "result.h"
 
 static char dir[] = "/tmp/ddpbench-test-coll-XXXXXX";
@@ -27,24 +28,13 @@ static const char *mpiexec, *prog;
 static char out[1 << 22], err[1 << 18];
 
 static int run(int np, const char *env, const char *args) {
-  char cmd[4096], po[300], pe[300];
-  snprintf(po, sizeof po, "%s/stdout", dir);
-  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  char cmd[4096];
   if (np > 0)
-    snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s collectives %s >%s 2>%s", env ? env : "",
-             mpiexec, np, prog, args, po, pe);
+    snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s collectives %s", env ? env : "", mpiexec,
+             np, prog, args);
   else
-    snprintf(cmd, sizeof cmd, "env %s timeout 60 %s collectives %s >%s 2>%s", env ? env : "", prog, args, po, pe);
-  int st = system(cmd);
-  FILE *f = fopen(po, "r");
-  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
-  out[n] = 0;
-  if (f) fclose(f);
-  f = fopen(pe, "r");
-  n = f ? fread(err, 1, sizeof err - 1, f) : 0;
-  err[n] = 0;
-  if (f) fclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    snprintf(cmd, sizeof cmd, "env %s timeout 60 %s collectives %s", env ? env : "", prog, args);
+  return proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
 }
 
 static const char *lab(const result_record *r, const char *k) {

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
+#include "proc.h"
 
 static char tmp[] = "/tmp/ddpbench-test-compare-e2e-XXXXXX";
 static int tmp_made;
@@ -33,21 +34,9 @@ static int run(const char *cmd) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
 
 static cJSON *load_json(const char *path) {
-  char *s = slurp(path);
+  char *s = proc_slurp(path);
   cJSON *j = s ? cJSON_Parse(s) : NULL;
   free(s);
   return j;
@@ -108,7 +97,7 @@ int main(int argc, char **argv) {
   int rc = run(cmd);
   CHECK(rc == 5, "ab.sh vader vs tcp exited %d (want 5: a significant regression beyond 2 %%)", rc);
   snprintf(path, sizeof path, "%s/ab/order.txt", tmp);
-  char *order = slurp(path);
+  char *order = proc_slurp(path);
   const char *want = "a 1 b 1 b 2 a 2 a 3 b 3 b 4 a 4 a 5 b 5 b 6 a 6 ";
   char got[256] = "";
   for (char *line = order ? strtok(order, "\n") : NULL; line; line = strtok(NULL, "\n")) {
@@ -137,7 +126,7 @@ int main(int argc, char **argv) {
     cJSON_Delete(doc);
   }
   snprintf(path, sizeof path, "%s/ab/compare.txt", tmp);
-  char *text = slurp(path);
+  char *text = proc_slurp(path);
   char *diff_at = text ? strstr(text, "env.OMPI_MCA_btl") : NULL, *rows_at = text ? strstr(text, "comm step_ms") : NULL;
   CHECK(diff_at && rows_at && diff_at < rows_at, "compare.txt: the provenance diff must come before the metrics");
   if (text) printf("%s", text);
@@ -157,7 +146,7 @@ int main(int argc, char **argv) {
         "A/A: provenance differs between identical stacks");
   cJSON_Delete(doc);
   snprintf(path, sizeof path, "%s/aa/b.env", tmp);
-  char *benv = slurp(path), needle[512];
+  char *benv = proc_slurp(path), needle[512];
   snprintf(needle, sizeof needle, "LD_LIBRARY_PATH=%s", tmp);
   CHECK(benv && strstr(benv, "OMPI_MCA_btl=self,vader") && strstr(benv, needle),
         "A/A: side B's environment is not side A's: %s", benv ? benv : "(none)");

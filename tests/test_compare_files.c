@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "check.h"
+#include "proc.h"
 #include "compare.h"
 #include "compare/synth.h"
 
@@ -32,18 +33,6 @@ static void cleanup(void) {
   if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmp);
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  rewind(f);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-  if (s) s[n] = 0;
-  fclose(f);
-  return s;
-}
 
 static void write_file(const char *path, const char *s, size_t n) {
   FILE *f = fopen(path, "wb");
@@ -85,7 +74,7 @@ static int compare(const char *fmt, ...) {
   snprintf(ep, sizeof ep, "%s/stderr", tmp);
   snprintf(cmd, sizeof cmd, "timeout 20 %s compare %s > %s 2> %s", bin, args, op, ep);
   int st = system(cmd);
-  char *o = slurp(op), *e = slurp(ep);
+  char *o = proc_slurp(op), *e = proc_slurp(ep);
   snprintf(out_text, sizeof out_text, "%s", o ? o : "");
   snprintf(err_text, sizeof err_text, "%s", e ? e : "");
   free(o), free(e);
@@ -411,7 +400,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   bin = argv[1];
-  base_text = slurp(argv[2]);
+  base_text = proc_slurp(argv[2]);
   if (!base_text) {
     fprintf(stderr, "cannot read %s\n", argv[2]);
     return 1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc.h"
 
 static char dir[] = "/tmp/ddpbench-test-run-XXXXXX";
 static const char *mpiexec, *prog, *src;
@@ -25,21 +26,10 @@ static char out[1 << 20], err[1 << 18];
 
 /* Runs `mpiexec -np np --oversubscribe prog args...` with extra environment; returns the exit code. */
 static int run(int np, const char *env, const char *args) {
-  char cmd[4096], po[300], pe[300];
-  snprintf(po, sizeof po, "%s/stdout", dir);
-  snprintf(pe, sizeof pe, "%s/stderr", dir);
-  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s --comm mpi %s >%s 2>%s", env ? env : "",
-           mpiexec, np, prog, args, po, pe);
-  int st = system(cmd);
-  FILE *f = fopen(po, "r");
-  size_t n = f ? fread(out, 1, sizeof out - 1, f) : 0;
-  out[n] = 0;
-  if (f) fclose(f);
-  f = fopen(pe, "r");
-  n = f ? fread(err, 1, sizeof err - 1, f) : 0;
-  err[n] = 0;
-  if (f) fclose(f);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "env %s timeout 300 %s -np %d --oversubscribe %s --comm mpi %s", env ? env : "", mpiexec, np,
+           prog, args);
+  return proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
 }
 
 static cJSON *load(const char *path) {
