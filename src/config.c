@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "bucket.h"
+#include "ini_file.h"
 #include "phase.h"
 #include "registry.h"
 
@@ -485,80 +485,30 @@ uint64_t config_hash(const ddp_config *cfg) {
   return h;
 }
 
-/* ---- the INI file --------------------------------------------------------------------------------- */
-/* inih (Debian's build) reads lines into a 200-byte buffer and splits longer ones, so that the rest of a long
- * comment would become a setting, and it reads an indented line after a key as a continuation of its value.
- * Our reader hands inih whole lines only and counts them itself: a line that does not fit, or an indented
- * line, stops the parse with an error on that line. */
-typedef struct {
-  ddp_config *cfg;
-  const char *path;
-  FILE *f;
-  int line;         /* lines handed to inih so far: the line inih is working on */
-  int failed_line;  /* the first line our reader or handler refused (0: none) */
-  char err[640];
-  char *buf;
-  size_t cap;
-} ini_ctx;
-
-static char *ini_read_line(char *str, int num, void *stream) {
-  ini_ctx *c = stream;
-  if (c->failed_line) return NULL;
-  ssize_t n = getline(&c->buf, &c->cap, c->f);
-  if (n < 0) return NULL;
-  c->line++;
-  if ((size_t)n > (size_t)num - 1) {
-    snprintf(c->err, sizeof c->err, ": line longer than %d characters (ddpbench refuses it rather than split it)",
-             num - 2);
-    c->failed_line = c->line;
-    return NULL;
-  }
-  if (memchr(c->buf, 0, (size_t)n)) {
-    snprintf(c->err, sizeof c->err, ": NUL byte in the line");
-    c->failed_line = c->line;
-    return NULL;
-  }
-  size_t lead = strspn(c->buf, " \t");
-  if (lead > 0 && c->buf[lead] && !strchr("\r\n;#", c->buf[lead])) {
-    snprintf(c->err, sizeof c->err, ": indented line (continuation lines are not supported: start every "
-                                    "'key = value' at the beginning of its line)");
-    c->failed_line = c->line;
-    return NULL;
-  }
-  memcpy(str, c->buf, (size_t)n + 1);
-  return str;
-}
-
-static int ini_on_key(void *user, const char *section, const char *name, const char *value) {
-  ini_ctx *c = user;
+/* ---- the INI file (ini_file.c hands inih whole lines only) ------------------------------------------ */
+static int file_on_key(void *user, const char *section, const char *name, const char *value, int line, char *err,
+                       size_t errn) {
+  ddp_config *cfg = user;
   (void)section; /* sections only group keys for the reader */
-  if (c->failed_line) return 1;
-  if (strcmp(name, "config") == 0) {
-    snprintf(c->err, sizeof c->err, ": key 'config' is not allowed inside a config file");
-    c->failed_line = c->line;
-  } else if (key_set(c->cfg, name, value, "", c->err, sizeof c->err) != DDP_OK) {
-    c->failed_line = c->line;
-  } else {
-    key_mark(c->cfg, name, CONFIG_SRC_FILE, c->line);
-    key_mark_given(c->cfg, name);
-  }
-  return 1; /* keep inih going: our own failed_line stops the reader */
+  if (strcmp(name, "config") == 0) return snprintf(err, errn, "key 'config' is not allowed inside a config file"), 1;
+  char why[640];
+  if (key_set(cfg, name, value, "", why, sizeof why) != DDP_OK)
+    return snprintf(err, errn, "%s", why + (why[0] == ':' ? 2 : 0)), 1; /* key_set's "where" is empty */
+  key_mark(cfg, name, CONFIG_SRC_FILE, line);
+  key_mark_given(cfg, name);
+  return 0;
 }
 
 static ddp_result config_load_file(ddp_config *cfg, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return ddp_usage_error("--config %s: cannot read: %s", path, ddp_strerror_errno());
-  ini_ctx c = {.cfg = cfg, .path = path, .f = f};
-  int line = ini_parse_stream(ini_read_line, &c, ini_on_key, &c);
+  char err[700];
+  int line = ini_file_parse(f, file_on_key, cfg, err, sizeof err);
   int read_error = ferror(f);
   fclose(f);
-  free(c.buf);
   if (read_error) return ddp_usage_error("--config %s: read error", path);
   if (line < 0) return ddp_usage_error("--config %s: cannot parse (out of memory)", path);
-  /* The earliest error wins: inih's syntax errors (its line) or ours (key errors, long or indented lines). */
-  if (line > 0 && (!c.failed_line || line < c.failed_line))
-    return ddp_usage_error("%s:%d: syntax error (expected 'key = value' or '[section]')", path, line);
-  if (c.failed_line) return ddp_usage_error("%s:%d%s", path, c.failed_line, c.err); /* err starts with ": " */
+  if (line > 0) return ddp_usage_error("%s:%d: %s", path, line, err);
   return DDP_OK;
 }
 

@@ -5,11 +5,12 @@
 #include "expect.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ini_file.h"
 
 const expect_key_info expect_keys[EXP_COUNT] = {
     [EXP_GEMM_BF16] = {"gemm_bf16_tflops", "TFLOP/s", "sustained bf16 GEMM per GPU"},
@@ -95,60 +96,50 @@ void expect_builtin(expect_set *e, const char *gpu_name, unsigned gen_max, unsig
   }
 }
 
-/* ---- --expect FILE ------------------------------------------------------------------------------- */
+/* ---- --expect FILE (ini_file.c hands inih whole lines only) ---------------------------------------- */
 typedef struct {
   expect_set *e;
   const char *path;
-  int failed;
-  char err[256];
 } file_ctx;
 
-/* inih reports the line of the first error; the handler keeps the first message and ignores the rest. */
-static int on_key(void *user, const char *section, const char *name, const char *value) {
+static int on_key(void *user, const char *section, const char *name, const char *value, int line, char *err,
+                  size_t errn) {
   file_ctx *c = user;
-  if (c->failed) return 1;
+  (void)line;
   int applies = 1;
-  if (section && section[0]) {
+  if (section[0]) {
     int known = 0;
     for (int i = 0; i < expect_nmodels; i++) known |= !strcmp(section, expect_models[i].key);
-    if (!known) {
-      snprintf(c->err, sizeof c->err, "unknown section [%s] (GPU models: h200_sxm, h100_sxm, a100_sxm_80gb)",
-               section);
-      return c->failed = 1, 0;
-    }
+    if (!known)
+      return snprintf(err, errn, "unknown section [%s] (GPU models: h200_sxm, h100_sxm, a100_sxm_80gb)", section), 1;
     applies = !strcmp(section, c->e->model);
   }
   int k = 0;
   while (k < EXP_COUNT && strcmp(name, expect_keys[k].name)) k++;
-  if (k == EXP_COUNT) {
-    snprintf(c->err, sizeof c->err, "unknown key '%s'", name);
-    return c->failed = 1, 0;
-  }
+  if (k == EXP_COUNT) return snprintf(err, errn, "unknown key '%s'", name), 1;
   char *end = NULL;
   errno = 0;
   double v = strtod(value, &end);
-  if (end == value || *end || errno || !isfinite(v) || v < 0) {
-    snprintf(c->err, sizeof c->err, "key '%s': '%s' is not a number >= 0", name, value);
-    return c->failed = 1, 0;
-  }
+  if (end == value || *end || errno || !isfinite(v) || v < 0)
+    return snprintf(err, errn, "key '%s': '%s' is not a number >= 0", name, value), 1;
   if (applies) {
     char src[96];
     snprintf(src, sizeof src, "--expect %.80s", c->path);
     set(c->e, (expect_key)k, v, src);
   }
-  return 1;
+  return 0;
 }
 
 ddp_result expect_load_file(expect_set *e, const char *path) {
   FILE *f = fopen(path, "r");
   if (!f) return ddp_usage_error("--expect %s: cannot read: %s", path, ddp_strerror_errno());
   file_ctx c = {.e = e, .path = path};
-  int line = ini_parse_file(f, on_key, &c);
+  char err[320];
+  int line = ini_file_parse(f, on_key, &c, err, sizeof err);
   int read_error = ferror(f);
   fclose(f);
   if (read_error) return ddp_usage_error("--expect %s: read error", path);
-  if (line == 0) return DDP_OK;
   if (line < 0) return ddp_usage_error("--expect %s: cannot parse (out of memory)", path);
-  if (!c.failed) return ddp_usage_error("--expect %s:%d: syntax error (expected 'key = value' or '[model]')", path, line);
-  return ddp_usage_error("--expect %s:%d: %s", path, line, c.err);
+  if (line > 0) return ddp_usage_error("--expect %s:%d: %s", path, line, err);
+  return DDP_OK;
 }

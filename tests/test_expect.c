@@ -111,6 +111,24 @@ static void test_file(void) {
   p = write_file("syntax.ini", "warn_pct = 3\nthis is not ini\n");
   CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "syntax.ini:2:"), "syntax: %s", msg);
 
+  /* The siblings of the config file's long-line defect: a padded comment must not become a setting, and an
+   * indented line must not be glued onto the previous value. */
+  char longline[600];
+  snprintf(longline, sizeof longline, ";%0198dgemm_bf16_tflops = 1\nwarn_pct = 2\n", 0);
+  p = write_file("long.ini", longline);
+  expect_builtin(&e, "NVIDIA H200", 5, 16, 6);
+  CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "long.ini:1:") &&
+            strstr(msg, "longer than"),
+        "a long comment line is refused, not split: %s", msg);
+  CHECK(e.v[EXP_GEMM_BF16] == 600, "and the text inside it set nothing: %g", e.v[EXP_GEMM_BF16]);
+  p = write_file("indent.ini", "h2d_gbps = 40\n  50\n");
+  CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "indent.ini:2:") &&
+            strstr(msg, "indented"),
+        "an indented continuation line is refused: %s", msg);
+  p = write_file("crlf.ini", "; windows\r\nh2d_gbps = 41\r\n\r\n[h200_sxm]\r\nd2h_gbps = 42\r\n");
+  CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_OK && e.v[EXP_H2D] == 41 && e.v[EXP_D2H] == 42,
+        "CRLF lines are read: %s", msg);
+
   char missing[160];
   snprintf(missing, sizeof missing, "%s/nope.ini", dir);
   CHECK(load_capture(&e, missing, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "nope.ini") &&
@@ -122,7 +140,8 @@ int main(void) {
   if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
   test_builtin();
   test_file();
-  const char *names[] = {"ok.ini", "unknown.ini", "badnum.ini", "neg.ini", "inf.ini", "section.ini", "syntax.ini"};
+  const char *names[] = {"ok.ini", "unknown.ini", "badnum.ini", "neg.ini", "inf.ini", "section.ini", "syntax.ini",
+                         "long.ini", "indent.ini", "crlf.ini"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(write_file(names[i], ""));
   rmdir(dir);
   return check_summary();
