@@ -32,6 +32,8 @@
 #include "result.h"
 #include "stats.h"
 #include "topo.h"
+#include "preflight.h"
+#include "watchdog.h"
 
 #define ACC_MAX_P2P 8
 #define ACC_INTERVAL_S 0.1 /* one GEMM interval: ten per second, so the first and last second have a median */
@@ -40,7 +42,7 @@
 typedef struct {
   double seconds, rel_warn, rel_fail;
   int gemm_n, copy_mib, copy_iters, p2p_mib, strict, force, device; /* device: 0 auto, 1 cpu, 2 cuda */
-  double tolerance;
+  double tolerance, timeout;
   int pair_mib, allreduce_iters, pair_repeats;
   char pairs[16], node_mib[64];
   char precisions[64], skip[64], expect[512], failed_hosts[512], json[512], baseline[512];
@@ -75,6 +77,8 @@ static const struct {
     {"json", O_STR, OFF(json), 512, "", "write the figures and findings as a result file (readable by --baseline)"},
     {"strict", O_FLAG, OFF(strict), 0, "0", "a warning fails too (exit 4)"},
     {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts and --json"},
+    {"timeout", O_DOUBLE, OFF(timeout), 0, "600", "seconds without progress before the job ends (exit 3, naming the "
+                                                   "ranks that stopped); 0 = never"},
 #undef OFF
 };
 #define NOPTS ((int)(sizeof opts / sizeof opts[0]))
@@ -164,8 +168,9 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
     DDP_TRY(expect_load_file(&e, o->expect));
   }
   if (o->tolerance >= 100) return ddp_usage_error("--tolerance-pct must be below 100");
-  if (o->json[0] && !o->force && access(o->json, F_OK) == 0) /* refused now, not after the measurements */
-    return ddp_usage_error("--json %s: file exists (use --force to overwrite it)", o->json);
+  if (o->timeout > 0 && o->timeout < 2 * o->seconds + 10) /* one precision's GEMM loop is one watchdog step */
+    return ddp_usage_error("--timeout %g must be 0 or at least 2 x --health-seconds + 10 s (%g)", o->timeout,
+                           2 * o->seconds + 10);
   if (o->baseline[0]) { /* likewise the baseline: a ddpbench result with accept figures */
     result_doc b;
     DDP_TRY(result_load(o->baseline, &b));
@@ -321,6 +326,12 @@ static double record_busbw(const result_doc *doc, const char *group, size_t byte
 
 /* Node groups and node pairs through the measurement driver (measure.h): groups from comm->split, records to
  * rank 0, then into c on rank 0. dv is this job's view of nodes (the real one or the test hook's). */
+/* A rank outside a round's pairs waits: where it is, without resetting the timer (run.c's on_waiting). */
+static void waiting(void *ctx, const char *what) {
+  (void)ctx;
+  watchdog_where(what);
+}
+
 static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, ddp_device *dev, acc_coll *c) {
   int nnodes = dv->node_count;
   memset(c, 0, sizeof *c);
@@ -345,11 +356,13 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   config_defaults(&cfg);
   allreduce_params node_p = {c->nsizes, {0}, o->allreduce_iters}, pair_p = {1, {c->pair_mib}, o->allreduce_iters};
   for (int k = 0; k < c->nsizes; k++) node_p.mib[k] = c->size_mib[k];
-  measure_env env = {.cfg = &cfg, .dist = dv, .dev = dev, .params = &node_p};
+  measure_env env = {.cfg = &cfg, .dist = dv, .dev = dev, .params = &node_p, .waiting = waiting};
   ddp_comm *world = NULL;
   result_doc doc;
   result_init(&doc);
+  watchdog_tick("accept: creating the communicator for the allreduce checks");
   ddp_result r = cuda ? comm_nccl_create(&world, dv->world, dev) : comm_mpi_create(&world, dv->world, dev);
+  if (r == DDP_OK) watchdog_tick("accept: allreduce on each node");
   if (r == DDP_OK && !listed(o->skip, "node")) r = allreduce_over(&env, world, GROUP_NODE, 0, &doc);
   /* every pass over the pair schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's
    * burst is not named; a slow link is slow in every pass) */
@@ -357,6 +370,9 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   for (int pass = 0; r == DDP_OK && c->npairs && pass < o->pair_repeats; pass++) {
     result_doc one;
     result_init(&one);
+    char what[96];
+    snprintf(what, sizeof what, "accept: node-pair allreduces, pass %d of %d", pass + 1, o->pair_repeats);
+    watchdog_tick(what);
     r = allreduce_over(&env, world, GROUP_PAIR, (int)c->mode, &one);
     size_t bytes = (size_t)(c->pair_mib * (1 << 20)) & ~(size_t)3;
     for (int p = 0; r == DDP_OK && dv->rank == 0 && p < c->npairs; p++) {
@@ -435,6 +451,10 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
   /* The GEMMs of a node run together, as in training: a node's power and cooling are loaded as they will be. */
   for (int p = 0; e == DDP_OK && p < HEALTH_NPREC && !listed(o->skip, "gemm"); p++) {
     if (!listed(o->precisions, health_prec_name(p)) || (!cuda && p != HEALTH_FP32)) continue;
+    char what[96];
+    snprintf(what, sizeof what, "accept: sustained %s GEMM, %g s", health_prec_name(p), o->seconds);
+    watchdog_tick(what);
+    watchdog_test_fault(d->rank, "accept");
     e = node_barrier(d);
     if (e == DDP_OK) e = health_gemm_run(dev, (health_prec)p, n, o->seconds, ACC_INTERVAL_S,
                                          have ? &api : NULL, nd, &r->gemm[p]);
@@ -443,6 +463,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
   /* one GPU at a time, then the whole node at once; the cpu device has no link to measure */
   if (e == DDP_OK && cuda && !listed(o->skip, "copy")) {
     size_t bytes = (size_t)o->copy_mib << 20;
+    watchdog_tick("accept: pinned host<->device copies");
     for (int lr = 0; e == DDP_OK && lr < d->local_size; lr++) {
       e = node_barrier(d);
       if (e == DDP_OK && lr == d->local_rank) e = health_copy_run(dev, bytes, o->copy_iters, &r->alone);
@@ -454,6 +475,7 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
   }
   if (e == DDP_OK && cuda && !listed(o->skip, "p2p") && d->local_rank == 0 && ngpu >= 2) {
     r->p2p_n = ngpu < ACC_MAX_P2P ? ngpu : ACC_MAX_P2P;
+    watchdog_tick("accept: the GPU-to-GPU copy matrix");
     e = device_cuda_peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
   }
   if (have) nvml_close(&api);
@@ -1037,12 +1059,23 @@ static ddp_result doc_write(const acc_opts *o, const result_doc *d) {
 int accept_main(const ddp_dist *d, int argc, char **argv) {
   acc_opts o;
   int help = 0, cuda = 0;
+  /* Every rank's error is printed, the ranks must run the same arguments, and rank 0's outputs are checked
+   * now (atomic_file_check), not after the measurements: all before any work (preflight.h). */
+  char msg[1400];
+  ddp_usage_capture(msg, sizeof msg);
   ddp_result r = opts_parse(&o, argc, argv, &help);
+  ddp_usage_capture(NULL, 0);
+  const char *outs[] = {o.json, o.failed_hosts}, *names[] = {"--json", "--failed-hosts"};
+  char err[1300];
+  for (int i = 0; i < 2 && r == DDP_OK && !help && d->rank == 0; i++)
+    if (outs[i][0] && (r = atomic_file_check(outs[i], o.force, err, sizeof err)) != DDP_OK)
+      snprintf(msg, sizeof msg, "%s: %s", names[i], err);
+  r = preflight_agree(d, "accept", r, msg, argc, argv);
+  if (r != DDP_OK) return r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : ddp_exit_code(r);
   if (help) {
     if (d->rank == 0) usage(stdout);
     return DDP_EXIT_OK;
   }
-  if (r != DDP_OK) return DDP_EXIT_USAGE; /* every rank parsed the same arguments */
   r = choose_device(d, o.device, &cuda);
   if (r != DDP_OK) return ddp_exit_code(r);
   acc_rec *mine = calloc(1, sizeof *mine), *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;

@@ -43,6 +43,7 @@
 #include "result.h"
 #include "stats.h"
 #include "versions.h"
+#include "watchdog.h"
 
 /* ---- names and nccl-tests' accounting ------------------------------------------------------------ */
 static const char *const COLL_NAMES[COLL_COUNT] = {"allreduce", "reduce_scatter", "all_gather", "broadcast",
@@ -416,8 +417,9 @@ static ddp_result opts_parse(coll_opts *o, int argc, char **argv) {
       return ddp_usage_error("collectives: %s is not a multiple of the %s element size (%zu bytes)", bad,
                              dtype_name((ddp_dtype)o->dtypes[d]), es);
   }
-  if (o->json[0] && !o->force && access(o->json, F_OK) == 0)
-    return ddp_usage_error("collectives: -J/--json %s: file exists (use --force to overwrite it)", o->json);
+  char err[4400];
+  if (o->json[0] && ddp_launcher_rank() == 0 && atomic_file_check(o->json, o->force, err, sizeof err) != DDP_OK)
+    return ddp_usage_error("collectives: -J/--json: %s", err); /* rank 0 writes it: checked before any work */
   if (o->graph && o->device == 1) return ddp_usage_error("collectives: -G/--cudagraph needs the cuda device");
   if (o->group && o->cycles == 0)
     return ddp_usage_error("collectives: -N/--run_cycles 0 (forever) runs on the whole world only, not with --group");
@@ -740,20 +742,28 @@ typedef struct {
 /* Waits for event e, polling the comm for asynchronous errors; never longer than the timeout. */
 static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
   double t0 = ddp_now();
+  unsigned tok = 0; /* told to the watchdog once the wait outlasts the spin */
+  ddp_result r;
   for (;;) {
     int done = 0;
-    DDP_TRY(x->dev->event_query(x->dev, e, &done));
-    if (done) return DDP_OK;
+    if ((r = x->dev->event_query(x->dev, e, &done)) != DDP_OK || done) break;
     ddp_comm *c = x->comm ? x->comm : x->wcomm; /* outside a group's sweep: the world's */
-    DDP_TRY(c->check(c));
-    if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
-      return DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %d s (a peer stopped answering?)", what,
-                      x->o.timeout);
+    if ((r = c->check(c)) != DDP_OK) break;
+    if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout) {
+      char last[160];
+      watchdog_started_text(last, sizeof last);
+      r = DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %d s (a peer stopped answering?); last collective "
+                   "started: %s", what, x->o.timeout, last[0] ? last : "none");
+      break;
+    }
     if (ddp_now() - t0 > 0.01) { /* spin for the first 10 ms: a sleep would add its granularity to short timings */
+      if (!tok) tok = watchdog_enter_device(what);
       struct timespec ts = {0, 20000};
       nanosleep(&ts, NULL);
     }
   }
+  watchdog_leave(tok);
+  return r;
 }
 
 /* The group's barrier before timing, on the control plane (as nccl-tests' MPI_Barrier), polled under the same
@@ -1556,6 +1566,11 @@ static ddp_result sweep(coll_ctx *x) {
       for (int t = 0; t < o->ndtype; t++)
         for (int p = 0; p < (coll_is_reduction(kind) ? o->nop : 1); p++)
           for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
+            char what[128];
+            snprintf(what, sizeof what, "collectives: %s of %zu bytes, %s%s%s", coll_name(kind), bytes,
+                     dtype_name((ddp_dtype)o->dtypes[t]), coll_is_reduction(kind) ? " " : "",
+                     coll_is_reduction(kind) ? redop_name((ddp_redop)o->ops[p]) : "");
+            watchdog_tick(what);
             DDP_TRY(run_row(x, cycle, kind, (ddp_dtype)o->dtypes[t], (ddp_redop)o->ops[p], bytes));
             if (me == 0 && x->out) print_row(x, &x->rows[x->nrows - 1]);
             size_t next = o->step_factor >= 2 ? bytes * (size_t)o->step_factor : bytes + o->step_bytes;
@@ -1748,7 +1763,13 @@ int collectives_main(int argc, char **argv) {
     return DDP_EXIT_OK;
   }
   if (pr != DDP_OK) return DDP_EXIT_USAGE;
+  /* The watchdog backs up -T: the waits here end the job themselves after -T s, naming the wait; the
+   * watchdog covers MPI_Init and every blocking MPI call besides, and names the ranks that stopped. */
+  watchdog_start(x.o.timeout > 0 ? x.o.timeout + 30 : 0, "MPI start-up (MPI_Init: did every rank start?)");
   if (dist_init(&argc, &argv, &x.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  watchdog_signals_install();
+  if (watchdog_join(&x.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  watchdog_tick("collectives: setting up");
   time_t now = time(NULL);
   strftime(x.start_time, sizeof x.start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
   ddp_result r = ctx_setup(&x);

@@ -464,6 +464,11 @@ static ddp_result mpi_split(ddp_comm *c, int color, int key, ddp_comm **out) {
   *out = NULL;
   DDP_CHECK_MPI(MPI_Comm_split(m->comm, color < 0 ? MPI_UNDEFINED : color, key, &sub));
   if (sub == MPI_COMM_NULL) return DDP_OK;
+  char name[MPI_MAX_OBJECT_NAME], sub_name[MPI_MAX_OBJECT_NAME + 24];
+  int len = 0;
+  DDP_CHECK_MPI(MPI_Comm_get_name(m->comm, name, &len));
+  snprintf(sub_name, sizeof sub_name, "%.*s, split %d", MPI_MAX_OBJECT_NAME - 24, name, color);
+  DDP_CHECK_MPI(MPI_Comm_set_name(sub, sub_name)); /* the watchdog names communicators (mpi_where.c) */
   ddp_result r = comm_mpi_create(out, sub, c->dev);
   MPI_Comm_free(&sub);
   return r;
@@ -493,7 +498,11 @@ ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
   c->check = mpi_check;
   c->abort = mpi_abort;
   c->destroy = mpi_destroy;
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  int len = 0;
   int err = MPI_Comm_dup(mpi_comm, &m->comm);
+  if (err == MPI_SUCCESS) err = MPI_Comm_get_name(mpi_comm, name, &len); /* the copy keeps the name */
+  if (err == MPI_SUCCESS && name[0]) err = MPI_Comm_set_name(m->comm, name);
   if (err == MPI_SUCCESS) err = MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN);
   if (err == MPI_SUCCESS) err = MPI_Comm_rank(m->comm, &c->rank);
   if (err == MPI_SUCCESS) err = MPI_Comm_size(m->comm, &c->size);

@@ -15,6 +15,7 @@
 #include "comm.h"
 #include "cuda_check.h"
 #include "versions.h"
+#include "watchdog.h"
 
 typedef struct {
   ncclComm_t comm;
@@ -53,14 +54,21 @@ static ncclRedOp_t nccl_op(ddp_redop op) {
   return ops[op];
 }
 
+/* The last collective this rank started, for the watchdog: a rank that waits for a stopped peer names it. */
+static void started(const char *call, size_t count, ddp_dtype dt, const ddp_comm *c) {
+  watchdog_started("%s(%zu x %s) on a NCCL communicator (%d ranks)", call, count, dtype_name(dt), c->size);
+}
+
 static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
   nccl_impl *n = c->impl;
+  started("ncclAllReduce", count, dt, c);
   NCCL_CHECK(n->comm, ncclAllReduce(buf, buf, count, nccl_type(dt), ncclSum, n->comm, (cudaStream_t)s));
   return DDP_OK;
 }
 
 static ddp_result nc_broadcast(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, int root, ddp_stream *s) {
   nccl_impl *n = c->impl;
+  started("ncclBroadcast", count, dt, c);
   NCCL_CHECK(n->comm, ncclBroadcast(buf, buf, count, nccl_type(dt), root, n->comm, (cudaStream_t)s));
   return DDP_OK;
 }
@@ -72,6 +80,9 @@ static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
   ncclDataType_t t = nccl_type(a->dt);
   if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || !dtype_size(a->dt))
     return DDP_FAIL(DDP_ERR_INTERNAL, "bad collective arguments");
+  static const char *const calls[COLL_COUNT] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather",
+                                                "ncclBroadcast", "ncclSend/ncclRecv (alltoall)"};
+  started(calls[a->kind], a->count, a->dt, c);
   switch (a->kind) {
     case COLL_ALLREDUCE:
       NCCL_CHECK(n->comm, ncclAllReduce(a->send, a->recv, a->count, t, nccl_op(a->op), n->comm, st));
@@ -115,14 +126,21 @@ static ddp_result nc_check(ddp_comm *c) {
 static ddp_result nc_barrier(ddp_comm *c) {
   nccl_impl *n = c->impl;
   NCCL_CHECK(n->comm, ncclAllReduce(n->scratch, n->scratch, 1, ncclFloat32, ncclSum, n->comm, n->stream));
+  unsigned tok = watchdog_enter("a barrier (ncclAllReduce of 1 float) on a NCCL communicator (%d ranks)", c->size);
+  ddp_result r = DDP_OK;
   for (;;) {
     cudaError_t e = cudaStreamQuery(n->stream);
-    if (e == cudaSuccess) return DDP_OK;
-    if (e != cudaErrorNotReady) CUDA_CHECK(e);
-    DDP_TRY(nc_check(c));
+    if (e == cudaSuccess) break;
+    if (e != cudaErrorNotReady) {
+      r = cuda_fail(e, "cudaStreamQuery(barrier)", __FILE__, __LINE__);
+      break;
+    }
+    if ((r = nc_check(c)) != DDP_OK) break;
     struct timespec ts = {0, 100000};
     nanosleep(&ts, NULL);
   }
+  watchdog_leave(tok);
+  return r;
 }
 
 static void nc_abort(ddp_comm *c) {
@@ -152,7 +170,10 @@ static ddp_result nc_split(ddp_comm *c, int color, int key, ddp_comm **out) {
   nccl_impl *n = c->impl;
   ncclComm_t sub = NULL;
   *out = NULL;
-  NCCL_CHECK(n->comm, ncclCommSplit(n->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, NULL));
+  unsigned tok = watchdog_enter("ncclCommSplit of a NCCL communicator (%d ranks)", c->size);
+  ncclResult_t e = ncclCommSplit(n->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, NULL);
+  watchdog_leave(tok);
+  NCCL_CHECK(n->comm, e);
   if (!sub) return DDP_OK;
   return wrap(out, sub, c->dev);
 }
@@ -198,7 +219,10 @@ ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) 
   if (rank == 0) NCCL_CHECK(NULL, ncclGetUniqueId(&id));
   DDP_CHECK_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, mpi_comm));
   ncclComm_t comm = NULL;
-  NCCL_CHECK(NULL, ncclCommInitRank(&comm, size, id, rank));
+  unsigned tok = watchdog_enter("ncclCommInitRank (rank %d of %d)", rank, size);
+  ncclResult_t e = ncclCommInitRank(&comm, size, id, rank);
+  watchdog_leave(tok);
+  NCCL_CHECK(NULL, e);
   ddp_result r = wrap(out, comm, dev);
   if (r != DDP_OK && *out) {
     nc_destroy(*out);

@@ -15,6 +15,7 @@
 #include "device.h"
 #include "ops.h"
 #include "versions.h"
+#include "watchdog.h"
 
 ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line) {
   return ddp_fail(DDP_ERR_CUDA, file, line, "%s: %s (%s)", call, cudaGetErrorString(e), cudaGetErrorName(e));
@@ -109,7 +110,13 @@ static void cu_stream_destroy(ddp_device *d, ddp_stream *s) {
   if (s) cudaStreamDestroy(cs(s));
 }
 static ddp_result cu_stream_synchronize(ddp_device *d, ddp_stream *s) {
-  CUDA_CHECK(cudaStreamSynchronize(cs(s)));
+  cudaError_t e = cudaStreamQuery(cs(s)); /* done already: no wait to tell the watchdog about */
+  if (e == cudaErrorNotReady) {
+    unsigned tok = watchdog_enter_device("its stream (cudaStreamSynchronize)");
+    e = cudaStreamSynchronize(cs(s));
+    watchdog_leave(tok);
+  }
+  CUDA_CHECK(e);
   return DDP_OK;
 }
 static ddp_result cu_event_create(ddp_device *d, ddp_event **out, int timing) {

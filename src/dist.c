@@ -45,6 +45,7 @@ ddp_result dist_init(int *argc, char ***argv, ddp_dist *d) {
   d->host_hash = ddp_fnv1a64(d->boot_id, strlen(d->boot_id), ddp_fnv1a64(d->host, strlen(d->host), DDP_FNV1A64_INIT));
 
   DDP_CHECK_MPI(MPI_Comm_split_type(d->world, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &d->node));
+  DDP_CHECK_MPI(MPI_Comm_set_name(d->node, "this host's ranks")); /* the watchdog names it (mpi_where.c) */
   DDP_CHECK_MPI(MPI_Comm_rank(d->node, &d->local_rank));
   DDP_CHECK_MPI(MPI_Comm_size(d->node, &d->local_size));
   /* Node index: number of distinct nodes whose lowest world rank is below ours. */

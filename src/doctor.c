@@ -56,19 +56,6 @@ static ddp_result json_write(const char *path, cJSON *topology, const finding_li
   return r;
 }
 
-double doctor_timeout(int argc, char **argv) {
-  double t = 120;
-  for (int i = 1; i < argc; i++) {
-    const char *v = NULL;
-    if (topo_arg(argc, argv, &i, "--timeout", &v) && v) {
-      char *end = NULL;
-      double x = strtod(v, &end);
-      if (end != v && !*end && x >= 0 && x <= 1e9) t = x;
-    }
-  }
-  return t;
-}
-
 /* 1 when any rank has `failed` set; -1 when even that could not be agreed. */
 static int any_failed(const ddp_dist *d, int failed) {
   if (MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, d->world) != MPI_SUCCESS) return -1;

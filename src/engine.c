@@ -20,6 +20,7 @@
 
 #include "numerics.h"
 #include "stats.h"
+#include "watchdog.h"
 
 struct engine {
   ddp_config cfg;
@@ -366,15 +367,18 @@ static ddp_result phase_reset(engine *e, ddp_phase p) {
 /* Waits for ev, checking the comm for asynchronous errors. No timer of its own: the harness's watchdog
  * (watchdog.c, the one timer) ends the job when this wait outlasts --timeout. */
 static ddp_result engine_wait(engine *e, ddp_event *ev, const char *what) {
-  (void)what;
+  unsigned tok = 0; /* told to the watchdog once the wait is real: "waiting in the device to finish phase ddp" */
+  ddp_result r;
   for (;;) {
     int done = 0;
-    DDP_TRY(e->dev->event_query(e->dev, ev, &done));
-    if (done) return DDP_OK;
-    DDP_TRY(e->comm->check(e->comm));
+    if ((r = e->dev->event_query(e->dev, ev, &done)) != DDP_OK || done) break;
+    if ((r = e->comm->check(e->comm)) != DDP_OK) break;
+    if (!tok) tok = watchdog_enter_device(what);
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
   }
+  watchdog_leave(tok);
+  return r;
 }
 
 static ddp_result elapsed(engine *e, ddp_event *a, ddp_event *b, double *ms) {

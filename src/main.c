@@ -32,25 +32,24 @@
 #include "topo.h"
 #include "watchdog.h"
 
+/* Every subcommand that starts MPI runs under the watchdog, armed before MPI_Init (watchdog.h). */
+static void mpi_start(int *argc, char ***argv, ddp_dist *d, double timeout) {
+  watchdog_start(timeout, "MPI start-up (MPI_Init: did every rank start?)");
+  if (dist_init(argc, argv, d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  watchdog_signals_install();
+  if (watchdog_join(d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "export") == 0) return export_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "topo") == 0) return topo_main(argc - 1, argv + 1);
   if (argc > 1 && strcmp(argv[1], "compare") == 0) return compare_main(argc - 1, argv + 1);
-  if (argc > 1 && strcmp(argv[1], "doctor") == 0) {
+  if (argc > 1 && (strcmp(argv[1], "doctor") == 0 || strcmp(argv[1], "accept") == 0)) {
+    int doctor = argv[1][0] == 'd';
     ddp_dist d;
-    watchdog_start(doctor_timeout(argc - 1, argv + 1), "MPI start-up (MPI_Init: did every rank start?)");
-    if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
-    watchdog_signals_install();
-    if (watchdog_join(&d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
-    watchdog_tick("doctor: collecting the topology and environment");
-    int code = doctor_main(&d, argc - 1, argv + 1);
-    dist_finalize(&d);
-    return code;
-  }
-  if (argc > 1 && strcmp(argv[1], "accept") == 0) {
-    ddp_dist d;
-    if (dist_init(&argc, &argv, &d) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
-    int code = accept_main(&d, argc - 1, argv + 1);
+    mpi_start(&argc, &argv, &d, watchdog_timeout_arg(argc - 1, argv + 1, doctor ? 120 : 600));
+    watchdog_tick(doctor ? "doctor: collecting the topology and environment" : "accept: checking the options");
+    int code = doctor ? doctor_main(&d, argc - 1, argv + 1) : accept_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);
     return code;
   }

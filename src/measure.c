@@ -54,6 +54,7 @@ static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, con
   rd->g.owned = 1;
   rd->g.comm = sub;
   rd->g.mpi = mpi;
+  DDP_CHECK_MPI(MPI_Comm_set_name(mpi, name)); /* the watchdog names it (mpi_where.c) */
   rd->g.rank = sub->rank;
   rd->g.size = sub->size;
   rd->g.world_rank = d->rank;

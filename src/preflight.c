@@ -147,6 +147,55 @@ static ddp_result mismatch_report(const ddp_dist *d, const ddp_config *cfg, cons
   return DDP_OK;
 }
 
+/* Allgathers every rank's check; rank 0 prints the errors. *any_failed: some rank failed. */
+static ddp_result agree(const ddp_dist *d, const rank_check *me, rank_check **all, int *any_failed, int *differ) {
+  *all = malloc((size_t)d->size * sizeof **all);
+  DDP_CHECK_ALLOC(*all);
+  int err = MPI_Allgather(me, (int)sizeof *me, MPI_BYTE, *all, (int)sizeof *me, MPI_BYTE, d->world);
+  if (err != MPI_SUCCESS) {
+    free(*all);
+    *all = NULL;
+    return mpi_fail(err, "MPI_Allgather(preflight)", __FILE__, __LINE__);
+  }
+  *any_failed = *differ = 0;
+  for (int r = 0; r < d->size; r++) {
+    *any_failed |= (*all)[r].failed;
+    *differ |= (*all)[r].hash != (*all)[0].hash;
+  }
+  if (*any_failed && d->rank == 0) errors_print(*all, d->size);
+  return DDP_OK;
+}
+
+ddp_result preflight_agree(const ddp_dist *d, const char *what, ddp_result checked, const char *msg, int argc,
+                           char **argv) {
+  rank_check me;
+  memset(&me, 0, sizeof me);
+  snprintf(me.host, sizeof me.host, "%.63s", d->host);
+  me.hash = DDP_FNV1A64_INIT;
+  for (int i = 0; i < argc; i++) me.hash = ddp_fnv1a64(argv[i], strlen(argv[i]) + 1, me.hash);
+  if (checked != DDP_OK) {
+    me.failed = 1;
+    snprintf(me.msg, sizeof me.msg, "%s", msg && *msg ? msg : "bad command line");
+  }
+  rank_check *all = NULL;
+  int failed = 0, differ = 0;
+  DDP_TRY(agree(d, &me, &all, &failed, &differ));
+  if (!failed && differ && d->rank == 0) {
+    int n = 0;
+    for (int r = 1; r < d->size; r++) n += all[r].hash != all[0].hash;
+    fprintf(stderr, "ddpbench: the ranks do not run `ddpbench %s` with the same arguments: rank%s", what,
+            n == 1 ? "" : "s");
+    for (int r = 1, shown = 0; r < d->size; r++)
+      if (all[r].hash != all[0].hash && shown++ < 16)
+        fprintf(stderr, "%s %d (host %s)", shown > 1 ? "," : "", r, all[r].host);
+    fprintf(stderr, "%s differ%s from rank 0 (give every rank the same command line)\n", n > 16 ? ", ..." : "",
+            n == 1 ? "s" : "");
+    fflush(stderr);
+  }
+  free(all);
+  return failed || differ ? DDP_ERR_USAGE : DDP_OK;
+}
+
 ddp_result preflight_run(const ddp_dist *d, const ddp_config *cfg, ddp_result parsed, const char *parse_msg) {
   rank_check me;
   memset(&me, 0, sizeof me);
@@ -158,21 +207,11 @@ ddp_result preflight_run(const ddp_dist *d, const ddp_config *cfg, ddp_result pa
     me.hash = config_hash(cfg);
     if (outputs_check(d, cfg, me.msg, sizeof me.msg) != 0) me.failed = 1;
   }
-  rank_check *all = malloc((size_t)d->size * sizeof *all);
-  DDP_CHECK_ALLOC(all);
-  int err = MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, d->world);
-  if (err != MPI_SUCCESS) {
-    free(all);
-    return mpi_fail(err, "MPI_Allgather(preflight)", __FILE__, __LINE__);
-  }
+  rank_check *all = NULL;
   int failed = 0, differ = 0;
-  for (int r = 0; r < d->size; r++) {
-    failed |= all[r].failed;
-    differ |= all[r].hash != all[0].hash;
-  }
+  DDP_TRY(agree(d, &me, &all, &failed, &differ));
   ddp_result r = DDP_OK;
   if (failed) {
-    if (d->rank == 0) errors_print(all, d->size);
     r = DDP_ERR_USAGE;
   } else if (differ) {
     r = mismatch_report(d, cfg, all);

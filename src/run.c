@@ -44,23 +44,15 @@ static struct {
   double phase_start;
 } g_watch;
 
-/* Test hook for the fault tests: DDPBENCH_TEST_FAULT=ACTION:RANK:PHASE makes rank RANK, in phase PHASE's
- * second step, stall (loop forever, as a hung GPU or a dead link would), stop (SIGSTOP) or kill itself
- * (SIGKILL). DDPBENCH_TEST_STALL_RANK=r is stall:r:ddp. */
+/* Test hook for the fault tests (watchdog_test_fault): DDPBENCH_TEST_FAULT=ACTION:RANK:PHASE acts in phase
+ * PHASE's second step. DDPBENCH_TEST_STALL_RANK=r is stall:r:ddp. */
 static void maybe_fault(ddp_phase p, int step) {
-  char action[16] = "stall", phase[16] = "ddp";
-  int rank = -1;
-  const char *f = getenv("DDPBENCH_TEST_FAULT"), *s = getenv("DDPBENCH_TEST_STALL_RANK");
-  if (f && sscanf(f, "%15[a-z]:%d:%15[a-z]", action, &rank, phase) != 3) return;
-  if (!f && s) rank = atoi(s);
-  if (rank != g_watch.rank || step != 1 || strcmp(phase, phase_name(p)) != 0) return;
-  fprintf(stderr, "[ddpbench rank %d] test fault: %s in phase %s\n", rank, action, phase);
-  fflush(stderr);
-  if (!strcmp(action, "kill")) raise(SIGKILL);
-  if (!strcmp(action, "stop")) raise(SIGSTOP);
-  for (;;) sleep(1000);
+  if (step != 1) return;
+  const char *s = getenv("DDPBENCH_TEST_STALL_RANK");
+  if (!getenv("DDPBENCH_TEST_FAULT") && s && atoi(s) == g_watch.rank && p == PHASE_DDP)
+    watchdog_test_fault_act("stall", g_watch.rank, "ddp");
+  watchdog_test_fault(g_watch.rank, phase_name(p));
 }
-
 static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   (void)ctx;
   maybe_fault(p, step);

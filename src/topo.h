@@ -70,8 +70,6 @@ int topo_main(int argc, char **argv);
 /* `ddpbench doctor [--topo-xml DIR] [--pcie] [--json FILE] [--help]` under mpirun, d initialised: only the
  * environment and topology checks. Returns on every rank 0 all agree, 1 something differs or is degraded,
  * 2 could not decide or bad option. Collective over d->world. */
-/* doctor's --timeout (default 120 s), read before MPI starts so that the watchdog covers MPI_Init too. */
-double doctor_timeout(int argc, char **argv);
 int doctor_main(const ddp_dist *d, int argc, char **argv);
 
 /* ==== building blocks ==== */

@@ -28,6 +28,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,12 +41,14 @@
 #include "atomic_file.h"
 #include "common.h"
 
+enum { WD_WHAT = 320, WD_COLL = 160, WD_NCOLL = 4 };
+
 typedef struct {
   _Atomic int pid;
   int rank;
   _Atomic double heartbeat; /* watchdog thread, ddp_now() (CLOCK_MONOTONIC: one clock per host) */
   _Atomic double progress;  /* main thread's last tick */
-  char what[128];
+  char what[WD_WHAT];       /* location, and the collective it blocks in: watchdog_compose() */
 } wd_slot;
 
 typedef struct {
@@ -58,6 +61,14 @@ static struct {
   double timeout;
   _Atomic double last;
   char what[128];
+  /* The blocking calls this process is in now (a thread each at most: the main thread, a device's worker),
+   * and the last collective it started without blocking (NCCL's, MPI's non-blocking ones). */
+  struct {
+    unsigned token; /* 0: free */
+    char text[WD_COLL];
+  } in[WD_NCOLL];
+  unsigned next_token;
+  char last_started[WD_COLL];
   pthread_mutex_t lock;
   int started;
   /* after watchdog_join: */
@@ -69,10 +80,58 @@ static struct {
   int listen_fd;
 } g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
+/* Where this rank is, in one line: the location, then the newest blocking call it is in, with the collective
+ * it waits for. Called with the lock held. */
+static void compose(char *out, size_t n) {
+  int top = -1;
+  for (int i = 0; i < WD_NCOLL; i++)
+    if (g_wd.in[i].token && (top < 0 || g_wd.in[i].token > g_wd.in[top].token)) top = i;
+  if (top < 0)
+    snprintf(out, n, "%s", g_wd.what);
+  else
+    snprintf(out, n, "%s; waiting in %s", g_wd.what, g_wd.in[top].text);
+}
+
+static void publish(void) { /* lock held */
+  if (atomic_load(&g_wd.joined)) compose(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what);
+}
+
+void watchdog_test_fault_act(const char *action, int rank, const char *where) {
+  fprintf(stderr, "[ddpbench rank %d] test fault: %s in %s%s\n", rank, action,
+          strcmp(where, "accept") ? "phase " : "", where);
+  fflush(stderr);
+  if (!strcmp(action, "kill")) raise(SIGKILL);
+  if (!strcmp(action, "stop")) raise(SIGSTOP);
+  for (;;) sleep(1000);
+}
+
+void watchdog_test_fault(int rank, const char *where) {
+  char action[16], at[16];
+  int r = -1;
+  const char *f = getenv("DDPBENCH_TEST_FAULT");
+  if (!f || sscanf(f, "%15[a-z]:%d:%15[a-z]", action, &r, at) != 3 || r != rank || strcmp(at, where)) return;
+  watchdog_test_fault_act(action, rank, where);
+}
+
+double watchdog_timeout_arg(int argc, char **argv, double def) {
+  double t = def;
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+      v = argv[++i];
+    else if (!strncmp(argv[i], "--timeout=", 10))
+      v = argv[i] + 10;
+    char *end = NULL;
+    double x = v ? strtod(v, &end) : -1;
+    if (v && end != v && !*end && x >= 0 && x <= 1e9) t = x;
+  }
+  return t;
+}
+
 void watchdog_where(const char *what) {
   pthread_mutex_lock(&g_wd.lock);
   snprintf(g_wd.what, sizeof g_wd.what, "%s", what);
-  if (atomic_load(&g_wd.joined)) snprintf(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what, "%s", what);
+  publish();
   pthread_mutex_unlock(&g_wd.lock);
 }
 
@@ -81,11 +140,60 @@ void watchdog_tick(const char *what) {
   if (what) {
     pthread_mutex_lock(&g_wd.lock);
     snprintf(g_wd.what, sizeof g_wd.what, "%s", what);
-    if (atomic_load(&g_wd.joined)) snprintf(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what, "%s", what);
+    publish();
     pthread_mutex_unlock(&g_wd.lock);
   }
   atomic_store(&g_wd.last, now);
   if (atomic_load(&g_wd.joined)) atomic_store(&g_wd.board[g_wd.local_rank].progress, now);
+}
+
+void watchdog_started(const char *fmt, ...) {
+  pthread_mutex_lock(&g_wd.lock);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(g_wd.last_started, sizeof g_wd.last_started, fmt, ap);
+  va_end(ap);
+  pthread_mutex_unlock(&g_wd.lock);
+}
+
+void watchdog_started_text(char *out, size_t n) {
+  pthread_mutex_lock(&g_wd.lock);
+  snprintf(out, n, "%s", g_wd.last_started);
+  pthread_mutex_unlock(&g_wd.lock);
+}
+
+unsigned watchdog_enter(const char *fmt, ...) {
+  pthread_mutex_lock(&g_wd.lock);
+  unsigned token = 0;
+  for (int i = 0; i < WD_NCOLL; i++)
+    if (!g_wd.in[i].token) {
+      if (++g_wd.next_token == 0) g_wd.next_token = 1;
+      token = g_wd.in[i].token = g_wd.next_token;
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(g_wd.in[i].text, sizeof g_wd.in[i].text, fmt, ap);
+      va_end(ap);
+      publish();
+      break;
+    }
+  pthread_mutex_unlock(&g_wd.lock);
+  return token; /* 0 when more threads than slots block at once: that call is not shown */
+}
+
+unsigned watchdog_enter_device(const char *what) {
+  char last[WD_COLL];
+  watchdog_started_text(last, sizeof last);
+  if (!last[0]) return watchdog_enter("the device to finish %s", what);
+  return watchdog_enter("the device to finish %s (last collective started: %s)", what, last);
+}
+
+void watchdog_leave(unsigned token) {
+  if (!token) return;
+  pthread_mutex_lock(&g_wd.lock);
+  for (int i = 0; i < WD_NCOLL; i++)
+    if (g_wd.in[i].token == token) g_wd.in[i].token = 0;
+  publish();
+  pthread_mutex_unlock(&g_wd.lock);
 }
 
 /* ---- the board as text: "rank pid heartbeat_age progress_age what" per line ---- */
@@ -96,7 +204,7 @@ static size_t board_text(char *buf, size_t n) {
   for (int i = 0; i < g_wd.local_size && o < n; i++) {
     wd_slot *s = &g_wd.board[i];
     if (atomic_load(&s->pid) == 0) continue; /* not this process's to tell (a private board) */
-    char what[128];
+    char what[WD_WHAT];
     memcpy(what, s->what, sizeof what);
     what[sizeof what - 1] = 0;
     for (char *c = what; *c; c++)
@@ -115,7 +223,7 @@ static int serve_one(void) {
   if (c < 0) return 0;
   struct timeval tv = {1, 0};
   setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  char buf[16384];
+  static char buf[65536]; /* this thread only */
   size_t n = board_text(buf, sizeof buf);
   ssize_t w = send(c, buf, n, MSG_NOSIGNAL); /* an asker that gave up must not SIGPIPE us */
   (void)w;
@@ -159,7 +267,7 @@ static int ask(const wd_peer *p, char *buf, size_t n, double budget) {
 typedef struct {
   int known, pid, behind;
   double hb_age, prog_age;
-  char what[128];
+  char what[WD_WHAT];
 } rank_state;
 
 static void parse_board(const char *text, rank_state *st, int world) {
@@ -270,11 +378,13 @@ static void *watchdog_main(void *arg) {
       for (int k = 0; k < 1024 && serve_one(); k++) continue; /* everyone who is asking now */
     double idle = ddp_now() - atomic_load(&g_wd.last);
     if (g_wd.timeout <= 0 || idle <= g_wd.timeout) continue;
+    char where[WD_WHAT];
     pthread_mutex_lock(&g_wd.lock);
+    compose(where, sizeof where);
+    pthread_mutex_unlock(&g_wd.lock);
     int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
     fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s (--timeout %g) in %s; aborting the "
-                    "job\n", rank, ddp_host(), idle, g_wd.timeout, g_wd.what);
-    pthread_mutex_unlock(&g_wd.lock);
+                    "job\n", rank, ddp_host(), idle, g_wd.timeout, where);
     if (joined) { /* one write, so that two ranks' reports do not interleave line by line */
       char *text = NULL;
       size_t len = 0;
@@ -391,7 +501,7 @@ ddp_result watchdog_join(const ddp_dist *d) {
   s->rank = d->rank;
   atomic_store(&s->pid, (int)getpid());
   pthread_mutex_lock(&g_wd.lock);
-  snprintf(s->what, sizeof s->what, "%s", g_wd.what);
+  compose(s->what, sizeof s->what);
   pthread_mutex_unlock(&g_wd.lock);
   atomic_store(&s->progress, atomic_load(&g_wd.last));
   atomic_store(&s->heartbeat, ddp_now());

@@ -21,6 +21,9 @@ enum { DDP_EXIT_SIGINT = 130, DDP_EXIT_SIGTERM = 143 };
  * SIGTERM handlers. Call before MPI_Init; call watchdog_signals_install again after it (MPI may install its
  * own handlers). */
 void watchdog_start(double timeout, const char *what);
+/* A subcommand's --timeout (`--timeout S` or `--timeout=S`, a number >= 0), read before MPI starts so that
+ * the watchdog covers MPI_Init too; def when absent or not a number (the subcommand's parser reports that). */
+double watchdog_timeout_arg(int argc, char **argv, double def);
 /* Collective, right after MPI starts: shares this host's status board and every rank's query address, so that
  * a timeout can ask every rank where it is (see watchdog.c) and name the ranks that do not answer. */
 ddp_result watchdog_join(const ddp_dist *d);
@@ -28,6 +31,23 @@ ddp_result watchdog_join(const ddp_dist *d);
 void watchdog_tick(const char *what);
 /* Records where this rank is without resetting the timer (a wait on peers is not progress). */
 void watchdog_where(const char *what);
+/* Blocking calls, so that a rank waiting for a stopped peer says in which collective: watchdog_enter (printf
+ * format: "MPI_Allreduce(1 x MPI_INT, MPI_MIN) on world (4 ranks)") before the call and watchdog_leave(its
+ * token) after it; the location then reads "phase ddp, step 3 of 8; waiting in ...". Any thread may call them.
+ * The MPI wrappers in mpi_where.c do this for every blocking MPI call. */
+unsigned watchdog_enter(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void watchdog_leave(unsigned token);
+/* The last collective started without blocking (NCCL's, MPI's non-blocking ones); a later wait names it. */
+void watchdog_started(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void watchdog_started_text(char *out, size_t n);
+/* A host wait for the device, which may itself wait in a collective: watchdog_enter("the device to finish
+ * WHAT (last collective started: ...)"). */
+unsigned watchdog_enter_device(const char *what);
+/* Test hook for the fault tests: DDPBENCH_TEST_FAULT=ACTION:RANK:WHERE makes rank RANK, when it reaches WHERE
+ * (a phase name, "accept"), stall (loop forever, as a hung GPU or a dead link would), stop (SIGSTOP) or kill
+ * itself (SIGKILL); watchdog_test_fault_act does it unconditionally. */
+void watchdog_test_fault(int rank, const char *where);
+void watchdog_test_fault_act(const char *action, int rank, const char *where);
 /* SIGINT/SIGTERM: remove the temporary file being written, one line on stderr, _exit(128 + signal). */
 void watchdog_signals_install(void);
 

@@ -6,6 +6,8 @@
  *  - a result inside the warn band: exit 0 with "1 warn"; --strict turns it into exit 4;
  *  - --failed-hosts is never overwritten without --force (exit 2), and is with it (an empty file: no failure);
  *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement;
+ *  - outputs checked before any work (--json /dev/null), an error on one rank only printed, and ranks with
+ *    different arguments refused: exit 2 before any measurement;
  *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU: 90 %);
  *    against a baseline 100x faster than this machine (as a healthy cluster is to a slowed host) it fails with
  *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2;
@@ -91,7 +93,8 @@ int main(int argc, char **argv) {
 
   /* the same file again without --force: refused, exit 2; with --force and a passing run: emptied */
   rc = run(2, args);
-  CHECK(rc == 2 && strstr(err, "drain"), "failed-hosts not overwritten: exit %d\n%s", rc, err);
+  CHECK(rc == 2 && strstr(err, "drain") && strstr(err, "--failed-hosts") && !strstr(out, "TFLOP/s"),
+        "failed-hosts not overwritten, refused before measuring: exit %d\n%s", rc, err);
   snprintf(args, sizeof args, "--failed-hosts %s --force", path("drain"));
   rc = run(2, args);
   read_file("drain", drain, sizeof drain);
@@ -121,6 +124,23 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "missing.ini: cannot read"), "unreadable: exit %d\n%s", rc, err);
   rc = run(1, "--precisions fp64");
   CHECK(rc == 2 && strstr(err, "fp64"), "bad precision: exit %d\n%s", rc, err);
+  /* outputs are checked before any work with the writer's rules; every rank's error is printed; ranks that run
+   * different arguments (MPMD) are refused before any work */
+  rc = run(2, "--json /dev/null --force");
+  CHECK(rc == 2 && strstr(err, "--json: /dev/null is a character device") && !strstr(out, "TFLOP/s"),
+        "--json /dev/null: exit %d\n%s", rc, err);
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 %s accept --health-seconds 0.5 : -np 1 %s accept "
+           "--health-seconds 0.5 --expect %s", mpiexec, prog, prog, path("missing.ini"));
+  rc = proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "missing.ini: cannot read") && !strstr(out, "TFLOP/s"),
+        "an error on rank 1 only is printed: exit %d\n%s", rc, err);
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 %s accept --health-seconds 0.5 : -np 1 %s accept "
+           "--health-seconds 0.5 --strict", mpiexec, prog, prog);
+  rc = proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "do not run `ddpbench accept` with the same arguments: rank 1 (host") &&
+            !strstr(out, "TFLOP/s"),
+        "different arguments on rank 1: exit %d\n%s", rc, err);
 
   /* baseline mode */
   snprintf(args, sizeof args, "--json %s", path("base.json"));

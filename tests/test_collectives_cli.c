@@ -262,6 +262,14 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "-b 8 -e 8 -J %s/all1.json", dir);
   rc = run(2, NULL, args);
   CHECK(rc == 2 && strstr(err, "file exists"), "existing JSON: exit %d: %s", rc, err);
+  /* the writer's rules, before any work: a device node, a folder that does not exist */
+  rc = run(2, NULL, "-b 8 -e 8 -J /dev/null --force");
+  CHECK(rc == 2 && strstr(err, "/dev/null is a character device") && !strstr(out, "# Collective test starting"),
+        "-J /dev/null: exit %d: %s", rc, err);
+  snprintf(args, sizeof args, "-b 8 -e 8 -J %s/no/such/dir.json", dir);
+  rc = run(2, NULL, args);
+  CHECK(rc == 2 && strstr(err, "its folder does not exist") && !strstr(out, "# Collective test starting"),
+        "-J into a missing folder: exit %d: %s", rc, err);
   rc = run(0, NULL, "--help");
   CHECK(rc == 0 && strstr(out, "--minbytes") && strstr(out, "--under-load"), "--help: exit %d", rc);
 

@@ -3,7 +3,8 @@
  * file in the output folder:
  *   - a rank killed (SIGKILL) in each phase: mpirun ends the job with 137 and names the rank;
  *   - a rank stopped (SIGSTOP), and a rank stuck elsewhere than its peers (also asked over TCP): exit 3, and
- *     the watchdog names it as the suspect with its last location;
+ *     the watchdog names it as the suspect with its last location; the ranks waiting for it name the
+ *     collective they wait in;
  *   - a peer that never starts (MPI_Init waits): exit 3 within the timeout, saying so;
  *   - peers with a different configuration, or a config file missing on one rank: exit 2 before any work,
  *     naming the rank and the keys;
@@ -156,6 +157,9 @@ int main(int argc, char **argv) {
   expect("SIGSTOP", code, 3, secs, "SUSPECT rank 1 host");
   CHECK(strstr(err, "not answering") && strstr(err, "last known: phase ddp, step 1 of 8"), "stop: why and where: %.2000s",
         err);
+  /* ... and the ranks that wait for it say in which collective (mpi_where.c's wrappers) */
+  CHECK(strstr(err, "waiting in MPI_") && strstr(err, "on MPI_COMM_WORLD (3 ranks)"),
+        "stop: the waiting ranks name the collective: %.2000s", err);
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:2:local DDPBENCH_TEST_WATCHDOG_TCP=1 %s -np 3 --oversubscribe "
            "-x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini --device cpu --timeout %s --quiet",
            mpiexec, prog, src, TIMEOUT);
@@ -168,6 +172,18 @@ int main(int argc, char **argv) {
   expect("stalled rank", code, 3, secs, "SUSPECT rank 2 host");
   CHECK(strstr(err, "elsewhere than the other 2 ranks"), "stall: why: %.2000s", err);
 
+  /* `ddpbench accept` runs under the watchdog too (its --timeout): a rank stopped during the GEMM checks is
+   * named, and the other says where it waits. */
+  snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:1:accept %s -np 2 --oversubscribe -x DDPBENCH_TEST_FAULT %s "
+           "accept --device cpu --health-seconds 0.5 --timeout 11", mpiexec, prog);
+  code = spawn(cmd, NULL, 0, 11 + 15, &secs);
+  CHECK(code == 3 && secs < 11 + 10, "accept, a rank stopped: exit %d after %.1f s (expected 3 within 21 s): %.2000s",
+        code, secs, err);
+  CHECK(strstr(err, "SUSPECT rank 1 host") && strstr(err, "last known: accept: sustained fp32 GEMM") &&
+            strstr(err, "waiting in MPI_"),
+        "accept, a rank stopped: named, with where the other waits: %.2000s", err);
+  CHECK(tmp_files_left() == 0, "accept: temporary files left in %s", dir);
+
   /* A peer that never starts: MPI_Init waits; the watchdog, armed before it, ends the job. */
   snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --device cpu --timeout %s : -np 1 sleep 60",
            mpiexec, prog, src, TIMEOUT);
@@ -179,6 +195,7 @@ int main(int argc, char **argv) {
            "--device cpu --timeout 100", mpiexec, prog, TIMEOUT, prog, src);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("doctor beside a run", code, 3, secs, "timeout: no progress");
+  CHECK(strstr(err, "waiting in MPI_"), "doctor beside a run: names the MPI call it waits in: %.2000s", err);
 
   /* The wrapper scripts check their own arguments: exit 2, one line. */
   const char *wrappers[] = {"launch/run.sh -np abc", "launch/run.sh -np", "launch/run.sh -np 0",

@@ -1,0 +1,200 @@
+/* mpi_where.c: every blocking MPI call ddpbench makes tells the watchdog which one it is, so that a rank
+ * waiting for a stopped peer says "waiting in MPI_Allreduce(1 x MPI_INT) on world (4 ranks)" and not just
+ * "phase ddp". These are MPI profiling-interface wrappers (the MPI standard's PMPI_ names, the way mpiP and
+ * other MPI tools hook calls): each records the call, calls PMPI_, and clears it. Non-blocking collectives are
+ * recorded when they start; MPI_Wait and MPI_Waitall then name the collective they wait for. Nothing here
+ * changes what a call does or returns. */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "watchdog.h"
+
+/* "MPI_Allreduce(1 x MPI_INT) on world (4 ranks)", with the names MPI gives (ddpbench names its own
+ * communicators); t = MPI_DATATYPE_NULL leaves out the count. */
+static void describe(char *out, size_t n, const char *call, long count, MPI_Datatype t, MPI_Comm c) {
+  char tn[MPI_MAX_OBJECT_NAME] = "", cn[MPI_MAX_OBJECT_NAME] = "";
+  int len = 0, size = 0;
+  if (t != MPI_DATATYPE_NULL && (PMPI_Type_get_name(t, tn, &len) != MPI_SUCCESS || !tn[0])) strcpy(tn, "?");
+  if (PMPI_Comm_get_name(c, cn, &len) != MPI_SUCCESS || !cn[0]) strcpy(cn, "a communicator");
+  if (PMPI_Comm_size(c, &size) != MPI_SUCCESS) size = 0;
+  if (t == MPI_DATATYPE_NULL)
+    snprintf(out, n, "%s on %s (%d rank%s)", call, cn, size, size == 1 ? "" : "s");
+  else
+    snprintf(out, n, "%s(%ld x %s) on %s (%d rank%s)", call, count, tn, cn, size, size == 1 ? "" : "s");
+}
+
+static unsigned enter(const char *call, long count, MPI_Datatype t, MPI_Comm c) {
+  char text[200];
+  describe(text, sizeof text, call, count, t, c);
+  return watchdog_enter("%s", text);
+}
+
+/* ---- non-blocking collectives: which request is which (the last NREQ started) ---- */
+enum { NREQ = 64 };
+static struct {
+  MPI_Request req;
+  char text[200];
+} reqs[NREQ];
+static unsigned reqs_next;
+static pthread_mutex_t reqs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void started(const char *call, long count, MPI_Datatype t, MPI_Comm c, MPI_Request q) {
+  char text[200];
+  describe(text, sizeof text, call, count, t, c);
+  watchdog_started("%s", text);
+  pthread_mutex_lock(&reqs_lock);
+  unsigned i = 0;
+  while (i < NREQ && reqs[i].req != q) i++; /* a handle MPI hands out again replaces its old entry */
+  if (i == NREQ) i = reqs_next++ % NREQ;
+  reqs[i].req = q;
+  snprintf(reqs[i].text, sizeof reqs[i].text, "%s", text);
+  pthread_mutex_unlock(&reqs_lock);
+}
+
+/* MPI_Wait/MPI_Waitall: names the first of the requests that a wrapper saw start. */
+static unsigned waiting(const char *call, int n, const MPI_Request *q) {
+  char text[200] = "";
+  pthread_mutex_lock(&reqs_lock);
+  for (int k = 0; k < n && !text[0]; k++)
+    for (unsigned i = 0; i < NREQ && q[k] != MPI_REQUEST_NULL; i++)
+      if (reqs[i].req == q[k]) {
+        snprintf(text, sizeof text, "%s", reqs[i].text);
+        break;
+      }
+  pthread_mutex_unlock(&reqs_lock);
+  if (!text[0]) return watchdog_enter("%s", call);
+  if (n > 1) return watchdog_enter("%s for %s and %d more", call, text, n - 1);
+  return watchdog_enter("%s for %s", call, text);
+}
+
+/* ---- the wrappers ---- */
+int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
+  unsigned tok = enter("MPI_Allreduce", n, t, c);
+  int e = PMPI_Allreduce(s, r, n, t, op, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Reduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c) {
+  unsigned tok = enter("MPI_Reduce", n, t, c);
+  int e = PMPI_Reduce(s, r, n, t, op, root, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Allgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c) {
+  unsigned tok = enter("MPI_Allgather", rn, rt, c);
+  int e = PMPI_Allgather(s, sn, st, r, rn, rt, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Gather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root, MPI_Comm c) {
+  unsigned tok = enter("MPI_Gather", sn, st, c);
+  int e = PMPI_Gather(s, sn, st, r, rn, rt, root, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Gatherv(const void *s, int sn, MPI_Datatype st, void *r, const int rn[], const int displs[], MPI_Datatype rt,
+                int root, MPI_Comm c) {
+  unsigned tok = enter("MPI_Gatherv", sn, st, c);
+  int e = PMPI_Gatherv(s, sn, st, r, rn, displs, rt, root, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c) {
+  unsigned tok = enter("MPI_Bcast", n, t, c);
+  int e = PMPI_Bcast(b, n, t, root, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Barrier(MPI_Comm c) {
+  unsigned tok = enter("MPI_Barrier", 0, MPI_DATATYPE_NULL, c);
+  int e = PMPI_Barrier(c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
+  char call[48];
+  snprintf(call, sizeof call, "MPI_Send to rank %d", dest);
+  unsigned tok = enter(call, n, t, c);
+  int e = PMPI_Send(b, n, t, dest, tag, c);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Recv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status *st) {
+  char call[48];
+  snprintf(call, sizeof call, "MPI_Recv from rank %d", src);
+  unsigned tok = enter(call, n, t, c);
+  int e = PMPI_Recv(b, n, t, src, tag, c, st);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out) {
+  unsigned tok = enter("MPI_Comm_split", 0, MPI_DATATYPE_NULL, c);
+  int e = PMPI_Comm_split(c, color, key, out);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info info, MPI_Comm *out) {
+  unsigned tok = enter("MPI_Comm_split_type", 0, MPI_DATATYPE_NULL, c);
+  int e = PMPI_Comm_split_type(c, type, key, info, out);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out) {
+  unsigned tok = enter("MPI_Comm_dup", 0, MPI_DATATYPE_NULL, c);
+  int e = PMPI_Comm_dup(c, out);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Finalize(void) {
+  unsigned tok = watchdog_enter("MPI_Finalize");
+  int e = PMPI_Finalize();
+  watchdog_leave(tok);
+  return e;
+}
+
+int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Iallreduce(s, r, n, t, op, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Iallreduce", n, t, c, *q);
+  return e;
+}
+int MPI_Ireduce_scatter_block(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Ireduce_scatter_block(s, r, n, t, op, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Ireduce_scatter_block", n, t, c, *q);
+  return e;
+}
+int MPI_Iallgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c,
+                   MPI_Request *q) {
+  int e = PMPI_Iallgather(s, sn, st, r, rn, rt, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Iallgather", rn, rt, c, *q);
+  return e;
+}
+int MPI_Ialltoall(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, MPI_Comm c,
+                  MPI_Request *q) {
+  int e = PMPI_Ialltoall(s, sn, st, r, rn, rt, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Ialltoall", rn, rt, c, *q);
+  return e;
+}
+int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Ibcast(b, n, t, root, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Ibcast", n, t, c, *q);
+  return e;
+}
+int MPI_Ibarrier(MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Ibarrier(c, q);
+  if (e == MPI_SUCCESS) started("MPI_Ibarrier", 0, MPI_DATATYPE_NULL, c, *q);
+  return e;
+}
+int MPI_Wait(MPI_Request *q, MPI_Status *st) {
+  unsigned tok = waiting("MPI_Wait", 1, q);
+  int e = PMPI_Wait(q, st);
+  watchdog_leave(tok);
+  return e;
+}
+int MPI_Waitall(int n, MPI_Request q[], MPI_Status st[]) {
+  unsigned tok = waiting("MPI_Waitall", n, q);
+  int e = PMPI_Waitall(n, q, st);
+  watchdog_leave(tok);
+  return e;
+}
