@@ -26,11 +26,14 @@ if [ "$(id -u)" -eq 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_
 [ "$np" -gt "$(nproc)" ] && flags+=(--oversubscribe)
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 # mpirun in the background so that a signal to this script reaches it and our exit code says which signal.
+# The traps come first, so that a signal at any moment is kept (a loaded machine may deliver one before
+# mpirun's pid is known: it is then passed on right after).
+sig=0 pid=
+trap 'sig=130; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' INT # (bash starts background jobs with SIGINT ignored)
+trap 'sig=143; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' TERM
 mpirun -np "$np" "${flags[@]}" "$bin" "$@" &
 pid=$!
-sig=0
-trap 'sig=130; kill -TERM $pid 2>/dev/null' INT # (bash starts background jobs with SIGINT ignored)
-trap 'sig=143; kill -TERM $pid 2>/dev/null' TERM
+[ $sig -ne 0 ] && kill -TERM $pid 2>/dev/null
 rc=0
 while :; do
   wait $pid && rc=0 || rc=$?

@@ -40,7 +40,10 @@ for i in $(seq 1 "$repeats"); do
   grep -h '^# verdict\|straggler' "slow$i.txt" | head -3 | sed 's/^/#     /'
   [ "$rc" = 4 ] && [ "$got" = "rank 1 ($h2)" ] && grep -q "$h2" "slow$i.txt" && slow_ok=$((slow_ok + 1))
 
-  mn_mpirun 90 -np 3 "${env[@]}" "$MN_BIN" "${job[@]}" --json "calm$i.json" >"calm$i.txt" 2>"calm$i.err"
+  # 3 ranks on 2 shared cores: the rank that shares a core for a whole run is really 10-20 % slower (seen once
+  # in 3 runs beside another test under ctest -j2). That is the machine, not a fault, so the calm run asks that
+  # nobody is named beyond 25 %; the throttled run above keeps the default 5 %.
+  mn_mpirun 90 -np 3 "${env[@]}" "$MN_BIN" "${job[@]}" --straggler-pct 25 --json "calm$i.json" >"calm$i.txt" 2>"calm$i.err"
   rc=$?
   got=$(named "calm$i.json" 2>/dev/null)
   echo "#   unthrottled run $i: exit $rc, straggler: ${got:-none}"
