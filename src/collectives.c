@@ -42,6 +42,7 @@
 #include "measure.h"
 #include "result.h"
 #include "stats.h"
+#include "preflight.h"
 #include "versions.h"
 #include "watchdog.h"
 
@@ -1757,18 +1758,29 @@ const measurement measure_collectives = {
 
 int collectives_main(int argc, char **argv) {
   static coll_ctx x;
+  char msg[1400]; /* this rank's option error: every rank's is printed once MPI is up (preflight_agree) */
+  ddp_usage_capture(msg, sizeof msg);
   ddp_result pr = opts_parse(&x.o, argc, argv);
+  ddp_usage_capture(NULL, 0);
   if (pr == (ddp_result)-1) {
     if (ddp_launcher_rank() == 0) coll_usage(stdout);
     return DDP_EXIT_OK;
   }
-  if (pr != DDP_OK) return DDP_EXIT_USAGE;
   /* The watchdog backs up -T: the waits here end the job themselves after -T s, naming the wait; the
    * watchdog covers MPI_Init and every blocking MPI call besides, and names the ranks that stopped. */
-  watchdog_start(x.o.timeout > 0 ? x.o.timeout + 30 : 0, "MPI start-up (MPI_Init: did every rank start?)");
+  int t = pr == DDP_OK ? x.o.timeout : 300;
+  watchdog_start(t > 0 ? t + 30 : 0, "MPI start-up (MPI_Init: did every rank start?)");
+  int argc0 = argc;
+  char **argv0 = argv;
   if (dist_init(&argc, &argv, &x.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
   watchdog_signals_install();
   if (watchdog_join(&x.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  watchdog_tick("collectives: checking the options on every rank");
+  pr = preflight_agree(&x.dist, "collectives", pr, msg, argc0, argv0);
+  if (pr != DDP_OK) {
+    dist_finalize(&x.dist);
+    return pr == DDP_ERR_USAGE ? DDP_EXIT_USAGE : ddp_exit_code(pr);
+  }
   watchdog_tick("collectives: setting up");
   time_t now = time(NULL);
   strftime(x.start_time, sizeof x.start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));

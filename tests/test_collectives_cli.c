@@ -270,6 +270,19 @@ int main(int argc, char **argv) {
   rc = run(2, NULL, args);
   CHECK(rc == 2 && strstr(err, "its folder does not exist") && !strstr(out, "# Collective test starting"),
         "-J into a missing folder: exit %d: %s", rc, err);
+  /* MPMD: an option error on rank 1 only is printed (naming the rank), and ranks with different arguments are
+   * refused, both before any work */
+  char mpmd[4096];
+  snprintf(mpmd, sizeof mpmd, "timeout 120 %s --oversubscribe -np 1 %s collectives -b 8 -e 8 : -np 1 %s collectives -b 8 "
+           "-e 8 --bogus", mpiexec, prog, prog);
+  rc = proc_capture(mpmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "'--bogus'") && !strstr(out, "# Collective test starting"),
+        "an option error on rank 1 only: exit %d: %s", rc, err);
+  snprintf(mpmd, sizeof mpmd, "timeout 120 %s --oversubscribe -np 1 %s collectives -b 8 -e 8 : -np 1 %s collectives -b 8 "
+           "-e 16", mpiexec, prog, prog);
+  rc = proc_capture(mpmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "with the same arguments: rank 1 (host") && !strstr(out, "# Collective test starting"),
+        "different arguments on rank 1: exit %d: %s", rc, err);
   rc = run(0, NULL, "--help");
   CHECK(rc == 0 && strstr(out, "--minbytes") && strstr(out, "--under-load"), "--help: exit %d", rc);
 

@@ -112,6 +112,34 @@ grep -qE "NCCL_IB_HCA differs: <unset> on ranks? [0-9,-]+; mlx5_9 on ranks? " xh
 mn_eq "text: -x difference named" "$?" 0
 mn_eq "verdict names the inconsistency" "$(grep -c '^# verdict: INCONSISTENT' xhost.txt)" 1
 
+# --- a rank stopped on the last host: the watchdog asks every host over TCP, across the namespaces -------
+# Every rank that times out prints one report (one write, so reports do not interleave); the first to finish
+# aborts the job, so which ranks get to print varies. Each report holds what other hosts answered over TCP
+# (their live ranks: alive, and the collective they wait in), and names the stopped rank: with 2+ ranks on its
+# host, from that host's answer (pid, stale heartbeat, last location); with one, as a host that did not answer.
+stop=$((W - 1))
+mn_mpirun 60 -np "$W" -x DDPBENCH_TEST_FAULT=stop:$stop:ddp -x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" \
+  --device cpu --straggler-pct 1000 --quiet --timeout 8 >stop.txt 2>stop.err
+mn_eq "a stopped rank on $last: exit 3" "$?" 3
+if [ "$R" -ge 2 ]; then
+  sus="^  SUSPECT rank $stop host $last pid [0-9]+: not answering .*last known: phase ddp, step 1 of"
+else
+  sus="^  SUSPECT rank $stop host $last: its host did not answer the query"
+fi
+# 1 when some report names the stopped rank as above and shows a live rank of another host than the reporter's
+reports=$(awk -v sus="$sus" '
+  match($0, /^\[ddpbench rank [0-9]+ host [^]]+\] asked every rank/) {
+    b++; h = $0; sub(/^\[ddpbench rank [0-9]+ host /, "", h); sub(/\].*/, "", h); rep[b] = h; on = 1; next }
+  on && /^  / {
+    if ($0 ~ sus) named[b] = 1
+    if ($0 ~ /^  rank [0-9]+ host [^ ]+ pid [0-9]+: alive, in phase ddp.*waiting in MPI_/) {
+      h = $0; sub(/^  rank [0-9]+ host /, "", h); sub(/ .*/, "", h); if (h != rep[b]) remote[b] = 1 }
+    next }
+  { on = 0 }
+  END { ok = 0; for (i = 1; i <= b; i++) if (named[i] && remote[i]) ok = 1; print b + 0, ok }' stop.err)
+mn_eq "a report names rank $stop on $last and shows a live rank of another host, asked over TCP" "${reports#* }" 1
+[ "${reports#* }" = 1 ] || sed "s/^/#   /" stop.err | head -40
+
 # --- launch/run-hosts.sh, the wrapper the README shows, with the interface pinned ---------------------
 # Only the rsh agent is added (a cluster has ssh); NCCL_DEBUG set on the launcher must reach every rank.
 timeout -k 5 120 ip netns exec "${MN_PREFIX}n0" env DDPBENCH_MPIRUN_ARGS="--mca plm_rsh_agent $MN_HERE/agent.sh" \
