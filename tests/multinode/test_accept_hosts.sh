@@ -23,11 +23,12 @@ h1=${MN_HOSTS[0]} h2=${MN_HOSTS[1]}
 # 2 passes), and one pair 15 % below the others with a small MAD was named once at the default 10 %. With three
 # healthy pairs the noise estimate is itself noisy: at 100 Mbit/s (50 x slower) host 2 went unnamed once in ~8
 # runs (z 3.2), hence 20 Mbit/s (0.0012 GB/s, 99.6 % below) and best of 3 passes; a healthy pair was once 53 %
-# below the others' median at 1 MiB. The relative limit is 80 % (fail; 70 % warn) and the baseline tolerance
-# 90 %: both beyond the healthy noise here and far from the fault. A real fabric needs neither (the defaults).
+# below the others' median at 1 MiB, and another 86 % below while two fuzzers ran beside the test at nice 19.
+# The relative limit is 95 % (fail; 90 % warn) and the baseline tolerance 90 %: both beyond the healthy noise
+# here and far from the fault (99.8 % below). A real fabric needs neither (the defaults).
 acc=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1 "$MN_BIN" accept --device cpu
-  --skip gemm,copy,p2p,node --pair-mib 1 --allreduce-iters 3 --pair-repeats 3 --relative-fail-pct 80
-  --relative-warn-pct 70)
+  --skip gemm,copy,p2p,node --pair-mib 1 --allreduce-iters 3 --pair-repeats 3 --relative-fail-pct 95
+  --relative-warn-pct 90)
 
 # accept_run NAME ARGS...: runs accept, leaves NAME.txt, NAME.err, NAME.rc
 accept_run() {
