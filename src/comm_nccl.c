@@ -56,7 +56,8 @@ static ncclRedOp_t nccl_op(ddp_redop op) {
 
 /* The last collective this rank started, for the watchdog: a rank that waits for a stopped peer names it. */
 static void started(const char *call, size_t count, ddp_dtype dt, const ddp_comm *c) {
-  watchdog_started("%s(%zu x %s) on a NCCL communicator (%d ranks)", call, count, dtype_name(dt), c->size);
+  watchdog_started("%s(%zu x %s) on a NCCL communicator (%d rank%s)", call, count, dtype_name(dt), c->size,
+                   c->size == 1 ? "" : "s");
 }
 
 static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
@@ -126,7 +127,8 @@ static ddp_result nc_check(ddp_comm *c) {
 static ddp_result nc_barrier(ddp_comm *c) {
   nccl_impl *n = c->impl;
   NCCL_CHECK(n->comm, ncclAllReduce(n->scratch, n->scratch, 1, ncclFloat32, ncclSum, n->comm, n->stream));
-  unsigned tok = watchdog_enter("a barrier (ncclAllReduce of 1 float) on a NCCL communicator (%d ranks)", c->size);
+  unsigned tok = watchdog_enter("a barrier (ncclAllReduce of 1 float) on a NCCL communicator (%d rank%s)", c->size,
+                                c->size == 1 ? "" : "s");
   ddp_result r = DDP_OK;
   for (;;) {
     cudaError_t e = cudaStreamQuery(n->stream);
@@ -170,7 +172,7 @@ static ddp_result nc_split(ddp_comm *c, int color, int key, ddp_comm **out) {
   nccl_impl *n = c->impl;
   ncclComm_t sub = NULL;
   *out = NULL;
-  unsigned tok = watchdog_enter("ncclCommSplit of a NCCL communicator (%d ranks)", c->size);
+  unsigned tok = watchdog_enter("ncclCommSplit of a NCCL communicator (%d rank%s)", c->size, c->size == 1 ? "" : "s");
   ncclResult_t e = ncclCommSplit(n->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, NULL);
   watchdog_leave(tok);
   NCCL_CHECK(n->comm, e);

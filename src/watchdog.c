@@ -180,6 +180,12 @@ unsigned watchdog_enter(const char *fmt, ...) {
   return token; /* 0 when more threads than slots block at once: that call is not shown */
 }
 
+void watchdog_where_text(char *out, size_t n) {
+  pthread_mutex_lock(&g_wd.lock);
+  compose(out, n);
+  pthread_mutex_unlock(&g_wd.lock);
+}
+
 unsigned watchdog_enter_device(const char *what) {
   char last[WD_COLL];
   watchdog_started_text(last, sizeof last);

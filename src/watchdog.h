@@ -40,6 +40,8 @@ void watchdog_leave(unsigned token);
 /* The last collective started without blocking (NCCL's, MPI's non-blocking ones); a later wait names it. */
 void watchdog_started(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void watchdog_started_text(char *out, size_t n);
+/* Where this rank is now, as the query and the timeout message say it (location, then the newest blocking call). */
+void watchdog_where_text(char *out, size_t n);
 /* A host wait for the device, which may itself wait in a collective: watchdog_enter("the device to finish
  * WHAT (last collective started: ...)"). */
 unsigned watchdog_enter_device(const char *what);

@@ -17,6 +17,7 @@
 #include "device.h"
 #include "dist.h"
 #include "engine_run.h"
+#include "watchdog.h"
 
 static void small_config(ddp_config *c, ddp_precision p) { small_model(c, p, 64, 32); }
 
@@ -118,6 +119,12 @@ int main(int argc, char **argv) {
     if (p == PREC_TF32) continue;
     equivalence(mpi_world, mpi_solo, (ddp_precision)p, tol[p], "mpi");
     if (nccl_world) equivalence(nccl_world, nccl_solo, (ddp_precision)p, tol[p], "nccl");
+  }
+  if (nccl_world) { /* what a rank waiting for a stopped peer would name (watchdog.h) */
+    char last[256];
+    watchdog_started_text(last, sizeof last);
+    CHECK(strstr(last, "ncclAllReduce(") && strstr(last, " on a NCCL communicator ("),
+          "the last collective started is recorded for the watchdog: '%s'", last);
   }
 
   /* CUDA graph replay == eager, bitwise; gradient_as_bucket_view == copy, bitwise. */
