@@ -48,7 +48,7 @@ typedef struct {
   int rank;
   _Atomic double heartbeat; /* watchdog thread, ddp_now() (CLOCK_MONOTONIC: one clock per host) */
   _Atomic double progress;  /* main thread's last tick */
-  char what[WD_WHAT];       /* location, and the collective it blocks in: watchdog_compose() */
+  char what[WD_WHAT];       /* location, and the call it blocks in (compose) */
 } wd_slot;
 
 typedef struct {
