@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <errno.h>
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "envcheck.h"
@@ -96,14 +94,7 @@ int doctor_main(const ddp_dist *d, int argc, char **argv) {
   char err[1400] = "";
   int bad = 0;
   if (d->rank == 0 && json_path) bad = atomic_file_check(json_path, opt.force, err, sizeof err) != DDP_OK;
-  if (!bad && d->local_rank == 0 && opt.xml_dir) {
-    char path[4096];
-    topo_xml_path(d, opt.xml_dir, path, sizeof path);
-    if (mkdir(opt.xml_dir, 0777) != 0 && errno != EEXIST)
-      bad = snprintf(err, sizeof err, "--topo-xml %s: cannot create the directory: %s", opt.xml_dir, strerror(errno)) > 0;
-    else
-      bad = atomic_file_check(path, opt.force, err, sizeof err) != DDP_OK;
-  }
+  if (!bad && d->local_rank == 0 && opt.xml_dir) bad = topo_xml_dir_check(d, opt.xml_dir, opt.force, err, sizeof err) != 0;
   if (bad) fprintf(stderr, "ddpbench: doctor: rank %d (host %s): %s\n", d->rank, d->host, err);
   if (any_failed(d, bad) != 0) return DDP_EXIT_USAGE;
   topo_rank *t = NULL;

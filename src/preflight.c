@@ -6,11 +6,9 @@
  * every rank alike, or DDP_OK on every rank alike. */
 #include "preflight.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "atomic_file.h"
 #include "topo.h"
@@ -29,16 +27,8 @@ static int outputs_check(const ddp_dist *d, const ddp_config *cfg, char *err, si
   const char *rank0_files[] = {cfg->json, cfg->failed_hosts, cfg->prom, cfg->csv};
   for (size_t i = 1; d->rank == 0 && i < sizeof rank0_files / sizeof rank0_files[0]; i++)
     if (rank0_files[i][0] && atomic_file_check(rank0_files[i], cfg->force, err, errn) != DDP_OK) return -1;
-  if (d->local_rank == 0 && cfg->topo_xml[0]) {
-    struct stat st;
-    if (stat(cfg->topo_xml, &st) == 0 && !S_ISDIR(st.st_mode))
-      return snprintf(err, errn, "--topo-xml %s is not a directory", cfg->topo_xml), -1;
-    if (mkdir(cfg->topo_xml, 0777) != 0 && errno != EEXIST)
-      return snprintf(err, errn, "--topo-xml %s: cannot create the directory: %s", cfg->topo_xml, strerror(errno)), -1;
-    char path[4096];
-    topo_xml_path(d, cfg->topo_xml, path, sizeof path);
-    if (atomic_file_check(path, cfg->force, err, errn) != DDP_OK) return -1;
-  }
+  if (d->local_rank == 0 && cfg->topo_xml[0] && topo_xml_dir_check(d, cfg->topo_xml, cfg->force, err, errn) != 0)
+    return -1;
   return 0;
 }
 

@@ -48,6 +48,9 @@ typedef struct {
 ddp_result topo_rank_init(const ddp_dist *d, const topo_options *opt, const char *gpu_busid, topo_rank **out);
 /* The file a host's local rank 0 writes into xml_dir: DIR/hwloc-HOST-HOSTHASH.xml. */
 void topo_xml_path(const ddp_dist *d, const char *xml_dir, char *path, size_t n);
+/* Before any work, on each host's local rank 0: xml_dir is a directory (made when missing) and this host's
+ * file in it can be written by atomic_file's rules (force to replace one). 0, or -1 with one line in err. */
+int topo_xml_dir_check(const ddp_dist *d, const char *xml_dir, int force, char *err, size_t errn);
 /* Every rank (collective over d->world): gathers all ranks' topology, binding, versions (`mine`) and NCCL_*
  * environment to rank 0, which prints the human report to `out` (one block) and sets *json to a new cJSON
  * object the caller owns (the run document's "topology"); *json is NULL on other ranks. *consistent is set on

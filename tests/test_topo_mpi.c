@@ -125,6 +125,9 @@ int main(int argc, char **argv) {
   /* The file exists (mkstemp): refused without --force on every rank, before any work; written with it. */
   const char *no_force[] = {"doctor", "--json", jpath};
   CHECK(doctor_main(&d, 3, (char **)no_force) == 2, "doctor --json over an existing file without --force");
+  /* --topo-xml naming a file, not a directory: exit 2 on every rank (the run's check, shared). */
+  const char *xml_file[] = {"doctor", "--topo-xml", jpath};
+  CHECK(doctor_main(&d, 3, (char **)xml_file) == 2, "doctor --topo-xml naming a regular file");
   const char *full[] = {"doctor", "--json", jpath, "--force"};
   int code = doctor_main(&d, 4, (char **)full);
   /* No GPU here: nothing to be undecided about, so 0; with GPUs and NVML also 0 unless degraded. */
