@@ -78,7 +78,8 @@ static const struct {
     {"strict", O_FLAG, OFF(strict), 0, "0", "a warning fails too (exit 4)"},
     {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts and --json"},
     {"timeout", O_DOUBLE, OFF(timeout), 0, "600", "seconds without progress before the job ends (exit 3, naming the "
-                                                   "ranks that stopped); 0 = never"},
+                                                   "ranks that stopped; default at least 2 x --health-seconds + 10); "
+                                                   "0 = never"},
 #undef OFF
 };
 #define NOPTS ((int)(sizeof opts / sizeof opts[0]))
@@ -119,6 +120,7 @@ static ddp_result opt_set(acc_opts *o, int i, const char *v) {
 static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
   memset(o, 0, sizeof *o);
   *help = 0;
+  int timeout_given = 0;
   for (int i = 0; i < NOPTS; i++) DDP_TRY(opt_set(o, i, opts[i].def));
   for (int a = 1; a < argc; a++) {
     const char *arg = argv[a];
@@ -139,8 +141,10 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
     }
     if (a + 1 >= argc) return ddp_usage_error("--%s needs a value", opts[k].name);
     DDP_TRY(opt_set(o, k, argv[++a]));
+    timeout_given |= !strcmp(opts[k].name, "timeout");
   }
   if (o->seconds <= 0) return ddp_usage_error("--health-seconds must be > 0");
+  if (!timeout_given && o->timeout < 2 * o->seconds + 10) o->timeout = 2 * o->seconds + 10; /* long GEMM loops */
   if (o->copy_iters < 1 || o->copy_mib < 1 || o->p2p_mib < 1) return ddp_usage_error("copy sizes and counts must be >= 1");
   char tmp[64];
   snprintf(tmp, sizeof tmp, "%s", o->precisions);
@@ -1072,6 +1076,7 @@ int accept_main(const ddp_dist *d, int argc, char **argv) {
       snprintf(msg, sizeof msg, "%s: %s", names[i], err);
   r = preflight_agree(d, "accept", r, msg, argc, argv);
   if (r != DDP_OK) return r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : ddp_exit_code(r);
+  watchdog_set_timeout(o.timeout); /* main.c armed it with --timeout as given, before MPI_Init */
   if (help) {
     if (d->rank == 0) usage(stdout);
     return DDP_EXIT_OK;

@@ -740,14 +740,20 @@ typedef struct {
   char start_time[32];
 } coll_ctx;
 
-/* Waits for event e, polling the comm for asynchronous errors; never longer than the timeout. */
+/* Waits for event e, polling the comm for asynchronous errors; never longer than the timeout. A completed wait
+ * is progress for the watchdog: one row makes many waits (warm-up, timed calls in and out of place, checks),
+ * each bounded by -T, so the row as a whole may take longer than the watchdog's -T + 30 s. */
 static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
   double t0 = ddp_now();
   unsigned tok = 0; /* told to the watchdog once the wait outlasts the spin */
   ddp_result r;
   for (;;) {
     int done = 0;
-    if ((r = x->dev->event_query(x->dev, e, &done)) != DDP_OK || done) break;
+    if ((r = x->dev->event_query(x->dev, e, &done)) != DDP_OK) break;
+    if (done) {
+      watchdog_tick(NULL);
+      break;
+    }
     ddp_comm *c = x->comm ? x->comm : x->wcomm; /* outside a group's sweep: the world's */
     if ((r = c->check(c)) != DDP_OK) break;
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout) {
@@ -776,7 +782,10 @@ static ddp_result ctl_barrier(coll_ctx *x) {
   for (;;) {
     int done = 0;
     DDP_CHECK_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
-    if (done) return DDP_OK;
+    if (done) {
+      watchdog_tick(NULL);
+      return DDP_OK;
+    }
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
       return DDP_FAIL(DDP_ERR_TIMEOUT, "the barrier before timing did not complete within %d s (a peer stopped "
                       "answering?)", x->o.timeout);

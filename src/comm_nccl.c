@@ -56,8 +56,11 @@ static ncclRedOp_t nccl_op(ddp_redop op) {
 
 /* The last collective this rank started, for the watchdog: a rank that waits for a stopped peer names it. */
 static void started(const char *call, size_t count, ddp_dtype dt, const ddp_comm *c) {
-  watchdog_started("%s(%zu x %s) on a NCCL communicator (%d rank%s)", call, count, dtype_name(dt), c->size,
-                   c->size == 1 ? "" : "s");
+  static const char comm[] = "a NCCL communicator";
+  wd_call w = {.call = call, .count = (long)count, .size = c->size, .peer = -1};
+  snprintf(w.type, sizeof w.type, "%s", dtype_name(dt));
+  memcpy(w.comm, comm, sizeof comm);
+  watchdog_started_call(&w); /* raw: every collective of a timed loop comes here */
 }
 
 static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
@@ -221,7 +224,8 @@ ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) 
   if (rank == 0) NCCL_CHECK(NULL, ncclGetUniqueId(&id));
   DDP_CHECK_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, mpi_comm));
   ncclComm_t comm = NULL;
-  unsigned tok = watchdog_enter("ncclCommInitRank (rank %d of %d)", rank, size);
+  /* The same text on every rank (not "rank R of N"): the watchdog's majority rule compares them. */
+  unsigned tok = watchdog_enter("ncclCommInitRank (%d rank%s)", size, size == 1 ? "" : "s");
   ncclResult_t e = ncclCommInitRank(&comm, size, id, rank);
   watchdog_leave(tok);
   NCCL_CHECK(NULL, e);

@@ -47,7 +47,10 @@ int main(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "doctor") == 0 || strcmp(argv[1], "accept") == 0)) {
     int doctor = argv[1][0] == 'd';
     ddp_dist d;
-    mpi_start(&argc, &argv, &d, watchdog_timeout_arg(argc - 1, argv + 1, doctor ? 120 : 600));
+    /* accept refuses a --timeout below 2 x --health-seconds + 10 (so below 10) with exit 2 once MPI is up: it
+     * must not end MPI_Init first with exit 3 */
+    double t = watchdog_timeout_arg(argc - 1, argv + 1, doctor ? 120 : 600);
+    mpi_start(&argc, &argv, &d, !doctor && t > 0 && t < 10 ? 10 : t);
     watchdog_tick(doctor ? "doctor: collecting the topology and environment" : "accept: checking the options");
     int code = doctor ? doctor_main(&d, argc - 1, argv + 1) : accept_main(&d, argc - 1, argv + 1);
     dist_finalize(&d);

@@ -10,6 +10,7 @@
 
 #include "measure.h"
 #include "stats.h"
+#include "watchdog.h"
 
 /* ms of each of `iters` allreduces of `bytes` on this rank (one warm-up first). */
 static ddp_result time_iters(ddp_comm *c, ddp_device *dev, void *buf, size_t bytes, int iters, double *ms) {
@@ -61,6 +62,7 @@ static ddp_result ar_run(const measure_env *env, const measure_group *g, result_
   for (int k = 0; r == DDP_OK && k < p->nsizes; k++) {
     size_t bytes = (size_t)(p->mib[k] * (1 << 20)) & ~(size_t)3;
     r = time_iters(g->comm, dev, buf, bytes, it, ms);
+    if (r == DDP_OK) watchdog_tick(NULL); /* one size done: progress (a slow link may take minutes a size) */
     int e = r == DDP_OK ? MPI_Gather(ms, it, MPI_DOUBLE, all, it, MPI_DOUBLE, 0, g->mpi) : MPI_SUCCESS;
     if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather", __FILE__, __LINE__);
     if (r != DDP_OK || g->rank != 0) continue;

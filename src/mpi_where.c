@@ -11,62 +11,68 @@
 
 #include "watchdog.h"
 
-/* "MPI_Allreduce(1 x MPI_INT) on world (4 ranks)", with the names MPI gives (ddpbench names its own
- * communicators); t = MPI_DATATYPE_NULL leaves out the count. */
-static void describe(char *out, size_t n, const char *call, long count, MPI_Datatype t, MPI_Comm c) {
-  char tn[MPI_MAX_OBJECT_NAME] = "", cn[MPI_MAX_OBJECT_NAME] = "";
-  int len = 0, size = 0;
-  if (t != MPI_DATATYPE_NULL && (PMPI_Type_get_name(t, tn, &len) != MPI_SUCCESS || !tn[0])) strcpy(tn, "?");
-  if (PMPI_Comm_get_name(c, cn, &len) != MPI_SUCCESS || !cn[0]) strcpy(cn, "a communicator");
-  if (PMPI_Comm_size(c, &size) != MPI_SUCCESS) size = 0;
-  if (t == MPI_DATATYPE_NULL)
-    snprintf(out, n, "%s on %s (%d rank%s)", call, cn, size, size == 1 ? "" : "s");
-  else
-    snprintf(out, n, "%s(%ld x %s) on %s (%d rank%s)", call, count, tn, cn, size, size == 1 ? "" : "s");
+/* The call as the watchdog keeps it (raw: see wd_call), with the names MPI gives (ddpbench names its own
+ * communicators); t = MPI_DATATYPE_NULL leaves out the count. No formatting here: these run inside timed loops. */
+_Static_assert(MPI_MAX_OBJECT_NAME <= sizeof ((wd_call *)0)->comm, "wd_call's names hold MPI's");
+static void describe(wd_call *w, const char *call, long count, MPI_Datatype t, MPI_Comm c) {
+  int len = 0;
+  w->call = call;
+  w->peer = -1;
+  w->peer_from = 0;
+  w->count = t == MPI_DATATYPE_NULL ? -1 : count;
+  w->type[0] = 0;
+  if (t != MPI_DATATYPE_NULL && PMPI_Type_get_name(t, w->type, &len) != MPI_SUCCESS) w->type[0] = 0;
+  if (PMPI_Comm_get_name(c, w->comm, &len) != MPI_SUCCESS || !w->comm[0]) memcpy(w->comm, "a communicator", 15);
+  if (PMPI_Comm_size(c, &w->size) != MPI_SUCCESS) w->size = 0;
 }
 
 static unsigned enter(const char *call, long count, MPI_Datatype t, MPI_Comm c) {
-  char text[200];
-  describe(text, sizeof text, call, count, t, c);
-  return watchdog_enter("%s", text);
+  wd_call w;
+  describe(&w, call, count, t, c);
+  return watchdog_enter_call(NULL, 0, &w);
 }
 
 /* ---- non-blocking collectives: which request is which (the last NREQ started) ---- */
 enum { NREQ = 64 };
 static struct {
   MPI_Request req;
-  char text[200];
+  wd_call call;
 } reqs[NREQ];
 static unsigned reqs_next;
 static pthread_mutex_t reqs_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void started(const char *call, long count, MPI_Datatype t, MPI_Comm c, MPI_Request q) {
-  char text[200];
-  describe(text, sizeof text, call, count, t, c);
-  watchdog_started("%s", text);
+  wd_call w;
+  describe(&w, call, count, t, c);
+  watchdog_started_call(&w);
   pthread_mutex_lock(&reqs_lock);
   unsigned i = 0;
   while (i < NREQ && reqs[i].req != q) i++; /* a handle MPI hands out again replaces its old entry */
   if (i == NREQ) i = reqs_next++ % NREQ;
   reqs[i].req = q;
-  snprintf(reqs[i].text, sizeof reqs[i].text, "%s", text);
+  reqs[i].call = w;
   pthread_mutex_unlock(&reqs_lock);
 }
 
 /* MPI_Wait/MPI_Waitall: names the first of the requests that a wrapper saw start. */
 static unsigned waiting(const char *call, int n, const MPI_Request *q) {
-  char text[200] = "";
+  wd_call w;
+  int found = 0;
   pthread_mutex_lock(&reqs_lock);
-  for (int k = 0; k < n && !text[0]; k++)
+  for (int k = 0; k < n && !found; k++)
     for (unsigned i = 0; i < NREQ && q[k] != MPI_REQUEST_NULL; i++)
       if (reqs[i].req == q[k]) {
-        snprintf(text, sizeof text, "%s", reqs[i].text);
+        w = reqs[i].call;
+        found = 1;
         break;
       }
   pthread_mutex_unlock(&reqs_lock);
-  if (!text[0]) return watchdog_enter("%s", call);
-  if (n > 1) return watchdog_enter("%s for %s and %d more", call, text, n - 1);
-  return watchdog_enter("%s for %s", call, text);
+  if (found) return watchdog_enter_call(call, n - 1, &w);
+  w.call = call;
+  w.count = -1;
+  w.peer = -1;
+  w.comm[0] = 0;
+  return watchdog_enter_call(NULL, 0, &w);
 }
 
 /* ---- the wrappers ---- */
@@ -88,15 +94,16 @@ int MPI_Allgather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_D
   watchdog_leave(tok);
   return e;
 }
+/* At the root, MPI_IN_PLACE leaves the send count and type undefined: the receive side's are shown. */
 int MPI_Gather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root, MPI_Comm c) {
-  unsigned tok = enter("MPI_Gather", sn, st, c);
+  unsigned tok = s == MPI_IN_PLACE ? enter("MPI_Gather", rn, rt, c) : enter("MPI_Gather", sn, st, c);
   int e = PMPI_Gather(s, sn, st, r, rn, rt, root, c);
   watchdog_leave(tok);
   return e;
 }
 int MPI_Gatherv(const void *s, int sn, MPI_Datatype st, void *r, const int rn[], const int displs[], MPI_Datatype rt,
                 int root, MPI_Comm c) {
-  unsigned tok = enter("MPI_Gatherv", sn, st, c);
+  unsigned tok = s == MPI_IN_PLACE ? enter("MPI_Gatherv", 0, MPI_DATATYPE_NULL, c) : enter("MPI_Gatherv", sn, st, c);
   int e = PMPI_Gatherv(s, sn, st, r, rn, displs, rt, root, c);
   watchdog_leave(tok);
   return e;
@@ -113,18 +120,21 @@ int MPI_Barrier(MPI_Comm c) {
   watchdog_leave(tok);
   return e;
 }
+static unsigned enter_p2p(const char *call, long n, MPI_Datatype t, int peer, int from, MPI_Comm c) {
+  wd_call w;
+  describe(&w, call, n, t, c);
+  w.peer = peer;
+  w.peer_from = from;
+  return watchdog_enter_call(NULL, 0, &w);
+}
 int MPI_Send(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c) {
-  char call[48];
-  snprintf(call, sizeof call, "MPI_Send to rank %d", dest);
-  unsigned tok = enter(call, n, t, c);
+  unsigned tok = enter_p2p("MPI_Send", n, t, dest, 0, c);
   int e = PMPI_Send(b, n, t, dest, tag, c);
   watchdog_leave(tok);
   return e;
 }
 int MPI_Recv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status *st) {
-  char call[48];
-  snprintf(call, sizeof call, "MPI_Recv from rank %d", src);
-  unsigned tok = enter(call, n, t, c);
+  unsigned tok = enter_p2p("MPI_Recv", n, t, src, 1, c);
   int e = PMPI_Recv(b, n, t, src, tag, c, st);
   watchdog_leave(tok);
   return e;

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
+#include <math.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -58,17 +59,24 @@ typedef struct {
 } wd_peer;
 
 static struct {
-  double timeout;
+  _Atomic double timeout;
   _Atomic double last;
   char what[128];
   /* The blocking calls this process is in now (a thread each at most: the main thread, a device's worker),
    * and the last collective it started without blocking (NCCL's, MPI's non-blocking ones). */
   struct {
     unsigned token; /* 0: free */
+    int raw;          /* c (and wait, more) rather than text */
+    const char *wait;
+    int more;
+    wd_call c;
     char text[WD_COLL];
   } in[WD_NCOLL];
   unsigned next_token;
+  int last_raw;
+  wd_call last_call;
   char last_started[WD_COLL];
+  _Atomic unsigned gen; /* bumped by every change the board does not show yet (the watchdog thread publishes) */
   pthread_mutex_t lock;
   int started;
   /* after watchdog_join: */
@@ -80,20 +88,60 @@ static struct {
   int listen_fd;
 } g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
+void wd_call_text(const wd_call *c, char *out, size_t n) {
+  char peer[32] = "", what[96] = "";
+  if (c->peer >= 0) snprintf(peer, sizeof peer, " %s rank %d", c->peer_from ? "from" : "to", c->peer);
+  if (c->count >= 0) snprintf(what, sizeof what, "(%ld x %s)", c->count, c->type[0] ? c->type : "?");
+  if (c->comm[0])
+    snprintf(out, n, "%s%s%s on %s (%d rank%s)", c->call, what, peer, c->comm, c->size, c->size == 1 ? "" : "s");
+  else
+    snprintf(out, n, "%s%s%s", c->call, what, peer);
+}
+
+/* The text of blocking-call slot i. Called with the lock held. */
+static void slot_text(int i, char *out, size_t n) {
+  if (!g_wd.in[i].raw) {
+    snprintf(out, n, "%s", g_wd.in[i].text);
+    return;
+  }
+  char call[WD_COLL];
+  wd_call_text(&g_wd.in[i].c, call, sizeof call);
+  if (!g_wd.in[i].wait)
+    snprintf(out, n, "%s", call);
+  else if (g_wd.in[i].more > 0)
+    snprintf(out, n, "%s for %s and %d more", g_wd.in[i].wait, call, g_wd.in[i].more);
+  else
+    snprintf(out, n, "%s for %s", g_wd.in[i].wait, call);
+}
+
 /* Where this rank is, in one line: the location, then the newest blocking call it is in, with the collective
  * it waits for. Called with the lock held. */
 static void compose(char *out, size_t n) {
   int top = -1;
   for (int i = 0; i < WD_NCOLL; i++)
     if (g_wd.in[i].token && (top < 0 || g_wd.in[i].token > g_wd.in[top].token)) top = i;
-  if (top < 0)
+  if (top < 0) {
     snprintf(out, n, "%s", g_wd.what);
-  else
-    snprintf(out, n, "%s; waiting in %s", g_wd.what, g_wd.in[top].text);
+    return;
+  }
+  char call[WD_COLL + 128];
+  slot_text(top, call, sizeof call);
+  snprintf(out, n, "%s; waiting in %s", g_wd.what, call);
 }
 
 static void publish(void) { /* lock held */
   if (atomic_load(&g_wd.joined)) compose(g_wd.board[g_wd.local_rank].what, sizeof g_wd.board[0].what);
+}
+
+/* The watchdog thread: what changed since the board was last written (blocking calls, collectives started). */
+static void publish_if_changed(void) {
+  static unsigned done;
+  unsigned gen = atomic_load(&g_wd.gen);
+  if (gen == done || !atomic_load(&g_wd.joined)) return;
+  pthread_mutex_lock(&g_wd.lock);
+  publish();
+  pthread_mutex_unlock(&g_wd.lock);
+  done = gen;
 }
 
 void watchdog_test_fault_act(const char *action, int rank, const char *where) {
@@ -129,6 +177,7 @@ double watchdog_timeout_arg(int argc, char **argv, double def) {
 }
 
 void watchdog_where(const char *what) {
+  if (!what) return; /* nothing new to say */
   pthread_mutex_lock(&g_wd.lock);
   snprintf(g_wd.what, sizeof g_wd.what, "%s", what);
   publish();
@@ -153,31 +202,67 @@ void watchdog_started(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(g_wd.last_started, sizeof g_wd.last_started, fmt, ap);
   va_end(ap);
+  g_wd.last_raw = 0;
+  pthread_mutex_unlock(&g_wd.lock);
+}
+
+void watchdog_started_call(const wd_call *c) {
+  pthread_mutex_lock(&g_wd.lock);
+  g_wd.last_call = *c;
+  g_wd.last_raw = 1;
   pthread_mutex_unlock(&g_wd.lock);
 }
 
 void watchdog_started_text(char *out, size_t n) {
   pthread_mutex_lock(&g_wd.lock);
-  snprintf(out, n, "%s", g_wd.last_started);
+  if (g_wd.last_raw)
+    wd_call_text(&g_wd.last_call, out, n);
+  else
+    snprintf(out, n, "%s", g_wd.last_started);
   pthread_mutex_unlock(&g_wd.lock);
+}
+
+/* A free slot for a blocking call, with its token; -1 when more threads than slots block at once (that call is
+ * then not shown). Called with the lock held. */
+static int slot_take(unsigned *token) {
+  for (int i = 0; i < WD_NCOLL; i++)
+    if (!g_wd.in[i].token) {
+      if (++g_wd.next_token == 0) g_wd.next_token = 1;
+      *token = g_wd.in[i].token = g_wd.next_token;
+      return i;
+    }
+  return -1;
 }
 
 unsigned watchdog_enter(const char *fmt, ...) {
   pthread_mutex_lock(&g_wd.lock);
   unsigned token = 0;
-  for (int i = 0; i < WD_NCOLL; i++)
-    if (!g_wd.in[i].token) {
-      if (++g_wd.next_token == 0) g_wd.next_token = 1;
-      token = g_wd.in[i].token = g_wd.next_token;
-      va_list ap;
-      va_start(ap, fmt);
-      vsnprintf(g_wd.in[i].text, sizeof g_wd.in[i].text, fmt, ap);
-      va_end(ap);
-      publish();
-      break;
-    }
+  int i = slot_take(&token);
+  if (i >= 0) {
+    g_wd.in[i].raw = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_wd.in[i].text, sizeof g_wd.in[i].text, fmt, ap);
+    va_end(ap);
+    atomic_fetch_add(&g_wd.gen, 1);
+  }
   pthread_mutex_unlock(&g_wd.lock);
-  return token; /* 0 when more threads than slots block at once: that call is not shown */
+  return token;
+}
+
+unsigned watchdog_enter_call(const char *wait, int more, const wd_call *c) {
+  pthread_mutex_lock(&g_wd.lock);
+  unsigned token = 0;
+  int i = slot_take(&token);
+  if (i >= 0) {
+    g_wd.in[i].raw = 1;
+    g_wd.in[i].wait = wait;
+    g_wd.in[i].more = more;
+    g_wd.in[i].c = *c;
+    atomic_fetch_add(&g_wd.gen, 1);
+  }
+  pthread_mutex_unlock(&g_wd.lock);
+  return token;
 }
 
 void watchdog_where_text(char *out, size_t n) {
@@ -198,7 +283,7 @@ void watchdog_leave(unsigned token) {
   pthread_mutex_lock(&g_wd.lock);
   for (int i = 0; i < WD_NCOLL; i++)
     if (g_wd.in[i].token == token) g_wd.in[i].token = 0;
-  publish();
+  atomic_fetch_add(&g_wd.gen, 1);
   pthread_mutex_unlock(&g_wd.lock);
 }
 
@@ -227,6 +312,7 @@ static size_t board_text(char *buf, size_t n) {
 static int serve_one(void) {
   int c = accept(g_wd.listen_fd, NULL, NULL);
   if (c < 0) return 0;
+  publish_if_changed();
   struct timeval tv = {1, 0};
   setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
   static char buf[65536]; /* this thread only */
@@ -295,22 +381,23 @@ static void parse_board(const char *text, rank_state *st, int world) {
   }
 }
 
-/* Asks every rank where it is and prints one line per rank (suspects first). Called by the rank whose timer
- * ran out, just before it aborts the job. */
-static void culprit_report(FILE *out) {
+/* Asks every rank where it is, without MPI: this host's ranks from the shared board, the others' hosts over TCP
+ * (1 s a host, 8 s in all); st[world], zeroed by the caller. Pending queries from other ranks are answered
+ * between hosts, so that two ranks asking at once do not take each other for stopped. */
+static void states_gather(rank_state *st, char *buf, size_t n) {
   int W = g_wd.world;
-  rank_state *st = calloc((size_t)W, sizeof *st);
-  char *buf = malloc(65536);
-  if (!st || !buf) goto out;
   const char *remote_test = getenv("DDPBENCH_TEST_WATCHDOG_TCP"); /* ask this host's ranks over TCP too */
   int me = g_wd.peers[g_wd.rank].node_index;
   double deadline = ddp_now() + 8.0;
   int nodes = 0;
   for (int r = 0; r < W; r++)
     if (g_wd.peers[r].node_index + 1 > nodes) nodes = g_wd.peers[r].node_index + 1;
+  publish_if_changed();
   for (int node = 0; node < nodes; node++) {
+    atomic_store(&g_wd.board[g_wd.local_rank].heartbeat, ddp_now());
+    while (serve_one()) continue;
     if (node == me) {
-      board_text(buf, 65536);
+      board_text(buf, n);
       if (!remote_test && !g_wd.board_private) { /* the whole host from the shared board */
         parse_board(buf, st, W);
         continue;
@@ -326,9 +413,25 @@ static void culprit_report(FILE *out) {
       if (g_wd.peers[r].node_index != node || r == g_wd.rank || st[r].known || g_wd.peers[r].port <= 0) continue;
       double left = deadline - ddp_now();
       if (left <= 0) break;
-      if (ask(&g_wd.peers[r], buf, 65536, left < 1.0 ? left : 1.0) >= 0) parse_board(buf, st, W);
+      if (ask(&g_wd.peers[r], buf, n, left < 1.0 ? left : 1.0) >= 0) parse_board(buf, st, W);
     }
   }
+}
+
+/* How long ago any other rank whose process is alive (heartbeat under 2 s) last made progress; HUGE_VAL when
+ * none answered. A rank waiting for others (outside a measurement's group, or for a group slower than itself)
+ * makes no progress of its own while the job does. */
+static double job_progress_age(const rank_state *st) {
+  double age = HUGE_VAL;
+  for (int r = 0; r < g_wd.world; r++)
+    if (r != g_wd.rank && st[r].known && st[r].hb_age <= 2.0 && st[r].prog_age < age) age = st[r].prog_age;
+  return age;
+}
+
+/* Prints one line per rank (suspects first) from st (states_gather). Called by the rank whose timer ran out,
+ * just before it aborts the job. */
+static void culprit_report(FILE *out, rank_state *st) {
+  int W = g_wd.world;
   /* Suspects: no answer from their host, or a heartbeat older than 2 s (the process itself is stopped). When all
    * answer, the ranks that are somewhere else than the majority (a step behind, another phase) are the
    * likely culprits: the others wait for them. */
@@ -369,9 +472,52 @@ static void culprit_report(FILE *out) {
                 st[r].what, st[r].prog_age, r == g_wd.rank ? " <- this rank" : "");
     }
   if (lines == 32) fprintf(out, "  (more ranks not shown)\n");
-out:
-  free(st);
-  free(buf);
+}
+
+/* The timer ran out: unless another rank made progress within the timeout (then the job is alive and this rank
+ * only waits for it: the timer is set back to that progress), print where every rank is and end the job. */
+static void timer_expired(double idle) {
+  int joined = atomic_load(&g_wd.joined);
+  rank_state *st = joined ? calloc((size_t)g_wd.world, sizeof *st) : NULL;
+  char *buf = joined ? malloc(65536) : NULL;
+  if (st && buf) {
+    states_gather(st, buf, 65536);
+    double age = job_progress_age(st);
+    if (age < g_wd.timeout) {
+      double now = ddp_now(), next = now - age; /* check again when that progress is `timeout` old, */
+      if (next + g_wd.timeout < now + 1.0) next = now + 1.0 - g_wd.timeout; /* and not within the second */
+      atomic_store(&g_wd.last, next);
+      free(st), free(buf);
+      return;
+    }
+  }
+  char where[WD_WHAT];
+  pthread_mutex_lock(&g_wd.lock);
+  compose(where, sizeof where);
+  pthread_mutex_unlock(&g_wd.lock);
+  int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
+  if (st && buf)
+    fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress on any rank for %.0f s (--timeout %g); this "
+                    "rank is in %s; aborting the job\n", rank, ddp_host(), fmin(idle, job_progress_age(st)),
+            g_wd.timeout, where);
+  else
+    fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s (--timeout %g) in %s; aborting the "
+                    "job\n", rank, ddp_host(), idle, g_wd.timeout, where);
+  if (st && buf) { /* one write, so that two ranks' reports do not interleave line by line */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (m) {
+      culprit_report(m, st);
+      fclose(m);
+      fputs(text, stderr);
+      free(text);
+    }
+  }
+  free(st), free(buf);
+  fflush(stderr);
+  atomic_file_abandon();
+  dist_abort(DDP_EXIT_RUNTIME);
 }
 
 static void *watchdog_main(void *arg) {
@@ -379,32 +525,12 @@ static void *watchdog_main(void *arg) {
   for (;;) {
     int joined = atomic_load(&g_wd.joined);
     if (joined) atomic_store(&g_wd.board[g_wd.local_rank].heartbeat, ddp_now());
+    publish_if_changed(); /* the board lags the rank by at most one poll (250 ms) */
     struct pollfd pf = {joined ? g_wd.listen_fd : -1, POLLIN, 0};
     if (poll(&pf, 1, 250) > 0 && (pf.revents & POLLIN))
       for (int k = 0; k < 1024 && serve_one(); k++) continue; /* everyone who is asking now */
     double idle = ddp_now() - atomic_load(&g_wd.last);
-    if (g_wd.timeout <= 0 || idle <= g_wd.timeout) continue;
-    char where[WD_WHAT];
-    pthread_mutex_lock(&g_wd.lock);
-    compose(where, sizeof where);
-    pthread_mutex_unlock(&g_wd.lock);
-    int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
-    fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress for %.0f s (--timeout %g) in %s; aborting the "
-                    "job\n", rank, ddp_host(), idle, g_wd.timeout, where);
-    if (joined) { /* one write, so that two ranks' reports do not interleave line by line */
-      char *text = NULL;
-      size_t len = 0;
-      FILE *m = open_memstream(&text, &len);
-      if (m) {
-        culprit_report(m);
-        fclose(m);
-        fputs(text, stderr);
-        free(text);
-      }
-    }
-    fflush(stderr);
-    atomic_file_abandon();
-    dist_abort(DDP_EXIT_RUNTIME);
+    if (g_wd.timeout > 0 && idle > g_wd.timeout) timer_expired(idle);
   }
   return NULL;
 }
@@ -541,11 +667,13 @@ void watchdog_signals_install(void) {
   sigaction(SIGTERM, &sa, NULL);
 }
 
-void watchdog_start(double timeout, const char *what) {
-  watchdog_signals_install();
-  watchdog_tick(what);
-  if (timeout <= 0 || g_wd.started) return;
-  g_wd.timeout = timeout;
+void watchdog_set_timeout(double timeout) {
+  if (g_wd.started) {
+    atomic_store(&g_wd.timeout, timeout);
+    return;
+  }
+  if (timeout <= 0) return;
+  atomic_store(&g_wd.timeout, timeout);
   pthread_t tid;
   if (pthread_create(&tid, NULL, watchdog_main, NULL) == 0) {
     pthread_detach(tid);
@@ -553,4 +681,10 @@ void watchdog_start(double timeout, const char *what) {
   } else {
     ddp_notice("cannot start the watchdog thread: --timeout %g is not enforced", timeout);
   }
+}
+
+void watchdog_start(double timeout, const char *what) {
+  watchdog_signals_install();
+  watchdog_tick(what);
+  if (!g_wd.started) watchdog_set_timeout(timeout);
 }

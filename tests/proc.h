@@ -31,8 +31,11 @@ static inline int proc_capture(const char *cmd, const char *dir, char *out, size
 static inline char *proc_slurp(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
+  long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+  if (n < 0) { /* not seekable (a pipe): nothing to read as a whole */
+    fclose(f);
+    return NULL;
+  }
   rewind(f);
   char *s = malloc((size_t)n + 1);
   if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;

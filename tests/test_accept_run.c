@@ -124,6 +124,13 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "missing.ini: cannot read"), "unreadable: exit %d\n%s", rc, err);
   rc = run(1, "--precisions fp64");
   CHECK(rc == 2 && strstr(err, "fp64"), "bad precision: exit %d\n%s", rc, err);
+  /* a --timeout below accept's minimum is bad input (exit 2), even one shorter than MPI's start-up, which the
+   * watchdog armed before MPI_Init must not turn into a timeout (exit 3) */
+  rc = run(2, "--timeout 0.2");
+  CHECK(rc == 2 && strstr(err, "--timeout 0.2 must be 0 or at least"), "--timeout 0.2: exit %d\n%s", rc, err);
+  /* without --timeout, the default grows with --health-seconds (it was refused above 295 s) */
+  rc = run(1, "--health-seconds 300 --skip gemm,copy,p2p,node,pairs");
+  CHECK(rc == 0, "--health-seconds 300 with the default --timeout: exit %d\n%s", rc, err);
   /* outputs are checked before any work with the writer's rules; every rank's error is printed; ranks that run
    * different arguments (MPMD) are refused before any work */
   rc = run(2, "--json /dev/null --force");

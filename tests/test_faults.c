@@ -52,6 +52,19 @@ static int exists(const char *path) {
   return lstat(path, &st) == 0;
 }
 
+/* Some line of text holds all of a, b and c. */
+static int line_has(const char *text, const char *a, const char *b, const char *c) {
+  for (const char *l = text; l && *l;) {
+    const char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    char line[2048];
+    snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), l);
+    if (strstr(line, a) && strstr(line, b) && strstr(line, c)) return 1;
+    l = e ? e + 1 : NULL;
+  }
+  return 0;
+}
+
 static void read_err(const char *path) {
   FILE *f = fopen(path, "r");
   size_t n = f ? fread(err, 1, sizeof err - 1, f) : 0;
@@ -157,8 +170,9 @@ int main(int argc, char **argv) {
   expect("SIGSTOP", code, 3, secs, "SUSPECT rank 1 host");
   CHECK(strstr(err, "not answering") && strstr(err, "last known: phase ddp, step 1 of 8"), "stop: why and where: %.2000s",
         err);
-  /* ... and the ranks that wait for it say in which collective (mpi_where.c's wrappers) */
-  CHECK(strstr(err, "waiting in MPI_") && strstr(err, "on MPI_COMM_WORLD (3 ranks)"),
+  /* ... and the ranks that wait for it say in which collective, on one line: the wait and the non-blocking
+   * allreduce it is for (mpi_where.c's wrappers map the request back to the call that started it) */
+  CHECK(line_has(err, "waiting in MPI_Wait", "for MPI_Iallreduce(", "on MPI_COMM_WORLD (3 ranks)"),
         "stop: the waiting ranks name the collective: %.2000s", err);
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:2:local DDPBENCH_TEST_WATCHDOG_TCP=1 %s -np 3 --oversubscribe "
            "-x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini --device cpu --timeout %s --quiet",
