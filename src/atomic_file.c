@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input_file.h"
+
 /* The temporary file being written, for atomic_file_abandon (one at a time: only rank 0's main thread
  * writes files). */
 static char g_tmp[4096];
@@ -21,15 +23,6 @@ static volatile sig_atomic_t g_tmp_live;
 void atomic_file_abandon(void) {
   if (g_tmp_live) unlink(g_tmp);
   g_tmp_live = 0;
-}
-
-static const char *kind_name(mode_t m) {
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  if (S_ISDIR(m)) return "a directory";
-  return "not a regular file";
 }
 
 /* 0 when path may be (over)written under the rules; else -1 with the reason in err. */
@@ -45,7 +38,7 @@ static int path_allowed(const char *path, int force, char *err, size_t errn) {
                                "(give the path of the real file)", path), -1;
   if (!S_ISREG(st.st_mode))
     return snprintf(err, errn, "%s is %s, not a regular file: ddpbench replaces regular files only", path,
-                    kind_name(st.st_mode)), -1;
+                    input_file_kind(st.st_mode)), -1;
   if (!force) return snprintf(err, errn, "%s: file exists (use --force to overwrite it)", path), -1;
   return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "common.h"
 #include "compare_stats.h"
+#include "input_file.h"
 #include "stats.h"
 
 void cmp_options_defaults(cmp_options *o) {
@@ -418,33 +419,6 @@ void cmp_report_print(const cmp_report *r, cmp_format f, FILE *out) {
 
 /* ---- the A/A noise file ------------------------------------------------------------------------------ */
 
-static char *file_slurp(const char *path, const char **why) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    *why = "cannot be opened";
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *s = malloc(cap);
-  for (size_t k; s && (k = fread(s + n, 1, cap - n - 1, f)) > 0;) {
-    n += k;
-    if (n + 1 == cap) {
-      char *g = cap < ((size_t)1 << 30) ? realloc(s, cap *= 2) : NULL;
-      if (!g) free(s);
-      s = g;
-    }
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (!s || err) {
-    free(s);
-    *why = s ? "cannot be read" : "is too large";
-    return NULL;
-  }
-  s[n] = 0;
-  return s;
-}
-
 void cmp_noise_free(cmp_noise *n) {
   for (int i = 0; i < n->n; i++) free(n->name[i]);
   free(n->name), free(n->floor_pct);
@@ -453,8 +427,9 @@ void cmp_noise_free(cmp_noise *n) {
 
 int cmp_noise_read(const char *path, cmp_noise *out) {
   memset(out, 0, sizeof *out);
-  const char *why = NULL;
-  char *text = file_slurp(path, &why);
+  char why[300];
+  size_t len = 0;
+  char *text = input_file_read(path, INPUT_MAX_RESULT, &len, why, sizeof why);
   if (!text) return ddp_usage_error("compare: --noise %s: %s", path, why), 2;
   cJSON *doc = cJSON_Parse(text);
   free(text);

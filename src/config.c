@@ -15,6 +15,7 @@
 
 #include "bucket.h"
 #include "ini_file.h"
+#include "input_file.h"
 #include "phase.h"
 #include "registry.h"
 
@@ -500,14 +501,9 @@ static int file_on_key(void *user, const char *section, const char *name, const 
 }
 
 static ddp_result config_load_file(ddp_config *cfg, const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return ddp_usage_error("--config %s: cannot read: %s", path, ddp_strerror_errno());
   char err[700];
-  int line = ini_file_parse(f, file_on_key, cfg, err, sizeof err);
-  int read_error = ferror(f);
-  fclose(f);
-  if (read_error) return ddp_usage_error("--config %s: read error", path);
-  if (line < 0) return ddp_usage_error("--config %s: cannot parse (out of memory)", path);
+  int line = ini_file_parse_path(path, INPUT_MAX_INI, file_on_key, cfg, err, sizeof err);
+  if (line < 0) return ddp_usage_error("--config %s: %s", path, err);
   if (line > 0) return ddp_usage_error("%s:%d: %s", path, line, err);
   return DDP_OK;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ini_file.h"
+#include "input_file.h"
 
 const expect_key_info expect_keys[EXP_COUNT] = {
     [EXP_GEMM_BF16] = {"gemm_bf16_tflops", "TFLOP/s", "sustained bf16 GEMM per GPU"},
@@ -131,15 +132,10 @@ static int on_key(void *user, const char *section, const char *name, const char 
 }
 
 ddp_result expect_load_file(expect_set *e, const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return ddp_usage_error("--expect %s: cannot read: %s", path, ddp_strerror_errno());
   file_ctx c = {.e = e, .path = path};
   char err[320];
-  int line = ini_file_parse(f, on_key, &c, err, sizeof err);
-  int read_error = ferror(f);
-  fclose(f);
-  if (read_error) return ddp_usage_error("--expect %s: read error", path);
-  if (line < 0) return ddp_usage_error("--expect %s: cannot parse (out of memory)", path);
+  int line = ini_file_parse_path(path, INPUT_MAX_INI, on_key, &c, err, sizeof err);
+  if (line < 0) return ddp_usage_error("--expect %s: %s", path, err);
   if (line > 0) return ddp_usage_error("--expect %s:%d: %s", path, line, err);
   return DDP_OK;
 }

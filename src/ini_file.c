@@ -5,9 +5,12 @@
 #include "ini_file.h"
 
 #include <ini.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+
+#include "input_file.h"
 
 typedef struct {
   FILE *f;
@@ -62,4 +65,25 @@ int ini_file_parse(FILE *f, ini_file_handler h, void *user, char *err, size_t er
     return line;
   }
   return c.failed_line;
+}
+
+int ini_file_parse_path(const char *path, size_t max, ini_file_handler h, void *user, char *err, size_t errn) {
+  size_t len = 0;
+  char *text = input_file_read(path, max, &len, err, errn);
+  if (!text) return -1;
+  if (len == 0) { /* no keys (fmemopen takes no empty buffer) */
+    free(text);
+    return 0;
+  }
+  FILE *f = fmemopen(text, len, "r");
+  if (!f) {
+    snprintf(err, errn, "cannot read: %s", strerror(errno));
+    free(text);
+    return -1;
+  }
+  int line = ini_file_parse(f, h, user, err, errn);
+  fclose(f);
+  free(text);
+  if (line < 0) snprintf(err, errn, "cannot parse (out of memory)");
+  return line;
 }

@@ -22,6 +22,10 @@ typedef int (*ini_file_handler)(void *user, const char *section, const char *nam
  * line (inih would glue it to the previous value as a continuation), or what the handler said. The caller
  * checks ferror(f) itself. */
 int ini_file_parse(FILE *f, ini_file_handler h, void *user, char *err, size_t errn);
+/* The file at path, read through input_file.h (a regular file of at most max bytes), then ini_file_parse:
+ * 0, a line with the reason in err, or -1 when the file cannot be read or parsed at all (the reason in err,
+ * worded to follow the path: "cannot read: No such file or directory", "is a FIFO, not a regular file"). */
+int ini_file_parse_path(const char *path, size_t max, ini_file_handler h, void *user, char *err, size_t errn);
 
 #ifdef __cplusplus
 }

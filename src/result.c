@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input_file.h"
+
 extern char **environ;
 
 /* ---- the model ---------------------------------------------------------------------------------- */
@@ -734,29 +736,13 @@ ddp_result result_records_from_phases(const cJSON *doc, const char *group, resul
 
 ddp_result result_load(const char *path, result_doc *d) {
   result_init(d);
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "ddpbench: %s: cannot open: %s\n", path, ddp_strerror_errno());
-    return DDP_ERR_USAGE;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += got;
-    if (n == cap) {
-      char *b = realloc(buf, cap *= 2);
-      if (!b) free(buf);
-      buf = b;
-    }
-  }
-  int rerr = ferror(f);
-  fclose(f);
-  if (!buf || rerr) {
-    free(buf);
-    fprintf(stderr, "ddpbench: %s: cannot read%s\n", path, buf ? "" : ": out of host memory");
-    return DDP_ERR_USAGE;
-  }
   char why[300] = "";
+  size_t n = 0;
+  char *buf = input_file_read(path, INPUT_MAX_RESULT, &n, why, sizeof why);
+  if (!buf) {
+    fprintf(stderr, "ddpbench: %s: %s\n", path, why);
+    return DDP_ERR_USAGE;
+  }
   const char *end = NULL;
   cJSON *doc = n ? cJSON_ParseWithLengthOpts(buf, n, &end, 0) : NULL;
   if (!doc) {

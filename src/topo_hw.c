@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "input_file.h"
+
 /* ---- loading ---- */
 
 /* hwloc 3.0 writes OS device types as a bitmask (storage 1, memory 2, GPU 4, coproc 8, network 16,
@@ -55,36 +57,18 @@ static void xml_downgrade(char *xml) {
   *out = 0;
 }
 
-/* The whole file, NUL-terminated, in *out (caller frees). */
+/* The whole file, NUL-terminated, in *out (caller frees): a regular file of at most INPUT_MAX_XML bytes. */
 static ddp_result xml_read(const char *path, char **out) {
-  *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return ddp_usage_error("cannot open hwloc XML %s: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t cap = 0, n = 0;
-  for (;;) {
-    if (n + 65536 + 1 > cap) {
-      cap = cap ? 2 * cap : 1 << 20;
-      char *nb = realloc(buf, cap);
-      if (!nb) {
-        free(buf);
-        fclose(f);
-        return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory reading %s", path);
-      }
-      buf = nb;
-    }
-    size_t got = fread(buf + n, 1, 65536, f);
-    n += got;
-    if (got < 65536) break;
+  char why[300];
+  size_t len = 0;
+  *out = input_file_read(path, INPUT_MAX_XML, &len, why, sizeof why);
+  if (!*out) return ddp_usage_error("hwloc XML %s: %s", path, why);
+  size_t nul = strlen(*out);
+  if (nul != len) {
+    free(*out);
+    *out = NULL;
+    return ddp_usage_error("hwloc XML %s: NUL byte at offset %zu: not an XML file", path, nul);
   }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return ddp_usage_error("cannot read hwloc XML %s", path);
-  }
-  buf[n] = 0;
-  *out = buf;
   return DDP_OK;
 }
 

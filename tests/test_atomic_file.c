@@ -1,7 +1,10 @@
 /* test_atomic_file: the rules of atomic_file.h on every kind of thing that can sit at an output path: a
  * regular file (refused without force, replaced with it), a symbolic link (refused either way, its target
  * intact), a FIFO, a directory and a character device (refused with what they are, left as they were), a
- * missing folder (refused by the pre-flight check); and no temporary file left behind in any case. */
+ * missing folder (refused by the pre-flight check); and no temporary file left behind in any case. And the
+ * reader's rules (input_file.h): a regular file whole (NUL bytes and all, an empty one too); a FIFO without a
+ * writer refused at once, not waited on; /dev/zero, a directory, a missing file and a file over the limit
+ * refused with what they are, before any byte is read. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 
 #include "atomic_file.h"
 #include "check.h"
+#include "input_file.h"
 
 static char dir[] = "/tmp/ddpbench-test-atomic-XXXXXX";
 
@@ -108,6 +112,38 @@ int main(void) {
   gethostname(host, sizeof host);
   CHECK(strstr(buf, "[ddpbench host ") && strstr(buf, host) && !strstr(buf, "rank -1") && !strstr(buf, "host ?"),
         "error line without a rank: %s", buf);
+
+  /* ---- the reader ---- */
+  char why[300];
+  size_t len = 99;
+  path_of(q, sizeof q, "in.bin");
+  FILE *f = fopen(q, "wb");
+  fwrite("ab\0cd", 1, 5, f);
+  fclose(f);
+  char *text = input_file_read(q, 1 << 20, &len, why, sizeof why);
+  CHECK(text && len == 5 && !memcmp(text, "ab\0cd", 6), "a regular file with a NUL byte read whole: len %zu", len);
+  free(text);
+  text = input_file_read(q, 4, &len, why, sizeof why);
+  CHECK(!text && strstr(why, "more than the"), "a file over the limit: %s", text ? "read" : why);
+  free(text);
+  path_of(q, sizeof q, "empty");
+  fclose(fopen(q, "w"));
+  text = input_file_read(q, 10, &len, why, sizeof why);
+  CHECK(text && len == 0 && !text[0], "an empty file reads as empty");
+  free(text);
+  path_of(q, sizeof q, "fifo-in");
+  CHECK(mkfifo(q, 0600) == 0, "mkfifo");
+  alarm(10); /* a blocking open would hang here: SIGALRM ends the test as failed */
+  text = input_file_read(q, 1 << 20, &len, why, sizeof why);
+  alarm(0);
+  CHECK(!text && strstr(why, "is a FIFO, not a regular file"), "a FIFO without a writer: %s", text ? "read" : why);
+  text = input_file_read("/dev/zero", 1 << 20, &len, why, sizeof why);
+  CHECK(!text && strstr(why, "is a character device, not a regular file"), "/dev/zero: %s", text ? "read" : why);
+  text = input_file_read(dir, 1 << 20, &len, why, sizeof why);
+  CHECK(!text && strstr(why, "is a directory"), "a directory: %s", text ? "read" : why);
+  path_of(q, sizeof q, "missing");
+  text = input_file_read(q, 1 << 20, &len, why, sizeof why);
+  CHECK(!text && strstr(why, "cannot read: No such file"), "a missing file: %s", text ? "read" : why);
 
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

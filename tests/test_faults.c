@@ -11,6 +11,8 @@
  *   - SIGTERM and SIGINT to the launcher (launch/run.sh) during a phase and during the JSON write: 143 / 130,
  *     no temporary file, no half-written result;
  *   - outputs that cannot be written (missing folder, a FIFO, a symlink, /dev/null): exit 2 before any work;
+ *   - inputs that are not regular files (a FIFO without a writer, /dev/zero) as --config, compare's result
+ *     file and --hwloc-xml: exit 2 at once;
  *   - a NaN injected in fp32 and bf16 (every rank agrees, on NaN): exit 5 and a "nonfinite" fail finding; fp16
  *     with a loss scale that underflows every gradient: a warning;
  *   - an hwloc XML that crashes libhwloc: `ddpbench topo` exits 2 naming the file.
@@ -277,6 +279,20 @@ int main(int argc, char **argv) {
   CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode) && lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode) &&
             !exists(target) && stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode),
         "the FIFO, the link, its target and /dev/null are as they were");
+
+  /* Inputs that are not regular files: a FIFO nobody writes (opening it would wait for ever) and /dev/zero (it
+   * would be read until memory runs out), as --config, a result file for compare, an hwloc XML: exit 2 at once,
+   * saying what the path is. */
+  const char *input_as[] = {"--config", "compare", "topo --hwloc-xml"};
+  for (int k = 0; k < 3; k++)
+    for (int i = 0; i < 2; i++) {
+      const char *in = i ? "/dev/zero" : fifo;
+      snprintf(cmd, sizeof cmd, "%s %s %s%s%s", prog, input_as[k], in, k == 1 ? " " : "", k == 1 ? in : "");
+      code = spawn(cmd, NULL, 0, 20, &secs);
+      snprintf(what, sizeof what, "input %s as %s", i ? "/dev/zero" : "a FIFO", input_as[k]);
+      expect(what, code, 2, secs, i ? "is a character device, not a regular file" : "is a FIFO, not a regular file");
+      CHECK(secs < 10, "%s: refused at once, not read or waited on (%.1f s)", what, secs);
+    }
 
   /* A NaN injected into the gradient with fp32 and bf16 is averaged into every rank: the ranks agree bitwise, on
    * NaN. That is a failed verification with its own finding and exit code 4. */

@@ -250,7 +250,7 @@ static void test_fixtures(const char *fixtures) {
   text = read_text(path, &n);
   if (!text) return;
   char *copy = malloc(n + 64);
-  refused("missing.json", NULL, 0, "cannot open");
+  refused("missing.json", NULL, 0, "cannot read: No such file");
   refused("empty.json", "", 0, "empty");
   refused("truncated.json", text, n / 2, "truncated");
   refused("garbage.json", "hello, world\n", 13, "not JSON");
