@@ -476,7 +476,7 @@ static void culprit_report(FILE *out, rank_state *st) {
 
 /* The timer ran out: unless another rank made progress within the timeout (then the job is alive and this rank
  * only waits for it: the timer is set back to that progress), print where every rank is and end the job. */
-static void timer_expired(double idle) {
+static void timer_expired(double seen, double idle) {
   int joined = atomic_load(&g_wd.joined);
   rank_state *st = joined ? calloc((size_t)g_wd.world, sizeof *st) : NULL;
   char *buf = joined ? malloc(65536) : NULL;
@@ -486,7 +486,7 @@ static void timer_expired(double idle) {
     if (age < g_wd.timeout) {
       double now = ddp_now(), next = now - age; /* check again when that progress is `timeout` old, */
       if (next + g_wd.timeout < now + 1.0) next = now + 1.0 - g_wd.timeout; /* and not within the second */
-      atomic_store(&g_wd.last, next);
+      atomic_compare_exchange_strong(&g_wd.last, &seen, next); /* unless this rank ticked meanwhile */
       free(st), free(buf);
       return;
     }
@@ -529,8 +529,8 @@ static void *watchdog_main(void *arg) {
     struct pollfd pf = {joined ? g_wd.listen_fd : -1, POLLIN, 0};
     if (poll(&pf, 1, 250) > 0 && (pf.revents & POLLIN))
       for (int k = 0; k < 1024 && serve_one(); k++) continue; /* everyone who is asking now */
-    double idle = ddp_now() - atomic_load(&g_wd.last);
-    if (g_wd.timeout > 0 && idle > g_wd.timeout) timer_expired(idle);
+    double last = atomic_load(&g_wd.last), idle = ddp_now() - last;
+    if (g_wd.timeout > 0 && idle > g_wd.timeout) timer_expired(last, idle);
   }
   return NULL;
 }
