@@ -242,7 +242,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2; i++) {
     /* rank 1 holds the job inside the local phase (stall hook) until the signal comes */
     snprintf(cmd, sizeof cmd, "env DDPBENCH_BIN=%s DDPBENCH_TEST_FAULT=stall:1:local %s/launch/run.sh -np 2 --config "
-             "%s/configs/ci.ini --json %s --timeout 100", prog, src, src, json);
+             "%s/configs/ci.ini --device cpu --json %s --timeout 100", prog, src, src, json);
     code = spawn(cmd, phase_started, sigs[i], LIMIT + 5, &secs);
     snprintf(what, sizeof what, "%s during a phase", i ? "SIGINT" : "SIGTERM");
     expect(what, code, codes[i], secs, "exiting with code");
