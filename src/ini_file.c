@@ -4,8 +4,8 @@
  * line. */
 #include "ini_file.h"
 
-#include <ini.h>
 #include <errno.h>
+#include <ini.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>

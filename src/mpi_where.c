@@ -68,11 +68,8 @@ static unsigned waiting(const char *call, int n, const MPI_Request *q) {
       }
   pthread_mutex_unlock(&reqs_lock);
   if (found) return watchdog_enter_call(call, n - 1, &w);
-  w.call = call;
-  w.count = -1;
-  w.peer = -1;
-  w.comm[0] = 0;
-  return watchdog_enter_call(NULL, 0, &w);
+  const wd_call bare = {.call = call, .count = -1, .peer = -1}; /* a request no wrapper saw start */
+  return watchdog_enter_call(NULL, 0, &bare);
 }
 
 /* ---- the wrappers ---- */

@@ -73,9 +73,8 @@ static struct {
     char text[WD_COLL];
   } in[WD_NCOLL];
   unsigned next_token;
-  int last_raw;
+  int have_last; /* last_call holds a collective */
   wd_call last_call;
-  char last_started[WD_COLL];
   _Atomic unsigned gen; /* bumped by every change the board does not show yet (the watchdog thread publishes) */
   pthread_mutex_t lock;
   int started;
@@ -196,29 +195,19 @@ void watchdog_tick(const char *what) {
   if (atomic_load(&g_wd.joined)) atomic_store(&g_wd.board[g_wd.local_rank].progress, now);
 }
 
-void watchdog_started(const char *fmt, ...) {
-  pthread_mutex_lock(&g_wd.lock);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(g_wd.last_started, sizeof g_wd.last_started, fmt, ap);
-  va_end(ap);
-  g_wd.last_raw = 0;
-  pthread_mutex_unlock(&g_wd.lock);
-}
-
 void watchdog_started_call(const wd_call *c) {
   pthread_mutex_lock(&g_wd.lock);
   g_wd.last_call = *c;
-  g_wd.last_raw = 1;
+  g_wd.have_last = 1;
   pthread_mutex_unlock(&g_wd.lock);
 }
 
 void watchdog_started_text(char *out, size_t n) {
   pthread_mutex_lock(&g_wd.lock);
-  if (g_wd.last_raw)
+  if (g_wd.have_last)
     wd_call_text(&g_wd.last_call, out, n);
-  else
-    snprintf(out, n, "%s", g_wd.last_started);
+  else if (n)
+    out[0] = 0;
   pthread_mutex_unlock(&g_wd.lock);
 }
 

@@ -40,8 +40,6 @@ void watchdog_where(const char *what);
  * The MPI wrappers in mpi_where.c do this for every blocking MPI call. */
 unsigned watchdog_enter(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void watchdog_leave(unsigned token);
-/* The last collective started without blocking (NCCL's, MPI's non-blocking ones); a later wait names it. */
-void watchdog_started(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A call kept raw, for the calls made inside timed loops (every MPI call through mpi_where.c, every NCCL
  * collective): recording one is a copy, and its text ("MPI_Iallreduce(4096 x MPI_FLOAT) on MPI_COMM_WORLD
  * (3 ranks)") is made only when someone asks where the rank is. Formatting each call as it was made added
@@ -57,6 +55,8 @@ void wd_call_text(const wd_call *c, char *out, size_t n);
 /* watchdog_enter for a call; with wait (a static string such as "MPI_Wait"), a wait for the non-blocking
  * collective c and `more` requests besides. */
 unsigned watchdog_enter_call(const char *wait, int more, const wd_call *c);
+/* The last collective started without blocking (NCCL's, MPI's non-blocking ones); a later wait names it.
+ * watchdog_started_text: its text, "" before the first. */
 void watchdog_started_call(const wd_call *c);
 void watchdog_started_text(char *out, size_t n);
 /* Where this rank is now, as the query and the timeout message say it (location, then the newest blocking call). */

@@ -45,7 +45,9 @@ int main(void) {
   CHECK(!strcmp(where(), "phase ddp: all 8 steps enqueued; waiting in the device to finish phase ddp"),
         "no collective started yet: '%s'", text);
   watchdog_leave(d);
-  watchdog_started("ncclAllReduce(6553600 x float) on a NCCL communicator (8 ranks)");
+  const wd_call nccl = {.call = "ncclAllReduce", .count = 6553600, .size = 8, .peer = -1, .type = "float",
+                        .comm = "a NCCL communicator"};
+  watchdog_started_call(&nccl);
   d = watchdog_enter_device("phase ddp");
   CHECK(!strcmp(where(), "phase ddp: all 8 steps enqueued; waiting in the device to finish phase ddp (last collective "
                          "started: ncclAllReduce(6553600 x float) on a NCCL communicator (8 ranks))"),

@@ -11,8 +11,8 @@
  *   - "where" (2 ranks): what rank 0 says while it waits, sampled from another thread while rank 1 holds back
  *     (mpi_where.c's wrappers and their request table): a Waitall on two requests names the first's collective
  *     "and 1 more"; after 70 more requests (past the table's 64 entries) a Wait still names its own; a Recv
- *     names its peer; the NCCL-style raw record and a printf one read back as the text of the last collective
- *     started.
+ *     names its peer; an NCCL-style record and a bare one (no count, no communicator) read back as the text
+ *     of the last collective started.
  * Usage: test_watchdog_job MPIEXEC (driver), or test_watchdog_job --child MODE (under mpirun). */
 #include <pthread.h>
 #include <signal.h>
@@ -94,9 +94,10 @@ static int child_where(const ddp_dist *d) {
     watchdog_started_text(last, sizeof last);
     ok &= !strcmp(last, "ncclAllReduce(6553600 x float) on a NCCL communicator (8 ranks)") ||
           (fprintf(stderr, "FAIL last started (raw): '%s'\n", last), 0);
-    watchdog_started("cudaMemcpyPeer of %d MiB", 256);
+    const wd_call bare = {.call = "MPI_Ibarrier", .count = -1, .peer = -1}; /* no count, no communicator */
+    watchdog_started_call(&bare);
     watchdog_started_text(last, sizeof last);
-    ok &= !strcmp(last, "cudaMemcpyPeer of 256 MiB") || (fprintf(stderr, "FAIL last started: '%s'\n", last), 0);
+    ok &= !strcmp(last, "MPI_Ibarrier") || (fprintf(stderr, "FAIL last started (bare): '%s'\n", last), 0);
   }
   MPI_Barrier(d->world);
   return ok ? 0 : 1;
