@@ -23,8 +23,7 @@ static void pytorch_case(int H, int L, const char *extra, const size_t *want, in
     argv[argc++] = strtok(NULL, " ");
   }
   ddp_config c;
-  config_action act;
-  CHECK(config_parse(&c, argc, argv, &act) == DDP_OK, "options");
+  CHECK(config_parse(&c, argc, argv, NULL) == DDP_OK, "options");
   size_t *counts = malloc((size_t)L * sizeof *counts);
   for (int i = 0; i < L; i++) counts[i] = (size_t)H * H;
   bucket_plan p;

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "commands.h"
 #include "config.h"
-#include "registry.h"
 
 static char tmpdir[] = "/tmp/ddpbench-test-config-XXXXXX";
 
@@ -25,7 +25,10 @@ static void write_file(const char *path, const char *text) {
   fclose(f);
 }
 
-/* Runs config_parse on a NULL-terminated argument list; returns its result and the stderr text. */
+/* The run's options as the skeleton reads them (cmd_parse over cmd_run): the last parse's set and values. */
+static cmd_ctx ctx;
+
+/* Parses a NULL-terminated argument list into cfg; returns the result and the stderr text. */
 static ddp_result parse(ddp_config *cfg, char *err, size_t errn, ...) {
   char *argv[32] = {"ddpbench"};
   int argc = 1;
@@ -40,8 +43,9 @@ static ddp_result parse(ddp_config *cfg, char *err, size_t errn, ...) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   dup2(fd, 2);
   close(fd);
-  config_action action;
-  ddp_result r = config_parse(cfg, argc, argv, &action);
+  cmd_free(&ctx);
+  ddp_result r = cmd_parse(&ctx, &cmd_run, argc, argv);
+  if (ctx.args) *cfg = *(ddp_config *)ctx.args;
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -68,7 +72,7 @@ static void test_api(void) {
   ddp_config c;
   char err[2048];
   config_defaults(&c);
-  CHECK(config_validate(&c) == DDP_OK, "defaults are valid");
+  CHECK(config_validate(&c, NULL) == DDP_OK, "defaults are valid");
   CHECK(c.hidden == 1024 && c.layers == 4 && c.batch == 256 && c.steps == 20 && c.warmup == 5, "model defaults");
   CHECK(c.bucket_mb == 25 && c.first_bucket_mb == 1 && !c.gradient_as_bucket_view, "DDP defaults");
   CHECK(c.loss_scale_init == 65536 && c.loss_scale_growth_factor == 2 && c.loss_scale_backoff == 0.5 &&
@@ -78,7 +82,7 @@ static void test_api(void) {
   CHECK(parse(&c, err, sizeof err, "--hidden", "64", "--precision=bf16", "--gradient-as-bucket-view", "--seed", "0x10",
               NULL) == DDP_OK, "good options: %s", err);
   CHECK(c.hidden == 64 && c.precision == PREC_BF16 && c.gradient_as_bucket_view == 1 && c.seed == 16, "values applied");
-  CHECK(strstr(c.command_line, "--precision=bf16") != NULL, "command line recorded");
+  CHECK(strstr(ctx.opts.command_line, "--precision=bf16") != NULL, "command line recorded");
 
   char ini[512], ini2[512];
   snprintf(ini, sizeof ini, "%s/run.ini", tmpdir);
@@ -87,14 +91,14 @@ static void test_api(void) {
   CHECK(parse(&c, err, sizeof err, "--config", ini, "--layers", "5", NULL) == DDP_OK, "config file: %s", err);
   CHECK(c.hidden == 128 && c.layers == 5 && c.bucket_mb == 0.5 && c.gradient_as_bucket_view && c.precision == PREC_FP16,
         "file values, command line wins (layers %d)", c.layers);
-  CHECK(c.first_bucket_mb == 0.5 && config_given(&c, "bucket_mb") && !config_given(&c, "first_bucket_mb"),
+  CHECK(c.first_bucket_mb == 0.5 && opt_given(&ctx.opts, "bucket_mb") && !opt_given(&ctx.opts, "first_bucket_mb"),
         "bucket_mb from the file caps the first bucket too (%g), as PyTorch's explicit bucket_cap_mb", c.first_bucket_mb);
   CHECK(parse(&c, err, sizeof err, "--layers", "5", "--config=" , NULL) == DDP_ERR_USAGE, "empty --config=");
 
   /* Bucket caps as PyTorch sets them: default 1 MiB first; bucket_mb given -> first = bucket_mb; first_bucket_mb
    * given wins (before or after bucket_mb). */
   CHECK(parse(&c, err, sizeof err, "--hidden", "64", NULL) == DDP_OK && c.first_bucket_mb == 1 && c.bucket_mb == 25 &&
-            !config_given(&c, "bucket_mb") && config_given(&c, "hidden"), "caps by default: first 1, then 25");
+            !opt_given(&ctx.opts, "bucket_mb") && opt_given(&ctx.opts, "hidden"), "caps by default: first 1, then 25");
   CHECK(parse(&c, err, sizeof err, "--bucket-mb", "25", NULL) == DDP_OK && c.first_bucket_mb == 25 && c.bucket_mb == 25,
         "--bucket-mb 25 given: first bucket 25 too (%g)", c.first_bucket_mb);
   CHECK(parse(&c, err, sizeof err, "--bucket-mb=50", "--first-bucket-mb", "2", NULL) == DDP_OK &&
@@ -134,25 +138,23 @@ static void test_api(void) {
   expect_bad("nccl on cpu", "nccl", parse(&c, err, sizeof err, "--comm", "nccl", "--device", "cpu", NULL), err);
   /* --device and --comm choices are the registry's rows: each parses to its entry's kind and prints back as
    * its name; an unknown one names the key and every row. */
-  for (int i = 0; registry_device_at(i); i++) {
-    const device_entry *e = registry_device_at(i);
-    CHECK(parse(&c, err, sizeof err, "--device", e->name, NULL) == DDP_OK && c.device == e->kind &&
-              !strcmp(device_kind_name(c.device), e->name),
-          "--device %s from the registry", e->name);
+  for (int i = 0; device_at(i); i++) {
+    const device_entry *e = device_at(i);
+    CHECK(parse(&c, err, sizeof err, "--device", e->name, NULL) == DDP_OK && device_chosen(ctx.want.device) == e,
+          "--device %s from the table", e->name);
   }
-  for (int i = 0; registry_comm_at(i); i++) {
-    const comm_entry *e = registry_comm_at(i);
+  for (int i = 0; comm_at(i); i++) {
+    const comm_entry *e = comm_at(i);
     const char *dev = e->needs_device ? e->needs_device : "auto";
-    CHECK(parse(&c, err, sizeof err, "--comm", e->name, "--device", dev, NULL) == DDP_OK && c.comm == e->kind &&
-              !strcmp(comm_kind_name(c.comm), e->name),
-          "--comm %s (--device %s) from the registry", e->name, dev);
+    CHECK(parse(&c, err, sizeof err, "--comm", e->name, "--device", dev, NULL) == DDP_OK && comm_chosen(ctx.want.comm) == e,
+          "--comm %s (--device %s) from the table", e->name, dev);
   }
   expect_bad("unknown device", "device", parse(&c, err, sizeof err, "--device", "hip", NULL), err);
-  for (int i = 0; registry_device_at(i); i++)
-    CHECK(strstr(err, registry_device_at(i)->name) != NULL, "the --device error lists %s: %s", registry_device_at(i)->name, err);
+  for (int i = 0; device_at(i); i++)
+    CHECK(strstr(err, device_at(i)->name) != NULL, "the --device error lists %s: %s", device_at(i)->name, err);
   expect_bad("unknown comm", "comm", parse(&c, err, sizeof err, "--comm", "ucc", NULL), err);
-  for (int i = 0; registry_comm_at(i); i++)
-    CHECK(strstr(err, registry_comm_at(i)->name) != NULL, "the --comm error lists %s: %s", registry_comm_at(i)->name, err);
+  for (int i = 0; comm_at(i); i++)
+    CHECK(strstr(err, comm_at(i)->name) != NULL, "the --comm error lists %s: %s", comm_at(i)->name, err);
   expect_bad("inject past the end", "inject_nonfinite",
              parse(&c, err, sizeof err, "--steps", "3", "--warmup", "1", "--inject-nonfinite", "4", NULL), err);
   expect_bad("missing file", "nope.ini", parse(&c, err, sizeof err, "--config", "/nonexistent/nope.ini", NULL), err);
@@ -171,7 +173,7 @@ static void test_api(void) {
 
   /* An option name where a value belongs ("--json --force" once created a file named --force). */
   expect_bad("option as value", "--force", parse(&c, err, sizeof err, "--json", "--force", NULL), err);
-  CHECK(parse(&c, err, sizeof err, "--lr", "-0", "--json=--odd-name", NULL) == DDP_OK && strcmp(c.json, "--odd-name") == 0,
+  CHECK(parse(&c, err, sizeof err, "--lr", "-0", "--json=--odd-name", NULL) == DDP_OK && strcmp(ctx.out.json, "--odd-name") == 0,
         "--key=--value is taken as written: %s", err);
   /* A short --config value (the fuzzer found a read past "x"'s end here). */
   expect_bad("short --config value", "x", parse(&c, err, sizeof err, "--config", "x", NULL), err);
@@ -248,6 +250,7 @@ static void test_api(void) {
     if (config_set(&d, name, value, "round trip") != DDP_OK) bad++;
   }
   CHECK(keys >= 20 && bad == 0, "%d keys, %d did not round-trip", keys, bad);
+  cmd_free(&ctx);
 }
 
 /* Runs the program with args; returns its exit code; out/err receive its output. */
@@ -288,18 +291,21 @@ static void test_program(const char *prog) {
   config_defaults(&c);
   const char *name;
   char value[1100];
-  for (int i = 0; config_key_at(&c, i, &name, value, sizeof value); i++) {
+  cmd_ctx all;
+  CHECK(cmd_parse(&all, &cmd_run, 1, (char *[]){"ddpbench", NULL}) == DDP_OK, "the run's defaults");
+  for (int i = 0; opt_key_at(&all.opts, i, &name, value, sizeof value, NULL); i++) {
     char opt[64];
     snprintf(opt, sizeof opt, "--%s", name);
     for (char *p = opt; *p; p++)
       if (*p == '_') *p = '-';
     CHECK(strstr(out, opt) != NULL, "--help lists %s", opt);
   }
+  cmd_free(&all);
   CHECK(strstr(out, "(default 25)") && strstr(out, "(default 65536)"), "--help shows defaults");
   { /* --device and --comm list the registry's rows in its order */
     char devs[128] = "auto", comms[128] = "auto";
-    for (int i = 0; registry_device_at(i); i++) strcat(strcat(devs, "|"), registry_device_at(i)->name);
-    for (int i = 0; registry_comm_at(i); i++) strcat(strcat(comms, "|"), registry_comm_at(i)->name);
+    for (int i = 0; device_at(i); i++) strcat(strcat(devs, "|"), device_at(i)->name);
+    for (int i = 0; comm_at(i); i++) strcat(strcat(comms, "|"), comm_at(i)->name);
     CHECK(strstr(out, devs) && strstr(out, comms), "--help lists --device %s and --comm %s", devs, comms);
   }
   const char *version[] = {"--version", NULL};

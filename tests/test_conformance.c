@@ -26,6 +26,7 @@
 
 #include "bucket.h"
 #include "check.h"
+#include "commands.h"
 #include "config.h"
 #include "device.h"
 #include "dist.h"
@@ -97,10 +98,14 @@ static int jdoubles(const cJSON *o, const char *k, double *out, int max) {
   return n;
 }
 
-/* config_parse on an argument list, as a user would type it. */
+/* The run's options from an argument list, as a user would type it (the skeleton's parse, cmd.h). */
 static ddp_result parse_args(ddp_config *c, int argc, const char **argv) {
-  config_action act;
-  return config_parse(c, argc, (char **)argv, &act);
+  static cmd_ctx ctx;
+  memset(c, 0, sizeof *c);
+  ddp_result r = cmd_parse(&ctx, &cmd_run, argc, (char **)argv);
+  if (r == DDP_OK) *c = *(ddp_config *)ctx.args;
+  cmd_free(&ctx);
+  return r;
 }
 
 /* ---- bucket plans ------------------------------------------------------------------------------------ */

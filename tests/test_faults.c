@@ -206,12 +206,13 @@ int main(int argc, char **argv) {
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("peer never starts", code, 3, secs, "MPI_Init");
 
-  /* doctor against a peer that does something else (here: a run): its collectives never match; --timeout. */
+  /* doctor against a peer that runs another subcommand (here: a run): refused before any work, naming both,
+   * instead of two programs whose collectives never match waiting for the timeout. */
   snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s doctor --timeout %s : -np 1 %s --config %s/configs/ci.ini "
            "--device cpu --timeout 100", mpiexec, prog, TIMEOUT, prog, src);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
-  expect("doctor beside a run", code, 3, secs, "timeout: no progress");
-  CHECK(strstr(err, "waiting in MPI_"), "doctor beside a run: names the MPI call it waits in: %.2000s", err);
+  expect("doctor beside a run", code, 2, secs, "do not run the same subcommand: rank 1");
+  CHECK(strstr(err, "runs `ddpbench run`, rank 0 `ddpbench doctor`"), "doctor beside a run: names both: %.2000s", err);
 
   /* The wrapper scripts check their own arguments: exit 2, one line. */
   const char *wrappers[] = {"launch/run.sh -np abc", "launch/run.sh -np", "launch/run.sh -np 0",

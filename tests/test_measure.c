@@ -101,9 +101,8 @@ int main(int argc, char **argv) {
   /* The same from the command line: --groups and --group-measure pick the toy and the kinds of groups. */
   {
     ddp_config gc;
-    config_action act;
     char *argv_ok[] = {"ddpbench", "--groups", "world,node,pairs,first:2,node", "--group-measure", "toy", NULL};
-    CHECK(config_parse(&gc, 5, argv_ok, &act) == DDP_OK, "--groups world,node,pairs,first:2,node parses");
+    CHECK(config_parse(&gc, 5, argv_ok, NULL) == DDP_OK, "--groups world,node,pairs,first:2,node parses");
     int gk[CONFIG_MAX_GROUPS], gn[CONFIG_MAX_GROUPS];
     CHECK(config_groups(&gc, gk, gn, CONFIG_MAX_GROUPS) == 4 && gk[0] == GROUP_WORLD && gk[1] == GROUP_NODE &&
               gk[2] == GROUP_PAIR && gk[3] == GROUP_FIRST && gn[3] == 2,
@@ -130,15 +129,15 @@ int main(int argc, char **argv) {
     result_free(&gdoc);
     /* Bad input: refused on every rank before any group, naming the key. */
     char *argv_far[] = {"ddpbench", "--groups", "first:99", "--group-measure", "toy", NULL};
-    CHECK(config_parse(&gc, 5, argv_far, &act) == DDP_OK, "first:99 parses (the world size is known later)");
+    CHECK(config_parse(&gc, 5, argv_far, NULL) == DDP_OK, "first:99 parses (the world size is known later)");
     CHECK(measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE, "first:99 beyond %d ranks refused", d.size);
     char *argv_nom[] = {"ddpbench", "--groups", "world", "--group-measure", "nope", NULL};
-    CHECK(config_parse(&gc, 5, argv_nom, &act) == DDP_OK && measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE,
+    CHECK(config_parse(&gc, 5, argv_nom, NULL) == DDP_OK && measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE,
           "an unknown --group-measure refused");
     char *argv_bad[] = {"ddpbench", "--groups", "nodes", NULL};
-    CHECK(config_parse(&gc, 3, argv_bad, &act) == DDP_ERR_USAGE, "--groups nodes refused");
+    CHECK(config_parse(&gc, 3, argv_bad, NULL) == DDP_ERR_USAGE, "--groups nodes refused");
     char *argv_zero[] = {"ddpbench", "--groups", "first:0", NULL};
-    CHECK(config_parse(&gc, 3, argv_zero, &act) == DDP_ERR_USAGE, "--groups first:0 refused");
+    CHECK(config_parse(&gc, 3, argv_zero, NULL) == DDP_ERR_USAGE, "--groups first:0 refused");
     result_free(&gdoc);
   }
 

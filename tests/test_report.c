@@ -10,6 +10,7 @@
 
 #include "atomic_file.h"
 #include "check.h"
+#include "outputs.h"
 #include "report.h"
 #include "result.h"
 
@@ -159,9 +160,61 @@ int main(void) {
   CHECK(mkdtemp(dir) != NULL, "tmpdir");
   char path[256];
   snprintf(path, sizeof path, "%s/run.json", dir);
-  cJSON *doc = NULL;
-  CHECK(report_json(&rep, &s, NULL, &doc) == DDP_OK && doc, "json");
-  char *text = cJSON_Print(doc);
+  /* The document as the skeleton writes it: provenance (here: ranks and config by hand), the run's records
+   * and sections. */
+  result_doc m;
+  result_init(&m);
+  m.world_size = W;
+  m.nodes = W;
+  m.nranks = W;
+  m.ranks = calloc(W, sizeof *m.ranks);
+  for (int r = 0; r < W; r++) {
+    m.ranks[r].rank = r;
+    m.ranks[r].host = strdup(ranks[r].host);
+    m.ranks[r].ordinal = -1;
+  }
+  const char *key;
+  char value[1100];
+  for (int i = 0; config_key_at(&cfg, i, &key, value, sizeof value); i++) result_kv_push(&m.config, &m.nconfig, key, value);
+  CHECK(report_doc_fill(&rep, &s, &m) == DDP_OK, "the document's records");
+  cJSON *doc = report_sections(&rep, &s);
+  CHECK(doc != NULL, "the document's sections");
+  /* The records made from the summary are the records the reader derives from the "phases" section (the
+   * mapping of version 1 files): record for record, value for value. */
+  {
+    result_doc v1;
+    result_init(&v1);
+    v1.nranks = W;
+    v1.world_size = W;
+    v1.ranks = m.ranks;
+    for (int r = 0; r < W; r++) m.ranks[r].gemm_tflops = ranks[r].gemm_tflops;
+    char why[300] = "";
+    CHECK(result_records_from_phases(doc, "world", &v1, why, sizeof why) == DDP_OK, "v1 mapping: %s", why);
+    v1.ranks = NULL;
+    v1.nranks = 0;
+    CHECK(v1.nrecords == m.nrecords, "as many records directly (%d) as through the phases section (%d)", m.nrecords,
+          v1.nrecords);
+    int same = 0;
+    for (int i = 0; i < v1.nrecords && i < m.nrecords; i++) {
+      const result_record *a = &m.records[i], *b = &v1.records[i];
+      int eq = !strcmp(a->measurement, b->measurement) && !strcmp(a->group, b->group) && !strcmp(a->metric, b->metric) &&
+               !strcmp(a->unit, b->unit) && a->better == b->better && a->nlabels == b->nlabels &&
+               a->has_stats == b->has_stats && a->nsamples == b->nsamples &&
+               ((isnan(a->value) && isnan(b->value)) || a->value == b->value);
+      for (int k = 0; eq && k < a->nlabels; k++)
+        eq = !strcmp(a->labels[k].key, b->labels[k].key) && !strcmp(a->labels[k].value, b->labels[k].value);
+      for (int k = 0; eq && k < a->nsamples; k++)
+        eq = (isnan(a->samples[k]) && isnan(b->samples[k])) || a->samples[k] == b->samples[k];
+      if (eq && a->has_stats) eq = a->stats.n == b->stats.n && (a->stats.p90 == b->stats.p90 || isnan(a->stats.p90));
+      if (!eq) fprintf(stderr, "record %d differs: %s/%s/%s\n", i, a->measurement, a->metric, b->metric);
+      same += eq;
+    }
+    CHECK(same == m.nrecords && same > 10, "%d of %d records the same both ways", same, m.nrecords);
+    result_free(&v1);
+  }
+  char *text = NULL;
+  CHECK(outputs_json_text(&m, doc, &text) == DDP_OK && text, "json");
+  result_free(&m);
   CHECK(atomic_file_write(path, text, strlen(text), 0) == DDP_OK, "write");
   FILE *f = fopen(path, "r");
   static char buf[1 << 20];
@@ -171,7 +224,7 @@ int main(void) {
   cJSON *back = cJSON_Parse(buf);
   CHECK(back != NULL, "parses back");
   if (back) {
-    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == 2, "schema_version");
+    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == RESULT_SCHEMA_VERSION, "schema_version");
     CHECK(cJSON_GetObjectItem(back, "world_size")->valueint == W, "world_size");
     cJSON *ph = cJSON_GetObjectItem(back, "phases");
     cJSON *ddp = cJSON_GetObjectItem(ph, "ddp");

@@ -117,9 +117,9 @@ static void test_round_trip(void) {
   a.world_size = 2;
   a.nodes = 1;
   a.config = calloc(3, sizeof *a.config);
-  a.config[0] = (result_kv){strdup("hidden"), strdup("64")};
-  a.config[1] = (result_kv){strdup("lr"), strdup("0.05")};
-  a.config[2] = (result_kv){strdup("cuda_graph"), strdup("false")};
+  a.config[0] = (result_kv){strdup("hidden"), strdup("64"), 0};
+  a.config[1] = (result_kv){strdup("lr"), strdup("0.05"), 0};
+  a.config[2] = (result_kv){strdup("cuda_graph"), strdup("false"), 0};
   a.nconfig = 3;
   setenv("NCCL_TEST_TOKEN", "s3cret", 1);
   setenv("NCCL_ALGO", "Ring", 1);
@@ -138,7 +138,7 @@ static void test_round_trip(void) {
     r->ordinal = i;
     r->memory_bytes = 150e9;
     r->versions = calloc(1, sizeof *r->versions);
-    r->versions[0] = (result_kv){strdup("nccl_runtime"), strdup("2.28.3")};
+    r->versions[0] = (result_kv){strdup("nccl_runtime"), strdup("2.28.3"), 0};
     r->nversions = 1;
     r->gemm_tflops = i ? NAN : 712.5;
     r->weights_checksum = strdup("249ba6299a74ec8e");

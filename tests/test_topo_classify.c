@@ -4,6 +4,7 @@
  * Checks: topo_load (incl. hwloc 3.0 XML on hwloc 2.x), topo_node_scan, topo_cell, topo_nccl_*_class,
  * topo_node_signature, topo_main, topo_bind_apply. */
 #include "topo_testlib.h"
+#include "commands.h"
 
 #include <math.h>
 
@@ -212,7 +213,12 @@ static void test_load_errors(const char *dir) {
   CHECK(topo_load(path, &topo) == DDP_ERR_USAGE && !topo, "a non-XML file is a usage error");
 }
 
-static int run_topo(int argc, const char **argv) { return topo_main(argc, (char **)argv); }
+static int run_topo(int argc, const char **argv) {
+  static const cmd_def *const cmds[] = {&cmd_topo, NULL};
+  char *v[16] = {"ddpbench"};
+  for (int i = 0; i < argc && i < 15; i++) v[i + 1] = (char *)argv[i];
+  return cmd_main(cmds, argc + 1, v);
+}
 
 static void test_cli(const char *dir) {
   char h200[1024], dgx2[1024], bad[1100];

@@ -4,12 +4,23 @@
  * variable differing between the ranks named in the report and turning the verdict to 1, and doctor_main's
  * options and exit codes. Holds on a machine with or without GPUs. */
 #include "topo_testlib.h"
+#include "commands.h"
 
 #include <unistd.h>
 
 #include "envcheck.h"
 
 /* A JSON file, parsed (NULL when absent or not JSON). */
+/* doctor through the skeleton, inside this MPI job (cmd_nested): its exit code on every rank. */
+static int doctor(const ddp_dist *d, int argc, char **argv) {
+  cmd_ctx *c = calloc(1, sizeof *c);
+  if (!c) return -1;
+  c->dist = *d;
+  int code = cmd_nested(c, &cmd_doctor, argc, argv);
+  free(c);
+  return code;
+}
+
 static cJSON *json_load(const char *path) {
   FILE *f = fopen(path, "r");
   static char buf[1 << 16];
@@ -49,7 +60,7 @@ int main(int argc, char **argv) {
   if (!t) dist_abort(1);
 
   ddp_versions v;
-  versions_collect(&v);
+  cmd_versions(&v);
   snprintf(v.cuda_runtime, sizeof v.cuda_runtime, "13.0");
   char *text = NULL;
   cJSON *json = NULL;
@@ -113,8 +124,8 @@ int main(int argc, char **argv) {
   /* doctor: options first (no collective before they are checked), then a full run with --json. */
   const char *bad[] = {"doctor", "--bogus"};
   const char *missing[] = {"doctor", "--topo-xml"};
-  CHECK(doctor_main(&d, 2, (char **)bad) == 2, "doctor --bogus");
-  CHECK(doctor_main(&d, 2, (char **)missing) == 2, "doctor --topo-xml without a directory");
+  CHECK(doctor(&d, 2, (char **)bad) == 2, "doctor --bogus");
+  CHECK(doctor(&d, 2, (char **)missing) == 2, "doctor --topo-xml without a directory");
   char jpath[64] = "/tmp/ddpbench-doctor-XXXXXX";
   if (root) {
     int fd = mkstemp(jpath);
@@ -124,12 +135,12 @@ int main(int argc, char **argv) {
   MPI_Bcast(jpath, sizeof jpath, MPI_CHAR, 0, d.world);
   /* The file exists (mkstemp): refused without --force on every rank, before any work; written with it. */
   const char *no_force[] = {"doctor", "--json", jpath};
-  CHECK(doctor_main(&d, 3, (char **)no_force) == 2, "doctor --json over an existing file without --force");
+  CHECK(doctor(&d, 3, (char **)no_force) == 2, "doctor --json over an existing file without --force");
   /* --topo-xml naming a file, not a directory: exit 2 on every rank (the run's check, shared). */
   const char *xml_file[] = {"doctor", "--topo-xml", jpath};
-  CHECK(doctor_main(&d, 3, (char **)xml_file) == 2, "doctor --topo-xml naming a regular file");
+  CHECK(doctor(&d, 3, (char **)xml_file) == 2, "doctor --topo-xml naming a regular file");
   const char *full[] = {"doctor", "--json", jpath, "--force"};
-  int code = doctor_main(&d, 4, (char **)full);
+  int code = doctor(&d, 4, (char **)full);
   /* No GPU here: nothing to be undecided about, so 0; with GPUs and NVML also 0 unless degraded. */
   CHECK(code == 0 || code == 1 || code == 2, "doctor exit %d", code);
   int codes[2] = {code, code};
@@ -154,7 +165,7 @@ int main(int argc, char **argv) {
   }
   /* An NCCL_* variable on one rank only: a versions warning in the findings, exit 1 on every rank. */
   if (d.rank == 1) setenv("NCCL_DEBUG", "WARN", 1);
-  code = doctor_main(&d, 4, (char **)full);
+  code = doctor(&d, 4, (char **)full);
   unsetenv("NCCL_DEBUG");
   MPI_Allgather(&code, 1, MPI_INT, codes, 1, MPI_INT, d.world);
   CHECK(codes[0] == 1 && codes[1] == 1, "doctor with NCCL_DEBUG on rank 1 only: exit %d %d, want 1", codes[0], codes[1]);

@@ -54,14 +54,5 @@ int main(void) {
         "the device wait names the last collective: '%s'", text);
   watchdog_leave(d);
 
-  char *a1[] = {"accept", "--timeout", "30"}, *a2[] = {"accept", "--timeout=45", "--strict"},
-       *a3[] = {"accept", "--timeout", "abc"}, *a4[] = {"accept", "--timeout", "10", "--timeout", "20"},
-       *a5[] = {"accept", "--timeout"}, *a6[] = {"accept", "--timeout", "-1"};
-  CHECK(watchdog_timeout_arg(3, a1, 600) == 30, "--timeout 30");
-  CHECK(watchdog_timeout_arg(3, a2, 600) == 45, "--timeout=45");
-  CHECK(watchdog_timeout_arg(3, a3, 600) == 600, "a bad value keeps the default");
-  CHECK(watchdog_timeout_arg(5, a4, 600) == 20, "the last one wins");
-  CHECK(watchdog_timeout_arg(2, a5, 600) == 600, "no value: the default");
-  CHECK(watchdog_timeout_arg(3, a6, 600) == 600, "a negative value keeps the default");
   return check_summary();
 }

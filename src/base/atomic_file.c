@@ -3,6 +3,7 @@
  * behind on failure, nor on SIGINT/SIGTERM (the handler calls atomic_file_abandon). Never follows or replaces a
  * symbolic link at the path, never replaces anything but a regular file. */
 #include "atomic_file.h"
+#include "testhooks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -97,8 +98,8 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   }
   /* Test hook: DDPBENCH_TEST_WRITE_DELAY=S holds the complete temporary file S seconds before it is renamed
    * or linked, so that the fault tests can send a signal in the middle of a write. */
-  const char *delay = getenv("DDPBENCH_TEST_WRITE_DELAY");
-  if (delay && atoi(delay) > 0) sleep((unsigned)atoi(delay));
+  int delay = testhook_int(HOOK_WRITE_DELAY, 0);
+  if (delay > 0) sleep((unsigned)delay);
   if (force) {
     /* Again just before the rename: what is there now must still be a regular file (or nothing). */
     if (path_allowed(path, force, err, sizeof err) != 0) {

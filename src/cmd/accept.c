@@ -19,162 +19,133 @@
 #include <unistd.h>
 
 #include "accept.h"
-#include "accept_main.h"
-#include "atomic_file.h"
-#include "comm.h"
-#include "device.h"
-#include "dist.h"
+#include "commands.h"
 #include "expect.h"
-#include "gpu_diag.h"
 #include "health.h"
 #include "measure.h"
 #include "nvml_dl.h"
-#include "result.h"
 #include "stats.h"
-#include "topo.h"
-#include "preflight.h"
 #include "watchdog.h"
 
 #define ACC_MAX_P2P 8
 #define ACC_INTERVAL_S 0.1 /* one GEMM interval: ten per second, so the first and last second have a median */
 
-/* ---- options: one table drives parsing and --help ---- */
+/* ---- options ---- */
 typedef struct {
   double seconds, rel_warn, rel_fail;
-  int gemm_n, copy_mib, copy_iters, p2p_mib, strict, force, device; /* device: 0 auto, 1 cpu, 2 cuda */
+  int gemm_n, copy_mib, copy_iters, p2p_mib, strict;
   double tolerance, timeout;
   int pair_mib, allreduce_iters, pair_repeats;
-  char pairs[16], node_mib[64];
-  char precisions[64], skip[64], expect[512], failed_hosts[512], json[512], baseline[512];
+  int pairs; /* 0 auto, 1 tournament, 2 ring, 3 none */
+  char node_mib[64];
+  char precisions[64], skip[64], expect[512], baseline[512];
 } acc_opts;
 
-typedef enum { O_DOUBLE, O_INT, O_STR, O_FLAG } opt_type;
-static const struct {
-  const char *name;
-  opt_type type;
-  size_t off, len;
-  const char *def, *help;
-} opts[] = {
-#define OFF(f) offsetof(acc_opts, f)
-    {"health-seconds", O_DOUBLE, OFF(seconds), 0, "5", "seconds of sustained GEMM per precision"},
-    {"precisions", O_STR, OFF(precisions), 64, "bf16,fp16,tf32,fp32", "GEMM precisions (cpu device: fp32 only)"},
-    {"gemm-n", O_INT, OFF(gemm_n), 0, "0", "GEMM size n (n x n x n); 0 = 8192 on cuda, 512 on cpu"},
-    {"copy-mib", O_INT, OFF(copy_mib), 0, "256", "pinned host<->device copy size, MiB"},
-    {"copy-iters", O_INT, OFF(copy_iters), 0, "20", "timed copies each way"},
-    {"p2p-mib", O_INT, OFF(p2p_mib), 0, "256", "GPU-to-GPU copy size, MiB"},
-    {"node-mib", O_STR, OFF(node_mib), 64, "0", "per-node allreduce sizes, MiB (0 = 64,1024 on cuda, 1,8 on cpu)"},
-    {"pairs", O_STR, OFF(pairs), 16, "auto", "node pairs: tournament, ring, none (auto = tournament up to 16 nodes)"},
-    {"pair-mib", O_INT, OFF(pair_mib), 0, "0", "node-pair allreduce size, MiB (0 = 64 on cuda, 4 on cpu)"},
-    {"allreduce-iters", O_INT, OFF(allreduce_iters), 0, "5", "timed allreduces per size and group"},
-    {"pair-repeats", O_INT, OFF(pair_repeats), 0, "2", "passes over the pair schedule; a pair counts its best pass"},
-    {"skip", O_STR, OFF(skip), 64, "", "measurements to skip: gemm,copy,p2p,node,pairs"},
-    {"relative-warn-pct", O_DOUBLE, OFF(rel_warn), 0, "5", "warn this far below the median of the same GPU model"},
-    {"relative-fail-pct", O_DOUBLE, OFF(rel_fail), 0, "10", "fail this far below it"},
-    {"expect", O_STR, OFF(expect), 512, "", "INI file of expectations overriding the built-in table"},
-    {"baseline", O_STR, OFF(baseline), 512, "", "a known-good run's --json: its figures, less the tolerance, are the floors"},
-    {"tolerance-pct", O_DOUBLE, OFF(tolerance), 0, "10", "--baseline: how far below the baseline's figure a floor sits"},
-    {"failed-hosts", O_STR, OFF(failed_hosts), 512, "", "write the failing hosts here, one per line"},
-    {"json", O_STR, OFF(json), 512, "", "write the figures and findings as a result file (readable by --baseline)"},
-    {"strict", O_FLAG, OFF(strict), 0, "0", "a warning fails too (exit 4)"},
-    {"force", O_FLAG, OFF(force), 0, "0", "overwrite --failed-hosts and --json"},
-    {"timeout", O_DOUBLE, OFF(timeout), 0, "600", "seconds without progress before the job ends (exit 3, naming the "
-                                                   "ranks that stopped; default at least 2 x --health-seconds + 10); "
-                                                   "0 = never"},
-#undef OFF
+#define OFF(f) offsetof(acc_opts, f), 0
+#define STR(f) offsetof(acc_opts, f), sizeof(((acc_opts *)0)->f)
+static const opt_spec GEMM[] = {
+    {"health_seconds", NULL, 0, OPT_DOUBLE, OFF(seconds), "5", 1e-3, 86400, .arg = "SECONDS",
+     .help = "seconds of sustained GEMM per precision"},
+    {"precisions", NULL, 0, OPT_STR, STR(precisions), "bf16,fp16,tf32,fp32", .arg = "LIST",
+     .help = "GEMM precisions (cpu device: fp32 only)"},
+    {"gemm_n", NULL, 0, OPT_INT, OFF(gemm_n), "0", 0, 1 << 20, .arg = "N", .help = "GEMM size n (n x n x n); 0 = 8192 on a GPU, 512 on cpu"},
 };
-#define NOPTS ((int)(sizeof opts / sizeof opts[0]))
+static const opt_spec COPIES[] = {
+    {"copy_mib", NULL, 0, OPT_INT, OFF(copy_mib), "256", 1, 1 << 20, .arg = "MIB", .help = "pinned host<->device copy size, MiB"},
+    {"copy_iters", NULL, 0, OPT_INT, OFF(copy_iters), "20", 1, 1 << 20, .help = "timed copies each way"},
+    {"p2p_mib", NULL, 0, OPT_INT, OFF(p2p_mib), "256", 1, 1 << 20, .arg = "MIB", .help = "GPU-to-GPU copy size, MiB"},
+};
+static const opt_spec COLL[] = {
+    {"node_mib", NULL, 0, OPT_STR, STR(node_mib), "0", .arg = "LIST",
+     .help = "per-node allreduce sizes, MiB (0 = 64,1024 on a GPU, 1,8 on cpu)"},
+    {"pairs", NULL, 0, OPT_ENUM, OFF(pairs), "auto", .choices = "auto|tournament|ring|none",
+     .help = "node pairs (auto = tournament up to 16 nodes, ring beyond)"},
+    {"pair_mib", NULL, 0, OPT_INT, OFF(pair_mib), "0", 0, 1 << 20, .arg = "MIB",
+     .help = "node-pair allreduce size, MiB (0 = 64 on a GPU, 4 on cpu)"},
+    {"allreduce_iters", NULL, 0, OPT_INT, OFF(allreduce_iters), "5", 1, 1 << 20, .help = "timed allreduces per size and group"},
+    {"pair_repeats", NULL, 0, OPT_INT, OFF(pair_repeats), "2", 1, 1 << 20,
+     .help = "passes over the pair schedule; a pair counts its best pass"},
+};
+static const opt_spec JUDGE[] = {
+    {"skip", NULL, 0, OPT_STR, STR(skip), "", .arg = "LIST", .help = "measurements to skip: gemm,copy,p2p,node,pairs"},
+    {"relative_warn_pct", NULL, 0, OPT_DOUBLE, OFF(rel_warn), "5", 0, 100, .arg = "PCT",
+     .help = "warn this far below the median of the same GPU model"},
+    {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT", .help = "fail this far below it"},
+    {"expect", NULL, 0, OPT_STR, STR(expect), "", .arg = "FILE", .help = "INI file of expectations overriding the built-in table"},
+    {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILE",
+     .help = "a known-good run's --json: its figures, less the tolerance, are the floors"},
+    {"tolerance_pct", NULL, 0, OPT_DOUBLE, OFF(tolerance), "10", 0, 99.999, .arg = "PCT",
+     .help = "--baseline: how far below the baseline's figure a floor sits"},
+    {"strict", NULL, 0, OPT_BOOL, OFF(strict), "false", .help = "a warning fails too (exit 4)"},
+    {"timeout", NULL, 0, OPT_DOUBLE, OFF(timeout), "600", 0, 1e9, .arg = "SECONDS",
+     .help = "seconds without progress before the job ends (exit 3, naming the ranks that stopped); at least 2 x "
+             "--health-seconds + 10 when given, raised to that when not; 0 = never"},
+};
+static const opt_table TABLES[] = {
+    {"the sustained GEMM", GEMM, (int)(sizeof GEMM / sizeof GEMM[0])},
+    {"copies", COPIES, (int)(sizeof COPIES / sizeof COPIES[0])},
+    {"allreduce inside nodes and over node pairs", COLL, (int)(sizeof COLL / sizeof COLL[0])},
+    {"verdicts", JUDGE, (int)(sizeof JUDGE / sizeof JUDGE[0])},
+};
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: mpirun -np N ddpbench accept [options]\n"
-             "Per-GPU and per-node acceptance checks; exit 0 pass (warnings allowed), 2 bad input, 3 runtime error,\n"
-             "4 a check failed.\n");
-  for (int i = 0; i < NOPTS; i++)
-    fprintf(f, "  --%-20s %s (default %s)\n", opts[i].name, opts[i].help, opts[i].def[0] ? opts[i].def : "none");
-  fprintf(f, "  --device auto|cpu|cuda\n");
-}
-
-static ddp_result opt_set(acc_opts *o, int i, const char *v) {
-  char *p = (char *)o + opts[i].off, *end = NULL;
-  switch (opts[i].type) {
-    case O_DOUBLE: {
-      double x = strtod(v, &end);
-      if (end == v || *end || !isfinite(x) || x < 0) return ddp_usage_error("--%s: '%s' is not a number >= 0", opts[i].name, v);
-      *(double *)p = x;
-      break;
-    }
-    case O_INT:
-    case O_FLAG: {
-      long x = strtol(v, &end, 10);
-      if (end == v || *end || x < 0 || x > 1 << 20) return ddp_usage_error("--%s: '%s' is not a count", opts[i].name, v);
-      *(int *)p = (int)x;
-      break;
-    }
-    case O_STR:
-      if (strlen(v) >= opts[i].len) return ddp_usage_error("--%s: value too long", opts[i].name);
-      snprintf(p, opts[i].len, "%s", v);
-      break;
-  }
+static ddp_result acc_tables(opt_set *s, void *args) {
+  for (size_t i = 0; i < sizeof TABLES / sizeof TABLES[0]; i++) DDP_TRY(opt_set_add(s, &TABLES[i], args));
   return DDP_OK;
 }
 
-static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
-  memset(o, 0, sizeof *o);
-  *help = 0;
-  int timeout_given = 0;
-  for (int i = 0; i < NOPTS; i++) DDP_TRY(opt_set(o, i, opts[i].def));
-  for (int a = 1; a < argc; a++) {
-    const char *arg = argv[a];
-    if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) return *help = 1, DDP_OK;
-    if (!strcmp(arg, "--device")) {
-      if (a + 1 >= argc) return ddp_usage_error("--device needs a value");
-      const char *v = argv[++a];
-      o->device = !strcmp(v, "auto") ? 0 : !strcmp(v, "cpu") ? 1 : !strcmp(v, "cuda") ? 2 : -1;
-      if (o->device < 0) return ddp_usage_error("--device: '%s' is not auto, cpu or cuda", v);
-      continue;
-    }
-    int k = 0;
-    while (k < NOPTS && (strncmp(arg, "--", 2) || strcmp(arg + 2, opts[k].name))) k++;
-    if (k == NOPTS) return ddp_usage_error("accept: unknown option '%s' (see ddpbench accept --help)", arg);
-    if (opts[k].type == O_FLAG) {
-      *(int *)((char *)o + opts[k].off) = 1;
-      continue;
-    }
-    if (a + 1 >= argc) return ddp_usage_error("--%s needs a value", opts[k].name);
-    DDP_TRY(opt_set(o, k, argv[++a]));
-    timeout_given |= !strcmp(opts[k].name, "timeout");
+static double acc_timeout(const void *args) { return ((const acc_opts *)args)->timeout; }
+
+/* --pairs as the schedule: auto is the default for the node count. */
+static accept_pairs_mode pairs_mode(const acc_opts *o, int nnodes) {
+  static const accept_pairs_mode m[] = {PAIRS_NONE, PAIRS_TOURNAMENT, PAIRS_RING, PAIRS_NONE};
+  return o->pairs == 0 ? accept_pairs_default(nnodes) : m[o->pairs & 3];
+}
+
+/* Where a key's value came from, for messages ("--timeout", "cfg.ini:4"). */
+static const char *wh(const cmd_ctx *c, const char *key, char *buf, size_t n) {
+  const char *w = opt_where(&c->opts, key, buf, n);
+  if (w) return w;
+  snprintf(buf, n, "--%s", key);
+  for (char *p = buf; *p; p++)
+    if (*p == '_') *p = '-';
+  return buf;
+}
+
+/* Cross-key checks and the files, before MPI starts: bad input costs nothing. */
+static ddp_result acc_validate(cmd_ctx *c) {
+  acc_opts *o = c->args;
+  char w[1100];
+  if (!opt_given(&c->opts, "timeout") && o->timeout < 2 * o->seconds + 10) o->timeout = 2 * o->seconds + 10; /* long GEMM loops */
+  if (o->timeout > 0 && o->timeout < 2 * o->seconds + 10) { /* one precision's GEMM loop is one watchdog step */
+    const char *where = wh(c, "timeout", w, sizeof w);
+    return ddp_usage_error("accept: %s%s %g must be 0 or at least 2 x --health-seconds + 10 s (%g)", where,
+                           where[0] == '-' ? "" : ": timeout", o->timeout, 2 * o->seconds + 10);
   }
-  if (o->seconds <= 0) return ddp_usage_error("--health-seconds must be > 0");
-  if (!timeout_given && o->timeout < 2 * o->seconds + 10) o->timeout = 2 * o->seconds + 10; /* long GEMM loops */
-  if (o->copy_iters < 1 || o->copy_mib < 1 || o->p2p_mib < 1) return ddp_usage_error("copy sizes and counts must be >= 1");
   char tmp[64];
   snprintf(tmp, sizeof tmp, "%s", o->precisions);
   for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     int ok = 0;
     for (int p = 0; p < HEALTH_NPREC; p++) ok |= !strcmp(t, health_prec_name(p));
-    if (!ok) return ddp_usage_error("--precisions: '%s' is not bf16, fp16, tf32 or fp32", t);
+    if (!ok) return ddp_usage_error("accept: %s: precisions: '%s' is not bf16, fp16, tf32 or fp32",
+                                    wh(c, "precisions", w, sizeof w), t);
   }
   snprintf(tmp, sizeof tmp, "%s", o->skip);
   for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
     if (strcmp(t, "gemm") && strcmp(t, "copy") && strcmp(t, "p2p") && strcmp(t, "node") && strcmp(t, "pairs"))
-      return ddp_usage_error("--skip: '%s' is not gemm, copy, p2p, node or pairs", t);
-  if (strcmp(o->pairs, "auto") && accept_pairs_mode_parse(o->pairs) < 0)
-    return ddp_usage_error("--pairs: '%s' is not auto, tournament, ring or none", o->pairs);
-  if (o->allreduce_iters < 1 || o->pair_repeats < 1) return ddp_usage_error("--allreduce-iters and --pair-repeats must be >= 1");
+      return ddp_usage_error("accept: %s: skip: '%s' is not gemm, copy, p2p, node or pairs",
+                             wh(c, "skip", w, sizeof w), t);
   snprintf(tmp, sizeof tmp, "%s", o->node_mib);
   for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     char *end = NULL;
     long v = strtol(t, &end, 10);
-    if (end == t || *end || v < 0 || v > 1 << 16) return ddp_usage_error("--node-mib: '%s' is not a size in MiB", t);
+    if (end == t || *end || v < 0 || v > 1 << 16)
+      return ddp_usage_error("accept: %s: node_mib: '%s' is not a size in MiB", wh(c, "node_mib", w, sizeof w), t);
   }
-  if (o->expect[0]) { /* bad input costs nothing: the file is checked before any measurement */
+  if (o->expect[0]) { /* the file is read now: bad input costs nothing */
     expect_set e;
     expect_builtin(&e, "", 0, 0, 0);
     DDP_TRY(expect_load_file(&e, o->expect));
   }
-  if (o->tolerance >= 100) return ddp_usage_error("--tolerance-pct must be below 100");
-  if (o->timeout > 0 && o->timeout < 2 * o->seconds + 10) /* one precision's GEMM loop is one watchdog step */
-    return ddp_usage_error("--timeout %g must be 0 or at least 2 x --health-seconds + 10 s (%g)", o->timeout,
-                           2 * o->seconds + 10);
   if (o->baseline[0]) { /* likewise the baseline: a ddpbench result with accept figures */
     result_doc b;
     DDP_TRY(result_load(o->baseline, &b));
@@ -182,7 +153,7 @@ static ddp_result opts_parse(acc_opts *o, int argc, char **argv, int *help) {
     for (int i = 0; i < b.nrecords; i++) /* per-GPU figures, or the node and pair allreduces */
       n += !strcmp(b.records[i].measurement, "accept") || !strcmp(b.records[i].measurement, "allreduce");
     result_free(&b);
-    if (!n) return ddp_usage_error("--baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
+    if (!n) return ddp_usage_error("accept: --baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
   }
   return DDP_OK;
 }
@@ -215,35 +186,6 @@ typedef struct {
 static ddp_result node_barrier(const ddp_dist *d) {
   int e = MPI_Barrier(d->node);
   return e == MPI_SUCCESS ? DDP_OK : mpi_fail(e, "MPI_Barrier", __FILE__, __LINE__);
-}
-
-/* Device choice, as the main run makes it, with the GPU-not-used diagnosis: 1 = cuda, 0 = cpu; DDP_ERR_EXPECT
- * (collective) when a host has an NVIDIA GPU that CUDA cannot use. */
-static ddp_result choose_device(const ddp_dist *d, int want, int *cuda) {
-  int ngpu = device_cuda_count(), blocked = 0, min_gpu;
-  if (want != 1 && ngpu == 0) {
-    gpu_diag_facts f;
-    nvml_api api;
-    char why[128], causes[8][256];
-    int have = nvml_open(&api, why, sizeof why), drv = 0;
-    gpu_diag_gather(&f, gpu_diag_count_pci(), have ? &api : NULL, why, "/dev");
-    if (have) nvml_close(&api);
-    f.cuda_count = device_cuda_probe(f.cuda_error, sizeof f.cuda_error, &f.runtime_cuda, &drv);
-    f.cuda_built = f.cuda_count >= 0;
-    if (drv) f.driver_cuda = drv;
-    int n = gpu_diag_explain(&f, causes, 8);
-    for (int i = 0; i < n; i++)
-      fprintf(stderr, "ddpbench: FAIL gpu-not-used: rank %d host %s: %s\n", d->rank, d->host, causes[i]);
-    blocked = n > 0;
-  }
-  DDP_TRY(dist_allreduce_int(d, &blocked, MPI_MAX));
-  if (blocked) return DDP_ERR_EXPECT;
-  min_gpu = ngpu;
-  DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
-  if (want == 2 && min_gpu == 0) return ddp_usage_error("--device cuda: some rank sees no GPU");
-  *cuda = want != 1 && min_gpu > 0;
-  if (!*cuda && d->rank == 0) ddp_notice("no GPU: the cpu device measures the fp32 GEMM only (no bf16/fp16/tf32, no copies)");
-  return DDP_OK;
 }
 
 /* ---- the result file: one record per figure, read back by --baseline ---- */
@@ -336,7 +278,8 @@ static void waiting(void *ctx, const char *what) {
   watchdog_where(what);
 }
 
-static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, ddp_device *dev, acc_coll *c) {
+static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, ddp_device *dev, ddp_comm *world,
+                              acc_coll *c) {
   int nnodes = dv->node_count;
   memset(c, 0, sizeof *c);
   c->nnodes = nnodes;
@@ -345,7 +288,7 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   for (char *save = NULL, *t = strtok_r(sizes, ",", &save); t && c->nsizes < ACC_MAX_SIZES; t = strtok_r(NULL, ",", &save))
     c->size_mib[c->nsizes++] = atof(t);
   c->pair_mib = o->pair_mib ? o->pair_mib : cuda ? 64 : 4;
-  c->mode = !strcmp(o->pairs, "auto") ? accept_pairs_default(nnodes) : (accept_pairs_mode)accept_pairs_mode_parse(o->pairs);
+  c->mode = pairs_mode(o, nnodes);
   if (listed(o->skip, "pairs")) c->mode = PAIRS_NONE;
   c->npairs = accept_pairs(c->mode, nnodes, NULL, 0);
   c->node_busbw = malloc(sizeof(double) * (nnodes * ACC_MAX_SIZES + 1));
@@ -361,12 +304,10 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   allreduce_params node_p = {c->nsizes, {0}, o->allreduce_iters}, pair_p = {1, {c->pair_mib}, o->allreduce_iters};
   for (int k = 0; k < c->nsizes; k++) node_p.mib[k] = c->size_mib[k];
   measure_env env = {.cfg = &cfg, .dist = dv, .dev = dev, .params = &node_p, .waiting = waiting};
-  ddp_comm *world = NULL;
   result_doc doc;
   result_init(&doc);
-  watchdog_tick("accept: creating the communicator for the allreduce checks");
-  ddp_result r = cuda ? comm_nccl_create(&world, dv->world, dev) : comm_mpi_create(&world, dv->world, dev);
-  if (r == DDP_OK) watchdog_tick("accept: allreduce on each node");
+  ddp_result r = DDP_OK;
+  watchdog_tick("accept: allreduce on each node");
   if (r == DDP_OK && !listed(o->skip, "node")) r = allreduce_over(&env, world, GROUP_NODE, 0, &doc);
   /* every pass over the pair schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's
    * burst is not named; a slow link is slow in every pass) */
@@ -403,36 +344,18 @@ static ddp_result collectives(const ddp_dist *dv, const acc_opts *o, int cuda, d
   free(hosts);
   free(nodes);
   result_free(&doc);
-  if (world) world->destroy(world);
   return r;
 }
 
-/* The job as acceptance sees its nodes: the real ones, or DDPBENCH_TEST_RANKS_PER_NODE=K consecutive ranks per
- * emulated node named nodeNN (a test hook for one machine; the per-GPU barriers keep the real node). */
-static ddp_dist node_view(const ddp_dist *d) {
-  ddp_dist v = *d;
-  const char *s = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
-  int k = s ? atoi(s) : 0;
-  if (k > 0 && d->size % k == 0) {
-    v.node_index = d->rank / k, v.node_count = d->size / k, v.local_rank = d->rank % k, v.local_size = k;
-    snprintf(v.host, sizeof v.host, "node%02d", v.node_index);
-  }
-  return v;
-}
-
-static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_rec *r, acc_coll *coll) {
+static ddp_result measure(const ddp_dist *d, const acc_opts *o, const device_entry *de, ddp_device *dev,
+                          ddp_comm *world, acc_rec *r, acc_coll *coll) {
+  int cuda = de->is_gpu;
   memset(r, 0, sizeof *r);
-  ddp_dist dv = node_view(d);
+  ddp_dist dv = *d; /* nodes as the job sees them (dist_emulate_nodes) */
   r->node = dv.node_index;
   snprintf(r->host, sizeof r->host, "%s", dv.host);
   r->rank = d->rank, r->local_rank = d->local_rank, r->cuda = cuda;
-  ddp_device *dev = NULL;
-  int ngpu = cuda ? device_cuda_count() : 0;
-  if (cuda) {
-    DDP_TRY(device_cuda_create(&dev, d->local_rank % ngpu));
-  } else {
-    DDP_TRY(device_cpu_create(&dev, 1));
-  }
+  int ngpu = cuda ? de->available() : 0;
   snprintf(r->gpu, sizeof r->gpu, "%s", dev->info.name);
   r->pid = (int)getpid(), r->ordinal = dev->info.ordinal, r->memory = (double)dev->info.memory;
   snprintf(r->busid, sizeof r->busid, "%s", dev->info.pci_bus_id);
@@ -477,14 +400,13 @@ static ddp_result measure(const ddp_dist *d, const acc_opts *o, int cuda, acc_re
     r->copy_ran = e == DDP_OK;
     if (have && nd) nvml_gpu_query(&api, r->busid, &r->nv);
   }
-  if (e == DDP_OK && cuda && !listed(o->skip, "p2p") && d->local_rank == 0 && ngpu >= 2) {
+  if (e == DDP_OK && de->peer_matrix && !listed(o->skip, "p2p") && d->local_rank == 0 && ngpu >= 2) {
     r->p2p_n = ngpu < ACC_MAX_P2P ? ngpu : ACC_MAX_P2P;
     watchdog_tick("accept: the GPU-to-GPU copy matrix");
-    e = device_cuda_peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
+    e = de->peer_matrix(r->p2p_n, (size_t)o->p2p_mib << 20, 10, r->p2p_uni, r->p2p_bi, r->p2p_peer);
   }
   if (have) nvml_close(&api);
-  if (e == DDP_OK && d->size > 1) e = collectives(&dv, o, cuda, dev, coll);
-  dev->destroy(dev);
+  if (e == DDP_OK && d->size > 1) e = collectives(&dv, o, cuda, dev, world, coll);
   return e;
 }
 
@@ -493,6 +415,7 @@ typedef struct {
   accept_severity sev;
   char check[24], scope[8], subject[48], host[256], unit[12], text[200];
   double measured, expected, margin;
+  int rank; /* the rank it is about, -1 for a node or a pair */
 } acc_finding;
 
 typedef struct {
@@ -511,6 +434,7 @@ static acc_finding *finding_add(acc_findings *fs, accept_severity sev, const cha
   acc_finding *f = &fs->f[fs->n++];
   memset(f, 0, sizeof *f);
   f->sev = sev;
+  f->rank = -1;
   f->measured = f->expected = f->margin = NAN;
   snprintf(f->check, sizeof f->check, "%s", check);
   snprintf(f->scope, sizeof f->scope, "%s", scope);
@@ -542,6 +466,7 @@ static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, co
     /* a floor with a warn band above it: warn between floor and floor (1 + warn %), fail below the floor */
     accept_severity s = accept_judge(measured, floor_v * (1 + warn / 100), 1, 0, 100 * warn / (100 + warn), &margin);
     acc_finding *f = finding_add(fs, s, check, scope, r->host, subject);
+    if (f && !strcmp(scope, "gpu")) f->rank = r->rank;
     if (f) {
       f->measured = measured, f->expected = floor_v, f->margin = isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN;
       snprintf(f->unit, sizeof f->unit, "%s", unit);
@@ -553,6 +478,7 @@ static void judge_pair(acc_findings *fs, const acc_opts *o, const acc_rec *r, co
     char c[24];
     snprintf(c, sizeof c, "%s.rel", check);
     acc_finding *f = finding_add(fs, s, c, scope, r->host, subject);
+    if (f && !strcmp(scope, "gpu")) f->rank = r->rank;
     if (f) {
       f->measured = measured, f->expected = peer_median, f->margin = margin;
       snprintf(f->unit, sizeof f->unit, "%s", unit);
@@ -583,6 +509,7 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
       unsigned long long bad = nvml_reasons_bad(g->reasons);
       char rs[96];
       acc_finding *f = finding_add(fs, bad ? ACCEPT_FAIL : ACCEPT_PASS, "throttle", "gpu", all[i].host, subj);
+      if (f) f->rank = all[i].rank;
       if (f) {
         f->measured = g->drift_pct;
         snprintf(f->unit, sizeof f->unit, "%% drift");
@@ -611,6 +538,7 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
     snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid);
     for (int k = 0; k < n; k++) {
       acc_finding *f = finding_add(fs, lv[k].sev, lv[k].check, "link", all[i].host, subj);
+      if (f) f->rank = all[i].rank;
       if (f) {
         f->measured = lv[k].measured, f->expected = lv[k].expected;
         f->margin = 100 * (lv[k].measured - lv[k].expected) / lv[k].expected;
@@ -625,6 +553,7 @@ static void judge(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs
     int bad = m->ecc_unc_volatile > 0 || m->rows_pending > 0 || m->rows_failure > 0;
     snprintf(subj, sizeof subj, "rank %d %s", all[i].rank, all[i].busid);
     acc_finding *f = finding_add(fs, bad ? ACCEPT_FAIL : ACCEPT_PASS, "memory", "gpu", all[i].host, subj);
+    if (f) f->rank = all[i].rank;
     if (f) {
       f->measured = (double)(m->ecc_unc_volatile > 0 ? m->ecc_unc_volatile : 0);
       f->expected = 0;
@@ -858,75 +787,31 @@ static void judge_coll(const acc_opts *o, const acc_rec *all, int W, const acc_c
   if (base) result_free(base);
 }
 
-/* Findings, the failing ones by host, the summary line; returns the exit code and writes --failed-hosts. */
-static int report(const acc_opts *o, const acc_rec *all, int W, acc_findings *fs) {
-  printf("# findings: %d checks (pass lines omitted; margin = measured vs expected)\n", fs->n);
-  printf("#%-5s %-12s %-6s %-12s %-22s %10s %10s %8s %-8s %s\n", "sev", "check", "scope", "host", "subject", "measured",
-         "expected", "margin%", "unit", "detail");
-  int nh = 0;
-  const char **hosts = calloc((size_t)W + 1, sizeof *hosts);
-  int *worst = calloc((size_t)W + 1, sizeof *worst);
-  for (int i = 0; i < W && hosts && worst; i++) {
-    int k = 0;
-    while (k < nh && strcmp(hosts[k], all[i].host)) k++;
-    if (k == nh) hosts[nh++] = all[i].host;
-  }
+/* The checks as findings of the one type. A check about a pair of nodes names no host: it fails the run without
+ * failing a host of its own (the localisation names a node when every pair of it is slow). */
+static ddp_result findings_fill(const acc_findings *fs, finding_list *l) {
+  static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
+  static const char *scope_names[] = {"gpu", "host", "link", "pair"};
   for (int i = 0; i < fs->n; i++) {
-    acc_finding *f = &fs->f[i];
-    accept_severity eff = f->sev == ACCEPT_WARN && o->strict ? ACCEPT_FAIL : f->sev;
-    for (int k = 0; k < nh; k++)
-      if (!strcmp(hosts[k], f->host) && (int)eff > worst[k]) worst[k] = (int)eff;
-    if (f->sev == ACCEPT_PASS && strcmp(f->check, "throttle")) continue;
-    char m[16], e[16], g[16];
-    fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected), fmt_num(g, sizeof g, f->margin);
-    printf(" %-5s %-12s %-6s %-12.12s %-22.22s %10s %10s %8s %-8s %s\n",
-           f->sev == ACCEPT_PASS ? "info" : accept_severity_str(f->sev), f->check, f->scope, f->host, f->subject, m, e, g,
-           f->unit, f->text);
+    const acc_finding *f = &fs->f[i];
+    finding_scope sc = SCOPE_GPU;
+    for (int j = 0; j < 4; j++)
+      if (!strcmp(f->scope, scope_names[j])) sc = scopes[j];
+    int pair = strstr(f->host, "<->") != NULL;
+    char subject[128], margin[48] = "";
+    if (pair) snprintf(subject, sizeof subject, "%.60s %.60s", f->host, f->subject);
+    else snprintf(subject, sizeof subject, "%s", f->subject);
+    if (isfinite(f->margin)) snprintf(margin, sizeof margin, "margin %+.1f %%: ", f->margin);
+    DDP_TRY(findings_add_at(l, pair ? "" : f->host, f->rank, f->check,
+                            f->sev == ACCEPT_FAIL ? SEV_FAIL : f->sev == ACCEPT_WARN ? SEV_WARN : SEV_INFO, sc, subject,
+                            f->measured, f->expected, f->unit, "%s%s", margin, f->text));
+    /* a check that passed is recorded with the bound it met, and not listed (the throttle lines are: they say
+     * which reasons the clocks gave) */
+    l->v[l->n - 1].passed = f->sev == ACCEPT_PASS && strcmp(f->check, "throttle") != 0;
   }
-  int pass = 0, warn = 0, fail = 0;
-  const char **failed = calloc((size_t)nh + 1, sizeof *failed);
-  int nfailed = 0;
-  printf("# hosts\n");
-  for (int k = 0; k < nh; k++) {
-    worst[k] == ACCEPT_FAIL ? fail++ : worst[k] == ACCEPT_WARN ? warn++ : pass++;
-    if (worst[k] == ACCEPT_FAIL && failed) failed[nfailed++] = hosts[k];
-    if (worst[k] == ACCEPT_PASS) continue;
-    for (int i = 0; i < fs->n; i++) { /* one line per failing or warning check, grouped by host */
-      acc_finding *f = &fs->f[i];
-      if (f->sev == ACCEPT_PASS || strcmp(f->host, hosts[k])) continue;
-      char m[16], e[16];
-      fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected);
-      printf("%s: %s %s %s: %s %s (expected %s)%s%s\n", hosts[k], accept_severity_str(f->sev), f->check, f->subject, m,
-             f->unit, e, f->text[0] ? ": " : "", f->text);
-    }
-  }
-  for (int i = 0; i < fs->n; i++) { /* pairs of nodes: named, but no host of theirs is failed */
-    acc_finding *f = &fs->f[i];
-    int known = 0;
-    for (int k = 0; k < nh && !known; k++) known = !strcmp(hosts[k], f->host);
-    if (known || f->sev == ACCEPT_PASS) continue;
-    char m[16], e[16];
-    fmt_num(m, sizeof m, f->measured), fmt_num(e, sizeof e, f->expected);
-    printf("%s: %s %s %s: %s %s (expected %s)%s%s\n", f->host, accept_severity_str(f->sev), f->check, f->subject, m,
-           f->unit, e, f->text[0] ? ": " : "", f->text);
-  }
-  printf("hosts: %d pass, %d warn, %d fail\n", pass, warn, fail);
-  fflush(stdout);
-  int any = 0; /* a failing pair finding fails the run without failing a host */
-  for (int i = 0; i < fs->n; i++) any |= fs->f[i].sev == ACCEPT_FAIL || (o->strict && fs->f[i].sev == ACCEPT_WARN);
-  int code = fail || any ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
-  if (o->failed_hosts[0] && failed) {
-    ddp_result r = accept_failed_hosts_write(o->failed_hosts, failed, nfailed, o->force);
-    if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
-    else if (r != DDP_OK) code = DDP_EXIT_RUNTIME;
-  }
-  free(failed);
-  free(hosts);
-  free(worst);
-  return code;
+  return DDP_OK;
 }
 
-static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
 
 static ddp_result add_fig(result_doc *d, const acc_rec *r, expect_key k, const char *metric, double v,
                           const char *extra_key, const char *extra) {
@@ -966,56 +851,20 @@ static ddp_result coll_records(const acc_rec *all, int W, const acc_coll *c, res
   return DDP_OK;
 }
 
-static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int nodes, int argc, char **argv,
-                            const acc_coll *coll, const acc_findings *fs, result_doc *d) {
-  result_init(d);
-  d->schema_version = RESULT_SCHEMA_VERSION;
-  d->ddpbench_version = xstrdup(DDPBENCH_VERSION);
-  char cmd[2048] = "";
-  size_t k = 0;
-  for (int i = 0; i < argc; i++) k += (size_t)snprintf(cmd + k, k < sizeof cmd ? sizeof cmd - k : 0, "%s%s", i ? " " : "", argv[i]);
-  d->command_line = xstrdup(cmd);
-  char ts[32];
-  time_t now = time(NULL);
-  strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  d->start_time = xstrdup(ts);
-  d->device = xstrdup(all[0].cuda ? "cuda" : "cpu");
-  d->comm = xstrdup("mpi");
-  d->world_size = W;
-  d->nodes = nodes;
-  d->weights_identical = -1;
-  d->config = calloc(NOPTS, sizeof *d->config);
-  for (int i = 0; d->config && i < NOPTS; i++) {
-    char v[600], key[32];
-    const char *p = (const char *)o + opts[i].off;
-    if (opts[i].type == O_DOUBLE) snprintf(v, sizeof v, "%.17g", *(const double *)p);
-    else if (opts[i].type == O_STR) snprintf(v, sizeof v, "%s", p);
-    else if (opts[i].type == O_FLAG) snprintf(v, sizeof v, "%s", *(const int *)p ? "true" : "false");
-    else snprintf(v, sizeof v, "%d", *(const int *)p);
-    snprintf(key, sizeof key, "%s", opts[i].name);
-    for (char *c = key; *c; c++) *c = *c == '-' ? '_' : *c;
-    d->config[i].key = xstrdup(key), d->config[i].value = xstrdup(v);
-    d->nconfig++;
-  }
-  DDP_TRY(result_env_collect(d));
-  d->ranks = calloc((size_t)W, sizeof *d->ranks);
-  DDP_CHECK_ALLOC(d->ranks);
-  d->nranks = W;
+/* The figures as records of the document the skeleton made (its provenance is built once, there). */
+static ddp_result records_fill(const acc_rec *all, int W, const acc_coll *coll, result_doc *d) {
   for (int i = 0; i < W; i++) {
     const acc_rec *r = &all[i];
-    result_rank *x = &d->ranks[i];
-    x->rank = r->rank, x->local_rank = r->local_rank, x->node = r->node, x->pid = r->pid;
-    x->host = xstrdup(r->host), x->device_name = xstrdup(r->gpu), x->pci_bus_id = xstrdup(r->busid);
-    x->ordinal = r->cuda ? r->ordinal : -1;
-    x->memory_bytes = r->memory;
-    x->gemm_tflops = r->gemm_ran[HEALTH_BF16] ? r->gemm[HEALTH_BF16].median_tflops : NAN;
+    if (i < d->nranks) d->ranks[i].gemm_tflops = r->gemm_ran[HEALTH_BF16] ? r->gemm[HEALTH_BF16].median_tflops : NAN;
     for (int p = 0; p < HEALTH_NPREC; p++)
       if (r->gemm_ran[p]) {
         DDP_TRY(add_fig(d, r, (expect_key)(EXP_GEMM_BF16 + p), NULL, r->gemm[p].median_tflops, NULL, NULL));
         char m[48];
         snprintf(m, sizeof m, "gemm_%s_drift_pct", health_prec_name(p));
-        DDP_TRY(result_add(d, "accept", "world", m, "%", BETTER_NONE, r->gemm[p].drift_pct, NULL, NULL, 0, "host",
-                           r->host, "gpu", r->busid, NULL));
+        char rank[16];
+        snprintf(rank, sizeof rank, "%d", r->rank);
+        DDP_TRY(result_add(d, "accept", "world", m, "%", BETTER_NONE, r->gemm[p].drift_pct, NULL, NULL, 0, "rank", rank,
+                           "host", r->host, "gpu", r->busid, NULL));
       }
     if (r->copy_ran) {
       DDP_TRY(add_fig(d, r, EXP_H2D, NULL, r->alone.h2d_gbps, NULL, NULL));
@@ -1032,92 +881,60 @@ static ddp_result doc_build(const acc_opts *o, const acc_rec *all, int W, int no
         DDP_TRY(add_fig(d, r, EXP_P2P, "p2p_bidir_gbps", r->p2p_bi[a * r->p2p_n + b], "pair", pair));
       }
   }
-  DDP_TRY(coll_records(all, W, coll, d));
-  static const finding_scope scopes[] = {SCOPE_GPU, SCOPE_HOST, SCOPE_LINK, SCOPE_PAIR};
-  static const char *scope_names[] = {"gpu", "host", "link", "pair"};
-  for (int i = 0; i < fs->n; i++) {
-    const acc_finding *f = &fs->f[i];
-    finding_scope sc = SCOPE_GPU;
-    for (int j = 0; j < 4; j++)
-      if (!strcmp(f->scope, scope_names[j])) sc = scopes[j];
-    char subject[128];
-    snprintf(subject, sizeof subject, "%.60s %.60s", f->host, f->subject);
-    DDP_TRY(findings_add(&d->findings, f->check, f->sev == ACCEPT_FAIL ? SEV_FAIL : f->sev == ACCEPT_WARN ? SEV_WARN : SEV_INFO,
-                         sc, subject, f->measured, f->expected, f->unit, "margin %+.1f %%: %s", f->margin, f->text));
-  }
-  return DDP_OK;
+  return coll_records(all, W, coll, d);
 }
 
-static ddp_result doc_write(const acc_opts *o, const result_doc *d) {
-  cJSON *doc = cJSON_CreateObject();
-  if (!doc) return DDP_FAIL(DDP_ERR_JSON, "out of memory");
-  ddp_result r = result_to_json(d, doc);
-  char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
-  cJSON_Delete(doc);
-  if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "out of memory printing the JSON document");
-  if (r == DDP_OK) r = atomic_file_write(o->json, text, strlen(text), o->force);
-  free(text);
-  return r;
-}
-
-int accept_main(const ddp_dist *d, int argc, char **argv) {
-  acc_opts o;
-  int help = 0, cuda = 0;
-  /* Every rank's error is printed, the ranks must run the same arguments, and rank 0's outputs are checked
-   * now (atomic_file_check), not after the measurements: all before any work (preflight.h). */
-  char msg[1400];
-  ddp_usage_capture(msg, sizeof msg);
-  ddp_result r = opts_parse(&o, argc, argv, &help);
-  ddp_usage_capture(NULL, 0);
-  const char *outs[] = {o.json, o.failed_hosts}, *names[] = {"--json", "--failed-hosts"};
-  char err[1300];
-  for (int i = 0; i < 2 && r == DDP_OK && !help && d->rank == 0; i++)
-    if (outs[i][0] && (r = atomic_file_check(outs[i], o.force, err, sizeof err)) != DDP_OK)
-      snprintf(msg, sizeof msg, "%s: %s", names[i], err);
-  r = preflight_agree(d, "accept", r, msg, argc, argv);
-  if (r != DDP_OK) return r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : ddp_exit_code(r);
-  watchdog_set_timeout(o.timeout); /* main.c armed it with --timeout as given, before MPI_Init */
-  if (help) {
-    if (d->rank == 0) usage(stdout);
-    return DDP_EXIT_OK;
-  }
-  r = choose_device(d, o.device, &cuda);
-  if (r != DDP_OK) return ddp_exit_code(r);
+static ddp_result acc_run(cmd_ctx *c) {
+  const acc_opts *o = c->args;
+  const ddp_dist *d = &c->dist;
+  c->strict = o->strict;
   acc_rec *mine = calloc(1, sizeof *mine), *all = d->rank == 0 ? calloc((size_t)d->size, sizeof *all) : NULL;
-  if (!mine || (d->rank == 0 && !all)) dist_abort(DDP_EXIT_RUNTIME);
+  DDP_CHECK_ALLOC(mine);
+  if (d->rank == 0 && !all) {
+    free(mine);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
   double t0 = ddp_now();
   acc_coll coll;
   memset(&coll, 0, sizeof coll);
-  r = measure(d, &o, cuda, mine, &coll);
-  if (r != DDP_OK) {
-    fprintf(stderr, "[ddpbench rank %d host %s] accept: measurement failed: %s\n", d->rank, d->host, ddp_result_str(r));
-    dist_abort(ddp_exit_code(r));
-  }
-  int e = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, d->world);
-  if (e != MPI_SUCCESS) mpi_fail(e, "MPI_Gather", __FILE__, __LINE__), dist_abort(DDP_EXIT_RUNTIME);
-  int code = 0;
-  if (d->rank == 0) {
+  ddp_result r = measure(d, o, c->pl.device, c->dev, c->comm, mine, &coll);
+  int e = r == DDP_OK ? MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, d->world)
+                      : MPI_SUCCESS;
+  if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Gather", __FILE__, __LINE__);
+  if (r == DDP_OK && d->rank == 0) {
     printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
-           d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", cuda ? "cuda" : "cpu", ddp_now() - t0);
-    print_measurements(&o, all, d->size);
-    print_coll(&o, all, d->size, &coll);
+           d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", c->pl.device->name, ddp_now() - t0);
+    print_measurements(o, all, d->size);
+    print_coll(o, all, d->size, &coll);
     acc_findings fs = {0};
-    judge(&o, all, d->size, &fs);
-    judge_coll(&o, all, d->size, &coll, &fs);
-    code = report(&o, all, d->size, &fs);
-    if (o.json[0]) {
-      result_doc doc;
-      ddp_result jr = doc_build(&o, all, d->size, d->node_count, argc, argv, &coll, &fs, &doc);
-      if (jr == DDP_OK) jr = doc_write(&o, &doc);
-      result_free(&doc);
-      if (jr == DDP_ERR_USAGE) code = DDP_EXIT_USAGE;
-      else if (jr != DDP_OK) code = DDP_EXIT_RUNTIME;
-    }
+    judge(o, all, d->size, &fs);
+    judge_coll(o, all, d->size, &coll, &fs);
+    r = findings_fill(&fs, &c->doc.findings);
+    if (r == DDP_OK) r = records_fill(all, d->size, &coll, &c->doc);
     free(fs.f);
   }
-  MPI_Bcast(&code, 1, MPI_INT, 0, d->world);
   coll_free(&coll);
   free(mine);
   free(all);
-  return code;
+  return r;
 }
+
+const cmd_def cmd_accept = {
+    .name = "accept",
+    .summary = "cluster acceptance: per-GPU, per-node and node-pair checks with verdicts and a drain list",
+    .usage = "usage: mpirun -np N ddpbench accept [options]\n",
+    .about = "Per GPU: a sustained GEMM per precision (with NVML's clocks, power and throttle reasons), pinned "
+             "host copies alone and with the node, the GPU-to-GPU copy matrix, memory errors and links; per node "
+             "an allreduce, and node pairs in rounds. Each figure is judged against the expectations (built-in, "
+             "--expect, --baseline) and against its peers; a slow node or pair is localised; failing hosts go to "
+             "--failed-hosts.\nExample: mpirun -np 16 ddpbench accept --json accept.json --failed-hosts "
+             "drain.txt\n",
+    .cpu_note = "it measures the fp32 GEMM only (no bf16/fp16/tf32, no copies)",
+    .flags = CMD_MPI | CMD_PLACE | CMD_COMM | CMD_OUTPUTS | CMD_VERDICT,
+    .args_size = sizeof(acc_opts),
+    .tables = acc_tables,
+    .validate = acc_validate,
+    .timeout = acc_timeout,
+    .cpu_threads = 1,
+    .run = acc_run,
+};

@@ -35,15 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic_file.h"
-#include "dist.h"
-#include "envcheck.h"
-#include "findings.h"
-#include "measure.h"
-#include "result.h"
+#include "commands.h"
 #include "stats.h"
-#include "preflight.h"
-#include "versions.h"
+#include "testhooks.h"
 #include "watchdog.h"
 
 /* ---- names and nccl-tests' accounting ------------------------------------------------------------ */
@@ -92,80 +86,77 @@ coll_sizes coll_sizes_for(ddp_coll_kind kind, size_t bytes, size_t es, int n) {
   return z;
 }
 
-/* ---- options: one table drives parsing and --help ------------------------------------------------ */
+/* ---- options ------------------------------------------------------------------------------------------ */
 typedef enum { AGG_RANK0 = 0, AGG_AVG, AGG_MIN, AGG_MAX } agg_mode;
-typedef enum { O_SIZE, O_INT, O_DTYPE, O_OP, O_AGG, O_STR, O_BOOL, O_ENUM, O_LOAD } opt_type;
 
 typedef struct {
-  int colls[COLL_COUNT], ncoll;
+  char names[256];              /* the operands: collective names, comma-separated */
+  int colls[COLL_COUNT], ncoll; /* from names */
   size_t min_bytes, max_bytes, step_bytes;
   int step_factor, iters, warmup, check, root, graph, cycles, average;
+  char dtype[32], op[16], under_load[32];
   int dtypes[DT_COUNT], ndtype; /* -d: one, or all */
   int ops[REDOP_COUNT], nop;    /* -o: one, or all */
-  int timeout; /* seconds */
-  char json[1024];
-  int force, device, comm; /* device: 0 auto 1 cpu 2 cuda; comm: 0 auto 1 mpi 2 nccl */
-  int load_h;              /* --under-load gemm[:H]: 0 off, -1 default H */
-  int group;               /* 0 world, 1 each node, 2 node pairs */
-  int set_factor, set_step;
-  int fixed; /* -t, -g, -m, -z: accepted at their only supported value */
-  char command_line[2048];
+  double timeout;               /* seconds */
+  int load_h;                   /* --under-load gemm[:H]: 0 off, -1 default H */
+  int group;                    /* 0 world, 1 each node, 2 node pairs */
+  int fixed[4];                 /* -t, -g, -m, -z: accepted at their only supported value */
 } coll_opts;
 
-typedef struct {
-  char shrt;
-  const char *names; /* long names, '|'-separated: nccl-tests' first, then ddpbench's style */
-  opt_type type;
-  size_t off;
-  const char *def, *help;
-  double min, max;
-  const char *choices;
-} opt_spec;
+static int parse_agg(void *field, const char *v, char *err, size_t n) {
+  static const char *names[] = {"rank0", "avg", "min", "max"};
+  for (int i = 0; i < 4; i++)
+    if (strcasecmp(v, names[i]) == 0 || (v[0] == '0' + i && !v[1])) return *(int *)field = i, 0;
+  if (strcasecmp(v, "average") == 0) return *(int *)field = AGG_AVG, 0;
+  snprintf(n ? err : err, n, "0|rank0, 1|avg, 2|min or 3|max");
+  return -1;
+}
+static void format_agg(const void *field, char *out, size_t n) {
+  static const char *names[] = {"rank0", "avg", "min", "max"};
+  snprintf(out, n, "%s", names[*(const int *)field & 3]);
+}
 
-#define OO(f) offsetof(coll_opts, f)
-static const opt_spec OPTS[] = {
-    {'b', "minbytes|min-bytes", O_SIZE, OO(min_bytes), "32M", "smallest size in bytes (K/M/G: 1024-based)", 0, 0, NULL},
-    {'e', "maxbytes|max-bytes", O_SIZE, OO(max_bytes), "32M", "largest size in bytes", 0, 0, NULL},
-    {'i', "stepbytes|step-bytes", O_SIZE, OO(step_bytes), "1M", "additive step (when -f is not given)", 0, 0, NULL},
-    {'f', "stepfactor|step-factor", O_INT, OO(step_factor), "1", "multiplicative step (>= 2)", 0, 1 << 20, NULL},
-    {'n', "iters", O_INT, OO(iters), "20", "timed iterations per size", 1, 1 << 24, NULL},
-    {'w', "warmup_iters|warmup-iters|warmup", O_INT, OO(warmup), "1", "untimed iterations per size", 0, 1 << 24, NULL},
-    {'c', "check", O_INT, OO(check), "1", "data checks per size and placement (0 = none)", 0, 1 << 20, NULL},
-    {'d', "datatype|dtype", O_DTYPE, 0, "float",
-     "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|all", 0, 0, NULL},
-    {'o', "op", O_OP, 0, "sum", "sum|prod|max|min|avg|all (allreduce, reduce_scatter)", 0, 0, NULL},
-    {'r', "root", O_INT, OO(root), "0", "root of broadcast", 0, 1 << 30, NULL},
-    {'a', "average", O_AGG, OO(average), "1", "time across ranks: 0|rank0, 1|avg, 2|min, 3|max", 0, 0, NULL},
-    {'G', "cudagraph|cuda-graph", O_INT, OO(graph), "0", "capture the -n calls in a CUDA graph, launch it N times", 0,
-     1 << 20, NULL},
-    {'N', "run_cycles|run-cycles|cycles", O_INT, OO(cycles), "1", "repeat the whole sweep N times (0 = forever)", 0,
-     1 << 30, NULL},
-    {'T', "timeout", O_INT, OO(timeout), "300", "seconds a wait may last before the job is aborted (0 = never)", 0,
-     1 << 30, NULL},
-    {'J', "output_file|json", O_STR, OO(json), "", "write the results as JSON to this file", 0, 0, NULL},
-    {0, "force", O_BOOL, OO(force), "0", "overwrite an existing JSON file", 0, 0, NULL},
+#define OO(f) offsetof(coll_opts, f), 0
+#define OS(f) offsetof(coll_opts, f), sizeof(((coll_opts *)0)->f)
+static const opt_spec SWEEP[] = {
+    {"collectives", NULL, 0, OPT_STR, OS(names), "allreduce", .arg = "LIST",
+     .help = "allreduce, reduce_scatter, all_gather, broadcast, alltoall or all (the words after the subcommand)",
+     .flags = OPT_OPERANDS},
+    {"minbytes", "min_bytes", 'b', OPT_SIZE, OO(min_bytes), "32M", .help = "smallest size in bytes (K/M/G: 1024-based)"},
+    {"maxbytes", "max_bytes", 'e', OPT_SIZE, OO(max_bytes), "32M", .help = "largest size in bytes"},
+    {"stepbytes", "step_bytes", 'i', OPT_SIZE, OO(step_bytes), "1M", .help = "additive step (when -f is not given)"},
+    {"stepfactor", "step_factor", 'f', OPT_INT, OO(step_factor), "1", 0, 1 << 20, .help = "multiplicative step (>= 2)"},
+    {"iters", NULL, 'n', OPT_INT, OO(iters), "20", 1, 1 << 24, .help = "timed iterations per size"},
+    {"warmup_iters", "warmup", 'w', OPT_INT, OO(warmup), "1", 0, 1 << 24, .help = "untimed iterations per size"},
+    {"check", NULL, 'c', OPT_INT, OO(check), "1", 0, 1 << 20, .help = "data checks per size and placement (0 = none)"},
+    {"datatype", "dtype", 'd', OPT_STR, OS(dtype), "float", .arg = "TYPE",
+     .help = "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|all"},
+    {"op", NULL, 'o', OPT_STR, OS(op), "sum", .arg = "OP", .help = "sum|prod|max|min|avg|all (allreduce, reduce_scatter)"},
+    {"root", NULL, 'r', OPT_INT, OO(root), "0", 0, 1 << 30, .help = "root of broadcast"},
+    {"average", NULL, 'a', OPT_CUSTOM, OO(average), "1", .parse = parse_agg, .format = format_agg, .arg = "MODE",
+     .help = "time across ranks: 0|rank0, 1|avg, 2|min, 3|max"},
+    {"cudagraph", "cuda_graph", 'G', OPT_INT, OO(graph), "0", 0, 1 << 20,
+     .help = "capture the -n calls in a CUDA graph, launch it N times"},
+    {"run_cycles", "cycles", 'N', OPT_INT, OO(cycles), "1", 0, 1 << 30, .help = "repeat the whole sweep N times (0 = forever)"},
+    {"timeout", NULL, 'T', OPT_DOUBLE, OO(timeout), "300", 0, 1e9, .arg = "SECONDS",
+     .help = "seconds a wait may last before the job is aborted (0 = never)"},
+    {"group", NULL, 0, OPT_ENUM, OO(group), "world", .choices = "world|node|pairs",
+     .help = "the sweep on all ranks, on each node, or on node pairs"},
+    {"under_load", NULL, 0, OPT_STR, OS(under_load), "", .arg = "gemm[:H]",
+     .help = "also time it beside a bf16 HxHxH GEMM loop (H: 8192 on a GPU, 256 on cpu)"},
     /* nccl-tests options whose only value here is their default (scripts pass them out of habit) */
-    {'t', "nthreads", O_INT, OO(fixed), "1", "threads per process: 1 (one rank per GPU)", 1, 1, NULL},
-    {'g', "ngpus", O_INT, OO(fixed), "1", "GPUs per thread: 1 (one rank per GPU)", 1, 1, NULL},
-    {'m', "agg_iters", O_INT, OO(fixed), "1", "calls per group: 1", 1, 1, NULL},
-    {'z', "blocking", O_INT, OO(fixed), "0", "blocking calls: 0", 0, 0, NULL},
-    {0, "device", O_ENUM, OO(device), "auto", "auto|cpu|cuda", 0, 0, "auto|cpu|cuda"},
-    {0, "comm", O_ENUM, OO(comm), "auto", "auto|mpi|nccl (auto: nccl on cuda)", 0, 0, "auto|mpi|nccl"},
-    {0, "group", O_ENUM, OO(group), "world", "world|node|pairs: the sweep on all ranks, on each node, or on node pairs",
-     0, 0, "world|node|pairs"},
-    {0, "under-load|under_load", O_LOAD, OO(load_h), "",
-     "gemm[:H]: also time it beside a bf16 HxHxH GEMM loop (H: 8192 on cuda, 256 on cpu)", 0, 0, NULL},
+    {"nthreads", NULL, 't', OPT_INT, OO(fixed[0]), "1", 1, 1, .help = "threads per process: 1 (one rank per GPU)", .flags = OPT_HIDDEN},
+    {"ngpus", NULL, 'g', OPT_INT, OO(fixed[1]), "1", 1, 1, .help = "GPUs per thread: 1 (one rank per GPU)", .flags = OPT_HIDDEN},
+    {"agg_iters", NULL, 'm', OPT_INT, OO(fixed[2]), "1", 1, 1, .help = "calls per group: 1", .flags = OPT_HIDDEN},
+    {"blocking", NULL, 'z', OPT_INT, OO(fixed[3]), "0", 0, 0, .help = "blocking calls: 0", .flags = OPT_HIDDEN},
 };
-#define NOPTS ((int)(sizeof OPTS / sizeof OPTS[0]))
+static const opt_table COLL_TABLE = {"the sweep (nccl-tests' options)", SWEEP, (int)(sizeof SWEEP / sizeof SWEEP[0])};
 
-static int name_in(const char *list, const char *name, size_t n) {
-  for (const char *p = list; *p;) {
-    size_t len = strcspn(p, "|");
-    if (len == n && strncmp(p, name, n) == 0) return 1;
-    p += len;
-    if (*p) p++;
-  }
-  return 0;
+static ddp_result coll_tables(opt_set *s, void *args) { return opt_set_add(s, &COLL_TABLE, args); }
+
+static double coll_timeout(const void *args) {
+  double t = ((const coll_opts *)args)->timeout;
+  return t > 0 ? t + 30 : 0; /* the watchdog backs up -T: the waits here end the job themselves after -T s */
 }
 
 static int parse_dtype(const char *v, ddp_dtype *out) {
@@ -191,218 +182,80 @@ static int parse_coll(const char *v, int *kind) {
   return 0;
 }
 
-/* "1048576", "64K", "32M", "8G" (1024-based, as nccl-tests); whole bytes only. */
-static int parse_size(const char *v, size_t *out) {
-  char *end = NULL;
-  double x = strtod(v, &end);
-  if (end == v || !isfinite(x) || x < 0) return 0;
-  double mult = 1;
-  if (*end) {
-    switch (toupper((unsigned char)*end)) {
-      case 'K': mult = 1024.0; break;
-      case 'M': mult = 1048576.0; break;
-      case 'G': mult = 1073741824.0; break;
-      case 'T': mult = 1099511627776.0; break;
-      default: return 0;
+/* The option behind a key, for messages: -b/--minbytes. */
+static const char *optname(const char *key, char *buf, size_t n) {
+  for (size_t i = 0; i < sizeof SWEEP / sizeof SWEEP[0]; i++)
+    if (!strcmp(SWEEP[i].key, key)) {
+      if (SWEEP[i].shrt) snprintf(buf, n, "-%c/--%s", SWEEP[i].shrt, key);
+      else snprintf(buf, n, "--%s", key);
+      for (char *p = buf; *p; p++)
+        if (*p == '_') *p = '-';
+      return buf;
     }
-    end++;
-    if (*end == 'B' || *end == 'b') end++;
-    if (*end) return 0;
-  }
-  x *= mult;
-  if (x != floor(x) || x > 9.0e18) return 0;
-  *out = (size_t)x;
-  return 1;
+  return key;
 }
 
-static ddp_result opt_set(coll_opts *o, const opt_spec *k, const char *v, const char *where) {
-  char *field = (char *)o + k->off;
-  char *end = NULL;
-  switch (k->type) {
-    case O_SIZE:
-      if (!parse_size(v, (size_t *)field))
-        return ddp_usage_error("collectives: %s must be a whole number of bytes (K/M/G allowed), got '%s'", where, v);
-      break;
-    case O_INT: {
-      long x = strtol(v, &end, 10);
-      if (end == v || *end) return ddp_usage_error("collectives: %s must be an integer, got '%s'", where, v);
-      if (k->min == k->max && x != k->min)
-        return ddp_usage_error("collectives: %s %ld is not supported: ddpbench runs one rank per GPU, one thread, one "
-                               "call at a time (%s %.0f, or leave it out)", where, x, where, k->min);
-      if (x < k->min || x > k->max)
-        return ddp_usage_error("collectives: %s must be in [%.0f, %.0f], got %ld", where, k->min, k->max, x);
-      *(int *)field = (int)x;
-      break;
-    }
-    case O_DTYPE:
-      o->ndtype = 0;
-      if (strcasecmp(v, "all") == 0) {
-        for (int t = 0; t < DT_COUNT; t++) o->dtypes[o->ndtype++] = t;
-      } else {
-        ddp_dtype t;
-        if (!parse_dtype(v, &t))
-          return ddp_usage_error("collectives: %s must be one of %s, got '%s'", where, k->help, v);
-        o->dtypes[o->ndtype++] = t;
-      }
-      break;
-    case O_OP:
-      o->nop = 0;
-      if (strcasecmp(v, "all") == 0) {
-        for (int p = 0; p < REDOP_COUNT; p++) o->ops[o->nop++] = p;
-      } else {
-        int p = 0;
-        while (p < REDOP_COUNT && strcasecmp(v, REDOP_NAMES[p]) != 0) p++;
-        if (p == REDOP_COUNT) return ddp_usage_error("collectives: %s must be one of sum|prod|max|min|avg|all, got '%s'", where, v);
-        o->ops[o->nop++] = p;
-      }
-      break;
-    case O_AGG: {
-      static const char *names[] = {"rank0", "avg", "min", "max"};
-      int a = -1;
-      for (int i = 0; i < 4; i++)
-        if (strcasecmp(v, names[i]) == 0 || (v[0] == '0' + i && !v[1])) a = i;
-      if (strcasecmp(v, "average") == 0) a = AGG_AVG;
-      if (a < 0) return ddp_usage_error("collectives: %s must be 0|rank0, 1|avg, 2|min or 3|max, got '%s'", where, v);
-      *(int *)field = a;
-      break;
-    }
-    case O_STR:
-      if (strlen(v) >= sizeof o->json) return ddp_usage_error("collectives: %s is too long", where);
-      strcpy(field, v);
-      break;
-    case O_BOOL:
-      if (!strcmp(v, "1") || !strcasecmp(v, "true")) *(int *)field = 1;
-      else if (!strcmp(v, "0") || !strcasecmp(v, "false")) *(int *)field = 0;
-      else return ddp_usage_error("collectives: %s must be true or false, got '%s'", where, v);
-      break;
-    case O_ENUM: {
-      size_t n = strlen(v);
-      int idx = 0, found = -1;
-      for (const char *p = k->choices; *p; idx++) {
-        size_t len = strcspn(p, "|");
-        if (len == n && strncmp(p, v, n) == 0) found = idx;
-        p += len;
-        if (*p) p++;
-      }
-      if (found < 0) return ddp_usage_error("collectives: %s must be one of %s, got '%s'", where, k->choices, v);
-      *(int *)field = found;
-      break;
-    }
-    case O_LOAD:
-      if (!*v) {
-        o->load_h = 0;
-      } else if (!strcmp(v, "gemm")) {
-        o->load_h = -1;
-      } else if (!strncmp(v, "gemm:", 5)) {
-        long h = strtol(v + 5, &end, 10);
-        if (end == v + 5 || *end || h < 16 || h > 65536)
-          return ddp_usage_error("collectives: %s gemm:H needs H in [16, 65536], got '%s'", where, v);
-        o->load_h = (int)h;
-      } else {
-        return ddp_usage_error("collectives: %s must be gemm or gemm:H, got '%s'", where, v);
-      }
-      break;
-  }
-  if (k->shrt == 'f') o->set_factor = 1;
-  if (k->shrt == 'i') o->set_step = 1;
-  return DDP_OK;
-}
-
-static void coll_usage(FILE *out) {
-  fprintf(out,
-          "usage: mpirun -np N ddpbench collectives [allreduce|reduce_scatter|all_gather|broadcast|alltoall|all]\n"
-          "                                         [options]\n"
-          "  nccl-tests' sweep through ddpbench's comm interface (NCCL on GPUs, MPI on the CPU device), with its\n"
-          "  options, table and busbw factors, plus per-iteration median/p10/p90, the slowest rank, exact data\n"
-          "  checks naming the rank, host and element of a wrong value, and --under-load. Several collectives may\n"
-          "  be given (or a comma list). Options take nccl-tests' short and long names and ddpbench's --dashed ones.\n\n");
-  for (int i = 0; i < NOPTS; i++) {
-    char names[96];
-    int o = 0;
-    if (OPTS[i].shrt) o += snprintf(names + o, sizeof names - (size_t)o, "-%c, ", OPTS[i].shrt);
-    for (const char *p = OPTS[i].names; *p && o < (int)sizeof names - 4;) {
-      size_t len = strcspn(p, "|");
-      o += snprintf(names + o, sizeof names - (size_t)o, "%s--%.*s", p == OPTS[i].names ? "" : " ", (int)len, p);
-      p += len;
-      if (*p) p++;
-    }
-    fprintf(out, "  %-44s %s (default %s)\n", names, OPTS[i].help, OPTS[i].def[0] ? OPTS[i].def : "none");
-  }
-  fprintf(out,
-          "\nExit codes: 0 success, 1 wrong data (#wrong > 0), 2 bad input, 3 runtime error.\n"
-          "Test hooks: DDPBENCH_TEST_CORRUPT_COLLECTIVE=RANK[:ELEMENT] corrupts one received element on RANK\n"
-          "before each data check (the check must catch it); DDPBENCH_TEST_STALL_COLLECTIVE=RANK stops RANK\n"
-          "before its first timed call (its peers must time out).\n");
-}
-
-/* Parses argv[1..] (argv[0] = "collectives"). Returns DDP_OK, DDP_ERR_USAGE, or 1 for --help. */
-static ddp_result opts_parse(coll_opts *o, int argc, char **argv) {
-  memset(o, 0, sizeof *o);
-  for (int i = 0; i < NOPTS; i++)
-    if (OPTS[i].type != O_DTYPE && OPTS[i].type != O_OP) DDP_TRY(opt_set(o, &OPTS[i], OPTS[i].def, "default"));
-  for (int i = 0; i < NOPTS; i++)
-    if (OPTS[i].type == O_DTYPE || OPTS[i].type == O_OP) DDP_TRY(opt_set(o, &OPTS[i], OPTS[i].def, "default"));
-  o->set_factor = o->set_step = 0;
-  size_t off = 0;
-  for (int i = 0; i < argc && off + 2 < sizeof o->command_line; i++) {
-    int w = snprintf(o->command_line + off, sizeof o->command_line - off, "%s%s", i ? " " : "", argv[i]);
-    if (w < 0) break;
-    off += (size_t)w;
-  }
-  if (off >= sizeof o->command_line) off = sizeof o->command_line - 1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (!strcmp(a, "-h") || !strcmp(a, "--help")) return (ddp_result)-1;
-    if (a[0] != '-') { /* collective names */
-      char buf[256];
-      snprintf(buf, sizeof buf, "%s", a);
-      for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!strcasecmp(tok, "all")) {
-          o->ncoll = 0;
-          for (int k = 0; k < COLL_COUNT; k++) o->colls[o->ncoll++] = k;
-          continue;
-        }
-        int k;
-        if (!parse_coll(tok, &k))
-          return ddp_usage_error("collectives: unknown collective '%s' (allreduce, reduce_scatter, all_gather, "
-                                 "broadcast, alltoall or all)", tok);
-        int seen = 0;
-        for (int j = 0; j < o->ncoll; j++) seen |= o->colls[j] == k;
-        if (!seen) o->colls[o->ncoll++] = k;
-      }
+/* The lists and the checks across keys (every rank, before MPI starts). */
+static ddp_result coll_validate(cmd_ctx *c) {
+  coll_opts *o = c->args;
+  char b1[64], b2[64];
+  o->ncoll = 0;
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", o->names);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (!strcasecmp(tok, "all")) {
+      o->ncoll = 0;
+      for (int k = 0; k < COLL_COUNT; k++) o->colls[o->ncoll++] = k;
       continue;
     }
-    const opt_spec *k = NULL;
-    const char *value = NULL;
-    char where[64];
-    if (a[1] == '-') { /* --name, --name=value */
-      const char *name = a + 2, *eq = strchr(name, '=');
-      size_t n = eq ? (size_t)(eq - name) : strlen(name);
-      for (int j = 0; j < NOPTS && !k; j++)
-        if (name_in(OPTS[j].names, name, n)) k = &OPTS[j];
-      snprintf(where, sizeof where, "--%.*s", (int)n, name);
-      if (!k) return ddp_usage_error("collectives: unknown option '%s' (ddpbench collectives --help lists them)", where);
-      if (eq) value = eq + 1;
-    } else { /* -b 8, -b8 */
-      for (int j = 0; j < NOPTS && !k; j++)
-        if (OPTS[j].shrt && OPTS[j].shrt == a[1]) k = &OPTS[j];
-      snprintf(where, sizeof where, "-%c", a[1]);
-      if (!k || !a[1]) return ddp_usage_error("collectives: unknown option '%s' (ddpbench collectives --help lists them)", a);
-      if (a[2]) value = a + 2;
-    }
-    if (!value && k->type == O_BOOL) value = "1";
-    if (!value) {
-      if (i + 1 >= argc) return ddp_usage_error("collectives: %s needs a value", where);
-      value = argv[++i];
-    }
-    DDP_TRY(opt_set(o, k, value, where));
+    int k;
+    if (!parse_coll(tok, &k))
+      return ddp_usage_error("collectives: unknown collective '%s' (allreduce, reduce_scatter, all_gather, "
+                             "broadcast, alltoall or all)", tok);
+    int seen = 0;
+    for (int j = 0; j < o->ncoll; j++) seen |= o->colls[j] == k;
+    if (!seen) o->colls[o->ncoll++] = k;
   }
   if (!o->ncoll) o->colls[o->ncoll++] = COLL_ALLREDUCE;
-  /* Cross-option checks, each naming the option to change. */
+  o->ndtype = 0;
+  if (!strcasecmp(o->dtype, "all")) {
+    for (int t = 0; t < DT_COUNT; t++) o->dtypes[o->ndtype++] = t;
+  } else {
+    ddp_dtype t;
+    if (!parse_dtype(o->dtype, &t))
+      return ddp_usage_error("collectives: %s must be one of %s, got '%s'", optname("datatype", b1, sizeof b1),
+                             SWEEP[8].help, o->dtype);
+    o->dtypes[o->ndtype++] = t;
+  }
+  o->nop = 0;
+  if (!strcasecmp(o->op, "all")) {
+    for (int p = 0; p < REDOP_COUNT; p++) o->ops[o->nop++] = p;
+  } else {
+    int p = 0;
+    while (p < REDOP_COUNT && strcasecmp(o->op, redop_name((ddp_redop)p)) != 0) p++;
+    if (p == REDOP_COUNT)
+      return ddp_usage_error("collectives: %s must be one of sum|prod|max|min|avg|all, got '%s'", optname("op", b1, sizeof b1), o->op);
+    o->ops[o->nop++] = p;
+  }
+  const char *v = o->under_load;
+  char *end = NULL;
+  if (!*v || !strcmp(v, "none")) {
+    o->load_h = 0;
+  } else if (!strcmp(v, "gemm")) {
+    o->load_h = -1;
+  } else if (!strncmp(v, "gemm:", 5)) {
+    long h = strtol(v + 5, &end, 10);
+    if (end == v + 5 || *end || h < 16 || h > 65536)
+      return ddp_usage_error("collectives: --under-load gemm:H needs H in [16, 65536], got '%s'", v);
+    o->load_h = (int)h;
+  } else {
+    return ddp_usage_error("collectives: --under-load must be gemm or gemm:H, got '%s'", v);
+  }
+  int set_factor = opt_given(&c->opts, "stepfactor"), set_step = opt_given(&c->opts, "stepbytes");
   if (o->min_bytes > o->max_bytes)
-    return ddp_usage_error("collectives: -b/--minbytes (%zu) is greater than -e/--maxbytes (%zu)", o->min_bytes,
-                           o->max_bytes);
-  if (o->set_factor && o->step_factor < 2 && !o->set_step)
+    return ddp_usage_error("collectives: %s (%zu) is greater than %s (%zu)", optname("minbytes", b1, sizeof b1),
+                           o->min_bytes, optname("maxbytes", b2, sizeof b2), o->max_bytes);
+  if (set_factor && o->step_factor < 2 && !set_step)
     return ddp_usage_error("collectives: -f/--stepfactor must be at least 2 (got %d); for additive steps give "
                            "-i/--stepbytes instead", o->step_factor);
   int mult = o->step_factor >= 2;
@@ -418,13 +271,10 @@ static ddp_result opts_parse(coll_opts *o, int argc, char **argv) {
       return ddp_usage_error("collectives: %s is not a multiple of the %s element size (%zu bytes)", bad,
                              dtype_name((ddp_dtype)o->dtypes[d]), es);
   }
-  char err[4400];
-  if (o->json[0] && ddp_launcher_rank() == 0 && atomic_file_check(o->json, o->force, err, sizeof err) != DDP_OK)
-    return ddp_usage_error("collectives: -J/--json: %s", err); /* rank 0 writes it: checked before any work */
-  if (o->graph && o->device == 1) return ddp_usage_error("collectives: -G/--cudagraph needs the cuda device");
+  const device_entry *de = device_chosen(c->want.device);
+  if (o->graph && de && !de->is_gpu) return ddp_usage_error("collectives: -G/--cudagraph needs a GPU device");
   if (o->group && o->cycles == 0)
     return ddp_usage_error("collectives: -N/--run_cycles 0 (forever) runs on the whole world only, not with --group");
-  if (o->comm == 2 && o->device == 1) return ddp_usage_error("collectives: --comm nccl needs the cuda device");
   return DDP_OK;
 }
 
@@ -698,7 +548,6 @@ typedef struct {
   int rank, pid, ordinal, node, local_rank;
   double memory;
   char host[64], bus[32], name[128];
-  ddp_versions ver;
 } rank_desc;
 
 typedef struct {
@@ -759,7 +608,7 @@ static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout) {
       char last[160];
       watchdog_started_text(last, sizeof last);
-      r = DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %d s (a peer stopped answering?); last collective "
+      r = DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %g s (a peer stopped answering?); last collective "
                    "started: %s", what, x->o.timeout, last[0] ? last : "none");
       break;
     }
@@ -787,7 +636,7 @@ static ddp_result ctl_barrier(coll_ctx *x) {
       return DDP_OK;
     }
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
-      return DDP_FAIL(DDP_ERR_TIMEOUT, "the barrier before timing did not complete within %d s (a peer stopped "
+      return DDP_FAIL(DDP_ERR_TIMEOUT, "the barrier before timing did not complete within %g s (a peer stopped "
                       "answering?)", x->o.timeout);
     if (ddp_now() - t0 > 0.01) {
       struct timespec ts = {0, 20000};
@@ -799,8 +648,7 @@ static ddp_result ctl_barrier(coll_ctx *x) {
 /* Test hook: DDPBENCH_TEST_STALL_COLLECTIVE=RANK makes that rank stop before its first timed call, as a hung
  * GPU or a dead link would: its peers must time out (-T) and end the job, naming themselves and the wait. */
 static void maybe_stall(const coll_ctx *x) {
-  const char *v = getenv("DDPBENCH_TEST_STALL_COLLECTIVE");
-  if (!v || !*v || atoi(v) != x->dist.rank) return;
+  if (testhook_int(HOOK_STALL_COLLECTIVE, -1) != x->dist.rank) return;
   fprintf(stderr, "[ddpbench rank %d] DDPBENCH_TEST_STALL_COLLECTIVE: stalling on purpose\n", x->dist.rank);
   for (;;) sleep(1000);
 }
@@ -1256,92 +1104,6 @@ static void print_footer(coll_ctx *x, ddp_coll_kind kind, int first_row) {
  * The sweep's figures are records of the measurement "collectives" (result.h); wrong data are findings
  * (check "collectives_data", fail, per rank). The file is a schema-version-2 result that result_load reads
  * back: no training phases ("phases" is empty), weights not verified. */
-static ddp_result kv_add(result_kv **kv, int *n, const char *key, const char *value) {
-  result_kv *g = realloc(*kv, (size_t)(*n + 1) * sizeof *g);
-  DDP_CHECK_ALLOC(g);
-  *kv = g;
-  g[*n].key = strdup(key);
-  g[*n].value = strdup(value);
-  DDP_CHECK_ALLOC(g[*n].key && g[*n].value);
-  (*n)++;
-  return DDP_OK;
-}
-
-static ddp_result rows_to_records(const coll_ctx *x, result_doc *m);
-
-static ddp_result model_build(const coll_ctx *x, result_doc *m) {
-  const coll_opts *o = &x->o;
-  m->schema_version = RESULT_SCHEMA_VERSION;
-  m->ddpbench_version = strdup(DDPBENCH_VERSION);
-  m->command_line = strdup(o->command_line);
-  m->start_time = strdup(x->start_time);
-  m->device = strdup(x->device_name);
-  m->comm = strdup(x->comm_name);
-  DDP_CHECK_ALLOC(m->ddpbench_version && m->command_line && m->start_time && m->device && m->comm);
-  m->world_size = x->dist.size;
-  m->nodes = x->nodes;
-  /* config: the sweep's options, under nccl-tests' long names */
-  char v[256], list[128] = "";
-  for (int c = 0; c < o->ncoll; c++)
-    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", c ? "," : "", coll_name((ddp_coll_kind)o->colls[c]));
-  static const char *aggs[] = {"rank0", "avg", "min", "max"}, *groups[] = {"world", "node", "pairs"};
-  struct { const char *k; char v[64]; } cf[16];
-  int ncf = 0;
-#define CF(key, ...) (cf[ncf].k = key, snprintf(cf[ncf].v, sizeof cf[ncf].v, __VA_ARGS__), ncf++)
-  CF("subcommand", "collectives");
-  CF("minbytes", "%zu", o->min_bytes);
-  CF("maxbytes", "%zu", o->max_bytes);
-  if (o->step_factor >= 2) CF("stepfactor", "%d", o->step_factor);
-  else CF("stepbytes", "%zu", o->step_bytes);
-  CF("iters", "%d", o->iters);
-  CF("warmup_iters", "%d", o->warmup);
-  CF("check", "%d", o->check);
-  CF("datatype", "%s", o->ndtype == DT_COUNT ? "all" : dtype_name((ddp_dtype)o->dtypes[0]));
-  CF("op", "%s", o->nop == REDOP_COUNT ? "all" : redop_name((ddp_redop)o->ops[0]));
-  CF("root", "%d", o->root);
-  CF("average", "%s", aggs[o->average]);
-  CF("cudagraph", "%d", o->graph);
-  CF("run_cycles", "%d", o->cycles);
-  CF("group", "%s", groups[o->group]);
-  CF("under_load", "%s", x->H ? "gemm" : "none");
-#undef CF
-  DDP_TRY(kv_add(&m->config, &m->nconfig, "collectives", list));
-  for (int i = 0; i < ncf; i++) DDP_TRY(kv_add(&m->config, &m->nconfig, cf[i].k, cf[i].v));
-  if (x->H) {
-    snprintf(v, sizeof v, "%d", x->H);
-    DDP_TRY(kv_add(&m->config, &m->nconfig, "under_load_gemm_h", v));
-  }
-  for (size_t i = 0; i < sizeof NCCL_VARS / sizeof NCCL_VARS[0]; i++) { /* also when unset: NCCL chose */
-    char key[64];
-    snprintf(key, sizeof key, "%s", NCCL_VARS[i]);
-    for (char *p = key; *p; p++) *p = (char)tolower((unsigned char)*p);
-    DDP_TRY(kv_add(&m->config, &m->nconfig, key, getenv(NCCL_VARS[i]) ? getenv(NCCL_VARS[i]) : "unset"));
-  }
-  DDP_TRY(result_env_collect(m));
-  m->ranks = calloc((size_t)x->dist.size, sizeof *m->ranks);
-  DDP_CHECK_ALLOC(m->ranks);
-  m->nranks = x->dist.size;
-  for (int i = 0; i < x->dist.size; i++) {
-    const rank_desc *d = &x->ranks[i];
-    result_rank *r = &m->ranks[i];
-    r->rank = i;
-    r->local_rank = d->local_rank;
-    r->node = d->node;
-    r->pid = d->pid;
-    r->host = strdup(d->host);
-    r->device_name = strdup(d->name);
-    r->pci_bus_id = strdup(d->bus);
-    DDP_CHECK_ALLOC(r->host && r->device_name && r->pci_bus_id);
-    r->ordinal = d->ordinal;
-    r->memory_bytes = d->memory;
-    r->gemm_tflops = NAN;
-    const char *fname, *fval;
-    for (int f = 0; (fval = envcheck_version_field(&d->ver, f, &fname)) != NULL; f++)
-      DDP_TRY(kv_add(&r->versions, &r->nversions, fname, fval));
-  }
-  return rows_to_records(x, m);
-}
-
 /* The rows' figures as records of measurement "collectives" (rank 0 of the group that ran them). */
 static ddp_result rows_to_records(const coll_ctx *x, result_doc *m) {
   static const char *pnames[] = {"out_of_place", "in_place"};
@@ -1388,7 +1150,7 @@ static ddp_result findings_build(const coll_ctx *x, finding_list *l) {
     const row_result *row = &x->rows[w->row];
     char subject[128];
     snprintf(subject, sizeof subject, "rank %d (%s)", w->rank, w->host);
-    DDP_TRY(findings_add(l, "collectives_data", SEV_FAIL, SCOPE_RANK, subject, (double)w->w.wrong, 0, "elements",
+    DDP_TRY(findings_add_at(l, w->host, w->rank, "collectives_data", SEV_FAIL, SCOPE_RANK, subject, (double)w->w.wrong, 0, "elements",
                          "%s %s %s %zu B %s (group %s): %lld wrong element(s) of %zu received; first at element %lld "
                          "(byte offset %lld): got %.17g, expected %.17g",
                          coll_name(row->kind), dtype_name(row->dt), row->op == REDOP_COUNT ? "none" : redop_name(row->op),
@@ -1398,51 +1160,17 @@ static ddp_result findings_build(const coll_ctx *x, finding_list *l) {
   return DDP_OK;
 }
 
-/* The result document: the model's keys, plus an empty "phases" (the schema's version-1 section). */
-static ddp_result collectives_json(const coll_ctx *x, const finding_list *f, cJSON **out) {
-  result_doc m;
-  result_init(&m);
-  ddp_result r = model_build(x, &m);
-  for (int i = 0; r == DDP_OK && i < f->n; i++)
-    r = findings_add(&m.findings, f->v[i].check, f->v[i].severity, f->v[i].scope, f->v[i].subject, f->v[i].measured,
-                     f->v[i].expected, f->v[i].unit, "%s", f->v[i].text);
-  cJSON *doc = r == DDP_OK ? cJSON_CreateObject() : NULL;
-  if (r == DDP_OK && !doc) r = DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
-  if (r == DDP_OK) r = result_to_json(&m, doc);
-  if (r == DDP_OK) cJSON_AddObjectToObject(doc, "phases");
-  result_free(&m);
-  if (r != DDP_OK) {
-    cJSON_Delete(doc);
-    return r;
-  }
-  *out = doc;
-  return DDP_OK;
-}
-
 /* ---- set-up -------------------------------------------------------------------------------------- */
 static ddp_result ctx_buffers(coll_ctx *x, MPI_Comm ctl);
 
-static ddp_result ctx_setup(coll_ctx *x) {
-  ddp_dist *d = &x->dist;
-  /* Device: cuda when every rank sees a GPU (or --device cuda), else cpu; comm: nccl on cuda. */
-  int ngpu = device_cuda_count(), min_gpu = ngpu;
-  DDP_TRY(dist_allreduce_int(d, &min_gpu, MPI_MIN));
-  int cuda = x->o.device == 2 || (x->o.device == 0 && min_gpu > 0);
-  if (cuda && min_gpu == 0) return ddp_usage_error("collectives: --device cuda, but some rank sees no GPU");
-  if (!cuda && x->o.graph) return ddp_usage_error("collectives: -G/--cudagraph needs the cuda device, and no GPU is visible");
-  int nccl = x->o.comm == 2 || (x->o.comm == 0 && cuda);
-  if (nccl && !cuda) return ddp_usage_error("collectives: --comm nccl needs the cuda device, and no GPU is visible");
-  int crowded = nccl && d->local_size > ngpu; /* NCCL refuses two ranks on one GPU */
-  if (crowded && d->local_rank == 0)
-    fprintf(stderr, "ddpbench: host %s has %d ranks but %d visible GPUs: NCCL needs one GPU per rank (or use "
-                    "--comm mpi)\n", d->host, d->local_size, ngpu);
-  DDP_TRY(dist_allreduce_int(d, &crowded, MPI_MAX));
-  if (crowded) return DDP_ERR_USAGE;
-  if (cuda) DDP_TRY(device_cuda_create(&x->dev, d->local_rank % ngpu));
-  else DDP_TRY(device_cpu_create(&x->dev, 1));
-  if (nccl) DDP_TRY(comm_nccl_create(&x->wcomm, d->world, x->dev));
-  else DDP_TRY(comm_mpi_create(&x->wcomm, d->world, x->dev));
-  return ctx_buffers(x, d->world);
+/* The skeleton's device and comm (cmd.h), then the buffers. */
+static ddp_result ctx_setup(coll_ctx *x, cmd_ctx *c) {
+  if (x->o.graph && !c->pl.device->is_gpu) /* the placement is collective: so is this */
+    return ddp_usage_error("collectives: -G/--cudagraph needs a GPU device, and no GPU is visible");
+  x->dev = c->dev;
+  x->wcomm = c->comm;
+  x->borrowed = 1;
+  return ctx_buffers(x, x->dist.world);
 }
 
 /* Streams, events, buffers and who is where, collective over ctl (the world, or the group a measurement
@@ -1509,15 +1237,7 @@ static ddp_result ctx_buffers(coll_ctx *x, MPI_Comm ctl) {
   mine.node = d->node_index;
   mine.local_rank = d->local_rank;
   mine.memory = (double)x->dev->info.memory;
-  versions_collect(&mine.ver);
   x->nodes = d->node_count;
-  /* Test hook: DDPBENCH_TEST_RANKS_PER_NODE=k makes ranks k at a time count as one node, so that node and
-   * pair groups can be tested on one machine. */
-  const char *rpn = getenv("DDPBENCH_TEST_RANKS_PER_NODE");
-  if (rpn && atoi(rpn) > 0) {
-    mine.node = d->rank / atoi(rpn);
-    x->nodes = (d->size + atoi(rpn) - 1) / atoi(rpn);
-  }
   snprintf(mine.host, sizeof mine.host, "%.63s", d->host);
   snprintf(mine.bus, sizeof mine.bus, "%s", x->dev->info.pci_bus_id);
   snprintf(mine.name, sizeof mine.name, "%s", x->dev->info.name);
@@ -1531,10 +1251,11 @@ static ddp_result ctx_buffers(coll_ctx *x, MPI_Comm ctl) {
   for (int i = 0; e == MPI_SUCCESS && i < n; i++) x->ranks[got[i].rank] = got[i];
   free(got);
   if (e != MPI_SUCCESS) return mpi_fail(e, "gathering who is where", __FILE__, __LINE__);
-  versions_collect(&x->ver);
+  devices_versions(&x->ver);
+  comms_versions(&x->ver);
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   x->threads = cores > 0 ? (int)(cores / d->local_size) : 1;
-  const char *cr = getenv("DDPBENCH_TEST_CORRUPT_COLLECTIVE");
+  const char *cr = testhook_value(HOOK_CORRUPT_COLLECTIVE);
   x->corrupt_rank = -1;
   x->corrupt_elem = -1;
   if (cr && *cr) {
@@ -1706,20 +1427,6 @@ static ddp_result groups_check(coll_ctx *x) {
   return DDP_OK;
 }
 
-/* The ranks' nodes as the groups see them: the job's, or DDPBENCH_TEST_RANKS_PER_NODE's (a test hook that
- * makes every k ranks a node, named "<host>/<node>", so that node and pair groups run on one machine). */
-static ddp_dist group_dist(const coll_ctx *x) {
-  ddp_dist d = x->dist;
-  d.node_index = x->ranks[d.rank].node;
-  d.node_count = x->nodes;
-  if (getenv("DDPBENCH_TEST_RANKS_PER_NODE")) {
-    char host[sizeof d.host];
-    snprintf(host, sizeof host, "%.200s/%d", x->dist.host, d.node_index);
-    snprintf(d.host, sizeof d.host, "%s", host);
-  }
-  return d;
-}
-
 static ddp_result run_groups(coll_ctx *x) {
   if (x->o.group == 0) { /* the world: tables stream to stdout as the rows come */
     DDP_TRY(group_use(x, x->wcomm, x->dist.world, "world"));
@@ -1728,7 +1435,7 @@ static ddp_result run_groups(coll_ctx *x) {
     x->comm = NULL;
     return r;
   }
-  ddp_dist d = group_dist(x);
+  ddp_dist d = x->dist; /* nodes as the job sees them (dist_emulate_nodes) */
   measure_round *rounds = NULL;
   int n = 0;
   ddp_result r = measure_rounds_build(&d, x->wcomm, x->o.group == 1 ? GROUP_NODE : GROUP_PAIR, 0, &rounds, &n);
@@ -1741,12 +1448,27 @@ static ddp_result run_groups(coll_ctx *x) {
  * The allreduce sweep over one group, for jobs built from measurements (the acceptance job): float sum,
  * 64 MiB to 1 GiB on GPUs (1 to 4 MiB on the cpu device), data checked; the records are the subcommand's,
  * with nwrong standing for the wrong-data findings. Collective over g; the device and comm are the caller's. */
+/* Options from text over the table's defaults (the measurement's fixed sweep). */
+static ddp_result opts_from(coll_opts *o, const char *const *kv) {
+  opt_set s;
+  opt_set_init(&s, "collectives");
+  memset(o, 0, sizeof *o);
+  DDP_TRY(opt_set_add(&s, &COLL_TABLE, o));
+  DDP_TRY(opt_defaults(&s));
+  for (int i = 0; kv[i]; i += 2) DDP_TRY(opt_apply(&s, kv[i], kv[i + 1], "measurement collectives", OPT_SRC_CLI, 0));
+  cmd_ctx c;
+  memset(&c, 0, sizeof c);
+  c.args = o;
+  c.opts = s;
+  return coll_validate(&c);
+}
+
 static ddp_result mcoll_run(const measure_env *env, const measure_group *g, result_doc *out) {
-  static char *gpu_args[] = {"collectives", "allreduce", "-b", "64M", "-e", "1G", "-f", "16", "-n", "20"};
-  static char *cpu_args[] = {"collectives", "allreduce", "-b", "1M", "-e", "4M", "-f", "4", "-n", "5"};
+  static const char *gpu[] = {"minbytes", "64M", "maxbytes", "1G", "stepfactor", "16", "iters", "20", NULL};
+  static const char *cpu[] = {"minbytes", "1M", "maxbytes", "4M", "stepfactor", "4", "iters", "5", NULL};
   coll_ctx *x = calloc(1, sizeof *x);
   DDP_CHECK_ALLOC(x);
-  ddp_result r = opts_parse(&x->o, 10, env->dev->host_memory ? cpu_args : gpu_args);
+  ddp_result r = opts_from(&x->o, env->dev->host_memory ? cpu : gpu);
   x->dist = *env->dist;
   x->dev = env->dev;
   x->wcomm = g->comm;
@@ -1765,80 +1487,42 @@ const measurement measure_collectives = {
     "collectives", "allreduce over each group, 64 MiB to 1 GiB (cpu: 1 to 4 MiB), nccl-tests' busbw, data checked",
     mcoll_run, NULL};
 
-int collectives_main(int argc, char **argv) {
+static ddp_result coll_run(cmd_ctx *c) {
   static coll_ctx x;
-  char msg[1400]; /* this rank's option error: every rank's is printed once MPI is up (preflight_agree) */
-  ddp_usage_capture(msg, sizeof msg);
-  ddp_result pr = opts_parse(&x.o, argc, argv);
-  ddp_usage_capture(NULL, 0);
-  if (pr == (ddp_result)-1) {
-    if (ddp_launcher_rank() == 0) coll_usage(stdout);
-    return DDP_EXIT_OK;
-  }
-  /* The watchdog backs up -T: the waits here end the job themselves after -T s, naming the wait; the
-   * watchdog covers MPI_Init and every blocking MPI call besides, and names the ranks that stopped. */
-  int t = pr == DDP_OK ? x.o.timeout : 300;
-  watchdog_start(t > 0 ? t + 30 : 0, "MPI start-up (MPI_Init: did every rank start?)");
-  int argc0 = argc;
-  char **argv0 = argv;
-  if (dist_init(&argc, &argv, &x.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
-  watchdog_signals_install();
-  if (watchdog_join(&x.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
-  watchdog_tick("collectives: checking the options on every rank");
-  pr = preflight_agree(&x.dist, "collectives", pr, msg, argc0, argv0);
-  if (pr != DDP_OK) {
-    dist_finalize(&x.dist);
-    return pr == DDP_ERR_USAGE ? DDP_EXIT_USAGE : ddp_exit_code(pr);
-  }
-  watchdog_tick("collectives: setting up");
-  time_t now = time(NULL);
-  strftime(x.start_time, sizeof x.start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  ddp_result r = ctx_setup(&x);
-  if (r == DDP_ERR_USAGE) { /* every rank decided the same, from collective facts */
-    ctx_free(&x);
-    dist_finalize(&x.dist);
-    return DDP_EXIT_USAGE;
-  }
+  memset(&x, 0, sizeof x);
+  x.o = *(coll_opts *)c->args;
+  x.dist = c->dist;
+  snprintf(x.start_time, sizeof x.start_time, "%s", c->start_time);
+  ddp_result r = ctx_setup(&x, c);
   if (r == DDP_OK) r = groups_check(&x);
-  if (r == DDP_ERR_USAGE) {
-    ctx_free(&x);
-    dist_finalize(&x.dist);
-    return DDP_EXIT_USAGE;
-  }
   if (r == DDP_OK && x.dist.rank == 0) print_preamble(&x);
   if (r == DDP_OK) r = run_groups(&x);
-  int code = DDP_EXIT_OK;
-  if (r == DDP_OK && x.dist.rank == 0) {
-    finding_list f;
-    findings_init(&f);
-    r = findings_build(&x, &f);
-    if (r == DDP_OK && f.n) findings_print(stdout, &f);
-    fflush(stdout);
-    /* Wrong data is corruption, as weights that differ are (exit 1), not a missed expectation (4). */
-    code = f.n ? DDP_EXIT_CHECK : findings_exit_code(&f);
-    if (r == DDP_OK && x.o.json[0]) {
-      cJSON *doc = NULL;
-      r = collectives_json(&x, &f, &doc);
-      char *text = r == DDP_OK ? cJSON_Print(doc) : NULL;
-      cJSON_Delete(doc);
-      if (r == DDP_OK && !text) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
-      if (r == DDP_OK) r = atomic_file_write(x.o.json, text, strlen(text), x.o.force);
-      free(text);
-      if (r == DDP_ERR_USAGE) code = DDP_EXIT_USAGE, r = DDP_OK;
-    }
-    findings_free(&f);
-  }
-  int status[2] = {r, code}; /* rank 0's verdict travels to every rank */
-  if (r == DDP_OK && MPI_Bcast(status, 2, MPI_INT, 0, x.dist.world) != MPI_SUCCESS) r = DDP_ERR_MPI;
-  if (r == DDP_OK && status[0] != DDP_OK) r = DDP_ERR_INTERNAL; /* rank 0 is aborting */
-  if (r != DDP_OK) { /* peers may be inside a collective: only MPI_Abort ends them */
-    fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", x.dist.rank, x.dist.host,
-            ddp_result_str(r));
-    if (x.comm && x.comm != x.wcomm) x.comm->abort(x.comm);
-    if (x.wcomm) x.wcomm->abort(x.wcomm);
-    dist_abort(ddp_exit_code(r));
-  }
+  if (r == DDP_OK && x.dist.rank == 0) r = findings_build(&x, &c->doc.findings);
+  if (r == DDP_OK && x.dist.rank == 0) r = rows_to_records(&x, &c->doc);
+  if (r != DDP_OK && r != DDP_ERR_USAGE && x.comm && x.comm != x.wcomm) x.comm->abort(x.comm);
+  x.comm = NULL;
   ctx_free(&x);
-  dist_finalize(&x.dist);
-  return status[1];
+  /* Wrong data is corruption, as weights that differ are (exit 1), not a missed expectation (4). */
+  if (r == DDP_OK) c->exit_code = c->doc.findings.n ? DDP_EXIT_CHECK : DDP_EXIT_OK;
+  return r;
 }
+
+const cmd_def cmd_collectives = {
+    .name = "collectives",
+    .summary = "nccl-tests' sweep through the comm interface, with exact data checks and --under-load",
+    .usage = "usage: mpirun -np N ddpbench collectives [COLLECTIVE ...] [options]\n"
+             "       COLLECTIVE: allreduce, reduce_scatter, all_gather, broadcast, alltoall or all\n",
+    .about = "nccl-tests' sweep through ddpbench's comm interface (NCCL on GPUs, MPI on the CPU device), with its "
+             "options, table and busbw factors, plus per-iteration median/p10/p90, the slowest rank, exact data "
+             "checks naming the rank, host and element of a wrong value, and --under-load. Several collectives "
+             "may be given (or a comma list). Options take nccl-tests' short and long names and ddpbench's "
+             "--dashed ones.\n"
+             "Example: mpirun -np 8 ddpbench collectives all_gather -b 8 -e 8G -f 2 --json coll.json\n",
+    .flags = CMD_MPI | CMD_PLACE | CMD_COMM | CMD_OUTPUTS | CMD_VERDICT | CMD_HASH_LINES,
+    .args_size = sizeof(coll_opts),
+    .tables = coll_tables,
+    .validate = coll_validate,
+    .timeout = coll_timeout,
+    .cpu_threads = 1,
+    .run = coll_run,
+};

@@ -14,11 +14,6 @@
 extern "C" {
 #endif
 
-/* The whole subcommand (argv[0] is "collectives"): parses the options before MPI starts (bad input: one
- * line naming the option, exit 2 on every rank), runs the sweep, prints on rank 0. Returns the exit code:
- * 0, 1 when any element was wrong, 2 bad input; runtime errors end the job through dist_abort (3). */
-int collectives_main(int argc, char **argv);
-
 /* nccl-tests' accounting for one collective at `bytes` on n ranks (its getCollByteCount and *GetBw):
  * count = the count argument, *size_bytes = the size column (max of send and receive bytes), and
  * algbw = base_bytes / time, busbw = algbw * bus_factor. */

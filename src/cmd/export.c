@@ -1,88 +1,66 @@
-/* export.c: `ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] [--force]`: a saved
- * result file (any schema version the reader knows) as a node_exporter textfile and/or CSV, the same writers a
- * run uses with --prom/--csv (the end time is left out: a file does not record it), and/or as the result model
- * of the current schema (--json: provenance, records, findings; a version 1 file's records derived by the
- * reader), which is what launch/plot.py reads. No MPI, no device. Bad input: one line
- * naming the file or option, exit 2. */
-#include "export.h"
-
+/* export.c: `ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE]`: a saved result file (any
+ * schema version the reader knows) through the same output table a run writes with (outputs.h): a
+ * node_exporter textfile, CSV, and the result model of the current schema (--json: provenance, records,
+ * findings; a version 1 file's records derived by the reader; kind "export", source_kind the file's own),
+ * which is what launch/plot.py reads. The end time is left out of the textfile: a file does not record it.
+ * No MPI, no device. Bad input: one line naming the file or option, exit 2. */
 #include <math.h>
-#include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "csv.h"
-#include "prom.h"
-#include "result.h"
+#include "commands.h"
 
-static int usage(const char *why) {
-  fprintf(stderr,
-          "ddpbench export: %s (usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] "
-          "[--force])\n",
-          why);
-  return DDP_EXIT_USAGE;
+typedef struct {
+  char input[4096];
+} export_args;
+
+static const opt_spec EXPORT[] = {
+    {"input", NULL, 0, OPT_STR, offsetof(export_args, input), sizeof(((export_args *)0)->input), "", .arg = "RESULT.json",
+     .help = "the result file (the word after the subcommand)", .flags = OPT_OPERANDS},
+};
+static const opt_table EXPORT_TABLE = {"input", EXPORT, 1};
+
+static ddp_result export_tables(opt_set *s, void *args) { return opt_set_add(s, &EXPORT_TABLE, args); }
+
+static ddp_result export_validate(cmd_ctx *c) {
+  const export_args *a = c->args;
+  if (!a->input[0]) return ddp_usage_error("export: no result file given (usage: ddpbench export RESULT.json --prom FILE ...)");
+  if (strchr(a->input, ',')) return ddp_usage_error("export: one result file at a time");
+  if (!outputs_any(&c->out)) return ddp_usage_error("export: nothing to write: give --prom, --csv, --json and/or --failed-hosts FILE");
+  char err[1400];
+  if (outputs_check(&c->out, err, sizeof err) != DDP_OK) return ddp_usage_error("export: %s", err);
+  return DDP_OK;
 }
 
-int export_main(int argc, char **argv) {
-  const char *in = NULL, *prom = NULL, *csv = NULL, *json = NULL;
-  int force = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] [--force]\n"
-             "  --prom FILE  node_exporter textfile (Prometheus text format), ddpbench_* gauges\n"
-             "  --csv FILE   one row per record: per rank per measurement and metric\n"
-             "  --json FILE  the result model (records, findings) in the current schema\n"
-             "  --force      overwrite existing output files\n");
-      return DDP_EXIT_OK;
-    }
-    if (!strcmp(argv[i], "--force")) {
-      force = 1;
-    } else if (!strcmp(argv[i], "--prom") || !strcmp(argv[i], "--csv") || !strcmp(argv[i], "--json")) {
-      if (i + 1 >= argc || !argv[i + 1][0] || argv[i + 1][0] == '-') {
-        char m[64];
-        snprintf(m, sizeof m, "%s needs a file name", argv[i]);
-        return usage(m);
-      }
-      *(argv[i][2] == 'p' ? &prom : argv[i][2] == 'c' ? &csv : &json) = argv[i + 1];
-      i++;
-    } else if (argv[i][0] == '-') {
-      char m[300];
-      snprintf(m, sizeof m, "unknown option %.200s", argv[i]);
-      return usage(m);
-    } else if (in) {
-      return usage("one result file at a time");
-    } else {
-      in = argv[i];
-    }
+static ddp_result export_run(cmd_ctx *c) {
+  const export_args *a = c->args;
+  result_free(&c->doc);
+  DDP_TRY(result_load(a->input, &c->doc)); /* prints its own one line */
+  char *kind = c->doc.source_kind ? c->doc.source_kind : c->doc.kind; /* an export of an export keeps the origin */
+  char *source = strdup(kind ? kind : "run"), *self = strdup("export");
+  if (!source || !self) {
+    free(source), free(self);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
-  if (!in) return usage("no result file given");
-  if (!prom && !csv && !json) return usage("nothing to write: give --prom, --csv and/or --json FILE");
-  /* every output checked before the file is read (atomic_file_check: exists without --force, not a regular
-   * file, a folder that cannot take it) */
-  const char *outs[3] = {prom, csv, json}, *opt[3] = {"--prom", "--csv", "--json"};
-  for (int i = 0; i < 3; i++) {
-    char err[600];
-    if (outs[i] && atomic_file_check(outs[i], force, err, sizeof err) != DDP_OK) {
-      fprintf(stderr, "ddpbench export: %s %s\n", opt[i], err);
-      return DDP_EXIT_USAGE;
-    }
-  }
-  result_doc d;
-  result_init(&d);
-  ddp_result r = result_load(in, &d); /* prints its own one line */
-  if (r == DDP_OK && prom) r = prom_write(&d, NAN, prom, force);
-  if (r == DDP_OK && csv) r = csv_write(&d, csv, force);
-  if (r == DDP_OK && json) {
-    cJSON *doc = cJSON_CreateObject();
-    char *text = NULL;
-    r = doc ? result_to_json(&d, doc) : DDP_FAIL(DDP_ERR_JSON, "out of memory");
-    if (r == DDP_OK && !(text = cJSON_Print(doc))) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
-    if (r == DDP_OK) r = atomic_file_write(json, text, strlen(text), force);
-    free(text);
-    cJSON_Delete(doc);
-  }
-  result_free(&d);
-  if (r != DDP_OK && r != DDP_ERR_USAGE) fprintf(stderr, "ddpbench export: %s\n", ddp_result_str(r));
-  return r == DDP_OK ? DDP_EXIT_OK : ddp_exit_code(r);
+  free(c->doc.source_kind);
+  free(c->doc.kind);
+  c->doc.source_kind = source;
+  c->doc.kind = self;
+  c->quiet = 1;
+  c->exit_code = DDP_EXIT_OK;
+  return DDP_OK;
 }
+
+const cmd_def cmd_export = {
+    .name = "export",
+    .summary = "a result file as a node_exporter textfile, CSV or the current schema's JSON",
+    .usage = "usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] [--force]\n",
+    .about = "Reads a saved result file (any schema version) and writes it through the outputs a run "
+             "has.\nExample: ddpbench export run.json --prom /var/lib/node_exporter/ddpbench.prom --force\n",
+    .flags = CMD_OUTPUTS,
+    .args_size = sizeof(export_args),
+    .tables = export_tables,
+    .validate = export_validate,
+    .run = export_run,
+};

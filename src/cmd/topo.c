@@ -1,60 +1,41 @@
-/* topo_cli.c: `ddpbench topo`: the host report of the live machine or of a saved hwloc XML, without MPI,
- * and the option parsing `topo` and `doctor` share. Returns exit codes; never exits. */
+/* topo.c: `ddpbench topo`: the host report of the live machine or of a saved hwloc XML, without MPI. */
+#include <stddef.h>
+
+#include "commands.h"
 #include "topo.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int topo_arg(int argc, char **argv, int *i, const char *name, const char **value) {
-  size_t len = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, len)) return 0;
-  if (a[len] == '=') {
-    *value = a + len + 1;
-    return 1;
-  }
-  if (a[len]) return 0;
-  *value = *i + 1 < argc ? argv[++*i] : NULL;
-  return 1;
-}
+typedef struct {
+  char hwloc_xml[4096];
+  int pcie, json;
+} topo_args;
 
-static void topo_usage(void) {
-  printf(
-      "usage: ddpbench topo [--hwloc-xml FILE] [--pcie] [--json]\n"
-      "  Prints this machine's GPU/NIC topology like `nvidia-smi topo -m`, from hwloc and NVML.\n"
-      "  --hwloc-xml FILE  a saved topology instead (lstopo FILE.xml, hwloc 2.x or 3.0 format; no NVML)\n"
-      "  --pcie            classify GPU pairs by PCIe path alone (the path when NVLink is off or down)\n"
-      "  --json            print the report as JSON\n");
-}
+#define OFF(f) offsetof(topo_args, f), 0
+static const opt_spec TOPO[] = {
+    {"hwloc_xml", NULL, 0, OPT_STR, offsetof(topo_args, hwloc_xml), sizeof(((topo_args *)0)->hwloc_xml), "", .arg = "FILE",
+     .help = "a saved topology instead (lstopo FILE.xml, hwloc 2.x or 3.0 format; no NVML)"},
+    {"pcie", NULL, 0, OPT_BOOL, OFF(pcie), "false", .help = "classify GPU pairs by PCIe path alone (the path when NVLink is off or down)"},
+    {"json", NULL, 0, OPT_BOOL, OFF(json), "false", .help = "print the report as JSON"},
+};
+static const opt_table TOPO_TABLE = {"topology", TOPO, 3};
 
-int topo_main(int argc, char **argv) {
-  const char *xml = NULL;
-  int pcie = 0, json = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *v = NULL;
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      topo_usage();
-      return DDP_EXIT_OK;
-    } else if (!strcmp(argv[i], "--pcie")) {
-      pcie = 1;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (topo_arg(argc, argv, &i, "--hwloc-xml", &v)) {
-      if (!v || !*v) return ddp_exit_code(ddp_usage_error("topo: --hwloc-xml needs a file"));
-      xml = v;
-    } else {
-      return ddp_exit_code(ddp_usage_error("topo: unknown option '%s' (ddpbench topo --help lists them)", argv[i]));
-    }
-  }
+static ddp_result topo_tables(opt_set *s, void *args) { return opt_set_add(s, &TOPO_TABLE, args); }
+
+static ddp_result topo_run(cmd_ctx *c) {
+  const topo_args *a = c->args;
+  const char *xml = a->hwloc_xml[0] ? a->hwloc_xml : NULL;
+  int pcie = a->pcie, json = a->json;
+  c->exit_code = DDP_EXIT_OK;
   hwloc_topology_t topo = NULL;
-  ddp_result r = topo_load(xml, &topo);
-  if (r != DDP_OK) return ddp_exit_code(r);
+  DDP_TRY(topo_load(xml, &topo));
   topo_node *n = calloc(1, sizeof *n);
   if (!n) {
     hwloc_topology_destroy(topo);
-    return ddp_exit_code(DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory"));
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
-  r = topo_node_scan(topo, xml ? xml : "live", n);
+  ddp_result r = topo_node_scan(topo, xml ? xml : "live", n);
   if (r == DDP_OK && !xml) { /* NVML speaks of this machine only, never of a saved topology */
     nvml_api api;
     char why[128];
@@ -78,5 +59,16 @@ int topo_main(int argc, char **argv) {
   free(n);
   hwloc_topology_destroy(topo);
   if (fflush(stdout) != 0 && r == DDP_OK) r = DDP_FAIL(DDP_ERR_SYSTEM, "writing the report: %s", ddp_strerror_errno());
-  return ddp_exit_code(r);
+  return r;
 }
+
+const cmd_def cmd_topo = {
+    .name = "topo",
+    .summary = "this machine's (or a saved one's) GPU/NIC topology, like nvidia-smi topo -m",
+    .usage = "usage: ddpbench topo [--hwloc-xml FILE] [--pcie] [--json]\n",
+    .about = "Prints this machine's GPU/NIC topology like `nvidia-smi topo -m`, from hwloc and NVML.\nExample: "
+             "ddpbench topo --hwloc-xml saved.xml --pcie\n",
+    .args_size = sizeof(topo_args),
+    .tables = topo_tables,
+    .run = topo_run,
+};

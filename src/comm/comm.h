@@ -72,6 +72,27 @@ struct ddp_comm {
   void (*destroy)(ddp_comm *);
 };
 
+/* ---- the comms of this build, as a table (comms.c) -------------------------------------------------
+ * A transport is a ddp_comm implementation and one entry here: RCCL is comm/rccl.c and its line in comms.c. */
+typedef struct comm_entry {
+  const char *name;         /* as --comm spells it */
+  const char *needs_device; /* the device it works with only ("cuda"), or NULL for any */
+  ddp_result (*create)(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev);
+  void (*versions)(ddp_versions *v); /* optional: the library it loaded */
+} comm_entry;
+
+const comm_entry *comm_at(int i); /* NULL past the end */
+const comm_entry *comm_named(const char *name);
+/* The comm --comm auto picks on a device named dev: one that needs exactly this device, else the first that
+ * needs none. */
+const comm_entry *comm_auto(const char *dev);
+/* --comm's choices for the option layer, as device_choice (0 = auto). */
+int comm_choice(int i, const char **name);
+const comm_entry *comm_chosen(int value);
+ddp_result comm_register(const comm_entry *e);
+void comms_versions(ddp_versions *v);
+
+/* ---- the built-in comms ------------------------------------------------------------------------------- */
 /* MPI over `mpi_comm` (duplicated). With a device whose memory is not host memory, buffers are staged
  * through pinned host memory on the stream (works whether or not MPI is CUDA-aware). */
 ddp_result comm_mpi_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev);

@@ -149,6 +149,48 @@ struct ddp_device {
   void (*destroy)(ddp_device *);
 };
 
+/* ---- the devices of this build, as a table (devices.c) ---------------------------------------------
+ * A device plug-in is a ddp_device implementation and one entry: a HIP device is device/hip.c and its line in
+ * devices.c (or device_register() at run time, as the tests do). Placement, creation, the --device choices
+ * and the versions report all come from the table; the optional ops are NULL where a device has no such
+ * thing. */
+typedef struct device_entry {
+  const char *name;        /* as --device spells it */
+  int is_gpu;              /* one per rank, chosen by local rank; binds near it; gets the GPU-sized jobs */
+  int (*available)(void);  /* devices this process sees (0: none; never fails) */
+  ddp_result (*create)(ddp_device **out, int ordinal, int cpu_threads);
+  /* optional */
+  ddp_result (*bus_id)(int ordinal, char *buf, size_t n); /* PCI id before any context exists */
+  void (*versions)(ddp_versions *v);                       /* fills the fields of the libraries it loaded */
+  /* The copy bandwidth between every ordered pair of the n devices this process sees (see
+   * device_cuda_peer_matrix). */
+  ddp_result (*peer_matrix)(int n, size_t bytes, int iters, double *uni, double *bidir, int *peer);
+} device_entry;
+
+/* Entry i of the table (built-in first, then registered), NULL past the end. */
+const device_entry *device_at(int i);
+const device_entry *device_named(const char *name);
+/* The GPU device auto prefers (the first with is_gpu), NULL in a build without one; the first device without
+ * is_gpu (cpu) for when no GPU is visible. */
+const device_entry *device_gpu(void);
+const device_entry *device_host(void);
+/* --device's choices for the option layer: choice 0 is "auto" (value 0), choice i is entry i-1 (value i).
+ * Returns the value stored for choice i and sets *name, -1 past the end. device_chosen: the entry of a stored
+ * value, NULL for auto. */
+int device_choice(int i, const char **name);
+const device_entry *device_chosen(int value);
+/* Adds an entry at run time (tests: a device of their own). The entry must outlive the program's use of it.
+ * DDP_ERR_USAGE when the name is taken or the table is full. */
+ddp_result device_register(const device_entry *e);
+/* Every entry's versions() into v. */
+void devices_versions(ddp_versions *v);
+/* On a rank that sees no GPU device: the reasons this host has a GPU that cannot be used (an NVIDIA GPU on
+ * the PCI bus with the driver not loaded, a CUDA_VISIBLE_DEVICES that hides it, a build without CUDA), one
+ * per line into causes; returns their count (0: no such GPU here). Every vendor's check runs, whether or not
+ * its device is built. */
+int devices_not_used(char causes[][256], int max);
+
+/* ---- the built-in devices ---------------------------------------------------------------------------- */
 /* Creates the CPU device (OpenBLAS with `threads` threads; 0 = leave OpenBLAS's choice). */
 ddp_result device_cpu_create(ddp_device **out, int threads);
 /* Number of CUDA devices visible to this process (0 without a driver, a GPU or a CUDA build). Never fails. */
@@ -167,7 +209,7 @@ int device_cuda_probe(char *err, size_t n, int *runtime_version, int *driver_ver
 ddp_result device_cuda_peer_matrix(int n, size_t bytes, int iters, double *uni, double *bidir, int *peer);
 /* PCI bus id of a visible CUDA device before any context exists ("" without CUDA). */
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n);
-/* The CUDA driver, runtime and cuBLAS versions this process loaded (CUDA builds only: see registry.c). */
+/* The CUDA driver, runtime and cuBLAS versions this process loaded (CUDA builds only). */
 void device_cuda_versions(ddp_versions *v);
 
 #ifdef __cplusplus

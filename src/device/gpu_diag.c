@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "device.h"
+
 int gpu_diag_count_pci(void) {
   hwloc_topology_t t;
   if (hwloc_topology_init(&t) != 0) return -1;
@@ -162,4 +164,17 @@ int gpu_diag_explain(const gpu_diag_facts *f, char causes[][256], int max) {
           ngpu, ngpu == 1 ? "" : "s");
 #undef CAUSE
   return k;
+}
+
+int gpu_diag_nvidia_not_used(char causes[][256], int max) {
+  gpu_diag_facts f;
+  nvml_api api;
+  char why[128];
+  int have = nvml_open(&api, why, sizeof why), driver = 0;
+  gpu_diag_gather(&f, gpu_diag_count_pci(), have ? &api : NULL, why, "/dev");
+  if (have) nvml_close(&api);
+  f.cuda_count = device_cuda_probe(f.cuda_error, sizeof f.cuda_error, &f.runtime_cuda, &driver);
+  f.cuda_built = f.cuda_count >= 0;
+  if (driver) f.driver_cuda = driver; /* else NVML's figure stays */
+  return gpu_diag_explain(&f, causes, max);
 }

@@ -3,9 +3,10 @@
  * CUDA_VISIBLE_DEVICES empty or naming GPUs that do not exist, compute mode prohibited, MIG enabled without a
  * MIG device, no access to /dev/nvidia*, or a build without CUDA. The facts are gathered in one place
  * (gpu_diag_gather: environment, NVML, /dev, hwloc) and judged by a pure function (gpu_diag_explain), so
- * tests can state any combination. Nothing here prints, exits, or calls CUDA (the caller adds CUDA's view).
+ * tests can state any combination; gpu_diag_nvidia_not_used does both on this machine, with CUDA's own probe
+ * (device_cuda_probe). Nothing here prints or exits.
  *
- * defines: gpu_diag_facts, gpu_diag_gather, gpu_diag_count_pci, gpu_diag_explain */
+ * defines: gpu_diag_facts, gpu_diag_gather, gpu_diag_count_pci, gpu_diag_explain, gpu_diag_nvidia_not_used */
 #ifndef DDPBENCH_GPU_DIAG_H
 #define DDPBENCH_GPU_DIAG_H
 
@@ -51,6 +52,8 @@ void gpu_diag_gather(gpu_diag_facts *f, int nvidia_pci, const nvml_api *api, con
  * no NVIDIA GPU, or CUDA sees at least one). When none of the known causes fits, one cause quotes CUDA's
  * own error. */
 int gpu_diag_explain(const gpu_diag_facts *f, char causes[][256], int max);
+/* The whole diagnosis on this machine: gather (NVML, the PCI bus, /dev, CUDA's own probe), then explain. */
+int gpu_diag_nvidia_not_used(char causes[][256], int max);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
-/* versions.c: versions_collect(): what this process loaded. The device- and comm-side fields come from the
- * plug-ins themselves (registry.c); nothing here fails. */
+/* versions.c: versions_base(): what every build of this process loaded. The device- and comm-side fields come
+ * from the plug-ins themselves (devices.c, comms.c); nothing here fails. */
 #include "versions.h"
 
 #include <hwloc.h>
@@ -8,11 +8,10 @@
 
 #include "dist.h"
 #include "nvml_dl.h"
-#include "registry.h"
 
 char *openblas_get_config(void); /* OpenBLAS's cblas.h does not declare it in every release */
 
-void versions_collect(ddp_versions *v) {
+void versions_base(ddp_versions *v) {
   memset(v, 0, sizeof *v);
   snprintf(v->ddpbench, sizeof v->ddpbench, "%s", DDPBENCH_VERSION);
   snprintf(v->mpi, sizeof v->mpi, "%s", dist_mpi_version());
@@ -28,5 +27,4 @@ void versions_collect(ddp_versions *v) {
     nvml_driver_versions(&nvml, v->nvidia_driver, sizeof v->nvidia_driver, cuda_by_driver, sizeof cuda_by_driver);
     nvml_close(&nvml);
   }
-  registry_versions(v); /* each device and comm of this build: its own libraries */
 }

@@ -25,8 +25,10 @@ typedef struct {
   char nccl_library[512];  /* path of the libnccl actually loaded (dladdr) */
 } ddp_versions;
 
-/* Fills v for this process. Never fails: unknown fields are left "". */
-void versions_collect(ddp_versions *v);
+/* Fills v with what every build has (ddpbench, MPI, BLAS, hwloc, the NVIDIA driver through NVML). The device
+ * and comm plug-ins add their own libraries (devices_versions, comms_versions); cmd.h's cmd_versions does all
+ * three. Never fails: unknown fields are left "". */
+void versions_base(ddp_versions *v);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
  * validation only: nothing here measures, communicates or exits. */
 #include "findings.h"
 
-#include "result.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -30,7 +30,7 @@ void findings_free(finding_list *l) {
   memset(l, 0, sizeof *l);
 }
 
-static ddp_result findings_push(finding_list *l, const finding *f) {
+ddp_result findings_push(finding_list *l, const finding *f) {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 8;
     finding *v = realloc(l->v, (size_t)cap * sizeof *v);
@@ -42,11 +42,13 @@ static ddp_result findings_push(finding_list *l, const finding *f) {
   return DDP_OK;
 }
 
-ddp_result findings_add(finding_list *l, const char *check, finding_severity sev, finding_scope scope,
-                        const char *subject, double measured, double expected, const char *unit, const char *fmt,
-                        ...) {
+static ddp_result findings_vadd(finding_list *l, const char *host, int rank, const char *check, finding_severity sev,
+                                finding_scope scope, const char *subject, double measured, double expected,
+                                const char *unit, const char *fmt, va_list ap) {
   finding f;
   memset(&f, 0, sizeof f);
+  snprintf(f.host, sizeof f.host, "%s", host ? host : "");
+  f.rank = rank;
   snprintf(f.check, sizeof f.check, "%s", check ? check : "");
   f.severity = sev;
   f.scope = scope;
@@ -54,11 +56,28 @@ ddp_result findings_add(finding_list *l, const char *check, finding_severity sev
   f.measured = measured;
   f.expected = expected;
   snprintf(f.unit, sizeof f.unit, "%s", unit ? unit : "");
+  vsnprintf(f.text, sizeof f.text, fmt, ap);
+  return findings_push(l, &f);
+}
+
+ddp_result findings_add(finding_list *l, const char *check, finding_severity sev, finding_scope scope,
+                        const char *subject, double measured, double expected, const char *unit, const char *fmt,
+                        ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f.text, sizeof f.text, fmt, ap);
+  ddp_result r = findings_vadd(l, "", -1, check, sev, scope, subject, measured, expected, unit, fmt, ap);
   va_end(ap);
-  return findings_push(l, &f);
+  return r;
+}
+
+ddp_result findings_add_at(finding_list *l, const char *host, int rank, const char *check, finding_severity sev,
+                           finding_scope scope, const char *subject, double measured, double expected,
+                           const char *unit, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  ddp_result r = findings_vadd(l, host, rank, check, sev, scope, subject, measured, expected, unit, fmt, ap);
+  va_end(ap);
+  return r;
 }
 
 int findings_count(const finding_list *l, finding_severity at_least) {
@@ -79,14 +98,17 @@ int findings_exit_code(const finding_list *l) {
 }
 
 void findings_print(FILE *out, const finding_list *l) {
-  fprintf(out, "# findings (%d fail, %d warn, %d info)\n", findings_count(l, SEV_FAIL),
-          findings_count(l, SEV_WARN) - findings_count(l, SEV_FAIL),
-          l->n - findings_count(l, SEV_WARN));
-  if (l->n == 0) fprintf(out, "#   none\n");
+  int passed = 0;
+  for (int i = 0; i < l->n; i++) passed += l->v[i].passed;
+  fprintf(out, "# findings (%d fail, %d warn, %d info", findings_count(l, SEV_FAIL),
+          findings_count(l, SEV_WARN) - findings_count(l, SEV_FAIL), l->n - findings_count(l, SEV_WARN) - passed);
+  if (passed) fprintf(out, "; %d check%s passed, in the JSON", passed, passed == 1 ? "" : "s");
+  fprintf(out, ")\n");
+  if (l->n == passed) fprintf(out, "#   none\n");
   for (int sev = SEV_FAIL; sev >= SEV_INFO; sev--)
     for (int i = 0; i < l->n; i++) {
       const finding *f = &l->v[i];
-      if ((int)f->severity != sev) continue;
+      if ((int)f->severity != sev || f->passed) continue;
       fprintf(out, "#   %-4s  %-14s %-5s %-20s %s", sev_names[sev], f->check, scope_names[f->scope], f->subject,
               f->text);
       if (!isnan(f->measured)) {
@@ -109,10 +131,15 @@ cJSON *findings_json(const finding_list *l) {
     cJSON_AddStringToObject(o, "severity", sev_names[f->severity]);
     cJSON_AddStringToObject(o, "scope", scope_names[f->scope]);
     cJSON_AddStringToObject(o, "subject", f->subject);
-    cJSON_AddItemToObject(o, "measured", result_json_number(f->measured));
-    cJSON_AddItemToObject(o, "expected", result_json_number(f->expected));
+    if (f->host[0]) cJSON_AddStringToObject(o, "host", f->host);
+    else cJSON_AddNullToObject(o, "host");
+    if (f->rank >= 0) cJSON_AddNumberToObject(o, "rank", f->rank);
+    else cJSON_AddNullToObject(o, "rank");
+    cJSON_AddItemToObject(o, "measured", json_number(f->measured));
+    cJSON_AddItemToObject(o, "expected", json_number(f->expected));
     cJSON_AddStringToObject(o, "unit", f->unit);
     cJSON_AddStringToObject(o, "text", f->text);
+    if (f->passed) cJSON_AddTrueToObject(o, "passed");
     cJSON_AddItemToArray(a, o);
   }
   return a;
@@ -162,6 +189,18 @@ ddp_result findings_from_json(const cJSON *arr, finding_list *l, char *why, size
     if ((r = get_string(o, "text", i, f.text, sizeof f.text, why, wn)) != DDP_OK) return r;
     if ((r = get_number(o, "measured", i, &f.measured, why, wn)) != DDP_OK) return r;
     if ((r = get_number(o, "expected", i, &f.expected, why, wn)) != DDP_OK) return r;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "host"), *rk = cJSON_GetObjectItemCaseSensitive(o, "rank");
+    if (h && !cJSON_IsNull(h) && !cJSON_IsString(h)) return why_set(why, wn, "findings[%d].host: not a string or null", i);
+    if (cJSON_IsString(h)) snprintf(f.host, sizeof f.host, "%s", h->valuestring);
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(o, "passed");
+    if (ps && !cJSON_IsBool(ps)) return why_set(why, wn, "findings[%d].passed: not a boolean", i);
+    f.passed = cJSON_IsTrue(ps);
+    f.rank = -1;
+    if (rk && !cJSON_IsNull(rk)) {
+      if (!cJSON_IsNumber(rk) || rk->valuedouble < 0 || rk->valuedouble > (1 << 24) || rk->valuedouble != (int)rk->valuedouble)
+        return why_set(why, wn, "findings[%d].rank: not a rank or null", i);
+      f.rank = (int)rk->valuedouble;
+    }
     int s = finding_severity_parse(sev), sc = finding_scope_parse(scope);
     if (s < 0) return why_set(why, wn, "findings[%d].severity: \"%s\" is not info, warn or fail", i, sev);
     if (sc < 0) return why_set(why, wn, "findings[%d].scope: \"%s\" is not job, host, rank, gpu, link or pair", i, scope);

@@ -27,6 +27,11 @@ typedef struct {
   finding_severity severity;
   finding_scope scope;
   char subject[128];  /* what it is about: "job", "rank 3 (node07)", "node07", "GPU0-GPU1" */
+  char host[256];     /* the host it is about ("" for the job, a pair of hosts, a link between two): the
+                       * hosts' verdict (verdict.h) counts it against that host */
+  int rank;           /* the world rank it is about, -1 for none */
+  int passed;         /* an info finding that records a check that passed (its figure and the bound it met):
+                       * in the document, counted but not listed in the table */
   double measured, expected; /* NaN when the check has no number */
   char unit[16];      /* of measured and expected: "ms", "%", "GB/s", "" */
   char text[512];     /* one sentence a user can act on */
@@ -43,12 +48,19 @@ void findings_free(finding_list *l);
 ddp_result findings_add(finding_list *l, const char *check, finding_severity sev, finding_scope scope,
                         const char *subject, double measured, double expected, const char *unit, const char *fmt,
                         ...) __attribute__((format(printf, 9, 10)));
+/* As findings_add, about a host ("" for none) and a world rank (-1 for none). */
+ddp_result findings_add_at(finding_list *l, const char *host, int rank, const char *check, finding_severity sev,
+                           finding_scope scope, const char *subject, double measured, double expected,
+                           const char *unit, const char *fmt, ...) __attribute__((format(printf, 11, 12)));
+/* Appends a copy of f. */
+ddp_result findings_push(finding_list *l, const finding *f);
 /* Number of findings of at least this severity. */
 int findings_count(const finding_list *l, finding_severity at_least);
 /* The table: "# findings" then one "#  SEVERITY scope subject: text [measured vs expected unit]" line each,
  * worst first (stable within a severity); "#   none" when empty. */
 void findings_print(FILE *out, const finding_list *l);
-/* [{check, severity, scope, subject, measured, expected, unit, text}]; NULL when out of memory. */
+/* [{check, severity, scope, subject, host, rank, measured, expected, unit, text}] (host and rank null where
+ * none); NULL when out of memory. */
 cJSON *findings_json(const finding_list *l);
 /* Reads such an array back (appending to l). On bad input returns DDP_ERR_USAGE and puts the reason
  * ("findings[2].severity: \"bad\" is not info, warn or fail") in why. */

@@ -51,7 +51,7 @@ int report_hosts(FILE *out, const run_report *r, const finding_list *f, int stri
 }
 
 int report_peak_sustained(const run_report *r) {
-  return r->cfg && r->cfg->peak_seconds > 0 && r->device && !strcmp(r->device, "cuda");
+  return r->cfg && r->cfg->peak_seconds > 0 && r->device_is_gpu;
 }
 
 double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 0.0; }
@@ -471,7 +471,7 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
   for (int i = 0; i < n && e == DDP_OK; i++) {
     int s = who[i];
     snprintf(subject, sizeof subject, "rank %d (%s)", s, r->ranks[s].host);
-    e = findings_add(f, "straggler", SEV_FAIL, SCOPE_RANK, subject, meds[s], med_all, "ms",
+    e = findings_add_at(f, r->ranks[s].host, s, "straggler", SEV_FAIL, SCOPE_RANK, subject, meds[s], med_all, "ms",
                      "%s: median %s %+.1f %% over the job's median, robust z-score %.1f (named above %g %% and 3.5)",
                      phase_name(p), what, 100 * (meds[s] / med_all - 1), z[s], pct);
   }
@@ -480,7 +480,7 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
     if (rk != k) others_p90 = fmax(others_p90, st[rk].p90);
   if (e == DDP_OK && !n && W == 2 && ps->slowest_excess * 100 > pct && st[k].p10 > others_p90) {
     snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
-    e = findings_add(f, "slowest_rank", SEV_WARN, SCOPE_RANK, subject, st[k].median, med_all, "ms",
+    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_WARN, SCOPE_RANK, subject, st[k].median, med_all, "ms",
                      "%s: %s %+.1f %% over the median rank and beyond noise (its p10 %.3f ms > the other rank's p90 "
                      "%.3f ms); two ranks cannot tell which one is off",
                      phase_name(p), what, ps->slowest_excess * 100, st[k].p10, others_p90);
@@ -490,7 +490,7 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
     snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
     char zs[48] = "two ranks: no z-score";
     if (W >= 3) snprintf(zs, sizeof zs, "robust z-score %.1f", z[k]);
-    e = findings_add(f, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_all, "ms",
+    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_all, "ms",
                      "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is > %g %%, "
                      "> 3.5 and slower beyond its steps' noise)",
                      phase_name(p), what, ps->slowest_excess * 100, zs, pct);
@@ -510,7 +510,7 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
   for (int i = 0; s->weights_identical == 0 && i < s->nmismatch; i++) {
     const rank_info *ri = &r->ranks[s->mismatch[i]];
     snprintf(subject, sizeof subject, "rank %d (%s)", ri->rank, ri->host);
-    DDP_TRY(findings_add(f, "weights", SEV_FAIL, SCOPE_RANK, subject, NAN, NAN, "",
+    DDP_TRY(findings_add_at(f, ri->host, ri->rank, "weights", SEV_FAIL, SCOPE_RANK, subject, NAN, NAN, "",
                          "final weights (fnv1a64 %016llx) differ %s: silent data corruption or a non-deterministic "
                          "reduction", (unsigned long long)ri->checksum,
                          s->nmismatch == r->world ? "between ranks, with no majority to tell which is wrong"
@@ -529,7 +529,8 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
       break;
     }
     snprintf(subject, sizeof subject, "rank %d (%s)", ri->rank, ri->host);
-    DDP_TRY(findings_add(f, "nonfinite", SEV_FAIL, SCOPE_RANK, subject, (double)ri->nonfinite, 0, "values",
+    DDP_TRY(findings_add_at(f, ri->host, ri->rank, "nonfinite", SEV_FAIL, SCOPE_RANK, subject, (double)ri->nonfinite, 0,
+                            "values",
                          "final weights: %llu of %.0f values are NaN or infinite on this rank",
                          (unsigned long long)ri->nonfinite, nweights));
   }
@@ -641,65 +642,83 @@ cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
   return o;
 }
 
-/* The model's provenance part: header, config, environment, ranks, weights verdict. */
-static ddp_result report_model(const run_report *r, const run_summary *s, result_doc *m) {
-  const ddp_config *c = r->cfg;
-  m->schema_version = RESULT_SCHEMA_VERSION;
-  m->ddpbench_version = strdup(DDPBENCH_VERSION);
-  m->command_line = strdup(c->command_line);
-  m->start_time = strdup(r->start_time);
-  m->device = strdup(r->device);
-  m->comm = strdup(r->comm);
-  DDP_CHECK_ALLOC(m->ddpbench_version && m->command_line && m->start_time && m->device && m->comm);
-  m->world_size = r->world;
-  m->nodes = r->nodes;
-  const char *name;
-  char value[1100];
-  for (int i = 0; config_key_at(c, i, &name, value, sizeof value); i++) {
-    DDP_TRY(result_kv_push(&m->config, &m->nconfig, name, value));
+/* ---- records, straight from the summary ---------------------------------------------------------------
+ * The same records result_records_from_phases derives from a "phases" section (the reader's mapping for
+ * version 1 files): test_report checks that the two agree record for record. */
+static ddp_result phase_records_add(const run_report *r, const run_summary *s, int p, const char *group,
+                                    const int *rank_of, const char *const *host_of, result_doc *d) {
+  const char *phase = phase_name((ddp_phase)p);
+  const phase_data *pd = &r->phases[p];
+  const phase_summary *ps = &s->ph[p];
+  DDP_TRY(result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, ps->step.median, &ps->step, NULL, 0, NULL));
+  DDP_TRY(result_add(d, phase, group, "samples_per_s", "1/s", BETTER_HIGHER, ps->samples_per_s, NULL, NULL, 0, NULL));
+  if (p != PHASE_COMM) {
+    DDP_TRY(result_add(d, phase, group, "tflops_per_rank", "TFLOP/s", BETTER_HIGHER, ps->tflops_per_rank, NULL, NULL, 0, NULL));
+    DDP_TRY(result_add(d, phase, group, "mfu_measured_peak", "", BETTER_HIGHER, ps->mfu_measured, NULL, NULL, 0, NULL));
+    DDP_TRY(result_add(d, phase, group, "mfu_table_peak", "", BETTER_HIGHER, ps->mfu_table, NULL, NULL, 0, NULL));
+  } else {
+    DDP_TRY(result_add(d, phase, group, "algbw_gbs", "GB/s", BETTER_HIGHER, ps->algbw, NULL, NULL, 0, NULL));
+    DDP_TRY(result_add(d, phase, group, "busbw_gbs", "GB/s", BETTER_HIGHER, ps->busbw, NULL, NULL, 0, NULL));
   }
-  DDP_TRY(result_env_collect(m));
-  m->ranks = calloc((size_t)r->world, sizeof *m->ranks);
-  DDP_CHECK_ALLOC(m->ranks);
-  m->nranks = r->world;
-  for (int i = 0; i < r->world; i++) {
-    const rank_info *ri = &r->ranks[i];
-    result_rank *x = &m->ranks[i];
-    x->rank = ri->rank;
-    x->local_rank = ri->local_rank;
-    x->node = ri->node_index;
-    x->pid = ri->pid;
-    x->host = strdup(ri->host);
-    x->device_name = strdup(ri->dev.name);
-    x->pci_bus_id = strdup(ri->dev.pci_bus_id);
-    DDP_CHECK_ALLOC(x->host && x->device_name && x->pci_bus_id);
-    x->ordinal = ri->dev.ordinal;
-    x->memory_bytes = (double)ri->dev.memory;
-    x->gemm_tflops = ri->gemm_tflops;
-    const char *fname, *fval;
-    for (int f = 0; (fval = envcheck_version_field(&ri->ver, f, &fname)) != NULL; f++) {
-      DDP_TRY(result_kv_push(&x->versions, &x->nversions, fname, fval));
-    }
-    if (ri->checksum_valid) {
-      x->weights_checksum = malloc(17);
-      DDP_CHECK_ALLOC(x->weights_checksum);
-      snprintf(x->weights_checksum, 17, "%016llx", (unsigned long long)ri->checksum);
-    }
+  for (int rk = 0; rk < r->world; rk++) {
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", rank_of ? rank_of[rk] : rk);
+    const char *host = host_of && host_of[rk] ? host_of[rk] : "";
+    DDP_TRY(result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, ps->rank_step[rk].median, &ps->rank_step[rk],
+                       pd->step_ms + (size_t)rk * pd->steps, pd->steps, "rank", rank, "host", host, NULL));
+    if (ps->rank_compute[rk].n)
+      DDP_TRY(result_add(d, phase, group, "compute_ms", "ms", BETTER_LOWER, ps->rank_compute[rk].median,
+                         &ps->rank_compute[rk], NULL, 0, "rank", rank, "host", host, NULL));
   }
-  m->weights_identical = s->weights_identical;
-  if (s->weights_identical >= 0) {
-    m->weights_checksum = malloc(17);
-    DDP_CHECK_ALLOC(m->weights_checksum);
-    snprintf(m->weights_checksum, 17, "%016llx", (unsigned long long)r->ranks[0].checksum);
+  for (int k = 0; k < ps->nrows; k++) {
+    char bytes[32];
+    snprintf(bytes, sizeof bytes, "%zu", ps->rows[k].bytes);
+    const char *type = dtype_name(r->comm_type);
+    DDP_TRY(result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, ps->rows[k].time_us, NULL, NULL, 0,
+                       "bytes", bytes, "type", type, NULL));
+    DDP_TRY(result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].algbw, NULL, NULL, 0,
+                       "bytes", bytes, "type", type, NULL));
+    DDP_TRY(result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].busbw, NULL, NULL, 0,
+                       "bytes", bytes, "type", type, NULL));
+  }
+  int total = pd->warmup + pd->steps;
+  if (pd->loss && total > 0)
+    DDP_TRY(result_add(d, phase, group, "loss", "", BETTER_NONE, pd->loss[total - 1], NULL, pd->loss, total, NULL));
+  if (pd->scale && total > 0) {
+    double *v = malloc((size_t)total * sizeof *v);
+    DDP_CHECK_ALLOC(v);
+    int skipped = 0;
+    for (int st = 0; st < total; st++) v[st] = pd->scale[st], skipped += pd->skipped[st] != 0;
+    ddp_result e = result_add(d, phase, group, "loss_scale", "", BETTER_NONE, v[total - 1], NULL, v, total, NULL);
+    free(v);
+    DDP_TRY(e);
+    DDP_TRY(result_add(d, phase, group, "skipped_steps", "", BETTER_LOWER, skipped, NULL, NULL, 0, NULL));
   }
   return DDP_OK;
 }
 
-ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out) {
-  *out = NULL;
-  /* The run-wide figures and phase sections first, into a scratch object the records are derived from. */
+ddp_result report_records(const run_report *r, const run_summary *s, const char *group, const int *rank_of,
+                          const char *const *host_of, int job, result_doc *d) {
+  for (int p = 0; p < PHASE_COUNT; p++)
+    if (s->ph[p].present) DDP_TRY(phase_records_add(r, s, p, group, rank_of, host_of, d));
+  if (!job) return DDP_OK;
+  for (int i = 0; i < r->world; i++) {
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", rank_of ? rank_of[i] : i);
+    DDP_TRY(result_add(d, "gemm", group, "gemm_tflops", "TFLOP/s", BETTER_HIGHER, r->ranks[i].gemm_tflops, NULL, NULL,
+                       0, "rank", rank, "host", host_of && host_of[i] ? host_of[i] : "", NULL));
+  }
+  DDP_TRY(result_add(d, "gemm", group, "measured_peak_tflops", "TFLOP/s", BETTER_HIGHER, s->measured_peak_tflops, NULL,
+                     NULL, 0, NULL));
+  DDP_TRY(result_add(d, "job", group, "scaling_efficiency", "", BETTER_HIGHER, s->scaling_efficiency, NULL, NULL, 0, NULL));
+  DDP_TRY(result_add(d, "job", group, "exposed_comm_ms", "ms", BETTER_LOWER, s->exposed_comm_ms, NULL, NULL, 0, NULL));
+  DDP_TRY(result_add(d, "job", group, "hidden_comm_fraction", "", BETTER_HIGHER, s->hidden_fraction, NULL, NULL, 0, NULL));
+  return DDP_OK;
+}
+
+cJSON *report_sections(const run_report *r, const run_summary *s) {
   cJSON *legacy = cJSON_CreateObject();
-  if (!legacy) return DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
+  if (!legacy) return NULL;
   cJSON *bk = cJSON_AddObjectToObject(legacy, "buckets");
   cJSON_AddNumberToObject(bk, "count", r->plan->nbuckets);
   cJSON *bytes = cJSON_AddArrayToObject(bk, "bytes");
@@ -722,34 +741,33 @@ ddp_result report_json(const run_report *r, const run_summary *s, const finding_
     cJSON *mm = cJSON_AddArrayToObject(legacy, "weights_mismatched_ranks");
     for (int i = 0; i < s->nmismatch; i++) cJSON_AddItemToArray(mm, cJSON_CreateNumber(s->mismatch[i]));
   }
-  if (r->topology) cJSON_AddItemReferenceToObject(legacy, "topology", r->topology);
+  if (r->topology) cJSON_AddItemToObject(legacy, "topology", cJSON_Duplicate(r->topology, 1)); /* outlives r */
+  return legacy;
+}
 
-  result_doc m;
-  result_init(&m);
-  char why[300] = "";
-  ddp_result res = report_model(r, s, &m);
-  if (res == DDP_OK && result_records_from_phases(legacy, "world", &m, why, sizeof why) != DDP_OK)
-    res = DDP_FAIL(DDP_ERR_INTERNAL, "the result document does not read back: %s", why);
-  for (int i = 0; res == DDP_OK && r->extra && i < r->extra->nrecords; i++) /* the sweep's records */
-    res = result_add_record(&m, &r->extra->records[i]);
-  for (int i = 0; res == DDP_OK && findings && i < findings->n; i++) {
-    const finding *f = &findings->v[i];
-    res = findings_add(&m.findings, f->check, f->severity, f->scope, f->subject, f->measured, f->expected, f->unit,
-                       "%s", f->text);
+ddp_result report_doc_fill(const run_report *r, const run_summary *s, result_doc *m) {
+  for (int i = 0; i < r->world && i < m->nranks; i++) {
+    const rank_info *ri = &r->ranks[i];
+    result_rank *x = &m->ranks[i];
+    x->gemm_tflops = ri->gemm_tflops;
+    if (ri->checksum_valid) {
+      x->weights_checksum = malloc(17);
+      DDP_CHECK_ALLOC(x->weights_checksum);
+      snprintf(x->weights_checksum, 17, "%016llx", (unsigned long long)ri->checksum);
+    }
   }
-  cJSON *doc = res == DDP_OK ? cJSON_CreateObject() : NULL;
-  if (res == DDP_OK && !doc) res = DDP_FAIL(DDP_ERR_JSON, "cannot create the JSON document");
-  if (res == DDP_OK) res = result_to_json(&m, doc);
-  result_free(&m);
-  while (res == DDP_OK && legacy->child) { /* then the sections, after the model's keys */
-    cJSON *x = cJSON_DetachItemViaPointer(legacy, legacy->child);
-    cJSON_AddItemToObject(doc, x->string, x);
+  m->weights_identical = s->weights_identical;
+  if (s->weights_identical >= 0) {
+    m->weights_checksum = malloc(17);
+    DDP_CHECK_ALLOC(m->weights_checksum);
+    snprintf(m->weights_checksum, 17, "%016llx", (unsigned long long)r->ranks[0].checksum);
   }
-  cJSON_Delete(legacy);
-  if (res != DDP_OK) {
-    cJSON_Delete(doc);
-    return res;
-  }
-  *out = doc;
+  const char **hosts = calloc((size_t)r->world + 1, sizeof *hosts);
+  DDP_CHECK_ALLOC(hosts);
+  for (int i = 0; i < r->world; i++) hosts[i] = i < m->nranks ? m->ranks[i].host : r->ranks[i].host;
+  ddp_result e = report_records(r, s, "world", NULL, hosts, 1, m);
+  free(hosts);
+  DDP_TRY(e);
+  for (int i = 0; r->extra && i < r->extra->nrecords; i++) DDP_TRY(result_add_record(m, &r->extra->records[i]));
   return DDP_OK;
 }

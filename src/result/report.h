@@ -51,6 +51,7 @@ typedef struct {
   const ddp_config *cfg;
   int world, nodes;
   const char *device, *comm; /* resolved kinds */
+  int device_is_gpu;         /* the device's table entry says is_gpu (the measured peak is then sustained) */
   const rank_info *ranks;    /* [world] */
   phase_data phases[PHASE_COUNT];
   const bucket_plan *plan;
@@ -121,9 +122,19 @@ int report_hosts(FILE *out, const run_report *r, const finding_list *f, int stri
 int report_peak_sustained(const run_report *r);
 /* One phase's section of the document ("phases"."ddp": statistics, per rank, per bucket size, loss). */
 cJSON *report_phase_json(const run_report *r, const run_summary *s, int p);
-/* The result document (result.h's model, schema_version RESULT_SCHEMA_VERSION, plus the "phases" section
- * the records are derived from), with the run's findings (may be NULL). Caller frees with cJSON_Delete. */
-ddp_result report_json(const run_report *r, const run_summary *s, const finding_list *findings, cJSON **out);
+/* The records of the phases that ran, over `group`, appended to d: labels rank (rank_of[i], or i when NULL)
+ * and host (host_of[i]) per group rank i; with job, also each rank's GEMM figure and the job-wide figures
+ * (measured peak, scaling efficiency, exposed and hidden communication). Records are built from the summary
+ * directly: no document is written and read back. */
+ddp_result report_records(const run_report *r, const run_summary *s, const char *group, const int *rank_of,
+                          const char *const *host_of, int job, result_doc *d);
+/* The run's detail sections of the JSON document, after the model's keys: buckets, the per-step figures,
+ * "phases" (per rank, raw step times, the loss), scaling, the weights' mismatched ranks and "topology".
+ * NULL when out of memory. */
+cJSON *report_sections(const run_report *r, const run_summary *s);
+/* Into m (whose provenance the skeleton built): each rank's GEMM figure and weights checksum, the weights
+ * verdict, the world's records and those of r->extra (the sweep, the groups). */
+ddp_result report_doc_fill(const run_report *r, const run_summary *s, result_doc *m);
 
 #ifdef __cplusplus
 }

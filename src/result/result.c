@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "input_file.h"
+#include "json.h"
 
 extern char **environ;
 
@@ -17,7 +18,19 @@ extern char **environ;
 void result_init(result_doc *d) {
   memset(d, 0, sizeof *d);
   d->weights_identical = -1;
+  d->end_epoch = NAN;
   findings_init(&d->findings);
+}
+
+ddp_result result_failed_host_add(result_doc *d, const char *host) {
+  for (int i = 0; i < d->nfailed_hosts; i++)
+    if (!strcmp(d->failed_hosts[i], host)) return DDP_OK;
+  char **v = realloc(d->failed_hosts, (size_t)(d->nfailed_hosts + 1) * sizeof *v);
+  DDP_CHECK_ALLOC(v);
+  d->failed_hosts = v;
+  DDP_CHECK_ALLOC(v[d->nfailed_hosts] = strdup(host));
+  d->nfailed_hosts++;
+  return DDP_OK;
 }
 
 static void kv_free(result_kv *kv, int n) {
@@ -38,6 +51,10 @@ static void record_free(result_record *r) {
 }
 
 void result_free(result_doc *d) {
+  free(d->kind);
+  free(d->source_kind);
+  for (int i = 0; i < d->nfailed_hosts; i++) free(d->failed_hosts[i]);
+  free(d->failed_hosts);
   free(d->ddpbench_version);
   free(d->command_line);
   free(d->start_time);
@@ -62,6 +79,7 @@ void result_free(result_doc *d) {
 }
 
 static char *dup_or_empty(const char *s) { return strdup(s ? s : ""); }
+static double finite_or_nan(double v) { return isfinite(v) ? v : NAN; }
 
 static int kv_cmp(const void *a, const void *b) {
   return strcmp(((const result_kv *)a)->key, ((const result_kv *)b)->key);
@@ -74,6 +92,7 @@ ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *v
   *kv = v;
   v[*n].key = strdup(key);
   v[*n].value = strdup(value);
+  v[*n].text = 0;
   if (!v[*n].key || !v[*n].value) {
     free(v[*n].key);
     free(v[*n].value);
@@ -98,9 +117,13 @@ ddp_result result_add_record(result_doc *d, const result_record *rec) {
   r->metric = dup_or_empty(rec->metric);
   r->unit = dup_or_empty(rec->unit);
   r->better = rec->better;
-  r->value = rec->value;
+  /* non-finite figures are NaN ("could not tell"), as the file has them (null): the model a run writes from is
+   * the model a reader gets back */
+  r->value = finite_or_nan(rec->value);
   r->has_stats = rec->has_stats;
   r->stats = rec->stats;
+  double *st[] = {&r->stats.median, &r->stats.p10, &r->stats.p90, &r->stats.min, &r->stats.max, &r->stats.mean};
+  for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) *st[i] = finite_or_nan(*st[i]);
   d->nrecords++; /* from here on result_free frees what was copied */
   if (!r->measurement || !r->group || !r->metric || !r->unit) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   for (int i = 0; i < rec->nlabels; i++) DDP_TRY(result_kv_push(&r->labels, &r->nlabels, rec->labels[i].key, rec->labels[i].value));
@@ -108,7 +131,7 @@ ddp_result result_add_record(result_doc *d, const result_record *rec) {
   if (rec->nsamples > 0) {
     r->samples = malloc((size_t)rec->nsamples * sizeof(double));
     DDP_CHECK_ALLOC(r->samples);
-    memcpy(r->samples, rec->samples, (size_t)rec->nsamples * sizeof(double));
+    for (int i = 0; i < rec->nsamples; i++) r->samples[i] = finite_or_nan(rec->samples[i]);
     r->nsamples = rec->nsamples;
   }
   return DDP_OK;
@@ -211,17 +234,7 @@ ddp_result result_env_collect(result_doc *d) {
 }
 
 /* ---- writer ------------------------------------------------------------------------------------- */
-cJSON *result_json_number(double v) {
-  if (!isfinite(v)) return cJSON_CreateNull();
-  /* cJSON prints 15 significant digits when they compare equal within its epsilon, which loses the last
-   * bits (0.1 + 0.2 comes back as 0.3): print the shortest text that reads back as the same double. */
-  char text[40];
-  for (int digits = 15; digits <= 17; digits++) {
-    snprintf(text, sizeof text, "%.*g", digits, v);
-    if (strtod(text, NULL) == v) break;
-  }
-  return cJSON_CreateRaw(text);
-}
+cJSON *result_json_number(double v) { return json_number(v); }
 #define num result_json_number
 
 cJSON *result_stats_json(const ddp_stats *st) {
@@ -239,8 +252,10 @@ cJSON *result_stats_json(const ddp_stats *st) {
 
 /* Config values keep their JSON types: booleans, numbers (exactly representable: up to 2^53), text.
  * Keys whose values are names or paths stay text even when they look like numbers. */
-static cJSON *config_value(const char *key, const char *value) {
+static cJSON *config_value(const result_kv *kv) {
   static const char *text_keys[] = {"json", "phases", "topo_xml", "config_file", "failed_hosts"};
+  const char *key = kv->key, *value = kv->value;
+  if (kv->text) return cJSON_CreateString(value);
   for (size_t i = 0; i < sizeof text_keys / sizeof text_keys[0]; i++)
     if (strcmp(key, text_keys[i]) == 0) return cJSON_CreateString(value);
   if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0) return cJSON_CreateBool(value[0] == 't');
@@ -276,12 +291,14 @@ static cJSON *record_json(const result_record *r) {
 
 ddp_result result_to_json(const result_doc *d, cJSON *doc) {
   cJSON_AddNumberToObject(doc, "schema_version", RESULT_SCHEMA_VERSION);
+  cJSON_AddStringToObject(doc, "kind", d->kind ? d->kind : "run");
+  if (d->source_kind) cJSON_AddStringToObject(doc, "source_kind", d->source_kind);
   cJSON_AddStringToObject(doc, "ddpbench_version", d->ddpbench_version ? d->ddpbench_version : "");
   cJSON_AddStringToObject(doc, "command_line", d->command_line ? d->command_line : "");
   cJSON_AddStringToObject(doc, "start_time", d->start_time ? d->start_time : "");
   cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
   for (int i = 0; cfg && i < d->nconfig; i++)
-    cJSON_AddItemToObject(cfg, d->config[i].key, config_value(d->config[i].key, d->config[i].value));
+    cJSON_AddItemToObject(cfg, d->config[i].key, config_value(&d->config[i]));
   cJSON_AddStringToObject(doc, "device", d->device ? d->device : "");
   cJSON_AddStringToObject(doc, "comm", d->comm ? d->comm : "");
   cJSON_AddNumberToObject(doc, "world_size", d->world_size);
@@ -317,7 +334,9 @@ ddp_result result_to_json(const result_doc *d, cJSON *doc) {
   for (int i = 0; recs && i < d->nrecords; i++) cJSON_AddItemToArray(recs, record_json(&d->records[i]));
   cJSON *f = findings_json(&d->findings);
   if (f) cJSON_AddItemToObject(doc, "findings", f);
-  if (!ranks || !recs || !f || !cfg) return DDP_FAIL(DDP_ERR_JSON, "out of memory building the JSON document");
+  cJSON *fh = cJSON_AddArrayToObject(doc, "failed_hosts");
+  for (int i = 0; fh && i < d->nfailed_hosts; i++) cJSON_AddItemToArray(fh, cJSON_CreateString(d->failed_hosts[i]));
+  if (!ranks || !recs || !f || !cfg || !fh) return DDP_FAIL(DDP_ERR_JSON, "out of memory building the JSON document");
   return DDP_OK;
 }
 
@@ -407,6 +426,7 @@ static ddp_result rd_kv(rd *c, const cJSON *o, const char *path, int strings_onl
     } else
       return bad(c, "%s.%s: not a string, number or boolean", path, x->string);
     if (result_kv_push(kv, n, x->string, v) != DDP_OK) return bad(c, "out of host memory");
+    (*kv)[*n - 1].text = cJSON_IsString(x);
   }
   return DDP_OK;
 }
@@ -663,6 +683,24 @@ static ddp_result v1_findings(rd *c, const result_doc *dd, const cJSON *doc, fin
   return DDP_OK;
 }
 
+static const char *const KINDS[] = {"run", "accept", "collectives", "doctor", "export"};
+
+int result_kind_known(const char *kind) {
+  for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
+    if (!strcmp(kind, KINDS[i])) return 1;
+  return 0;
+}
+
+/* Version 2 files said what made them only through their content: a collectives sweep recorded
+ * config.subcommand, an acceptance run its "accept" records; the rest were runs. */
+const char *result_kind_infer(const result_doc *d, const cJSON *doc) {
+  const cJSON *sub = item(item(doc, "config"), "subcommand");
+  if (cJSON_IsString(sub) && !strcmp(sub->valuestring, "collectives")) return "collectives";
+  for (int i = 0; i < d->nrecords; i++)
+    if (!strcmp(d->records[i].measurement, "accept")) return "accept";
+  return "run";
+}
+
 ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t whylen) {
   rd c = {why, whylen};
   if (!cJSON_IsObject(doc)) return bad(&c, "not a JSON object, so not a ddpbench result");
@@ -674,6 +712,9 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
     return bad(&c, "schema_version %g is not one this ddpbench reads (1 to %d): a newer ddpbench wrote it?",
                sv->valuedouble, RESULT_SCHEMA_VERSION);
   d->schema_version = (int)sv->valuedouble;
+  RD_TRY(rd_string(&c, doc, "", "kind", d->schema_version >= 3, &d->kind));
+  RD_TRY(rd_string(&c, doc, "", "source_kind", 0, &d->source_kind));
+  if (d->kind && !result_kind_known(d->kind)) return bad(&c, "kind: \"%s\" is not a kind of ddpbench result", d->kind);
   RD_TRY(rd_string(&c, doc, "", "ddpbench_version", 1, &d->ddpbench_version));
   RD_TRY(rd_string(&c, doc, "", "command_line", 1, &d->command_line));
   RD_TRY(rd_string(&c, doc, "", "start_time", 1, &d->start_time));
@@ -704,15 +745,26 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
 
   if (d->schema_version == 1) {
     RD_TRY(v1_records(&c, doc, "world", d));
-    return v1_findings(&c, d, doc, &d->findings);
+    RD_TRY(v1_findings(&c, d, doc, &d->findings));
+    d->kind = strdup("run");
+    return d->kind ? DDP_OK : bad(&c, "out of host memory");
   }
   const cJSON *recs = item(doc, "records");
   if (!cJSON_IsArray(recs)) return bad(&c, "records: %s", recs ? "not an array" : "missing");
   i = 0;
   for (const cJSON *x = recs->child; x; x = x->next, i++) RD_TRY(rd_record(&c, x, i, d));
+  const cJSON *fh = item(doc, "failed_hosts");
+  if (fh && !cJSON_IsArray(fh)) return bad(&c, "failed_hosts: not an array");
+  i = 0;
+  for (const cJSON *x = fh ? fh->child : NULL; x; x = x->next, i++) {
+    if (!cJSON_IsString(x)) return bad(&c, "failed_hosts[%d]: not a string", i);
+    if (result_failed_host_add(d, x->valuestring) != DDP_OK) return bad(&c, "out of host memory");
+  }
   const cJSON *f = item(doc, "findings");
   if (!f) return bad(&c, "findings: missing");
-  return findings_from_json(f, &d->findings, why, whylen);
+  RD_TRY(findings_from_json(f, &d->findings, why, whylen));
+  if (!d->kind) d->kind = strdup(result_kind_infer(d, doc));
+  return d->kind ? DDP_OK : bad(&c, "out of host memory");
 }
 
 cJSON *result_records_json(const result_doc *d) {

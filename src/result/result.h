@@ -29,13 +29,15 @@
 extern "C" {
 #endif
 
-/* Version written. 1: no "records", no "findings" (read: records derived from "phases"). 2: both added. */
-#define RESULT_SCHEMA_VERSION 2
+/* Version written. 1: no "records", no "findings" (read: records derived from "phases"). 2: both added.
+ * 3: "kind" (and "source_kind" for an export), "failed_hosts"; "phases" only in a run's document. */
+#define RESULT_SCHEMA_VERSION 3
 
 typedef enum { BETTER_NONE = 0, BETTER_LOWER, BETTER_HIGHER } result_better;
 
 typedef struct {
   char *key, *value;
+  int text; /* config values: 1 = a string in the JSON whatever it looks like (an option of type text) */
 } result_kv;
 
 /* One figure. Owned strings; labels sorted by key (so that two records compare label by label). */
@@ -69,6 +71,8 @@ typedef struct {
 
 typedef struct {
   int schema_version; /* as read (RESULT_SCHEMA_VERSION when built by a run) */
+  char *kind;         /* what made it: "run", "accept", "collectives", "doctor", "export" (result_kind_*) */
+  char *source_kind;  /* export: the kind of the document it was made from; else NULL */
   char *ddpbench_version, *command_line, *start_time;
   char *device, *comm;
   int world_size, nodes;
@@ -83,10 +87,15 @@ typedef struct {
   finding_list findings;
   int weights_identical; /* 1, 0, or -1 when not verified */
   char *weights_checksum; /* the majority's, or NULL */
+  char **failed_hosts;    /* the hosts to drain (verdict.h fills it), in the order found */
+  int nfailed_hosts;
+  double end_epoch;       /* when the results were complete (seconds since 1970); NaN when not known */
 } result_doc;
 
 void result_init(result_doc *d);
 void result_free(result_doc *d);
+/* Appends a copy of host to d's failing hosts (once). */
+ddp_result result_failed_host_add(result_doc *d, const char *host);
 
 /* Appends a deep copy of rec (labels are sorted in the copy). */
 ddp_result result_add_record(result_doc *d, const result_record *rec);
@@ -102,6 +111,11 @@ const char *result_record_label(const result_record *rec, const char *key);
 const result_record *result_find(const result_doc *d, const char *measurement, const char *group,
                                  const char *metric, ...);
 const char *result_better_name(result_better b);
+
+/* 1 when kind is one of "run", "accept", "collectives", "doctor", "export". */
+int result_kind_known(const char *kind);
+/* The kind of a version 2 document that does not say it (from its content). */
+const char *result_kind_infer(const result_doc *d, const cJSON *doc);
 
 /* Adds the model's keys to doc (schema_version, provenance, config, environment, ranks, records, findings,
  * weights verdict). Other keys already in doc (phases, topology, ...) are left alone. */

@@ -1,6 +1,7 @@
 /* dist.c: MPI start-up (rank, local rank, host identity), the host-side collectives used to gather
  * results, and the abort path. All MPI calls are checked; failures are returned with rank and host. */
 #include "dist.h"
+#include "testhooks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,14 @@ ddp_result dist_init(int *argc, char ***argv, ddp_dist *d) {
   }
   free(leaders);
   return DDP_OK;
+}
+
+void dist_emulate_nodes(ddp_dist *d) {
+  int k = testhook_int(HOOK_RANKS_PER_NODE, 0);
+  if (k <= 0) return;
+  d->node_index = d->rank / k;
+  d->node_count = (d->size + k - 1) / k;
+  snprintf(d->host, sizeof d->host, "node%02d", d->node_index);
 }
 
 void dist_finalize(ddp_dist *d) {

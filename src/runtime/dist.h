@@ -33,6 +33,11 @@ ddp_result mpi_fail(int err, const char *call, const char *file, int line);
 
 /* Starts MPI (MPI_THREAD_MULTIPLE required: fails without it), fills d, sets the rank/host identity for error lines. */
 ddp_result dist_init(int *argc, char ***argv, ddp_dist *d);
+/* The test hook DDPBENCH_TEST_RANKS_PER_NODE=K (testhooks.h): every K consecutive ranks are one node, named
+ * nodeNN, as measurements, groups and reports see nodes (node_index, node_count, host). The node communicator,
+ * local_rank and local_size stay the machine's (they order what shares one machine: barriers, GPUs). No-op
+ * when unset. */
+void dist_emulate_nodes(ddp_dist *d);
 /* Frees the node communicator and finalizes MPI. */
 void dist_finalize(ddp_dist *d);
 /* Ends every rank of the job with this exit code; never returns. The only exit path for runtime errors. */

@@ -1,6 +1,6 @@
 /* preflight.c: the checks every rank agrees on right after MPI starts and before any work: that each rank
- * parsed its command line and config file, that all ranks run the same configuration, and that every file
- * the job will write can be written. One collective (an allgather of a small record per rank, plus a gather
+ * parsed its command line and config file, that all ranks run the same options, and that every file the job
+ * will write can be written (the caller's check). One collective (an allgather of a small record per rank, plus a gather
  * of the configuration text when the hashes differ); rank 0 prints every rank's error, grouped, so that an
  * error seen by one rank alone is never lost. Never starts work, never exits: it returns DDP_ERR_USAGE on
  * every rank alike, or DDP_OK on every rank alike. */
@@ -10,27 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic_file.h"
-#include "topo.h"
 
 typedef struct {
   int failed;
   uint64_t hash;
+  char command[32]; /* the subcommand this rank runs */
   char host[64];
   char msg[1400];
 } rank_check;
-
-/* The outputs this rank writes: --json, --failed-hosts, --prom and --csv on rank 0, the host's hwloc XML on each host's local
- * rank 0. */
-static int outputs_check(const ddp_dist *d, const ddp_config *cfg, char *err, size_t errn) {
-  if (d->rank == 0 && cfg->json[0] && atomic_file_check(cfg->json, cfg->force, err, errn) != DDP_OK) return -1;
-  const char *rank0_files[] = {cfg->json, cfg->failed_hosts, cfg->prom, cfg->csv};
-  for (size_t i = 1; d->rank == 0 && i < sizeof rank0_files / sizeof rank0_files[0]; i++)
-    if (rank0_files[i][0] && atomic_file_check(rank0_files[i], cfg->force, err, errn) != DDP_OK) return -1;
-  if (d->local_rank == 0 && cfg->topo_xml[0] && topo_xml_dir_check(d, cfg->topo_xml, cfg->force, err, errn) != 0)
-    return -1;
-  return 0;
-}
 
 /* Rank 0: one line per distinct message, naming the ranks that reported it (or none when all did). */
 static void errors_print(const rank_check *all, int world) {
@@ -64,12 +51,14 @@ static void errors_print(const rank_check *all, int world) {
 
 #define TEXT_MAX 8192
 
-static void config_text(const ddp_config *cfg, char *buf, size_t n) {
+static void config_text(const opt_set *s, char *buf, size_t n) {
   const char *name;
   char value[1100];
   size_t o = 0;
   buf[0] = 0;
-  for (int i = 0; config_key_at(cfg, i, &name, value, sizeof value) && o < n; i++) {
+  const opt_spec *k;
+  for (int i = 0; opt_key_at(s, i, &name, value, sizeof value, &k) && o < n; i++) {
+    if (k->flags & OPT_NO_HASH) continue;
     int w = snprintf(buf + o, n - o, "%s=%s\n", name, value);
     if (w < 0) break;
     o += (size_t)w;
@@ -96,10 +85,10 @@ static const char *text_value(const char *text, const char *key, char *out, size
 }
 
 /* Every rank whose hash differs from rank 0's: rank 0 prints its keys that differ. */
-static ddp_result mismatch_report(const ddp_dist *d, const ddp_config *cfg, const rank_check *all) {
+static ddp_result mismatch_report(const ddp_dist *d, const opt_set *s, const rank_check *all) {
   char *mine = malloc(TEXT_MAX), *texts = NULL;
   DDP_CHECK_ALLOC(mine);
-  config_text(cfg, mine, TEXT_MAX);
+  config_text(s, mine, TEXT_MAX);
   if (d->rank == 0) texts = malloc((size_t)d->size * TEXT_MAX);
   if (d->rank == 0 && !texts) {
     free(mine);
@@ -114,8 +103,9 @@ static ddp_result mismatch_report(const ddp_dist *d, const ddp_config *cfg, cons
   if (d->rank != 0) return DDP_OK;
   int nbad = 0;
   for (int r = 1; r < d->size; r++) nbad += all[r].hash != all[0].hash;
-  fprintf(stderr, "ddpbench: the ranks do not run the same configuration (%d of %d differ from rank 0; give every "
-                  "rank the same options and config file)\n", nbad, d->size);
+  fprintf(stderr, "ddpbench: the ranks do not run the same %s%s options (%d of %d differ from rank 0; give every "
+                  "rank the same options and config file)\n", s->command ? "ddpbench " : "", s->command ? s->command : "training",
+          nbad, d->size);
   const char *name;
   char v0[1100], v[1100];
   for (int r = 1, shown = 0; r < d->size && shown < 16; r++) {
@@ -125,7 +115,9 @@ static ddp_result mismatch_report(const ddp_dist *d, const ddp_config *cfg, cons
     size_t o = 0;
     o += (size_t)snprintf(line + o, sizeof line - o, "ddpbench: rank %d (host %s) differs from rank 0 in:", r,
                           all[r].host);
-    for (int i = 0; config_key_at(cfg, i, &name, v0, sizeof v0) && o < sizeof line; i++) {
+    const opt_spec *k;
+    for (int i = 0; opt_key_at(s, i, &name, v0, sizeof v0, &k) && o < sizeof line; i++) {
+      if (k->flags & OPT_NO_HASH) continue;
       text_value(texts + (size_t)r * TEXT_MAX, name, v, sizeof v);
       if (strcmp(v, v0) != 0) o += (size_t)snprintf(line + o, sizeof line - o, " %s = %s (rank 0: %s);", name, v, v0);
     }
@@ -148,54 +140,36 @@ static ddp_result agree(const ddp_dist *d, const rank_check *me, rank_check **al
     return mpi_fail(err, "MPI_Allgather(preflight)", __FILE__, __LINE__);
   }
   *any_failed = *differ = 0;
+  int other = -1; /* a rank that runs another subcommand than rank 0 */
   for (int r = 0; r < d->size; r++) {
     *any_failed |= (*all)[r].failed;
     *differ |= (*all)[r].hash != (*all)[0].hash;
+    if (other < 0 && strcmp((*all)[r].command, (*all)[0].command)) other = r;
+  }
+  if (other >= 0) { /* nothing else can be compared: say that, and nothing else */
+    if (d->rank == 0)
+      fprintf(stderr, "ddpbench: the ranks do not run the same subcommand: rank %d (host %s) runs `ddpbench %s`, rank 0 "
+                      "`ddpbench %s` (give every rank the same command line)\n", other, (*all)[other].host,
+              (*all)[other].command, (*all)[0].command);
+    *any_failed = 1;
+    return DDP_OK;
   }
   if (*any_failed && d->rank == 0) errors_print(*all, d->size);
   return DDP_OK;
 }
 
-ddp_result preflight_agree(const ddp_dist *d, const char *what, ddp_result checked, const char *msg, int argc,
-                           char **argv) {
+ddp_result preflight_run(const ddp_dist *d, const opt_set *s, ddp_result parsed, const char *parse_msg,
+                         preflight_check_fn check, void *ctx) {
   rank_check me;
   memset(&me, 0, sizeof me);
   snprintf(me.host, sizeof me.host, "%.63s", d->host);
-  me.hash = DDP_FNV1A64_INIT;
-  for (int i = 0; i < argc; i++) me.hash = ddp_fnv1a64(argv[i], strlen(argv[i]) + 1, me.hash);
-  if (checked != DDP_OK) {
-    me.failed = 1;
-    snprintf(me.msg, sizeof me.msg, "%s", msg && *msg ? msg : "bad command line");
-  }
-  rank_check *all = NULL;
-  int failed = 0, differ = 0;
-  DDP_TRY(agree(d, &me, &all, &failed, &differ));
-  if (!failed && differ && d->rank == 0) {
-    int n = 0;
-    for (int r = 1; r < d->size; r++) n += all[r].hash != all[0].hash;
-    fprintf(stderr, "ddpbench: the ranks do not run `ddpbench %s` with the same arguments: rank%s", what,
-            n == 1 ? "" : "s");
-    for (int r = 1, shown = 0; r < d->size; r++)
-      if (all[r].hash != all[0].hash && shown++ < 16)
-        fprintf(stderr, "%s %d (host %s)", shown > 1 ? "," : "", r, all[r].host);
-    fprintf(stderr, "%s differ%s from rank 0 (give every rank the same command line)\n", n > 16 ? ", ..." : "",
-            n == 1 ? "s" : "");
-    fflush(stderr);
-  }
-  free(all);
-  return failed || differ ? DDP_ERR_USAGE : DDP_OK;
-}
-
-ddp_result preflight_run(const ddp_dist *d, const ddp_config *cfg, ddp_result parsed, const char *parse_msg) {
-  rank_check me;
-  memset(&me, 0, sizeof me);
-  snprintf(me.host, sizeof me.host, "%.63s", d->host);
+  snprintf(me.command, sizeof me.command, "%s", s->command ? s->command : "run");
   if (parsed != DDP_OK) {
     me.failed = 1;
     snprintf(me.msg, sizeof me.msg, "%s", parse_msg && *parse_msg ? parse_msg : "bad command line");
   } else {
-    me.hash = config_hash(cfg);
-    if (outputs_check(d, cfg, me.msg, sizeof me.msg) != 0) me.failed = 1;
+    me.hash = opt_hash(s);
+    if (check && check(ctx, d, me.msg, sizeof me.msg) != DDP_OK) me.failed = 1;
   }
   rank_check *all = NULL;
   int failed = 0, differ = 0;
@@ -204,7 +178,7 @@ ddp_result preflight_run(const ddp_dist *d, const ddp_config *cfg, ddp_result pa
   if (failed) {
     r = DDP_ERR_USAGE;
   } else if (differ) {
-    r = mismatch_report(d, cfg, all);
+    r = mismatch_report(d, s, all);
     if (r == DDP_OK) r = DDP_ERR_USAGE;
   }
   free(all);

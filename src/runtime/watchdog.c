@@ -17,6 +17,7 @@
  * The thread never touches the engine, the device or the comm. The signal handlers use async-signal-safe
  * calls only (unlink, write, _exit). */
 #include "watchdog.h"
+#include "testhooks.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -155,25 +156,11 @@ void watchdog_test_fault_act(const char *action, int rank, const char *where) {
 void watchdog_test_fault(int rank, const char *where) {
   char action[16], at[16];
   int r = -1;
-  const char *f = getenv("DDPBENCH_TEST_FAULT");
+  const char *f = testhook_value(HOOK_FAULT);
   if (!f || sscanf(f, "%15[a-z]:%d:%15[a-z]", action, &r, at) != 3 || r != rank || strcmp(at, where)) return;
   watchdog_test_fault_act(action, rank, where);
 }
 
-double watchdog_timeout_arg(int argc, char **argv, double def) {
-  double t = def;
-  for (int i = 1; i < argc; i++) {
-    const char *v = NULL;
-    if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
-      v = argv[++i];
-    else if (!strncmp(argv[i], "--timeout=", 10))
-      v = argv[i] + 10;
-    char *end = NULL;
-    double x = v ? strtod(v, &end) : -1;
-    if (v && end != v && !*end && x >= 0 && x <= 1e9) t = x;
-  }
-  return t;
-}
 
 void watchdog_where(const char *what) {
   if (!what) return; /* nothing new to say */
@@ -375,7 +362,7 @@ static void parse_board(const char *text, rank_state *st, int world) {
  * between hosts, so that two ranks asking at once do not take each other for stopped. */
 static void states_gather(rank_state *st, char *buf, size_t n) {
   int W = g_wd.world;
-  const char *remote_test = getenv("DDPBENCH_TEST_WATCHDOG_TCP"); /* ask this host's ranks over TCP too */
+  const char *remote_test = testhook_value(HOOK_WATCHDOG_TCP); /* ask this host's ranks over TCP too */
   int me = g_wd.peers[g_wd.rank].node_index;
   double deadline = ddp_now() + 8.0;
   int nodes = 0;

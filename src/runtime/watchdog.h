@@ -24,9 +24,6 @@ enum { DDP_EXIT_SIGINT = 130, DDP_EXIT_SIGTERM = 143 };
 void watchdog_start(double timeout, const char *what);
 /* Changes the timeout once the subcommand has read its options (0 = never); starts the thread if need be. */
 void watchdog_set_timeout(double timeout);
-/* A subcommand's --timeout (`--timeout S` or `--timeout=S`, a number >= 0), read before MPI starts so that
- * the watchdog covers MPI_Init too; def when absent or not a number (the subcommand's parser reports that). */
-double watchdog_timeout_arg(int argc, char **argv, double def);
 /* Collective, right after MPI starts: shares this host's status board and every rank's query address, so that
  * a timeout can ask every rank where it is (see watchdog.c) and name the ranks that do not answer. */
 ddp_result watchdog_join(const ddp_dist *d);

@@ -7,7 +7,7 @@
  * the rest still works. The matrices are pure functions of a topo_node, so they are tested on saved
  * topologies (hwloc XML) and a fake NVML.
  *
- * defines: for main.c/run.c: topo_options, topo_rank_{init,report,exit_code,free}, topo_main, doctor_main;
+ * defines: for main.c/run.c: topo_options, topo_rank_{init,report,exit_code,free};
  *          building blocks (tests, doctor): topo_class, topo_gpu, topo_nic, topo_node, topo_load,
  *          topo_node_scan, topo_node_query_nvml, topo_node_link, topo_node_annotate, topo_pcie_class, the cell/NCCL
  * names, topo_node_print, topo_node_json, topo_bind, topo_rank_rec, topo_cluster_report. */
@@ -66,14 +66,6 @@ void topo_rank_assume_gpu(topo_rank *t);
 /* Frees t (NULL is fine). The binding stays. */
 void topo_rank_free(topo_rank *t);
 
-/* `ddpbench topo [--hwloc-xml FILE] [--pcie] [--json] [--help]`: no MPI. argv[0] is the subcommand name.
- * Prints the report of the live machine or of a saved hwloc XML (hwloc 2.x or 3.0 format). Returns the exit
- * code: 0 printed, 2 bad option or unreadable file, 3 runtime failure. */
-int topo_main(int argc, char **argv);
-/* `ddpbench doctor [--topo-xml DIR] [--pcie] [--json FILE] [--help]` under mpirun, d initialised: only the
- * environment and topology checks. Returns on every rank 0 all agree, 1 something differs or is degraded,
- * 2 could not decide or bad option. Collective over d->world. */
-int doctor_main(const ddp_dist *d, int argc, char **argv);
 
 /* ==== building blocks ==== */
 
@@ -231,9 +223,6 @@ ddp_result topo_cluster_report(const topo_rank_rec *ranks, int nranks, const top
  * into idx (up to max). Entries are indices (PCI order) or GPU-UUID prefixes; like CUDA, the list ends at
  * the first entry that names no GPU. */
 int topo_visible_gpus(const topo_node *n, const char *cvd, int *idx, int max);
-/* Option parsing shared by `topo` and `doctor`: when argv[*i] is option `name` ("--x VALUE" or "--x=VALUE"),
- * returns 1 and sets *value (NULL when VALUE is missing), advancing *i past a separate VALUE; else 0. */
-int topo_arg(int argc, char **argv, int *i, const char *name, const char **value);
 /* printf onto the end of the string in buf (size n), silently truncating. */
 void topo_appendf(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -39,7 +39,7 @@ accept_run() {
   sed -n '/^# allreduce over node pairs/,/^# findings/p; /^# hosts/,$p' "$name.txt" | sed 's/^/#   /'
 }
 failing_hosts() { grep -E '^\S+: fail pair_busbw node ' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
-failing_pairs() { grep -E '^\S+<->\S+: fail pair_busbw nodes ' "$1" | cut -d: -f1 | paste -sd' '; }
+failing_pairs() { grep -E '^pair: fail pair_busbw \S+<->\S+ nodes ' "$1" | awk '{print $4}' | paste -sd' '; }
 
 if [ "$mode" = pair ]; then
   mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"
@@ -72,6 +72,6 @@ mn_eq "failed-hosts lists exactly host 2" "$(paste -sd' ' slow.hosts)" "$h2"
 accept_run slowb --baseline good.json --tolerance-pct 90 --failed-hosts slowb.hosts
 mn_eq "baseline, host 2 slowed: exit 4" "$(cat slowb.rc)" 4
 mn_eq "baseline: its three pairs below the baseline floor" \
-  "$(grep -cE "^\S+<->\S+: fail pair_busbw.abs .*baseline" slowb.txt)" 3
+  "$(grep -cE "^pair: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 3
 mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
 mn_done

@@ -7,6 +7,10 @@
  * --threshold-pct is a regression and makes the exit code 5. */
 #include "compare.h"
 
+#include <stddef.h>
+
+#include "commands.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -347,6 +351,7 @@ static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v)
 
 static void print_json(const cmp_report *r, FILE *out) {
   cJSON *doc = cJSON_CreateObject();
+  cJSON_AddStringToObject(doc, "kind", "compare");
   cJSON_AddNumberToObject(doc, "ddpbench_compare", 1);
   cJSON *a = cJSON_AddObjectToObject(doc, "a"), *b = cJSON_AddObjectToObject(doc, "b");
   cJSON_AddStringToObject(a, "label", r->label_a ? r->label_a : "");
@@ -471,142 +476,98 @@ double cmp_noise_floor(const cmp_noise *n, const char *name) {
   return 0;
 }
 
-/* ---- command line ------------------------------------------------------------------------------------ */
+/* ---- the subcommand ---------------------------------------------------------------------------------- */
+typedef struct {
+  char a[16384], b[16384]; /* the sides' files or folders, comma-separated (the operands before and after --) */
+  int format;
+  double threshold_pct, alpha, noise_pct;
+  char noise[1024];
+  int pool_steps, allow_config_diff;
+} cmp_args;
 
-typedef enum { OPT_FORMAT, OPT_THRESHOLD, OPT_ALPHA, OPT_NOISE, OPT_NOISE_PCT, OPT_POOL, OPT_ALLOW_CONFIG, OPT_HELP } opt_id;
-
-/* One table drives parsing and --help. */
-static const struct {
-  opt_id id;
-  const char *name, *arg, *help;
-} cmp_opts[] = {
-    {OPT_FORMAT, "format", "text|md|csv|json", "output format (default text)"},
-    {OPT_THRESHOLD, "threshold-pct", "P", "exit 5 when a metric is significantly worse by more than P % (default 2)"},
-    {OPT_ALPHA, "alpha", "A", "significance level of the Mann-Whitney test (default 0.05)"},
-    {OPT_NOISE, "noise", "FILE", "a recorded A/A comparison (--format json): no change is called inside each "
-                                 "metric's A/A confidence interval"},
-    {OPT_NOISE_PCT, "noise-pct", "P", "no change is called within +-P % for any metric (default 0)"},
-    {OPT_POOL, "pool-steps", NULL, "use every step of every run as a sample instead of one per run (step times "
-                                   "only; steps are not independent, so p-values overstate significance)"},
-    {OPT_ALLOW_CONFIG, "allow-config-diff", NULL, "compare sides whose model configs differ"},
-    {OPT_HELP, "help", NULL, "this text"},
+#define OFF(f) offsetof(cmp_args, f), 0
+#define STR(f) offsetof(cmp_args, f), sizeof(((cmp_args *)0)->f)
+static const opt_spec CMP[] = {
+    {"a", NULL, 0, OPT_STR, STR(a), "", .arg = "FILES", .help = "side A: result files or folders (the words before --)",
+     .flags = OPT_OPERANDS},
+    {"b", NULL, 0, OPT_STR, STR(b), "", .arg = "FILES", .help = "side B: result files or folders (the words after --)",
+     .flags = OPT_OPERANDS},
+    {"format", NULL, 0, OPT_ENUM, OFF(format), "text", .choices = "text|md|csv|json", .help = "output format"},
+    {"threshold_pct", NULL, 0, OPT_DOUBLE, OFF(threshold_pct), "2", 0, 1e6, .arg = "PCT",
+     .help = "exit 5 when a metric is significantly worse by more than this"},
+    {"alpha", NULL, 0, OPT_DOUBLE, OFF(alpha), "0.05", 1e-9, 0.5, .help = "significance level of the Mann-Whitney test"},
+    {"noise", NULL, 0, OPT_STR, STR(noise), "", .arg = "FILE",
+     .help = "a recorded A/A comparison (--format json): no change is called inside each metric's A/A confidence interval"},
+    {"noise_pct", NULL, 0, OPT_DOUBLE, OFF(noise_pct), "0", 0, 1e6, .arg = "PCT",
+     .help = "no change is called within +-PCT % for any metric"},
+    {"pool_steps", NULL, 0, OPT_BOOL, OFF(pool_steps), "false",
+     .help = "use every step of every run as a sample instead of one per run (step times only; steps are not "
+             "independent, so p-values overstate significance)"},
+    {"allow_config_diff", NULL, 0, OPT_BOOL, OFF(allow_config_diff), "false", .help = "compare sides whose model configs differ"},
 };
+static const opt_table CMP_TABLE = {"comparison", CMP, (int)(sizeof CMP / sizeof CMP[0])};
 
-static void compare_help(FILE *out) {
-  fprintf(out,
-          "usage: ddpbench compare [options] A.json [A2.json ...] -- B.json [B2.json ...]\n"
-          "       ddpbench compare [options] A_DIR B_DIR\n"
-          "Compares two sets of result files, benchstat's way. Each run is one sample: its median step, because "
-          "steps\ninside one run are not independent. Per metric: the medians of A and B, the change, its 95 %% "
-          "confidence\ninterval, the two-sided Mann-Whitney U p-value and a verdict (~ no significant change, "
-          "+ better, - worse).\nWith fewer than %d runs a side only the medians are printed: no significance "
-          "can be claimed. Run 10 or more\nper side, interleaved (launch/ab.sh does). The provenance diff "
-          "(versions, NCCL_* and transport\nenvironment, config, hosts, GPUs) is printed first.\n\noptions:\n",
-          CMP_MIN_RUNS);
-  for (size_t i = 0; i < sizeof cmp_opts / sizeof *cmp_opts; i++) {
-    char lhs[64];
-    snprintf(lhs, sizeof lhs, "--%s%s%s", cmp_opts[i].name, cmp_opts[i].arg ? " " : "",
-             cmp_opts[i].arg ? cmp_opts[i].arg : "");
-    fprintf(out, "  %-28s %s\n", lhs, cmp_opts[i].help);
-  }
-  fprintf(out, "\nexit codes: 0 no significant regression beyond the threshold, %d a significant regression "
-               "beyond it,\n2 bad input (a file unreadable, truncated, not a ddpbench result, of an unknown "
-               "schema version, a side\nempty, or model configs that differ)\n",
-          CMP_EXIT_REGRESSION);
+static ddp_result cmp_tables(opt_set *s, void *args) { return opt_set_add(s, &CMP_TABLE, args); }
+
+/* A side's comma-separated list into argv-style pointers into buf (modified). */
+static int split_side(char *buf, char **out, int max) {
+  int n = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) out[n++] = t;
+  return n;
 }
 
-static int parse_number(const char *opt, const char *v, double lo, double hi, double *out) {
-  char *end;
-  double x = v ? strtod(v, &end) : NAN;
-  if (!v || end == v || *end || !(x >= lo && x <= hi)) {
-    ddp_usage_error("compare: --%s needs a number in [%g, %g], got '%s'", opt, lo, hi, v ? v : "");
-    return 2;
-  }
-  *out = x;
-  return 0;
-}
-
-int compare_main(int argc, char **argv) {
+static ddp_result cmp_run(cmd_ctx *c) {
+  cmp_args *g = c->args;
   cmp_options o;
   cmp_options_defaults(&o);
-  cmp_format fmt = CMP_TEXT;
-  const char *noise_path = NULL;
-  int allow_config = 0, seen_sep = 0, na = 0, nb = 0;
-  char **a = calloc((size_t)argc + 1, sizeof *a), **b = calloc((size_t)argc + 1, sizeof *b);
+  o.threshold_pct = g->threshold_pct;
+  o.alpha = g->alpha;
+  o.noise_pct = g->noise_pct;
+  o.pool_steps = g->pool_steps;
+  static const cmp_format fmts[] = {CMP_TEXT, CMP_MD, CMP_CSV, CMP_JSON};
+  enum { MAXF = 4096 };
+  char **a = calloc(MAXF, sizeof *a), **b = calloc(MAXF, sizeof *b);
   if (!a || !b) {
     free(a), free(b);
-    return ddp_usage_error("compare: out of memory"), 2;
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
+  int na = split_side(g->a, a, MAXF), nb = split_side(g->b, b, MAXF);
+  if (nb == 0 && na == 2) b[nb++] = a[--na]; /* compare A_DIR B_DIR */
   int rc = 0;
-  for (int i = 1; i < argc && !rc; i++) {
-    const char *s = argv[i];
-    if (strcmp(s, "--") == 0) {
-      if (seen_sep) rc = 2, ddp_usage_error("compare: '--' given twice");
-      seen_sep = 1;
-      continue;
-    }
-    if (strncmp(s, "--", 2) != 0 || s[2] == 0) {
-      if (seen_sep)
-        b[nb++] = argv[i];
-      else
-        a[na++] = argv[i];
-      continue;
-    }
-    const char *name = s + 2, *eq = strchr(name, '=');
-    size_t len = eq ? (size_t)(eq - name) : strlen(name);
-    size_t k = 0, nopt = sizeof cmp_opts / sizeof *cmp_opts;
-    while (k < nopt && !(strlen(cmp_opts[k].name) == len && strncmp(cmp_opts[k].name, name, len) == 0)) k++;
-    if (k == nopt) {
-      rc = 2, ddp_usage_error("compare: unknown option '%s' (see ddpbench compare --help)", s);
-      break;
-    }
-    const char *v = NULL;
-    if (cmp_opts[k].arg) {
-      v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-      if (!v) {
-        rc = 2, ddp_usage_error("compare: --%s needs a value (%s)", cmp_opts[k].name, cmp_opts[k].arg);
-        break;
-      }
-    } else if (eq) {
-      rc = 2, ddp_usage_error("compare: --%s takes no value", cmp_opts[k].name);
-      break;
-    }
-    switch (cmp_opts[k].id) {
-    case OPT_FORMAT:
-      if (strcmp(v, "text") == 0) fmt = CMP_TEXT;
-      else if (strcmp(v, "md") == 0) fmt = CMP_MD;
-      else if (strcmp(v, "csv") == 0) fmt = CMP_CSV;
-      else if (strcmp(v, "json") == 0) fmt = CMP_JSON;
-      else rc = 2, ddp_usage_error("compare: --format must be text, md, csv or json, got '%s'", v);
-      break;
-    case OPT_THRESHOLD: rc = parse_number("threshold-pct", v, 0, 1e6, &o.threshold_pct); break;
-    case OPT_ALPHA: rc = parse_number("alpha", v, 1e-9, 0.5, &o.alpha); break;
-    case OPT_NOISE: noise_path = v; break;
-    case OPT_NOISE_PCT: rc = parse_number("noise-pct", v, 0, 1e6, &o.noise_pct); break;
-    case OPT_POOL: o.pool_steps = 1; break;
-    case OPT_ALLOW_CONFIG: allow_config = 1; break;
-    case OPT_HELP:
-      compare_help(stdout);
-      free(a), free(b);
-      return 0;
-    }
-  }
-  if (!rc && !seen_sep && na == 2) b[nb++] = a[--na]; /* compare A_DIR B_DIR */
-  if (!rc && (na == 0 || nb == 0))
-    rc = 2, ddp_usage_error("compare: side %s is empty (usage: ddpbench compare A.json ... -- B.json ...)",
-                            na == 0 ? "A" : "B");
+  if (na == 0 || nb == 0)
+    rc = 2, ddp_usage_error("compare: side %s is empty (usage: ddpbench compare A.json ... -- B.json ...)", na == 0 ? "A" : "B");
   cmp_noise noise = {0};
-  if (!rc && noise_path) rc = cmp_noise_read(noise_path, &noise);
+  if (!rc && g->noise[0]) rc = cmp_noise_read(g->noise, &noise);
   cmp_report r;
   cmp_report_init(&r, &o);
-  if (!rc) rc = cmp_load(a, na, b, nb, noise_path ? &noise : NULL, allow_config, &r);
+  if (!rc) rc = cmp_load(a, na, b, nb, g->noise[0] ? &noise : NULL, g->allow_config_diff, &r);
   if (!rc) {
-    cmp_report_print(&r, fmt, stdout);
+    cmp_report_print(&r, fmts[g->format & 3], stdout);
     fflush(stdout);
     rc = cmp_report_exit_code(&r);
   }
   cmp_report_free(&r);
   cmp_noise_free(&noise);
   free(a), free(b);
-  return rc;
+  if (rc == 2) return DDP_ERR_USAGE;
+  c->exit_code = rc;
+  return DDP_OK;
 }
+
+const cmd_def cmd_compare = {
+    .name = "compare",
+    .summary = "two sets of result files (NCCL, driver or CUDA A/B), benchstat's statistics",
+    .usage = "usage: ddpbench compare [options] A.json [A2.json ...] -- B.json [B2.json ...]\n"
+             "       ddpbench compare [options] A_DIR B_DIR\n",
+    .about = "Compares two sets of result files, benchstat's way. Each run is one sample: its median step, "
+             "because steps inside one run are not independent. Per metric: the medians of A and B, the change, "
+             "its 95 % confidence interval, the two-sided Mann-Whitney U p-value and a verdict (~ no significant "
+             "change, + better, - worse). With fewer than 4 runs a side only the medians are printed: no "
+             "significance can be claimed. Run 10 or more per side, interleaved (launch/ab.sh does). The "
+             "provenance diff (versions, NCCL_* and transport environment, config, hosts, GPUs) is printed first. "
+             "Exit 5: a significant regression beyond --threshold-pct.\nExample: ddpbench compare runs/nccl-2.27/ "
+             "runs/nccl-2.28/\n",
+    .args_size = sizeof(cmp_args),
+    .tables = cmp_tables,
+    .run = cmp_run,
+};

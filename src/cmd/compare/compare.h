@@ -124,8 +124,6 @@ double cmp_noise_floor(const cmp_noise *n, const char *name);
  * schema_version, a metric missing from one run of a side, an empty side, a refused config difference). */
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r);
 
-/* `ddpbench compare ...` (argv[0] = "compare"); returns the process exit code. */
-int compare_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,18 @@
+/* json.c: exact numbers for cJSON documents (json.h). */
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+cJSON *json_number(double v) {
+  if (!isfinite(v)) return cJSON_CreateNull();
+  /* cJSON prints 15 significant digits when they compare equal within its epsilon, which loses the last
+   * bits (0.1 + 0.2 comes back as 0.3): print the shortest text that reads back as the same double. */
+  char text[40];
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    if (strtod(text, NULL) == v) break;
+  }
+  return cJSON_CreateRaw(text);
+}

@@ -1,0 +1,36 @@
+/* testhooks.h: every DDPBENCH_TEST_* variable in one table, each with what it does. They exist for the tests
+ * alone (fault injection, emulated nodes on one machine); nothing else in ddpbench reads the environment for
+ * them, so that grepping this table finds every hook. None is set in production: each is a no-op when unset.
+ *
+ * defines: testhook, testhook_{value,int,name,help} */
+#ifndef DDPBENCH_TESTHOOKS_H
+#define DDPBENCH_TESTHOOKS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  HOOK_RANKS_PER_NODE,     /* K: every K consecutive ranks are one node, named nodeNN (dist.h) */
+  HOOK_FAULT,              /* ACTION:RANK:WHERE: stall, stop or kill RANK when it reaches WHERE (watchdog.h) */
+  HOOK_STALL_RANK,         /* R: stall rank R in the ddp phase's second step */
+  HOOK_CORRUPT_RANK,       /* R: report rank R's weights with one bit flipped */
+  HOOK_CORRUPT_COLLECTIVE, /* RANK[:ELEMENT]: one received element goes wrong before each data check */
+  HOOK_STALL_COLLECTIVE,   /* RANK: stop before its first timed call */
+  HOOK_WATCHDOG_TCP,       /* 1: ask this host's ranks over TCP too, as other hosts' ranks are asked */
+  HOOK_WRITE_DELAY,        /* SECONDS: sleep before renaming a written file into place (atomic_file.h) */
+  HOOK_COUNT
+} testhook;
+
+/* The value, NULL when unset or empty. */
+const char *testhook_value(testhook h);
+/* The value as an integer (atoi), def when unset. */
+int testhook_int(testhook h, int def);
+/* "DDPBENCH_TEST_RANKS_PER_NODE" and its one-line description. */
+const char *testhook_name(testhook h);
+const char *testhook_help(testhook h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,398 @@
+/* cmd.c: the subcommand skeleton (cmd.h): options, MPI under the watchdog, preflight, placement, identity and
+ * provenance, the work, the verdict and outputs, the exit protocol. In that order, the same for everyone. */
+#include "cmd.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "envcheck.h"
+#include "hosts.h"
+#include "preflight.h"
+#include "topo.h"
+#include "watchdog.h"
+
+static const cmd_def *const *g_all;
+
+const cmd_def *const *cmd_all(void) { return g_all; }
+void cmd_use(const cmd_def *const *cmds) { g_all = cmds; }
+
+void cmd_versions(ddp_versions *v) {
+  versions_base(v);
+  devices_versions(v);
+  comms_versions(v);
+}
+
+const char *cmd_rank_host(const cmd_ctx *c, int rank) {
+  return c->ranks && rank >= 0 && rank < c->dist.size ? c->ranks[rank].host : "";
+}
+
+/* ---- options ---------------------------------------------------------------------------------------- */
+static int is_run(const cmd_def *def) { return !strcmp(def->name, "run"); }
+
+/* A set over fresh structs for def: its tables, then the skeleton's. */
+static ddp_result set_build(const cmd_def *def, opt_set *s, void *args, result_outputs *out, placement_choice *want) {
+  opt_set_init(s, is_run(def) ? NULL : def->name);
+  DDP_TRY(def->tables(s, args));
+  if (def->flags & CMD_PLACE) DDP_TRY(opt_set_add(s, def->flags & CMD_COMM ? &placement_table : &placement_device_table, want));
+  if (def->flags & CMD_OUTPUTS) DDP_TRY(opt_set_add(s, &outputs_table, out));
+  else if (def->flags & CMD_JSON) DDP_TRY(opt_set_add(s, &outputs_json_table, out));
+  return DDP_OK;
+}
+
+/* The other subcommands' sets (scratch), so that their sections of a config file are checked too. */
+typedef struct {
+  opt_set *sets[16];
+  opt_set *list[17];
+  void *mem[16];
+  int n;
+} others;
+
+static void others_free(others *o) {
+  for (int i = 0; i < o->n; i++) free(o->sets[i]), free(o->mem[i]);
+  memset(o, 0, sizeof *o);
+}
+
+static ddp_result others_build(const cmd_def *def, others *o) {
+  memset(o, 0, sizeof *o);
+  for (int i = 0; g_all && g_all[i] && o->n < 16; i++) {
+    const cmd_def *x = g_all[i];
+    if (x == def) continue;
+    size_t a = (x->args_size + 15) / 16 * 16;
+    o->sets[o->n] = calloc(1, sizeof(opt_set));
+    o->mem[o->n] = calloc(1, a + sizeof(result_outputs) + sizeof(placement_choice) + 16);
+    if (!o->sets[o->n] || !o->mem[o->n]) {
+      free(o->sets[o->n]), free(o->mem[o->n]);
+      others_free(o);
+      return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    }
+    char *m = o->mem[o->n];
+    ddp_result r = set_build(x, o->sets[o->n], m, (result_outputs *)(m + a),
+                             (placement_choice *)(m + a + sizeof(result_outputs)));
+    o->list[o->n] = o->sets[o->n];
+    o->n++;
+    if (r != DDP_OK) {
+      others_free(o);
+      return r;
+    }
+  }
+  o->list[o->n] = NULL;
+  return DDP_OK;
+}
+
+/* Options of def from argv into c (every rank, before MPI): the parse, then def's cross-key checks. */
+static ddp_result ctx_parse(cmd_ctx *c, const cmd_def *def, int argc, char **argv) {
+  c->def = def;
+  c->argc = argc;
+  c->argv = argv;
+  c->exit_code = -1;
+  c->args = calloc(1, def->args_size ? def->args_size : 1);
+  DDP_CHECK_ALLOC(c->args);
+  DDP_TRY(set_build(def, &c->opts, c->args, &c->out, &c->want));
+  others o;
+  DDP_TRY(others_build(def, &o));
+  ddp_result r = opt_parse(&c->opts, argc, argv, o.list);
+  others_free(&o);
+  if (r == DDP_OK && !c->opts.help && !c->opts.version && def->validate) r = def->validate(c);
+  return r;
+}
+
+ddp_result cmd_parse(cmd_ctx *c, const cmd_def *def, int argc, char **argv) {
+  memset(c, 0, sizeof *c);
+  return ctx_parse(c, def, argc, argv);
+}
+
+void cmd_free(cmd_ctx *c) {
+  free(c->args);
+  c->args = NULL;
+}
+
+/* The timeout the watchdog starts with when the options did not parse: the subcommand's default. */
+static double default_timeout(const cmd_def *def) {
+  cmd_ctx *d = calloc(1, sizeof *d);
+  double t = 600;
+  if (d && set_build(def, &d->opts, d->args = calloc(1, def->args_size ? def->args_size : 1), &d->out, &d->want) ==
+               DDP_OK &&
+      opt_defaults(&d->opts) == DDP_OK && def->timeout)
+    t = def->timeout(d->args);
+  if (d) free(d->args);
+  free(d);
+  return t;
+}
+
+static void help_print(const cmd_def *def, const opt_set *s) {
+  char about[4096] = "";
+  size_t o = 0;
+  if (def->about) o += (size_t)snprintf(about + o, sizeof about - o, "%s", def->about);
+  if (is_run(def) && g_all) { /* the program's own help lists the subcommands */
+    o += (size_t)snprintf(about + o, sizeof about - o, "\nsubcommands (ddpbench SUBCOMMAND --help for each):\n");
+    for (int i = 0; g_all[i] && o < sizeof about; i++)
+      if (!is_run(g_all[i]))
+        o += (size_t)snprintf(about + o, sizeof about - o, "  %-13s %s\n", g_all[i]->name, g_all[i]->summary);
+  }
+  opt_help(s, stdout, def->usage, about);
+  opt_print_wrapped(stdout, "\nExit codes: 0 success, 1 verification failed (data or weights differ), 2 bad input, 3 "
+                            "runtime error or timeout, 4 a check failed (--strict: or warned), 5 non-finite weights or "
+                            "loss (training), 130/143 SIGINT/SIGTERM. An output file is replaced only with --force, and "
+                            "only if it is a regular file.\n");
+}
+
+/* ---- before work ------------------------------------------------------------------------------------ */
+/* This rank's outputs: rank 0's files, each host's first rank's folder (OPT_OUTDIR keys). */
+static ddp_result outputs_preflight(void *ctx, const ddp_dist *d, char *err, size_t errn) {
+  cmd_ctx *c = ctx;
+  if (d->rank == 0 && outputs_check(&c->out, err, errn) != DDP_OK) return DDP_ERR_USAGE;
+  const char *key;
+  char value[1100];
+  const opt_spec *k;
+  for (int i = 0; opt_key_at(&c->opts, i, &key, value, sizeof value, &k); i++) {
+    char why[1200];
+    if ((k->flags & OPT_OUTDIR) && value[0] && d->local_rank == 0 &&
+        topo_xml_dir_check(d, value, c->out.force, why, sizeof why) != 0) {
+      snprintf(err, errn, "--%s: %s", key, why);
+      for (char *p = err + 2; *p && *p != ':'; p++)
+        if (*p == '_') *p = '-';
+      return DDP_ERR_USAGE;
+    }
+    if ((k->flags & OPT_OUTPUT) && k->type == OPT_STR && value[0] && d->rank == 0 && !(c->def->flags & (CMD_OUTPUTS | CMD_JSON))) {
+      char why2[1200];
+      if (atomic_file_check(value, c->out.force, why2, sizeof why2) != DDP_OK) {
+        snprintf(err, errn, "--%s: %s", key, why2);
+        return DDP_ERR_USAGE;
+      }
+    }
+  }
+  return DDP_OK;
+}
+
+/* Every rank's identity to rank 0 (c->ranks). */
+static ddp_result identity_gather(cmd_ctx *c) {
+  const ddp_dist *d = &c->dist;
+  cmd_rank me;
+  memset(&me, 0, sizeof me);
+  me.rank = d->rank;
+  me.local_rank = d->local_rank;
+  me.node_index = d->node_index;
+  me.pid = (int)getpid();
+  snprintf(me.host, sizeof me.host, "%.63s", d->host);
+  me.host_hash = d->host_hash;
+  if (c->dev) me.dev = c->dev->info;
+  else me.dev.ordinal = -1;
+  cmd_versions(&me.ver);
+  if (d->rank == 0) {
+    c->ranks = calloc((size_t)d->size, sizeof *c->ranks);
+    DDP_CHECK_ALLOC(c->ranks);
+  }
+  DDP_CHECK_MPI(MPI_Gather(&me, (int)sizeof me, MPI_BYTE, c->ranks, (int)sizeof me, MPI_BYTE, 0, d->world));
+  return DDP_OK;
+}
+
+/* The document's provenance, once, from the option set, the placement and the ranks (rank 0). */
+static ddp_result provenance(cmd_ctx *c) {
+  result_doc *m = &c->doc;
+  m->schema_version = RESULT_SCHEMA_VERSION;
+  DDP_CHECK_ALLOC(m->kind = strdup(c->def->name));
+  DDP_CHECK_ALLOC(m->ddpbench_version = strdup(DDPBENCH_VERSION));
+  DDP_CHECK_ALLOC(m->command_line = strdup(c->opts.command_line));
+  DDP_CHECK_ALLOC(m->start_time = strdup(c->start_time));
+  DDP_CHECK_ALLOC(m->device = strdup(c->pl.device ? c->pl.device->name : "none"));
+  DDP_CHECK_ALLOC(m->comm = strdup(c->comm ? c->comm->name : c->pl.comm ? c->pl.comm->name : "none"));
+  m->world_size = c->dist.size;
+  m->nodes = c->dist.node_count;
+  const char *key;
+  char value[4200];
+  const opt_spec *k;
+  for (int i = 0; opt_key_at(&c->opts, i, &key, value, sizeof value, &k); i++) {
+    if (k->flags & OPT_OPERANDS) continue;
+    DDP_TRY(result_kv_push(&m->config, &m->nconfig, key, value));
+    m->config[m->nconfig - 1].text = k->type == OPT_STR || k->type == OPT_CUSTOM;
+  }
+  DDP_TRY(result_env_collect(m));
+  if (!c->ranks) return DDP_OK;
+  m->ranks = calloc((size_t)c->dist.size, sizeof *m->ranks);
+  DDP_CHECK_ALLOC(m->ranks);
+  m->nranks = c->dist.size;
+  for (int i = 0; i < c->dist.size; i++) {
+    const cmd_rank *ri = &c->ranks[i];
+    result_rank *x = &m->ranks[i];
+    x->rank = ri->rank;
+    x->local_rank = ri->local_rank;
+    x->node = ri->node_index;
+    x->pid = ri->pid;
+    x->ordinal = ri->dev.ordinal;
+    x->memory_bytes = (double)ri->dev.memory;
+    x->gemm_tflops = NAN;
+    DDP_CHECK_ALLOC(x->host = strdup(ri->host));
+    DDP_CHECK_ALLOC(x->device_name = strdup(ri->dev.name));
+    DDP_CHECK_ALLOC(x->pci_bus_id = strdup(ri->dev.pci_bus_id));
+    const char *fname, *fval;
+    for (int f = 0; (fval = envcheck_version_field(&ri->ver, f, &fname)) != NULL; f++)
+      DDP_TRY(result_kv_push(&x->versions, &x->nversions, fname, fval));
+  }
+  return DDP_OK;
+}
+
+/* ---- after work (rank 0) ------------------------------------------------------------------------------ */
+static int worse(int a, int b) {
+  /* weights differ (1) before non-finite (5) before bad input (2) before a failed check (4) before runtime (3) */
+  static const int order[] = {DDP_EXIT_CHECK, DDP_EXIT_NONFINITE, DDP_EXIT_USAGE, DDP_EXIT_EXPECT, DDP_EXIT_RUNTIME};
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+    if (a == order[i] || b == order[i]) return order[i];
+  return a ? a : b;
+}
+
+/* The findings table, the hosts' verdict and the outputs; returns the exit code. */
+static int conclude(cmd_ctx *c) {
+  int code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&c->doc.findings);
+  if (c->def->flags & CMD_VERDICT) {
+    int n = c->dist.size ? c->dist.size : 0;
+    const char **hosts = calloc((size_t)n + 1, sizeof *hosts);
+    for (int i = 0; hosts && i < n; i++) hosts[i] = cmd_rank_host(c, i);
+    hosts_verdict v;
+    ddp_result r = hosts ? hosts_judge(&c->doc, hosts, n, c->strict, &v) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    if (r == DDP_OK) {
+      findings_print(stdout, &c->doc.findings);
+      hosts_print(stdout, c->def->flags & CMD_HASH_LINES ? "# " : "", &c->doc, hosts, n, &v);
+    }
+    free((void *)hosts);
+    if (r != DDP_OK) return DDP_EXIT_RUNTIME;
+    if (code == DDP_EXIT_OK && v.failing_findings) code = DDP_EXIT_EXPECT; /* strict: a warning fails */
+  }
+  fflush(stdout);
+  if (c->def->flags & CMD_MPI) c->doc.end_epoch = (double)time(NULL);
+  ddp_result r = outputs_write(&c->out, &c->doc, c->sections, c->quiet);
+  if (r != DDP_OK) code = worse(code, r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : DDP_EXIT_RUNTIME);
+  return code;
+}
+
+static void ctx_free_devices(cmd_ctx *c) {
+  if (c->comm) c->comm->destroy(c->comm);
+  if (c->dev) c->dev->destroy(c->dev);
+  c->comm = NULL;
+  c->dev = NULL;
+}
+
+static void ctx_free(cmd_ctx *c) {
+  ctx_free_devices(c);
+  free(c->ranks);
+  c->ranks = NULL;
+  result_free(&c->doc);
+  cJSON_Delete(c->sections);
+  c->sections = NULL;
+  free(c->args);
+  c->args = NULL;
+}
+
+/* Steps 3 to 5 (cmd.h) on a started MPI job; returns the exit code, or ends the job. */
+static int work(cmd_ctx *c, ddp_result parsed, const char *msg) {
+  const cmd_def *def = c->def;
+  ddp_dist *d = &c->dist;
+  time_t now = time(NULL);
+  strftime(c->start_time, sizeof c->start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  result_init(&c->doc);
+  watchdog_tick("checking the options and outputs on every rank");
+  ddp_result r = preflight_run(d, &c->opts, parsed, msg, outputs_preflight, c);
+  if (r == DDP_OK && def->timeout) watchdog_set_timeout(def->timeout(c->args));
+  if (r == DDP_OK && (def->flags & CMD_PLACE)) {
+    watchdog_tick("choosing the device and comm");
+    r = placement_choose(d, &c->want, (def->flags & CMD_COMM) != 0, def->cpu_note, &c->pl);
+    if (r == DDP_OK && def->placed) r = def->placed(c);
+    if (r == DDP_OK) watchdog_tick("creating the device and the communicator");
+    if (r == DDP_OK)
+      r = placement_create(&c->pl, d, def->cpu_threads, d->world, &c->dev, def->flags & CMD_COMM ? &c->comm : NULL);
+  }
+  if (r == DDP_OK) r = identity_gather(c);
+  if (r == DDP_OK && d->rank == 0) r = provenance(c);
+  if (r == DDP_OK) {
+    watchdog_tick("start-up");
+    r = def->run(c);
+  }
+  int code = DDP_EXIT_OK;
+  if (r == DDP_OK && d->rank == 0) code = conclude(c);
+  if (r == DDP_OK) { /* rank 0's outcome travels to every rank */
+    int status[2] = {r, code};
+    int e = MPI_Bcast(status, 2, MPI_INT, 0, d->world);
+    if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Bcast(the outcome)", __FILE__, __LINE__);
+    else if (status[0] != DDP_OK) r = DDP_ERR_INTERNAL; /* rank 0 is aborting */
+    else code = status[1];
+  }
+  if (r == DDP_ERR_USAGE || r == DDP_ERR_EXPECT) { /* decided collectively: every rank leaves cleanly */
+    ctx_free(c);
+    return ddp_exit_code(r);
+  }
+  if (r != DDP_OK) { /* peers may be inside a collective: only MPI_Abort ends them */
+    fprintf(stderr, "[ddpbench rank %d host %s] aborting the job: %s\n", d->rank, d->host, ddp_result_str(r));
+    if (c->comm) c->comm->abort(c->comm);
+    dist_abort(ddp_exit_code(r));
+  }
+  ctx_free_devices(c);
+  if (def->after) code = def->after(c, code);
+  ctx_free(c);
+  return code;
+}
+
+int cmd_nested(cmd_ctx *outer, const cmd_def *def, int argc, char **argv) {
+  cmd_ctx *c = calloc(1, sizeof *c);
+  if (!c) dist_abort(DDP_EXIT_RUNTIME);
+  char msg[1400] = "";
+  ddp_usage_capture(msg, sizeof msg);
+  ddp_result parsed = ctx_parse(c, def, argc, argv);
+  ddp_usage_capture(NULL, 0);
+  c->dist = outer->dist;
+  int code = work(c, parsed, msg);
+  free(c);
+  return code;
+}
+
+int cmd_main(const cmd_def *const *cmds, int argc, char **argv) {
+  g_all = cmds;
+  const cmd_def *def = NULL;
+  int shift = argc > 1 && argv[1][0] != '-';
+  for (int i = 0; shift && cmds[i] && !def; i++)
+    if (!strcmp(cmds[i]->name, argv[1]) && !is_run(cmds[i])) def = cmds[i];
+  if (shift && !def) {
+    ddp_usage_error("unknown subcommand '%s' (ddpbench --help lists them)", argv[1]);
+    return DDP_EXIT_USAGE;
+  }
+  for (int i = 0; !def && cmds[i]; i++)
+    if (is_run(cmds[i])) def = cmds[i];
+  static cmd_ctx c; /* large; one per process */
+  char msg[1400] = "";
+  ddp_usage_capture(msg, sizeof msg); /* every rank's error reaches rank 0 through preflight */
+  ddp_result parsed = ctx_parse(&c, def, argc - shift, argv + shift);
+  ddp_usage_capture(NULL, 0);
+  if (parsed == DDP_OK && (c.opts.help || c.opts.version)) {
+    if (ddp_launcher_rank() == 0) {
+      if (c.opts.help) help_print(def, &c.opts);
+      else printf("ddpbench %s\n", DDPBENCH_VERSION);
+    }
+    free(c.args);
+    return DDP_EXIT_OK;
+  }
+  if (!(def->flags & CMD_MPI)) { /* a plain program: the message, or the work, here */
+    if (parsed != DDP_OK) {
+      if (msg[0]) fprintf(stderr, "ddpbench: %s\n", msg);
+      free(c.args);
+      return ddp_exit_code(parsed);
+    }
+    result_init(&c.doc);
+    time_t now = time(NULL);
+    strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    ddp_result r = def->run(&c);
+    int code = r == DDP_OK ? conclude(&c) : ddp_exit_code(r);
+    ctx_free(&c);
+    return code;
+  }
+  /* Armed before MPI_Init: a peer that never starts leaves MPI_Init waiting. */
+  watchdog_start(parsed == DDP_OK && def->timeout ? def->timeout(c.args) : default_timeout(def),
+                 "MPI start-up (MPI_Init: did every rank start?)");
+  if (dist_init(&argc, &argv, &c.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  watchdog_signals_install();
+  if (watchdog_join(&c.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
+  dist_emulate_nodes(&c.dist);
+  int code = work(&c, parsed, msg);
+  dist_finalize(&c.dist);
+  return code;
+}

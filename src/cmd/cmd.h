@@ -1,0 +1,132 @@
+/* cmd.h: a subcommand is an option table plus its orchestration; the skeleton (cmd.c) does everything else,
+ * the same way for every subcommand:
+ *   1. options: its tables (and those of the measurements it runs, the outputs, the device and comm choice)
+ *      read from --config and the command line by the option layer (options.h), every other subcommand's
+ *      section of the file checked against that subcommand's keys; --help and --version answered without
+ *      starting MPI; its cross-key checks. All before MPI starts, on every rank.
+ *   2. MPI, under the watchdog armed before MPI_Init with the subcommand's timeout;
+ *   3. preflight: every rank's option error printed once, ranks whose effective options differ refused, every
+ *      output checked (rank 0's files, each host's folder) before any work: exit 2 on every rank alike;
+ *   4. placement (placement.h) and this rank's device and comm, when the subcommand asks for them; each
+ *      rank's identity to rank 0 (the result document's provenance, built once here from the option set);
+ *   5. its run(); then, on rank 0, the findings table, the hosts' verdict and the outputs (outputs.h) from the
+ *      one result model;
+ *   6. the exit protocol: rank 0's outcome broadcast, usage errors and failed checks leave cleanly on every
+ *      rank, a runtime error ends the job through MPI_Abort naming the rank and host.
+ * A new subcommand is a cmd_def in its own file and one line in main.c's table.
+ *
+ * defines: cmd_def, cmd_ctx, cmd_rank, CMD_* flags, cmd_{main,help,versions,provenance,rank_host} */
+#ifndef DDPBENCH_CMD_H
+#define DDPBENCH_CMD_H
+
+#include <cJSON.h>
+#include <stdio.h>
+
+#include "comm.h"
+#include "device.h"
+#include "dist.h"
+#include "options.h"
+#include "outputs.h"
+#include "placement.h"
+#include "result.h"
+#include "versions.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  CMD_MPI = 1u << 0,       /* starts MPI (under mpirun or srun); else a plain program */
+  CMD_PLACE = 1u << 1,     /* --device: the skeleton chooses and creates this rank's device */
+  CMD_COMM = 1u << 2,      /* --comm too: and the world's comm over that device */
+  CMD_OUTPUTS = 1u << 3,   /* --json, --prom, --csv, --failed-hosts, --force */
+  CMD_JSON = 1u << 4,      /* --json and --force only */
+  CMD_VERDICT = 1u << 5,   /* the findings table and the hosts' verdict after run() */
+  CMD_HASH_LINES = 1u << 6, /* ... every line of it starting with '#' (nccl-tests' tables: other lines are rows) */
+};
+
+/* One rank as the provenance records it; gathered to rank 0 once, after placement. */
+typedef struct {
+  int rank, local_rank, node_index, pid;
+  char host[64];
+  uint64_t host_hash;
+  ddp_device_info dev; /* ordinal -1 and no name where the subcommand made no device */
+  ddp_versions ver;
+} cmd_rank;
+
+typedef struct cmd_ctx cmd_ctx;
+
+typedef struct cmd_def {
+  const char *name;   /* "accept"; "run" for the training run (its INI keys live in any section that names no
+                       * subcommand) */
+  const char *summary; /* one line for the program's --help */
+  const char *usage;  /* the usage lines */
+  const char *about;  /* what it is for, with an example */
+  const char *cpu_note; /* CMD_PLACE: what the CPU device does instead when no GPU is visible (NULL: nothing) */
+  unsigned flags;
+  size_t args_size;   /* its options struct, zeroed then filled from the tables */
+  /* Adds its own tables (and its measurements') over args. */
+  ddp_result (*tables)(opt_set *s, void *args);
+  /* Cross-key checks, on every rank before MPI starts (c->opts says where each value came from). NULL: none. */
+  ddp_result (*validate)(cmd_ctx *c);
+  /* The watchdog's timeout from its options (seconds; 0 = never). NULL: none. */
+  double (*timeout)(const void *args);
+  int cpu_threads;    /* CMD_PLACE: OpenBLAS threads of the CPU device (0: the rank's share of its cores) */
+  /* CMD_PLACE: after the placement is chosen, before the device exists (binding near the GPU). NULL: none. */
+  ddp_result (*placed)(cmd_ctx *c);
+  /* The work. On rank 0 it fills c->doc's records and findings (and c->sections) and prints its report; it
+   * sets c->exit_code. DDP_ERR_USAGE and DDP_ERR_EXPECT must be returned on every rank alike; any other error
+   * ends the job. */
+  ddp_result (*run)(cmd_ctx *c);
+  /* On every rank after the outcome is known and this rank's device and comm are gone (the GPU default job's
+   * acceptance checks): returns the exit code, from the one run() decided. NULL: none. */
+  int (*after)(cmd_ctx *c, int code);
+} cmd_def;
+
+struct cmd_ctx {
+  const cmd_def *def;
+  opt_set opts;
+  void *args;             /* the subcommand's options (def->args_size bytes) */
+  result_outputs out;     /* CMD_OUTPUTS, CMD_JSON */
+  placement_choice want;  /* CMD_PLACE */
+  int argc;
+  char **argv;
+  /* CMD_MPI */
+  ddp_dist dist;
+  placement pl;           /* CMD_PLACE */
+  ddp_device *dev;        /* CMD_PLACE: this rank's */
+  ddp_comm *comm;         /* CMD_COMM: the world's */
+  cmd_rank *ranks;        /* rank 0: [world], every rank's identity */
+  /* rank 0: the result document (provenance filled before run()) and extra sections of its JSON */
+  result_doc doc;
+  cJSON *sections;
+  int strict;             /* a warning fails a host too (the subcommand sets it from its options) */
+  int quiet;              /* no "wrote FILE" lines */
+  int exit_code;
+  char start_time[32];
+};
+
+/* The program: finds argv[1] among cmds (NULL-terminated; the entry named "run" when argv[1] is an option or
+ * absent) and runs it through the skeleton. Returns the exit code (or ends the job through MPI_Abort). */
+int cmd_main(const cmd_def *const *cmds, int argc, char **argv);
+/* Step 1 alone (tests, tools): def's options from argv (argv[0] its name or the program's) into c, checked
+ * across keys; no MPI. c->args, c->want and c->out hold the values; free with cmd_free. */
+ddp_result cmd_parse(cmd_ctx *c, const cmd_def *def, int argc, char **argv);
+void cmd_free(cmd_ctx *c);
+/* Runs another subcommand inside this MPI job (the GPU default job's acceptance checks after its training):
+ * its options from argv (argv[0] its name), then steps 3 to 5 above; returns its exit code. */
+int cmd_nested(cmd_ctx *outer, const cmd_def *def, int argc, char **argv);
+/* The subcommands of this program, as main.c lists them (for the program's help and the config file's sections:
+ * cmd_main sets them; tests and tools that call cmd_parse directly set them with cmd_use). */
+const cmd_def *const *cmd_all(void);
+void cmd_use(const cmd_def *const *cmds);
+
+/* Every version this process loaded: versions_base and each device's and comm's own. */
+void cmd_versions(ddp_versions *v);
+/* The host of a world rank (rank 0, after the identity gather), "" when unknown. */
+const char *cmd_rank_host(const cmd_ctx *c, int rank);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

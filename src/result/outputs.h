@@ -1,0 +1,44 @@
+/* outputs.h: the one output table of every subcommand that has results: --json (the result document),
+ * --prom (a node_exporter textfile), --csv (one row per record) and --failed-hosts (the hosts to drain, one
+ * per line), each written from the same result model through atomic_file (readers see the old file or the
+ * whole new one), with --force to replace an existing file. The option table that names them is here too, so
+ * that every subcommand gets the same keys, the same checks before any work and the same writers. A new
+ * format is one row of the table in outputs.c and its writer. Nothing here measures or communicates.
+ *
+ * defines: result_outputs, outputs_table, outputs_{check,write,any} */
+#ifndef DDPBENCH_OUTPUTS_H
+#define DDPBENCH_OUTPUTS_H
+
+#include <cJSON.h>
+
+#include "options.h"
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  char json[1024], prom[1024], csv[1024], failed_hosts[1024]; /* "" = not written */
+  int force;
+} result_outputs;
+
+/* The keys json, prom, csv, failed_hosts (OPT_OUTPUT) and force, over a result_outputs. */
+extern const opt_table outputs_table;
+/* The same without prom and csv (doctor: its document has findings, no figures) and without failed_hosts. */
+extern const opt_table outputs_json_table;
+
+/* 1 when any output is asked for. */
+int outputs_any(const result_outputs *o);
+/* Before any work: every output can be written (atomic_file_check). DDP_ERR_USAGE with "--json: why" in err. */
+ddp_result outputs_check(const result_outputs *o, char *err, size_t errn);
+/* Writes every output asked for from d; sections (may be NULL) are extra keys of the JSON document (the run's
+ * "phases" and "topology") added after the model's. quiet: no "wrote FILE" lines on stderr. */
+ddp_result outputs_write(const result_outputs *o, const result_doc *d, const cJSON *sections, int quiet);
+/* The result document as JSON text (the model, then the sections), newline-terminated; free() it. */
+ddp_result outputs_json_text(const result_doc *d, const cJSON *sections, char **text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,61 @@
+/* hosts.c: each host's worst severity, --strict and the drain list (hosts.h). */
+#include "hosts.h"
+
+#include <math.h>
+#include <string.h>
+
+static int effective(const finding *f, int strict) {
+  return f->severity == SEV_WARN && strict ? SEV_FAIL : (int)f->severity;
+}
+
+static int seen_before(const char *const *hosts, int k) {
+  for (int j = 0; j < k; j++)
+    if (!strcmp(hosts[j], hosts[k])) return 1;
+  return 0;
+}
+
+ddp_result hosts_judge(result_doc *d, const char *const *hosts, int n, int strict, hosts_verdict *v) {
+  memset(v, 0, sizeof *v);
+  for (int i = 0; i < d->findings.n; i++) v->failing_findings += effective(&d->findings.v[i], strict) == SEV_FAIL;
+  for (int k = 0; k < n; k++) {
+    if (seen_before(hosts, k)) continue;
+    int worst = SEV_INFO;
+    for (int i = 0; i < d->findings.n; i++) {
+      const finding *f = &d->findings.v[i];
+      if (!strcmp(f->host, hosts[k]) && effective(f, strict) > worst) worst = effective(f, strict);
+    }
+    worst == SEV_FAIL ? v->fail++ : worst == SEV_WARN ? v->warn++ : v->pass++;
+    if (worst == SEV_FAIL) DDP_TRY(result_failed_host_add(d, hosts[k]));
+  }
+  return DDP_OK;
+}
+
+static void line(FILE *out, const char *prefix, const char *who, const finding *f) {
+  fprintf(out, "%s%s: %s %s %s: %s", prefix, who, finding_severity_name(f->severity), f->check, f->subject, f->text);
+  if (!isnan(f->measured)) {
+    fprintf(out, " [%.4g", f->measured);
+    if (!isnan(f->expected)) fprintf(out, " vs %.4g", f->expected);
+    fprintf(out, "%s%s]", f->unit[0] ? " " : "", f->unit);
+  }
+  fputc('\n', out);
+}
+
+void hosts_print(FILE *out, const char *prefix, const result_doc *d, const char *const *hosts, int n,
+                 const hosts_verdict *v) {
+  fprintf(out, "# hosts: failing and warning checks\n");
+  for (int k = 0; k < n; k++) {
+    if (seen_before(hosts, k)) continue;
+    for (int i = 0; i < d->findings.n; i++) {
+      const finding *f = &d->findings.v[i];
+      if (f->severity != SEV_INFO && !strcmp(f->host, hosts[k])) line(out, prefix, hosts[k], f);
+    }
+  }
+  for (int i = 0; i < d->findings.n; i++) { /* about no host of the job: the job itself, pairs, paths */
+    const finding *f = &d->findings.v[i];
+    int known = 0;
+    for (int k = 0; k < n && !known; k++) known = !strcmp(f->host, hosts[k]);
+    if (f->severity != SEV_INFO && !known)
+      line(out, prefix, f->host[0] ? f->host : f->scope == SCOPE_JOB ? "job" : finding_scope_name(f->scope), f);
+  }
+  fprintf(out, "%shosts: %d pass, %d warn, %d fail\n", prefix, v->pass, v->warn, v->fail);
+}
