@@ -95,11 +95,11 @@ static void test_judge(void) {
 }
 
 /* Every unordered pair once (tournament) or the ring's edges once, disjoint within each round. */
-static void check_schedule(accept_pairs_mode mode, int n, int want_pairs, int want_rounds) {
-  int np = accept_pairs(mode, n, NULL, 0);
+static void check_schedule(node_pairs_mode mode, int n, int want_pairs, int want_rounds) {
+  int np = node_pairs(mode, n, NULL, 0);
   CHECK(np == want_pairs, "mode %d n %d: %d pairs, expected %d", mode, n, np, want_pairs);
-  accept_pair *p = calloc((size_t)np + 1, sizeof *p);
-  CHECK(accept_pairs(mode, n, p, np) == np, "same count when filled");
+  node_pair *p = calloc((size_t)np + 1, sizeof *p);
+  CHECK(node_pairs(mode, n, p, np) == np, "same count when filled");
   int *seen = calloc((size_t)n * n, sizeof *seen), rounds = 0;
   for (int i = 0; i < np; i++) {
     CHECK(p[i].a >= 0 && p[i].a < p[i].b && p[i].b < n, "pair (%d,%d) in range and ordered", p[i].a, p[i].b);
@@ -128,19 +128,19 @@ static void test_pairs(void) {
   check_schedule(PAIRS_RING, 8, 8, 2);
   check_schedule(PAIRS_RING, 9, 9, 3);
   check_schedule(PAIRS_RING, 64, 64, 2);
-  CHECK(accept_pairs(PAIRS_NONE, 8, NULL, 0) == 0, "none: no pairs");
-  CHECK(accept_pairs(PAIRS_TOURNAMENT, 1, NULL, 0) == 0, "one node: no pairs");
-  CHECK(accept_pairs_default(16) == PAIRS_TOURNAMENT && accept_pairs_default(17) == PAIRS_RING, "default");
-  CHECK(accept_pairs_mode_parse("ring") == PAIRS_RING && accept_pairs_mode_parse("all") == -1, "parse");
+  CHECK(node_pairs(PAIRS_NONE, 8, NULL, 0) == 0, "none: no pairs");
+  CHECK(node_pairs(PAIRS_TOURNAMENT, 1, NULL, 0) == 0, "one node: no pairs");
+  CHECK(node_pairs_default(16) == PAIRS_TOURNAMENT && node_pairs_default(17) == PAIRS_RING, "default");
+  CHECK(node_pairs_mode_parse("ring") == PAIRS_RING && node_pairs_mode_parse("all") == -1, "parse");
 }
 
 /* Bandwidth of pair (a, b): 100, times `node_factor` per bad node in it, times `pair_factor` for (pa, pb). */
-static void localize_case(accept_pairs_mode mode, int n, const int *bad_nodes, int nbad, double node_factor,
+static void localize_case(node_pairs_mode mode, int n, const int *bad_nodes, int nbad, double node_factor,
                           int pa, int pb, double pair_factor, const char *what) {
-  int np = accept_pairs(mode, n, NULL, 0);
-  accept_pair *p = calloc((size_t)np, sizeof *p);
+  int np = node_pairs(mode, n, NULL, 0);
+  node_pair *p = calloc((size_t)np, sizeof *p);
   double *v = calloc((size_t)np, sizeof *v);
-  accept_pairs(mode, n, p, np);
+  node_pairs(mode, n, p, np);
   for (int i = 0; i < np; i++) {
     v[i] = 100 + 0.3 * ((i * 7) % 5); /* a little noise: 100 .. 101.2 */
     for (int j = 0; j < nbad; j++)
@@ -181,8 +181,8 @@ static void test_localize(void) {
   localize_case(PAIRS_TOURNAMENT, 6, NULL, 0, 1, -1, -1, 1, "six nodes, healthy");
   {
     /* a noisy fabric (pairs 0.36-0.93, as a shared CI machine measured them): nobody named */
-    accept_pair p[6];
-    accept_pairs(PAIRS_TOURNAMENT, 4, p, 6);
+    node_pair p[6];
+    node_pairs(PAIRS_TOURNAMENT, 4, p, 6);
     double v[6] = {0.533, 0.429, 0.929, 0.818, 0.4, 0.359};
     accept_localization loc;
     CHECK(accept_localize(4, p, v, 6, 10, 3.5, &loc) == DDP_OK, "localize noise");

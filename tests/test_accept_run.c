@@ -7,7 +7,8 @@
  *  - --failed-hosts is never overwritten without --force (exit 2), and is with it (an empty file: no failure);
  *  - a bad --expect file: exit 2 and one line naming file, line and key, before any measurement;
  *  - outputs checked before any work (--json /dev/null), an error on one rank only printed, and ranks with
- *    different arguments refused: exit 2 before any measurement;
+ *    different arguments refused: exit 2 before any measurement; so are ranks whose --expect file (one path,
+ *    two working folders) holds other floors, and ranks whose copies agree run;
  *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU: 90 %);
  *    against a baseline 100x faster than this machine (as a healthy cluster is to a slowed host) it fails with
  *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2;
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,6 +150,27 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "do not run the same ddpbench accept options") && strstr(err, "rank 1 (host") &&
             !strstr(out, "TFLOP/s"),
         "different arguments on rank 1: exit %d\n%s", rc, err);
+
+  /* the same --expect path holding other floors on rank 1 (as on a host whose copy differs): refused, the
+   * contents named, before any measurement (each rank reads its own path relative to its own directory) */
+  char d0[300], d1[300];
+  snprintf(d0, sizeof d0, "%s/w0", dir);
+  snprintf(d1, sizeof d1, "%s/w1", dir);
+  CHECK(mkdir(d0, 0700) == 0 && mkdir(d1, 0700) == 0, "working folders made");
+  write_file("w0/floors.ini", "gemm_fp32_tflops = 0.0001\n");
+  write_file("w1/floors.ini", "gemm_fp32_tflops = 1000\n");
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --health-seconds 0.5 --expect "
+           "floors.ini : -np 1 --wdir %s %s accept --health-seconds 0.5 --expect floors.ini", mpiexec, d0, prog, d1, prog);
+  rc = proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "expect = floors.ini (contents fnv1a64 ") &&
+            !strstr(out, "TFLOP/s"),
+        "--expect with other contents on rank 1: exit %d\n%s", rc, err);
+  write_file("w1/floors.ini", "gemm_fp32_tflops = 0.0001\n");
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --health-seconds 0.5 --precisions "
+           "fp32 --skip p2p,copy --expect floors.ini : -np 1 --wdir %s %s accept --health-seconds 0.5 --precisions fp32 "
+           "--skip p2p,copy --expect floors.ini", mpiexec, d0, prog, d1, prog);
+  rc = proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 0, "--expect with the same contents in two folders: exit %d\n%s%s", rc, out, err);
 
   /* baseline mode */
   snprintf(args, sizeof args, "--json %s", path("base.json"));

@@ -16,7 +16,7 @@
 
 #include "check.h"
 #include "csv.h"
-#include "measure_sweep.h"
+#include "scaling.h"
 #include "prom.h"
 
 static int count(const char *text, const char *needle) {

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "engine_run.h"
 #include "measure.h"
+#include "train.h"
 
 /* The toy: each rank adds rank + 1 of the world over the group; rank 0 of the group records the sum. */
 static ddp_result toy_run(const measure_env *env, const measure_group *g, result_doc *out) {
@@ -34,7 +35,7 @@ static ddp_result toy_run(const measure_env *env, const measure_group *g, result
   if (g->rank == 0) DDP_TRY(result_add(out, "toy", g->name, "rank_sum", "", BETTER_NONE, v, NULL, NULL, 0, "size", size, NULL));
   return DDP_OK;
 }
-static const measurement toy = {"toy", "sums world ranks + 1 over the group", toy_run, NULL};
+static const measurement toy = {"toy", "sums world ranks + 1 over the group", toy_run, NULL, NULL, 0};
 
 int main(int argc, char **argv) {
   ddp_dist d;
@@ -68,9 +69,9 @@ int main(int argc, char **argv) {
     measure_rounds_free(rounds, n);
   }
   int want_rounds = 0;
-  np = accept_pairs(accept_pairs_default(d.node_count), d.node_count, NULL, 0);
-  accept_pair *sched = calloc((size_t)np + 1, sizeof *sched);
-  accept_pairs(accept_pairs_default(d.node_count), d.node_count, sched, np);
+  np = node_pairs(node_pairs_default(d.node_count), d.node_count, NULL, 0);
+  node_pair *sched = calloc((size_t)np + 1, sizeof *sched);
+  node_pairs(node_pairs_default(d.node_count), d.node_count, sched, np);
   for (int i = 0; i < np; i++) want_rounds = sched[i].round + 1 > want_rounds ? sched[i].round + 1 : want_rounds;
   free(sched);
   CHECK(pair_rounds == want_rounds, "node pairs in the schedule's rounds of disjoint pairs: %d, expected %d",

@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "engine_run.h"
-#include "measure_sweep.h"
+#include "scaling.h"
 
 /* The group's members summed over its own comm: which world ranks it holds, as a bit mask. */
 static ddp_result members(const measure_env *env, const measure_group *g, result_doc *out) {
@@ -30,7 +30,7 @@ static ddp_result members(const measure_env *env, const measure_group *g, result
   if (g->rank == 0) DDP_TRY(result_add(out, "members", g->name, "mask", "", BETTER_NONE, v, NULL, NULL, 0, NULL));
   return DDP_OK;
 }
-static const measurement mask_m = {"members", "world ranks of the group as a bit mask", members, NULL};
+static const measurement mask_m = {"members", "world ranks of the group as a bit mask", members, NULL, NULL, 0};
 
 static int sizes_are(const ddp_dist *d, const int *want, int n) {
   int got[16], m = 0;

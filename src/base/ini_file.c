@@ -30,7 +30,7 @@ static char *read_line(char *str, int num, void *stream) {
   ssize_t n = getline(&c->buf, &c->cap, c->f);
   if (n < 0) return NULL;
   c->line++;
-  size_t lead = strspn(c->buf, " \t");
+  size_t lead = strspn(c->buf, " \t\v\f\r"); /* all that inih's lskip (isspace) skips before a continuation */
   if ((size_t)n > (size_t)num - 1) {
     snprintf(c->err, c->errn, "line longer than %d characters (ddpbench refuses it rather than split it)", num - 2);
   } else if (memchr(c->buf, 0, (size_t)n)) {

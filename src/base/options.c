@@ -220,7 +220,9 @@ static int value_set(const opt_spec *k, void *field, const char *value, char *er
       return 0;
     }
     case OPT_U64: {
-      if (value[0] == '-')
+      const char *v0 = value;
+      while (isspace((unsigned char)*v0)) v0++; /* strtoull would skip it and then negate a '-' */
+      if (v0[0] == '-')
         return snprintf(err, errn, "%s must be a non-negative integer, got '%s'", k->key, value), -1;
       unsigned long long v = strtoull(value, &end, 0);
       if (end == value || *end || errno)
@@ -361,14 +363,34 @@ int opt_key_at(const opt_set *s, int i, const char **key, char *value, size_t n,
   return 1;
 }
 
+static void input_digest(const char *path, char *value, size_t n) {
+  size_t have = strlen(value), len = 0;
+  char why[300] = "";
+  char *text = input_file_read(path, INPUT_MAX_RESULT, &len, why, sizeof why);
+  if (text)
+    snprintf(value + have, n - have, " (contents fnv1a64 %016llx)",
+             (unsigned long long)ddp_fnv1a64(text, len, DDP_FNV1A64_INIT));
+  else
+    snprintf(value + have, n - have, " (unreadable: %s)", why);
+  free(text);
+}
+
+int opt_key_agreed(const opt_set *s, int i, const char **key, char *value, size_t n, const opt_spec **spec) {
+  const opt_spec *k;
+  if (!opt_key_at(s, i, key, value, n, &k)) return 0;
+  if ((k->flags & OPT_INPUT) && k->type == OPT_STR && value[0]) input_digest(value, value, n);
+  if (spec) *spec = k;
+  return 1;
+}
+
 uint64_t opt_hash(const opt_set *s) {
   uint64_t h = DDP_FNV1A64_INIT;
-  key_ref r;
-  for (int i = 0; key_ref_at(s, i, &r); i++) {
-    if (r.k->flags & OPT_NO_HASH) continue;
-    char value[4200];
-    opt_format(r.k, r.field, value, sizeof value);
-    h = ddp_fnv1a64(r.k->key, strlen(r.k->key), h);
+  const char *key;
+  const opt_spec *k;
+  char value[OPT_HASH_VALUE_MAX];
+  for (int i = 0; opt_key_agreed(s, i, &key, value, sizeof value, &k); i++) {
+    if (k->flags & OPT_NO_HASH) continue;
+    h = ddp_fnv1a64(key, strlen(key), h);
     h = ddp_fnv1a64("=", 1, h);
     h = ddp_fnv1a64(value, strlen(value), h);
     h = ddp_fnv1a64("\n", 1, h);
@@ -475,6 +497,9 @@ static ddp_result operand_add(opt_set *s, const char *word, int after_sep, int *
     return ddp_usage_error("%sunexpected argument '%s' (options are --key value; %s)", cmd_prefix(s, pre, sizeof pre),
                            word, help_hint(s, hint, sizeof hint));
   char *f = r.field;
+  if (!cleared[after_sep] && s->src[r.index] == OPT_SRC_CLI)
+    return ddp_usage_error("%s%s given both as --%s and as operands ('%s'): give one", cmd_prefix(s, pre, sizeof pre),
+                           r.k->key, r.k->key, word);
   if (!cleared[after_sep]) f[0] = 0, cleared[after_sep] = 1; /* operands replace the file's value */
   size_t have = strlen(f), add = strlen(word);
   if (have + add + 2 > r.k->size)
@@ -560,6 +585,11 @@ ddp_result opt_parse(opt_set *s, int argc, char **argv, opt_set *const *others) 
       if (is_option_word(value)) /* "--json --force" would otherwise create a file named --force */
         return ddp_usage_error("%s%s needs a value, got the option '%s' (write %s=%s if you mean it)", pre, where, value,
                                where, value);
+    }
+    for (int w = 0; w < 2 && (r.k->flags & OPT_OPERANDS); w++) {
+      key_ref op;
+      if (cleared[w] && operand_key(s, w, &op) && op.index == r.index)
+        return ddp_usage_error("%s%s given both as %s and as operands: give one", pre, r.k->key, where);
     }
     char err[700];
     if (value_set(r.k, r.field, value, err, sizeof err) != 0) return ddp_usage_error("%s%s: %s", pre, where, err);

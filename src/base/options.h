@@ -53,6 +53,7 @@ enum {
   OPT_NO_HASH = 1u << 2,  /* not part of what the ranks must agree on */
   OPT_OPERANDS = 1u << 3, /* OPT_STR: the words that are no option are appended here, comma-separated */
   OPT_HIDDEN = 1u << 4,   /* not listed by --help (nccl-tests options accepted at their only value) */
+  OPT_INPUT = 1u << 5,    /* OPT_STR: a file every rank reads; its contents, not only its name, must agree */
 };
 
 typedef struct opt_spec {
@@ -83,6 +84,7 @@ typedef struct opt_table {
 } opt_table;
 
 #define OPT_MAX_PARTS 12
+#define OPT_HASH_VALUE_MAX 16400 /* longer than the longest text field (compare's sides) */
 #define OPT_MAX_KEYS 160
 
 /* One subcommand's options: tables over structs, and where each value came from. */
@@ -123,7 +125,11 @@ ddp_result opt_apply(opt_set *s, const char *key, const char *value, const char 
 const char *opt_where(const opt_set *s, const char *key, char *buf, size_t n);
 /* 1 when key was set by the file or the command line. */
 int opt_given(const opt_set *s, const char *key);
-/* FNV-1a 64 of "key=value\n" for every key without OPT_NO_HASH: equal on ranks that run the same options. */
+/* Like opt_key_at, with what the ranks must agree on: for an OPT_INPUT key that names a file, the value is
+ * followed by " (contents fnv1a64 0123456789abcdef)" or " (unreadable: why)". */
+int opt_key_agreed(const opt_set *s, int i, const char **key, char *value, size_t n, const opt_spec **spec);
+/* FNV-1a 64 of "key=value\n" (opt_key_agreed's value) for every key without OPT_NO_HASH: equal on ranks that
+ * run the same options on the same input files. */
 uint64_t opt_hash(const opt_set *s);
 /* Key i of the set (0 past the end) with its effective value as text, its spec in *spec (may be NULL). */
 int opt_key_at(const opt_set *s, int i, const char **key, char *value, size_t n, const opt_spec **spec);

@@ -205,7 +205,6 @@ static ddp_result provenance(cmd_ctx *c) {
   char value[4200];
   const opt_spec *k;
   for (int i = 0; opt_key_at(&c->opts, i, &key, value, sizeof value, &k); i++) {
-    if (k->flags & OPT_OPERANDS) continue;
     DDP_TRY(result_kv_push(&m->config, &m->nconfig, key, value));
     m->config[m->nconfig - 1].text = k->type == OPT_STR || k->type == OPT_CUSTOM;
   }

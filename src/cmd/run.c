@@ -19,7 +19,8 @@
 #include "gpu_default.h"
 #include "health.h"
 #include "measure.h"
-#include "measure_sweep.h"
+#include "train.h"
+#include "scaling.h"
 #include "report.h"
 #include "testhooks.h"
 #include "topo.h"
@@ -105,10 +106,8 @@ static ddp_result run_validate(cmd_ctx *c) {
     return ddp_usage_error("%s%scuda_graph needs a GPU device", where ? where : "", where ? ": " : "");
   }
   if (cfg->groups[0] && !measure_find(cfg->group_measure)) {
-    char names[256] = "";
-    size_t o = 0;
-    for (int i = 0; measure_at(i) && o < sizeof names; i++)
-      o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "", measure_at(i)->name);
+    char names[256];
+    measure_names(names, sizeof names);
     where = opt_where(&c->opts, "group_measure", w, sizeof w);
     return ddp_usage_error("%s%sgroup_measure: no measurement '%s' (there are: %s)", where ? where : "",
                            where ? ": " : "", cfg->group_measure, names);
@@ -269,7 +268,8 @@ static ddp_result job_measure(job *j, rank_outcome *mine, const measurement **gr
 
   /* The phases: the train measurements over the world, on the engine above; they leave their results in
    * j->train for the report below. */
-  measure_env env = {cfg, d, c->dev, on_progress, NULL, &j->train, on_waiting, NULL};
+  measure_env env = {.cfg = cfg, .dist = d, .dev = c->dev, .progress = on_progress, .train = &j->train,
+                     .waiting = on_waiting, .device = c->pl.device};
   measure_round *world = NULL;
   int nworld = 0;
   ddp_result r = measure_rounds_build(d, c->comm, GROUP_WORLD, 0, &world, &nworld);

@@ -50,12 +50,6 @@ typedef struct {
   size_t scratch_n[3];
 } cpu_impl;
 
-const char *dtype_name(ddp_dtype t) {
-  static const char *n[DT_COUNT] = {"float", "bfloat16", "half",   "double", "int8",
-                                    "uint8", "int32",    "uint32", "int64",  "uint64"};
-  return (unsigned)t < DT_COUNT ? n[t] : "?";
-}
-
 /* ---- in-flight host functions ------------------------------------------------------------------ */
 static void item_complete(ddp_stream *s, double t) {
   pending *it = s->head;

@@ -59,21 +59,6 @@ struct engine {
   int nev_steps;
 };
 
-const char *phase_name(ddp_phase p) {
-  static const char *n[] = {PHASE_NAME_LOCAL, PHASE_NAME_COMM, PHASE_NAME_DDP};
-  return (unsigned)p < PHASE_COUNT ? n[p] : "?";
-}
-
-void phase_result_free(phase_result *r) {
-  free(r->step_ms);
-  free(r->compute_ms);
-  free(r->bucket_ms);
-  free(r->loss);
-  free(r->scale);
-  free(r->skipped);
-  memset(r, 0, sizeof *r);
-}
-
 static size_t ct_size(const engine *e) { return dtype_size(e->ct); }
 static float *W_of(engine *e, int l) { return e->W + (size_t)(e->L - l) * e->HH; }
 static float *G_of(engine *e, int l) { return e->G + (size_t)(e->L - l) * e->HH; }

@@ -19,8 +19,6 @@
 extern "C" {
 #endif
 
-/* Called on the host as steps are enqueued (progress lines, the watchdog's heartbeat). */
-typedef void (*engine_progress_fn)(void *ctx, ddp_phase p, int step, int nsteps);
 
 typedef struct engine engine;
 

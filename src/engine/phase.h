@@ -1,6 +1,6 @@
 /* phase.h: the training phases (local, comm, ddp) and what one rank measured in one: plain data shared by
  * the engine that fills it and the report that formats it, so that formatting code needs neither the engine
- * nor MPI. Nothing here does anything. */
+ * nor MPI. Nothing here does more than name and free (phase.c). */
 #ifndef DDPBENCH_PHASE_H
 #define DDPBENCH_PHASE_H
 
@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_COUNT } ddp_phase;
-/* The one spelling of each phase's name: phase_name() and the train measurements (measure_train.c) use these. */
+/* The one spelling of each phase's name: phase_name() and the train measurements (measure/train.c) use these. */
 #define PHASE_NAME_LOCAL "local"
 #define PHASE_NAME_COMM "comm"
 #define PHASE_NAME_DDP "ddp"
@@ -32,6 +32,9 @@ typedef struct {
 } phase_result;
 
 void phase_result_free(phase_result *r);
+
+/* Called on the host as steps are enqueued (progress lines, the watchdog's heartbeat). */
+typedef void (*engine_progress_fn)(void *ctx, ddp_phase p, int step, int nsteps);
 
 #ifdef __cplusplus
 }

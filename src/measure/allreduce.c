@@ -1,4 +1,4 @@
-/* measure_allreduce.c: the "allreduce" measurement: in-place fp32 allreduces over a group at a few sizes, each
+/* allreduce.c: the "allreduce" measurement: in-place fp32 allreduces over a group at a few sizes, each
  * iteration timed between device events on every rank; the group's rank 0 takes each iteration's slowest rank
  * (a collective ends when its last rank does), the median over iterations (a preempted iteration does not
  * condemn a group) and records nccl-tests' busbw. Acceptance runs it over each node and over node pairs. It
@@ -6,11 +6,68 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "measure.h"
+#include "allreduce.h"
 #include "stats.h"
 #include "watchdog.h"
+
+/* ---- options --------------------------------------------------------------------------------------- */
+static int parse_sizes(void *field, const char *v, char *err, size_t n) {
+  allreduce_params *p = field;
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", v);
+  int k = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *end = NULL;
+    double x = strtod(t, &end);
+    if (end == t || *end || !(x > 0 && x <= 65536) || k == ALLREDUCE_MAX_SIZES)
+      return snprintf(err, n, "a comma list of at most %d sizes in MiB, each in (0, 65536]", ALLREDUCE_MAX_SIZES), -1;
+    p->mib[k++] = x;
+  }
+  if (!k) return snprintf(err, n, "at least one size in MiB"), -1;
+  p->nsizes = k;
+  return 0;
+}
+static void format_sizes(const void *field, char *out, size_t n) {
+  const allreduce_params *p = field;
+  size_t o = 0;
+  out[0] = 0;
+  for (int k = 0; k < p->nsizes && o < n; k++) o += (size_t)snprintf(out + o, n - o, "%s%g", k ? "," : "", p->mib[k]);
+}
+static const opt_spec AR[] = {
+    {"allreduce_mib", NULL, 0, OPT_CUSTOM, 0, 0, "64", .parse = parse_sizes, .format = format_sizes, .arg = "LIST",
+     .help = "the allreduce measurement's sizes, MiB (comma-separated, at most 4)"},
+    {"allreduce_iters", NULL, 0, OPT_INT, offsetof(allreduce_params, iters), 0, "5", 1, 1 << 20,
+     .help = "the allreduce measurement's timed allreduces per size and group"},
+};
+static const opt_table AR_TABLE = {"the allreduce measurement (--group-measure allreduce)", AR, 2};
+
+/* The group's hosts on its rank 0, as a label: ("host", "h") when it is one host, ("hosts", "a,b") else. */
+static ddp_result hosts_label(const measure_env *env, const measure_group *g, char *key, char *val, size_t n) {
+  char mine[64];
+  snprintf(mine, sizeof mine, "%.63s", env->dist->host);
+  char (*all)[64] = g->rank == 0 ? calloc((size_t)g->size, sizeof *all) : NULL;
+  if (g->rank == 0 && !all) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int e = MPI_Gather(mine, 64, MPI_CHAR, all, 64, MPI_CHAR, 0, g->mpi);
+  if (e != MPI_SUCCESS) {
+    free(all);
+    return mpi_fail(e, "MPI_Gather(hosts)", __FILE__, __LINE__);
+  }
+  size_t o = 0;
+  int distinct = 0;
+  val[0] = 0;
+  for (int i = 0; all && i < g->size; i++) {
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++) seen = !strcmp(all[i], all[j]);
+    if (seen || o >= n) continue;
+    o += (size_t)snprintf(val + o, n - o, "%s%s", distinct++ ? "," : "", all[i]);
+  }
+  strcpy(key, distinct > 1 ? "hosts" : "host");
+  free(all);
+  return DDP_OK;
+}
 
 /* ms of each of `iters` allreduces of `bytes` on this rank (one warm-up first). */
 static ddp_result time_iters(ddp_comm *c, ddp_device *dev, void *buf, size_t bytes, int iters, double *ms) {
@@ -44,8 +101,11 @@ static ddp_result time_iters(ddp_comm *c, ddp_device *dev, void *buf, size_t byt
 }
 
 static ddp_result ar_run(const measure_env *env, const measure_group *g, result_doc *out) {
-  static const allreduce_params defaults = {1, {64}, 5};
-  const allreduce_params *p = env->params ? env->params : &defaults;
+  allreduce_params defaults;
+  const allreduce_params *p = measure_params(env, &measure_allreduce, &defaults);
+  if (!p) return DDP_FAIL(DDP_ERR_INTERNAL, "allreduce: no parameters");
+  char hkey[8], hval[512];
+  DDP_TRY(hosts_label(env, g, hkey, hval, sizeof hval));
   ddp_device *dev = env->dev;
   double maxmib = 0;
   for (int k = 0; k < p->nsizes; k++) maxmib = fmax(maxmib, p->mib[k]);
@@ -76,7 +136,7 @@ static ddp_result ar_run(const measure_env *env, const measure_group *g, result_
     snprintf(b, sizeof b, "%zu", bytes);
     snprintf(rk, sizeof rk, "%d", n);
     r = result_add(out, "allreduce", g->name, "busbw_gbs", "GB/s", BETTER_HIGHER, busbw, NULL, NULL, 0, "bytes", b,
-                   "ranks", rk, NULL);
+                   "ranks", rk, hkey, hval, NULL);
   }
   if (s) dev->stream_destroy(dev, s);
   if (buf) dev->free(dev, buf);
@@ -86,4 +146,4 @@ static ddp_result ar_run(const measure_env *env, const measure_group *g, result_
 
 const measurement measure_allreduce = {
     "allreduce", "in-place fp32 allreduce over the group: busbw per size (acceptance: each node, node pairs)",
-    ar_run, NULL};
+    ar_run, NULL, &AR_TABLE, sizeof(allreduce_params)};

@@ -1,51 +1,21 @@
-/* measure.c: the registry of measurements, the groups of ranks (comm->split), and the driver that runs a
- * measurement in every round and brings the records to rank 0 (as JSON text, read back with result.c's
- * reader: the same checks as a file). Control plane only: measurements do the measuring. */
+/* driver.c: the groups of ranks (comm->split), and the driver that runs a measurement in every round and
+ * brings every member's records to world rank 0 (as JSON text, read back with result.c's reader: the same
+ * checks as a file). Control plane only: measurements do the measuring. */
 #include "measure.h"
-#include "measure_sweep.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "accept.h"
-
-/* ---- registry ----------------------------------------------------------------------------------- */
-/* The built-in measurements, in the order --help lists them. Adding one: a line here. */
-static const measurement *const builtin[] = {&measure_local, &measure_comm, &measure_ddp, &measure_scaling,
-                                             &measure_allreduce};
-enum { NBUILTIN = sizeof builtin / sizeof builtin[0], MAX_EXTRA = 16 };
-static const measurement *extra[MAX_EXTRA];
-static int nextra;
-
-const measurement *measure_at(int i) {
-  if (i >= 0 && i < NBUILTIN) return builtin[i];
-  if (i >= NBUILTIN && i < NBUILTIN + nextra) return extra[i - NBUILTIN];
-  return NULL;
-}
-
-const measurement *measure_find(const char *name) {
-  const measurement *m;
-  for (int i = 0; (m = measure_at(i)) != NULL; i++)
-    if (strcmp(m->name, name) == 0) return m;
-  return NULL;
-}
-
-ddp_result measure_register(const measurement *m) {
-  if (!m || !m->name || !m->run) return ddp_usage_error("measure_register: a measurement needs a name and run()");
-  if (measure_find(m->name)) return ddp_usage_error("measurement '%s' is registered twice", m->name);
-  if (nextra == MAX_EXTRA) return ddp_usage_error("more than %d measurements registered", MAX_EXTRA);
-  extra[nextra++] = m;
-  return DDP_OK;
-}
+#include "pairs.h"
 
 /* ---- groups ------------------------------------------------------------------------------------- */
 /* Collective over the world: the group of ranks with color >= 0, ordered by world rank. */
 static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, const char *name, measure_round *rd) {
   ddp_comm *sub = NULL;
   MPI_Comm mpi = MPI_COMM_NULL;
-  DDP_TRY(world->split(world, color, d->rank, &sub));
+  if (world) DDP_TRY(world->split(world, color, d->rank, &sub)); /* no world comm: control-plane groups only */
   DDP_CHECK_MPI(MPI_Comm_split(d->world, color < 0 ? MPI_UNDEFINED : color, d->rank, &mpi));
   memset(rd, 0, sizeof *rd);
   rd->g.mpi = MPI_COMM_NULL;
@@ -55,8 +25,8 @@ static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, con
   rd->g.comm = sub;
   rd->g.mpi = mpi;
   DDP_CHECK_MPI(MPI_Comm_set_name(mpi, name)); /* the watchdog names it (mpi_where.c) */
-  rd->g.rank = sub->rank;
-  rd->g.size = sub->size;
+  DDP_CHECK_MPI(MPI_Comm_rank(mpi, &rd->g.rank));
+  DDP_CHECK_MPI(MPI_Comm_size(mpi, &rd->g.size));
   rd->g.world_rank = d->rank;
   snprintf(rd->g.name, sizeof rd->g.name, "%s", name);
   return DDP_OK;
@@ -65,10 +35,10 @@ static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, con
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds) {
   /* node pairs: the acceptance schedule (accept.h), rounds of disjoint pairs that run at the same time */
-  accept_pairs_mode mode = kind == GROUP_PAIR && (k == PAIRS_TOURNAMENT || k == PAIRS_RING)
-                              ? (accept_pairs_mode)k
-                              : accept_pairs_default(d->node_count);
-  int npairs = kind == GROUP_PAIR ? accept_pairs(mode, d->node_count, NULL, 0) : 0;
+  node_pairs_mode mode = kind == GROUP_PAIR && (k == PAIRS_TOURNAMENT || k == PAIRS_RING)
+                              ? (node_pairs_mode)k
+                              : node_pairs_default(d->node_count);
+  int npairs = kind == GROUP_PAIR ? node_pairs(mode, d->node_count, NULL, 0) : 0;
   int n = kind == GROUP_PAIR ? npairs : 1;
   *rounds = calloc((size_t)(n > 0 ? n : 1), sizeof **rounds);
   *nrounds = 0;
@@ -108,9 +78,9 @@ ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_grou
       break;
     }
     case GROUP_PAIR: { /* tournament up to 16 nodes, ring beyond; this rank's group in each round */
-      accept_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
+      node_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
       DDP_CHECK_ALLOC(pairs);
-      accept_pairs(mode, d->node_count, pairs, npairs);
+      node_pairs(mode, d->node_count, pairs, npairs);
       for (int p = 0; p < npairs;) {
         int round = pairs[p].round, color = -1;
         for (; p < npairs && pairs[p].round == round; p++)
@@ -236,37 +206,12 @@ void measure_print_records(FILE *f, const measurement *m, const result_doc *doc)
   }
 }
 
-/* ---- the groups a user asked for (--groups, --group-measure) ---------------------------------------- */
-_Static_assert(GROUP_WORLD == 0 && GROUP_NODE == 1 && GROUP_PAIR == 2 && GROUP_FIRST == 3,
-               "config_groups returns kinds in measure_group_kind's order");
-
-ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used) {
-  const ddp_config *cfg = env->cfg;
-  const ddp_dist *d = env->dist;
-  int kinds[CONFIG_MAX_GROUPS], ks[CONFIG_MAX_GROUPS];
-  int n = config_groups(cfg, kinds, ks, CONFIG_MAX_GROUPS); /* validated by config_parse */
-  if (used) *used = NULL;
-  if (n <= 0) return n < 0 ? ddp_usage_error("--groups: '%s' is not a list of groups", cfg->groups) : DDP_OK;
-  const measurement *m = measure_find(cfg->group_measure);
-  if (!m) {
-    char names[256] = "";
-    size_t o = 0;
-    for (int i = 0; measure_at(i) && o < sizeof names; i++)
-      o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "", measure_at(i)->name);
-    return ddp_usage_error("--group-measure: no measurement '%s' (there are: %s)", cfg->group_measure, names);
-  }
-  for (int i = 0; i < n; i++)
-    if (kinds[i] == GROUP_FIRST && ks[i] > d->size)
-      return ddp_usage_error("--groups: first:%d is more ranks than the job's %d", ks[i], d->size);
-  if (used) *used = m;
-  for (int i = 0; i < n; i++) {
-    measure_round *rounds = NULL;
-    int nrounds = 0;
-    ddp_result r = measure_rounds_build(d, world, (measure_group_kind)kinds[i], kinds[i] == GROUP_FIRST ? ks[i] : 0,
-                                        &rounds, &nrounds);
-    if (r == DDP_OK) r = measure_run(env, m, rounds, nrounds, doc);
-    measure_rounds_free(rounds, nrounds);
-    DDP_TRY(r);
-  }
-  return DDP_OK;
+const void *measure_params(const measure_env *env, const measurement *m, void *buf) {
+  if (env->params) return env->params;
+  if (!m->options || !m->params_size) return NULL;
+  memset(buf, 0, m->params_size);
+  opt_set s;
+  opt_set_init(&s, m->name);
+  if (opt_set_add(&s, m->options, buf) != DDP_OK || opt_defaults(&s) != DDP_OK) return NULL;
+  return buf;
 }

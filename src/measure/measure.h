@@ -5,11 +5,12 @@
  * them as they are, so a new measurement changes neither the writer nor the reader. The driver runs a
  * measurement over every group of a kind (the world, each node, each pair of nodes, the first k ranks),
  * groups built with comm->split, and brings every group's records to rank 0 of the world.
- * Adding a measurement: one file defining a `measurement`, and one line in the table in measure.c (or
- * measure_register() at run time, as the tests do). Nothing here prints, exits or touches the device.
+ * Adding a measurement: one file defining a `measurement` (with its option table, if it has options), and one
+ * line in table.c (or measure_register() at run time, as the tests do). Nothing here prints, exits or touches
+ * the device.
  *
  * defines: measurement, measure_env, measure_group, measure_round, measure_group_kind,
- *          measure_{register,find,at,rounds_build,rounds_free,run,groups_run,print_records}, the train measurements */
+ *          measure_{register,find,at,rounds_build,rounds_free,run,groups_run,print_records,params} */
 #ifndef DDPBENCH_MEASURE_H
 #define DDPBENCH_MEASURE_H
 
@@ -19,8 +20,8 @@
 #include "config.h"
 #include "device.h"
 #include "dist.h"
-#include "engine.h"
-#include "report.h"
+#include "options.h"
+#include "phase.h"
 #include "result.h"
 
 #ifdef __cplusplus
@@ -46,7 +47,8 @@ typedef struct {
 
 typedef enum { GROUP_WORLD = 0, GROUP_NODE, GROUP_PAIR, GROUP_FIRST } measure_group_kind;
 
-struct train_state; /* measure_train.c */
+struct train_state; /* train.h */
+struct device_entry;
 
 /* What a measurement runs with. */
 typedef struct {
@@ -61,29 +63,43 @@ typedef struct {
   /* Called now and then while this rank waits for a round's groups to finish (what: why, or NULL when it was
    * in a group itself); may be NULL. The job's watchdog hears from it that the rank is alive. */
   void (*waiting)(void *ctx, const char *what);
-  /* A measurement's own parameters (e.g. allreduce_params), NULL for its defaults. */
+  /* The measurement's own parameters (its options' struct), NULL for its defaults. */
   const void *params;
+  /* This rank's device entry (its optional ops: the peer copy matrix), or NULL. */
+  const struct device_entry *device;
+  /* On a group's rank 0, records as the measurement makes them, before its round ends (a sweep's rows, for a
+   * table that grows as they come); may be NULL. The records are the measurement's to keep. */
+  void (*emit)(void *ctx, const result_doc *recs);
+  void *emit_ctx;
 } measure_env;
 
 typedef struct measurement {
   const char *name;
   const char *help; /* one line for --help */
-  /* Collective over g. On g's rank 0, appends records (measurement = name, group = g->name) to out. */
+  /* Collective over g. Any member may append records to out (usually measurement = name, group = g->name;
+   * figures of one rank carry its rank and host as labels); the driver brings every member's to world rank 0. */
   ddp_result (*run)(const measure_env *env, const measure_group *g, result_doc *out);
   /* Rank 0 of the world: this measurement's records in doc, for people. NULL: measure_print_records. */
   void (*print)(FILE *f, const struct measurement *m, const result_doc *doc);
+  /* Its own keys (NULL: none), composed into the option set of every subcommand that runs it; they fill a
+   * struct of params_size bytes that env->params points at (NULL: the table's defaults, measure_params). */
+  const opt_table *options;
+  size_t params_size;
 } measurement;
 
-/* The registry: the built-in measurements (local, comm, ddp), then those registered at run time.
+/* The table (table.c): the built-in measurements, then those registered at run time.
  * measure_register keeps the pointer (m must outlive the program's use of it); DDP_ERR_USAGE when the
  * name is taken. */
 ddp_result measure_register(const measurement *m);
 const measurement *measure_find(const char *name);
 const measurement *measure_at(int i); /* NULL past the end */
+/* "local, comm, ddp, ..." : every name in the table, for messages. */
+void measure_names(char *buf, size_t n);
 
-/* Collective over world (the world's comm): the rounds of one kind of group. k: GROUP_FIRST's size; for
+/* Collective over world (the world's comm; NULL: groups with no data-plane comm, g->comm NULL, for measurements
+ * that only need their ranks to agree, such as the per-GPU checks): the rounds of one kind of group. k: GROUP_FIRST's size; for
  * GROUP_PAIR the schedule (PAIRS_TOURNAMENT or PAIRS_RING of accept.h; 0 = the default for the node count).
- * Node pairs run in the acceptance schedule's rounds (accept_pairs: tournament up to 16 nodes, every pair in
+ * Node pairs run in the schedule's rounds (pairs.h: tournament up to 16 nodes, every pair in
  * n-1 rounds of disjoint pairs; ring beyond), each rank in its node's pair of the round; nodes run all at once. */
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds);
@@ -100,36 +116,9 @@ ddp_result measure_run(const measure_env *env, const measurement *m, const measu
 ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used);
 /* A table of m's records: group, metric, labels, value, unit. */
 void measure_print_records(FILE *f, const measurement *m, const result_doc *doc);
-
-/* ---- allreduce bandwidth over a group (measure_allreduce.c): acceptance's per-node and node-pair figures ---- */
-#define ALLREDUCE_MAX_SIZES 4
-typedef struct {
-  int nsizes;
-  double mib[ALLREDUCE_MAX_SIZES]; /* message sizes, MiB */
-  int iters;                        /* timed allreduces per size (after one warm-up) */
-} allreduce_params;
-/* "allreduce": per size, a record busbw_gbs (labels bytes, ranks): nccl-tests' busbw of the median over
- * iterations of each iteration's slowest rank. Default parameters: 64 MiB, 5 iterations. */
-extern const measurement measure_allreduce;
-
-/* ---- the train measurements (measure_train.c): local, comm, ddp over a group ---- */
-extern const measurement measure_local, measure_comm, measure_ddp;
-/* The train state a caller keeps: the engine over the last group's comm, and each phase's gathered data on
- * the group's rank 0. */
-typedef struct train_state {
-  ddp_comm *comm;   /* the engine's comm */
-  engine *eng;
-  phase_result res[PHASE_COUNT];  /* this rank's, until gathered */
-  int ran[PHASE_COUNT];
-  uint64_t checksum; /* this rank's weights after the ddp phase */
-  int checksum_valid;
-  uint64_t nonfinite; /* how many of those weights are NaN or infinite */
-} train_state;
-void train_state_free(train_state *t);
-/* Collective over mpi: one rank's phase result into pd on the group's rank 0 (rank-major samples, the global
- * loss as the sum of the ranks' shares in rank order, fp16 scale and skips). Free with phase_data_free. */
-ddp_result train_gather(MPI_Comm mpi, const phase_result *pr, phase_data *pd, int fp16);
-void phase_data_free(phase_data *pd);
+/* m's parameters: env->params, or m's defaults (from its options table) in buf (at least m->params_size
+ * bytes, zeroed here). NULL when m has none. */
+const void *measure_params(const measure_env *env, const measurement *m, void *buf);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* measure_sweep.c: the scaling sweep (--sweep). The training phases (local, comm, ddp, as --phases lists
+/* scaling.c: the scaling sweep (--sweep). The training phases (local, comm, ddp, as --phases lists
  * them; ddp required) run on groups of growing size inside one job: 1, 2, 4, ... ranks of the first node up
  * to all of its ranks, then all the ranks of the first 2, 4, ... nodes, then the whole job. Each group is
  * `first:<k>` of measure.c (the first k ranks in node order), built with comm->split; the ranks outside it
@@ -15,13 +15,14 @@
  * and, once every group has run, on world rank 0: efficiency = step(first:1) / step(first:k), weak scaling
  * against the 1-rank ddp step. Figures come from report_summarize, the one place the job's own come from.
  * Never prints outside its print(); never touches the device except through the engine. */
-#include "measure_sweep.h"
+#include "scaling.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
+#include "train.h"
 
 /* ---- the sizes ---------------------------------------------------------------------------------- */
 ddp_result sweep_sizes(const ddp_dist *d, int *sizes, int max, int *n) {
@@ -235,7 +236,7 @@ static void scaling_print(FILE *f, const measurement *m, const result_doc *d) {
 
 const measurement measure_scaling = {"scaling", "the train phases on the first 1, 2, 4, ... ranks of a node, then "
                                                 "1, 2, 4, ... nodes and the job (--sweep)",
-                                     scaling_run, scaling_print};
+                                     scaling_run, scaling_print, NULL, 0};
 
 /* ---- the sweep ---------------------------------------------------------------------------------- */
 ddp_result sweep_run(const measure_env *env, ddp_comm *world, result_doc *doc) {

@@ -3,7 +3,7 @@
  * any group of ranks. They share one engine per group (env->train), so the phases of one group run on one
  * model, as they always did; the engine's step loop is untouched. Also the gathering of a phase's samples to
  * the group's rank 0, which the job's world report uses too. Never prints. */
-#include "measure.h"
+#include "train.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -115,27 +115,13 @@ static ddp_result phase_records(const measure_env *env, const measure_group *g, 
   rep.phases[p] = *pd;
   run_summary s;
   ddp_result r = report_summarize(&rep, &s);
-  cJSON *legacy = r == DDP_OK ? cJSON_CreateObject() : NULL;
-  cJSON *phases = legacy ? cJSON_AddObjectToObject(legacy, "phases") : NULL;
-  if (r == DDP_OK && !phases) r = DDP_FAIL(DDP_ERR_JSON, "out of memory");
-  if (r == DDP_OK) cJSON_AddItemToObject(phases, phase_name(p), report_phase_json(&rep, &s, p));
-  char why[300] = "";
-  result_rank *saved = out->ranks; /* the group's members, for the labels, while the records are made */
-  int nsaved = out->nranks;
-  result_rank *mr = calloc((size_t)g->size, sizeof *mr);
-  if (r == DDP_OK && !mr) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  for (int i = 0; mr && i < g->size; i++) {
-    mr[i].rank = members[i].rank;
-    mr[i].host = (char *)members[i].host;
-  }
-  out->ranks = mr;
-  out->nranks = mr ? g->size : 0;
-  if (r == DDP_OK && result_records_from_phases(legacy, g->name, out, why, sizeof why) != DDP_OK)
-    r = DDP_FAIL(DDP_ERR_INTERNAL, "%s over %s: records: %s", phase_name(p), g->name, why);
-  out->ranks = saved;
-  out->nranks = nsaved;
-  free(mr);
-  cJSON_Delete(legacy);
+  int *rank_of = calloc((size_t)g->size, sizeof *rank_of);
+  const char **host_of = calloc((size_t)g->size, sizeof *host_of);
+  if (r == DDP_OK && (!rank_of || !host_of)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int i = 0; rank_of && host_of && i < g->size; i++) rank_of[i] = members[i].rank, host_of[i] = members[i].host;
+  if (r == DDP_OK) r = report_records(&rep, &s, g->name, rank_of, host_of, 0, out);
+  free(rank_of);
+  free(host_of);
   report_summary_free(&s);
   free(ranks);
   return r;
@@ -183,8 +169,8 @@ static ddp_result run_ddp(const measure_env *env, const measure_group *g, result
 }
 
 const measurement measure_local = {PHASE_NAME_LOCAL, "every rank trains its own copy, no communication (the no-DDP baseline)",
-                                   run_local, NULL};
+                                   run_local, NULL, NULL, 0};
 const measurement measure_comm = {PHASE_NAME_COMM, "the ddp phase's bucket allreduces alone, same sizes and order", run_comm,
-                                  NULL};
+                                  NULL, NULL, 0};
 const measurement measure_ddp = {PHASE_NAME_DDP, "training with each bucket's allreduce overlapping the backward pass",
-                                 run_ddp, NULL};
+                                 run_ddp, NULL, NULL, 0};

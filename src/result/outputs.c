@@ -14,9 +14,16 @@
 #include "prom.h"
 
 #define STR(f) offsetof(result_outputs, f), sizeof(((result_outputs *)0)->f)
+/* json and force are spelled once (macros): C requires constant initializers, so OUTPUTS_JSON cannot copy
+ * OUTPUTS[0] and OUTPUTS[4] (gcc folds that, clang refuses it). */
+#define SPEC_JSON                                                                                             \
+  {"json", "output_file", 'J', OPT_STR, STR(json), "", .arg = "FILE",                                        \
+   .help = "write the result document (docs/result.schema.json) to this file", .flags = OPT_OUTPUT}
+#define SPEC_FORCE                                                                                            \
+  {"force", NULL, 0, OPT_BOOL, offsetof(result_outputs, force), 0, "false",                                  \
+   .help = "replace existing output files (regular files only)"}
 static const opt_spec OUTPUTS[] = {
-    {"json", "output_file", 'J', OPT_STR, STR(json), "", .arg = "FILE",
-     .help = "write the result document (docs/result.schema.json) to this file", .flags = OPT_OUTPUT},
+    SPEC_JSON,
     {"prom", NULL, 0, OPT_STR, STR(prom), "", .arg = "FILE",
      .help = "write the figures as a node_exporter textfile", .flags = OPT_OUTPUT},
     {"csv", NULL, 0, OPT_STR, STR(csv), "", .arg = "FILE",
@@ -24,10 +31,9 @@ static const opt_spec OUTPUTS[] = {
     {"failed_hosts", NULL, 0, OPT_STR, STR(failed_hosts), "", .arg = "FILE",
      .help = "write the hosts with a failing check here, one per line (for scontrol ... state=drain)",
      .flags = OPT_OUTPUT},
-    {"force", NULL, 0, OPT_BOOL, offsetof(result_outputs, force), 0, "false",
-     .help = "replace existing output files (regular files only)"},
+    SPEC_FORCE,
 };
-static const opt_spec OUTPUTS_JSON[] = {OUTPUTS[0], OUTPUTS[4]};
+static const opt_spec OUTPUTS_JSON[] = {SPEC_JSON, SPEC_FORCE};
 const opt_table outputs_table = {"outputs", OUTPUTS, (int)(sizeof OUTPUTS / sizeof OUTPUTS[0])};
 const opt_table outputs_json_table = {"outputs", OUTPUTS_JSON, (int)(sizeof OUTPUTS_JSON / sizeof OUTPUTS_JSON[0])};
 

@@ -221,13 +221,19 @@ int result_env_redacted(const char *name) {
   return 0;
 }
 
+/* The one rule for what of an environment is recorded: allowed names only, secret-looking values replaced. */
+static ddp_result env_keep(result_doc *d, const char *key, const char *value) {
+  if (!result_env_allowed(key)) return DDP_OK;
+  return result_kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? RESULT_REDACTED : value);
+}
+
 ddp_result result_env_collect(result_doc *d) {
   for (char **e = environ; e && *e; e++) {
     const char *eq = strchr(*e, '=');
     if (!eq || eq - *e >= 256) continue;
     char key[256];
     snprintf(key, sizeof key, "%.*s", (int)(eq - *e), *e);
-    if (result_env_allowed(key)) DDP_TRY(result_kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? "<redacted>" : eq + 1));
+    DDP_TRY(env_keep(d, key, eq + 1));
   }
   if (d->nenv > 1) qsort(d->environment, (size_t)d->nenv, sizeof *d->environment, kv_cmp);
   return DDP_OK;
@@ -723,7 +729,14 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   RD_TRY(rd_int(&c, doc, "", "world_size", 1, 1 << 24, &d->world_size));
   RD_TRY(rd_int(&c, doc, "", "nodes", 1, d->world_size, &d->nodes));
   RD_TRY(rd_kv(&c, item(doc, "config"), "config", 0, &d->config, &d->nconfig));
-  RD_TRY(rd_kv(&c, item(doc, "environment"), "environment", 1, &d->environment, &d->nenv));
+  { /* a file from elsewhere (an older version, an edited one) is held to the same rule as the writer */
+    result_kv *env = NULL;
+    int nenv = 0;
+    ddp_result e = rd_kv(&c, item(doc, "environment"), "environment", 1, &env, &nenv);
+    for (int i = 0; e == DDP_OK && i < nenv; i++) e = env_keep(d, env[i].key, env[i].value);
+    kv_free(env, nenv);
+    RD_TRY(e);
+  }
   const cJSON *ranks = item(doc, "ranks");
   if (!cJSON_IsArray(ranks)) return bad(&c, "ranks: %s", ranks ? "not an array" : "missing");
   if (cJSON_GetArraySize(ranks) != d->world_size)
@@ -792,8 +805,7 @@ ddp_result result_load(const char *path, result_doc *d) {
   size_t n = 0;
   char *buf = input_file_read(path, INPUT_MAX_RESULT, &n, why, sizeof why);
   if (!buf) {
-    fprintf(stderr, "ddpbench: %s: %s\n", path, why);
-    return DDP_ERR_USAGE;
+    return ddp_usage_error("%s: %s", path, why);
   }
   const char *end = NULL;
   cJSON *doc = n ? cJSON_ParseWithLengthOpts(buf, n, &end, 0) : NULL;
@@ -808,16 +820,14 @@ ddp_result result_load(const char *path, result_doc *d) {
     else
       snprintf(why, sizeof why, "not JSON (syntax error near byte %zu), so not a ddpbench result", at);
     free(buf);
-    fprintf(stderr, "ddpbench: %s: %s\n", path, why);
-    return DDP_ERR_USAGE;
+    return ddp_usage_error("%s: %s", path, why);
   }
   free(buf);
   ddp_result r = result_from_json(doc, d, why, sizeof why);
   cJSON_Delete(doc);
   if (r != DDP_OK) {
     result_free(d);
-    fprintf(stderr, "ddpbench: %s: %s\n", path, why[0] ? why : "cannot be read");
-    return DDP_ERR_USAGE;
+    return ddp_usage_error("%s: %s", path, why[0] ? why : "cannot be read");
   }
   return DDP_OK;
 }

@@ -136,8 +136,9 @@ ddp_result result_records_read(const cJSON *arr, result_doc *d, char *why, size_
  * of doc stand for, as measured over `group`, appended to d (per-rank records take hosts from d's ranks). The writer uses it on
  * the section it is about to write, the reader on version 1 files: one mapping for both. */
 ddp_result result_records_from_phases(const cJSON *doc, const char *group, result_doc *d, char *why, size_t whylen);
-/* Reads a result file: on bad input prints "ddpbench: FILE: what is wrong" (one line) to stderr and returns
- * DDP_ERR_USAGE (exit code 2); d is then empty. */
+/* Reads a result file: on bad input "FILE: what is wrong" (one line) through ddp_usage_error (so that a
+ * subcommand's option checks can capture it; printed as "ddpbench: ..." otherwise) and DDP_ERR_USAGE (exit
+ * code 2); d is then empty. */
 ddp_result result_load(const char *path, result_doc *d);
 
 /* Environment variables a result records: NCCL_*, CUDA_*, UCX_*, the OMPI_MCA_* keys that select transports
@@ -146,6 +147,7 @@ ddp_result result_load(const char *path, result_doc *d);
 int result_env_allowed(const char *name);
 /* 1 when a variable's value must not be recorded: its name says key, token, secret or password. */
 int result_env_redacted(const char *name);
+#define RESULT_REDACTED "<redacted>" /* what a secret-looking variable's value is recorded as */
 /* Fills d->environment from environ with the allowed variables, secrets as "<redacted>", sorted by name. */
 ddp_result result_env_collect(result_doc *d);
 

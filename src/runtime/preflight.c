@@ -57,7 +57,7 @@ static void config_text(const opt_set *s, char *buf, size_t n) {
   size_t o = 0;
   buf[0] = 0;
   const opt_spec *k;
-  for (int i = 0; opt_key_at(s, i, &name, value, sizeof value, &k) && o < n; i++) {
+  for (int i = 0; opt_key_agreed(s, i, &name, value, sizeof value, &k) && o < n; i++) {
     if (k->flags & OPT_NO_HASH) continue;
     int w = snprintf(buf + o, n - o, "%s=%s\n", name, value);
     if (w < 0) break;
@@ -104,7 +104,7 @@ static ddp_result mismatch_report(const ddp_dist *d, const opt_set *s, const ran
   int nbad = 0;
   for (int r = 1; r < d->size; r++) nbad += all[r].hash != all[0].hash;
   fprintf(stderr, "ddpbench: the ranks do not run the same %s%s options (%d of %d differ from rank 0; give every "
-                  "rank the same options and config file)\n", s->command ? "ddpbench " : "", s->command ? s->command : "training",
+                  "rank the same options and input files)\n", s->command ? "ddpbench " : "", s->command ? s->command : "training",
           nbad, d->size);
   const char *name;
   char v0[1100], v[1100];
@@ -116,7 +116,7 @@ static ddp_result mismatch_report(const ddp_dist *d, const opt_set *s, const ran
     o += (size_t)snprintf(line + o, sizeof line - o, "ddpbench: rank %d (host %s) differs from rank 0 in:", r,
                           all[r].host);
     const opt_spec *k;
-    for (int i = 0; opt_key_at(s, i, &name, v0, sizeof v0, &k) && o < sizeof line; i++) {
+    for (int i = 0; opt_key_agreed(s, i, &name, v0, sizeof v0, &k) && o < sizeof line; i++) {
       if (k->flags & OPT_NO_HASH) continue;
       text_value(texts + (size_t)r * TEXT_MAX, name, v, sizeof v);
       if (strcmp(v, v0) != 0) o += (size_t)snprintf(line + o, sizeof line - o, " %s = %s (rank 0: %s);", name, v, v0);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "result.h"
+
 extern char **environ;
 
 #define FIELD(f, label) \
@@ -52,12 +54,18 @@ int envcheck_nccl_env(char *buf, size_t n) {
     if (!strncmp(*e, "NCCL_", 5)) vars[count++] = *e;
   qsort(vars, count, sizeof *vars, name_cmp);
   for (size_t i = 0; i < count; i++) {
-    size_t len = strlen(vars[i]);
+    /* the result writer's rule: a secret-looking name's value is not recorded (printed, compared, written) */
+    const char *eq = strchr(vars[i], '=');
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - vars[i]) : 0, vars[i]);
+    int secret = eq && result_env_redacted(name);
+    size_t len = secret ? strlen(name) + 1 + strlen(RESULT_REDACTED) : strlen(vars[i]);
     if (used + len + 2 > n) {
       dropped = 1;
       continue;
     }
-    memcpy(buf + used, vars[i], len);
+    if (secret) snprintf(buf + used, n - used, "%s=%s", name, RESULT_REDACTED);
+    else memcpy(buf + used, vars[i], len);
     buf[used + len] = '\n';
     used += len + 1;
     buf[used] = 0;

@@ -24,7 +24,8 @@ typedef struct {
   const char *nccl_env; /* "NAME=value\n" lines, sorted by name */
 } envcheck_rank;
 
-/* This process's NCCL_* variables as sorted "NAME=value\n" lines in buf (whole lines only: a variable that
+/* This process's NCCL_* variables as sorted "NAME=value\n" lines in buf (a secret-looking name's value as
+ * RESULT_REDACTED, result_env_redacted's rule) (whole lines only: a variable that
  * does not fit is dropped and the function returns 1; else 0). */
 int envcheck_nccl_env(char *buf, size_t n);
 /* Compares every version field and every NCCL_* variable (unset counts as a value) across ranks[0..n).

@@ -161,10 +161,6 @@ fail:
 
 /* ---- classification ---- */
 
-const char *topo_class_str(topo_class c) {
-  static const char *names[] = {"X", "PIX", "PXB", "PHB", "NODE", "SYS", "?"};
-  return (unsigned)c <= TOPO_UNKNOWN ? names[c] : "?";
-}
 
 static int is_ancestor(hwloc_obj_t anc, hwloc_obj_t obj) {
   for (hwloc_obj_t o = obj; o; o = o->parent)
@@ -453,13 +449,6 @@ ddp_result topo_node_scan(hwloc_topology_t topo, const char *source, topo_node *
   return DDP_OK;
 }
 
-int topo_gpu_find(const topo_node *node, const char *busid) {
-  char want[20];
-  if (nvml_busid_normalize(busid, want, sizeof want) != 0) return -1;
-  for (int g = 0; g < node->ngpu; g++)
-    if (!strcmp(node->gpu[g].busid, want)) return g;
-  return -1;
-}
 
 /* ---- NVML ---- */
 

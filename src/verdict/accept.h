@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "nvml_dl.h"
+#include "pairs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -71,23 +72,7 @@ typedef struct {
  * returns their count (0: links as they should be, or NVML could not tell). */
 int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out);
 
-/* ---- node pairs ---- */
-
-typedef enum { PAIRS_NONE = 0, PAIRS_TOURNAMENT, PAIRS_RING } accept_pairs_mode;
-/* "none", "tournament", "ring"; -1 for other names. */
-int accept_pairs_mode_parse(const char *s);
-/* The default: tournament up to 16 nodes, ring beyond. */
-accept_pairs_mode accept_pairs_default(int nnodes);
-
-typedef struct {
-  int round, a, b; /* a < b */
-} accept_pair;
-
-/* The pair schedule over n nodes: rounds of disjoint pairs, in round order. tournament: every pair once,
- * n-1 rounds of n/2 pairs by the circle method (odd n: n rounds, one node sits each round out). ring: node i
- * with i+1 (mod n): two rounds, three for odd n (n = 2: one pair). none, or n < 2: no pairs. Writes at most
- * cap pairs; returns the number of pairs the schedule has (call with cap 0 to size the array). */
-int accept_pairs(accept_pairs_mode mode, int n, accept_pair *out, int cap);
+/* ---- node pairs (their schedule: pairs.h) ---- */
 
 /* Localisation from a pair matrix. value[p] is pair p's bandwidth (higher is better; NaN = not measured).
  * A pair is slow when below (1 - slow_pct/100) of the reference, the median over healthy nodes of each
@@ -106,7 +91,7 @@ typedef struct {
 } accept_localization;
 
 /* Fills loc (its arrays are allocated here; free with accept_localization_free). */
-ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *value, int npairs,
+ddp_result accept_localize(int nnodes, const node_pair *pairs, const double *value, int npairs,
                            double slow_pct, double zmin, accept_localization *loc);
 void accept_localization_free(accept_localization *loc);
 

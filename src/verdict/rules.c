@@ -123,50 +123,8 @@ int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out) {
   return k;
 }
 
-/* ---- node pairs -------------------------------------------------------------------------------- */
-
-int accept_pairs_mode_parse(const char *s) {
-  if (!strcmp(s, "none")) return PAIRS_NONE;
-  if (!strcmp(s, "tournament")) return PAIRS_TOURNAMENT;
-  if (!strcmp(s, "ring")) return PAIRS_RING;
-  return -1;
-}
-
-accept_pairs_mode accept_pairs_default(int nnodes) { return nnodes <= 16 ? PAIRS_TOURNAMENT : PAIRS_RING; }
-
-static void pair_put(accept_pair *out, int cap, int *k, int round, int a, int b) {
-  if (*k < cap) out[*k] = (accept_pair){round, a < b ? a : b, a < b ? b : a};
-  (*k)++;
-}
-
-int accept_pairs(accept_pairs_mode mode, int n, accept_pair *out, int cap) {
-  int k = 0;
-  if (n < 2 || mode == PAIRS_NONE) return 0;
-  if (mode == PAIRS_TOURNAMENT) {
-    /* Circle method: node m-1 stays put, the others turn one place per round; odd n plays a phantom m-1. */
-    int m = n + (n & 1);
-    for (int r = 0; r < m - 1; r++) {
-      if (m - 1 < n) pair_put(out, cap, &k, r, r, m - 1);
-      for (int i = 1; i < m / 2; i++) pair_put(out, cap, &k, r, (r + i) % (m - 1), (r - i + m - 1) % (m - 1));
-    }
-    return k;
-  }
-  if (n == 2) {
-    pair_put(out, cap, &k, 0, 0, 1);
-    return k;
-  }
-  /* ring: round 0 the even edges (i, i+1), round 1 the odd ones; odd n leaves the edge (n-1, 0) to round 2. */
-  for (int i = 0; i + 1 < n; i += 2) pair_put(out, cap, &k, 0, i, i + 1);
-  for (int i = 1; i < n; i += 2) {
-    if (i + 1 < n) pair_put(out, cap, &k, 1, i, i + 1);
-    else pair_put(out, cap, &k, 1, i, 0); /* even n: the closing edge (n-1, 0) */
-  }
-  if (n & 1) pair_put(out, cap, &k, 2, n - 1, 0);
-  return k;
-}
-
 /* Median of the measured pairs of `node` whose other end is not bad; NaN when none. */
-static double node_median(int node, const accept_pair *pairs, const double *value, int npairs, const int *bad,
+static double node_median(int node, const node_pair *pairs, const double *value, int npairs, const int *bad,
                           double *tmp, int *count) {
   int m = 0;
   for (int p = 0; p < npairs; p++) {
@@ -182,7 +140,7 @@ static double node_median(int node, const accept_pair *pairs, const double *valu
  * of the log-ratios to the reference (bandwidth noise is a factor, not an offset: on a busy fabric a healthy pair
  * at half the reference and one at twice it are equally far from it) of the pairs between nodes that look healthy (node value at least
  * limit x reference), or, when fewer than 3 such pairs exist, of every pair without a bad node. */
-static double pair_scale(const accept_pair *pairs, const double *value, int npairs, const accept_localization *loc,
+static double pair_scale(const node_pair *pairs, const double *value, int npairs, const accept_localization *loc,
                          double limit, double *tmp) {
   for (int pass = 0; pass < 2; pass++) {
     int m = 0;
@@ -210,7 +168,7 @@ static int pair_slow(double v, const accept_localization *loc, double limit, dou
   return loc->scale > 0 ? log(loc->reference / v) / loc->scale > zmin : 1;
 }
 
-ddp_result accept_localize(int nnodes, const accept_pair *pairs, const double *value, int npairs,
+ddp_result accept_localize(int nnodes, const node_pair *pairs, const double *value, int npairs,
                            double slow_pct, double zmin, accept_localization *loc) {
   memset(loc, 0, sizeof *loc);
   loc->node_bad = calloc((size_t)nnodes + 1, sizeof *loc->node_bad);

@@ -1,8 +1,9 @@
-/* fuzz_config: libFuzzer target for the INI file and command-line parser (config_parse). Input: the INI text,
- * then optionally a NUL byte and command-line arguments separated by newlines. Properties checked on every
- * input: config_parse ends with OK or a usage error (never a crash, a sanitizer report or a hang); a
- * configuration it accepts passes config_validate, and every key's printed value parses back to the same
- * configuration (same hash). */
+/* fuzz_config: libFuzzer target for the run's options alone (config_parse: the run's tables over the option
+ * layer, then config_finish; fuzz_options covers every subcommand's set through cmd_parse). Input: the INI
+ * text, then optionally a NUL byte and command-line arguments separated by newlines. Properties checked on every
+ * input: config_parse ends with OK or a usage error (never a crash, a sanitizer report or a hang), a usage
+ * error with a one-line message; a configuration it accepts (not --help or --version) passes config_validate,
+ * and every key's printed value parses back to the same configuration (same hash). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n) {
   static ddp_config cfg, back;
   char msg[1400];
   ddp_usage_capture(msg, sizeof msg);
-  config_action action;
-  ddp_result r = config_parse(&cfg, argc, argv, &action);
+  int help = 0;
+  ddp_result r = config_parse(&cfg, argc, argv, &help);
   if (r != DDP_OK && r != DDP_ERR_USAGE) abort();
-  if (r == DDP_ERR_USAGE && !msg[0]) abort(); /* every refusal says why */
-  if (r == DDP_OK && action == CONFIG_RUN) {
-    if (config_validate(&cfg) != DDP_OK) abort();
+  if (r == DDP_ERR_USAGE && (!msg[0] || strchr(msg, '\n'))) abort(); /* every refusal says why, in one line */
+  if (r == DDP_OK && !help) {
+    if (config_validate(&cfg, NULL) != DDP_OK) abort();
     config_defaults(&back);
     const char *name;
     char value[1100];

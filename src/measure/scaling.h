@@ -1,8 +1,8 @@
-/* measure_sweep.h: the scaling sweep (--sweep): the train phases over the first 1, 2, 4, ... ranks of the
+/* scaling.h: the scaling sweep (--sweep): the train phases over the first 1, 2, 4, ... ranks of the
  * first node, then all ranks of the first 1, 2, 4, ... nodes and the whole job, as the "scaling" measurement's
- * records (measure_sweep.c says which). Nothing here prints except the measurement's print(). */
-#ifndef DDPBENCH_MEASURE_SWEEP_H
-#define DDPBENCH_MEASURE_SWEEP_H
+ * records (scaling.c says which). Nothing here prints except the measurement's print(). */
+#ifndef DDPBENCH_SCALING_H
+#define DDPBENCH_SCALING_H
 
 #include "measure.h"
 

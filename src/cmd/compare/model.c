@@ -1,0 +1,204 @@
+/* model.c: compare's model: the verdict for one metric, the report that collects the rows and notes, its exit
+ * code, and the A/A noise file. Result files become runs in compare_load.c; the statistics are compare_stats.c;
+ * the four formats are formats.c.
+ *
+ * The verdict, in order: fewer than CMP_MIN_RUNS runs on a side -> medians only (' '); p >= alpha -> '~';
+ * the CI of the change not on the side of the change of medians -> '~'; |change| <= noise floor -> '~';
+ * otherwise '+' or '-' by the metric's direction. A '-' beyond
+ * --threshold-pct is a regression and makes the exit code 5. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "common.h"
+#include "compare_stats.h"
+#include "input_file.h"
+#include "stats.h"
+
+void cmp_options_defaults(cmp_options *o) {
+  memset(o, 0, sizeof *o);
+  o->alpha = 0.05;
+  o->threshold_pct = 2.0;
+}
+
+/* ---- one metric -------------------------------------------------------------------------------------- */
+
+static int all_positive(const double *x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!(x[i] > 0)) return 0;
+  return 1;
+}
+
+static int finite_all(const double *x, int n) {
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return 0;
+  return 1;
+}
+
+int cmp_evaluate(const cmp_input *in, const cmp_options *o, cmp_row *out) {
+  memset(out, 0, sizeof *out);
+  out->p = out->change_pct = NAN;
+  out->ci_lo_pct = -INFINITY, out->ci_hi_pct = INFINITY;
+  out->verdict = ' ';
+  if (in->na < 1 || in->nb < 1 || !finite_all(in->a, in->na) || !finite_all(in->b, in->nb)) return -1;
+  out->med_a = stats_percentile(in->a, in->na, 0.5);
+  out->med_b = stats_percentile(in->b, in->nb, 0.5);
+  out->floor_pct = fmax(o->noise_pct, in->floor_pct);
+  if (out->med_a != 0) out->change_pct = 100.0 * (out->med_b / out->med_a - 1.0);
+  if (in->runs_a < CMP_MIN_RUNS || in->runs_b < CMP_MIN_RUNS) return 0;
+
+  mwu_result m;
+  if (mwu_test(in->a, in->na, in->b, in->nb, &m) != 0) return -1;
+  out->tested = 1;
+  out->p = m.p;
+  out->exact = m.exact;
+
+  double lo, hi;
+  int rc;
+  if (all_positive(in->a, in->na) && all_positive(in->b, in->nb)) {
+    /* CI of the ratio B/A: the shift of log values, exponentiated. */
+    double *la = malloc((size_t)in->na * sizeof *la), *lb = malloc((size_t)in->nb * sizeof *lb);
+    if (!la || !lb) {
+      free(la), free(lb);
+      return -1;
+    }
+    for (int i = 0; i < in->na; i++) la[i] = log(in->a[i]);
+    for (int i = 0; i < in->nb; i++) lb[i] = log(in->b[i]);
+    rc = shift_ci(la, in->na, lb, in->nb, o->alpha, &lo, &hi);
+    free(la), free(lb);
+    if (rc == 0) out->ci_lo_pct = 100.0 * expm1(lo), out->ci_hi_pct = 100.0 * expm1(hi);
+  } else {
+    rc = shift_ci(in->a, in->na, in->b, in->nb, o->alpha, &lo, &hi);
+    if (rc == 0 && out->med_a != 0)
+      out->ci_lo_pct = 100.0 * lo / fabs(out->med_a), out->ci_hi_pct = 100.0 * hi / fabs(out->med_a);
+  }
+  if (rc < 0) return -1;
+
+  /* A change is called only when the test, the interval and the medians agree on its direction (they can
+   * disagree only through ties between the sides, or for odd shapes where the medians move against the
+   * bulk of the samples), and it is beyond the noise floor. */
+  int up = out->change_pct > 0, ci_agrees = up ? out->ci_lo_pct > 0 : out->ci_hi_pct < 0;
+  if (!(m.p < o->alpha) || !isfinite(out->change_pct) || out->change_pct == 0 || !ci_agrees ||
+      fabs(out->change_pct) <= out->floor_pct) {
+    out->verdict = '~';
+    return 0;
+  }
+  int better = !up == (in->better == CMP_LOWER_BETTER);
+  out->verdict = better ? '+' : '-';
+  out->regression = !better && fabs(out->change_pct) > o->threshold_pct;
+  return 0;
+}
+
+/* ---- report ------------------------------------------------------------------------------------------ */
+
+void cmp_report_init(cmp_report *r, const cmp_options *o) {
+  memset(r, 0, sizeof *r);
+  r->opt = *o;
+}
+
+void cmp_report_free(cmp_report *r) {
+  for (int i = 0; i < r->ndiff; i++) free(r->diff[i].key), free(r->diff[i].a), free(r->diff[i].b);
+  for (int i = 0; i < r->nnotes; i++) free(r->notes[i]);
+  for (int i = 0; i < r->nlines; i++) free(r->lines[i].name), free(r->lines[i].unit);
+  free(r->diff), free(r->notes), free(r->lines), free(r->label_a), free(r->label_b);
+  memset(r, 0, sizeof *r);
+}
+
+int cmp_report_add(cmp_report *r, const char *name, const char *unit, const cmp_input *in) {
+  cmp_line l = {.better = in->better, .na = in->na, .nb = in->nb};
+  if (cmp_evaluate(in, &r->opt, &l.row) != 0) return -1;
+  cmp_line *g = realloc(r->lines, (size_t)(r->nlines + 1) * sizeof *g);
+  if (g) r->lines = g;
+  if (!g || !(l.name = strdup(name)) || !(l.unit = strdup(unit))) {
+    free(l.name);
+    return -1;
+  }
+  r->lines = g;
+  r->lines[r->nlines++] = l;
+  return 0;
+}
+
+void cmp_report_note(cmp_report *r, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **g = realloc(r->notes, (size_t)(r->nnotes + 1) * sizeof *g);
+  if (!g) return;
+  r->notes = g;
+  if ((r->notes[r->nnotes] = strdup(buf))) r->nnotes++;
+}
+
+void cmp_report_add_diff(cmp_report *r, const char *key, const char *a, const char *b, int mixed_a, int mixed_b,
+                         int refused) {
+  cmp_prov_diff *g = realloc(r->diff, (size_t)(r->ndiff + 1) * sizeof *g);
+  if (!g) return;
+  r->diff = g;
+  r->diff[r->ndiff++] = (cmp_prov_diff){strdup(key), strdup(a), strdup(b), mixed_a, mixed_b, refused};
+}
+
+int cmp_report_exit_code(const cmp_report *r) {
+  for (int i = 0; i < r->nlines; i++)
+    if (r->lines[i].row.regression) return CMP_EXIT_REGRESSION;
+  return 0;
+}
+
+/* ---- the A/A noise file ------------------------------------------------------------------------------ */
+
+void cmp_noise_free(cmp_noise *n) {
+  for (int i = 0; i < n->n; i++) free(n->name[i]);
+  free(n->name), free(n->floor_pct);
+  memset(n, 0, sizeof *n);
+}
+
+int cmp_noise_read(const char *path, cmp_noise *out) {
+  memset(out, 0, sizeof *out);
+  char why[300];
+  size_t len = 0;
+  char *text = input_file_read(path, INPUT_MAX_RESULT, &len, why, sizeof why);
+  if (!text) return ddp_usage_error("compare: --noise %s: %s", path, why), 2;
+  cJSON *doc = cJSON_Parse(text);
+  free(text);
+  cJSON *ms = cJSON_GetObjectItemCaseSensitive(doc, "metrics");
+  int rc = 0;
+  if (!doc || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(doc, "ddpbench_compare")) || !cJSON_IsArray(ms)) {
+    rc = 2, ddp_usage_error("compare: --noise %s: not a `ddpbench compare --format json` document", path);
+  } else if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "same_provenance"))) {
+    rc = 2, ddp_usage_error("compare: --noise %s: not an A/A comparison (its sides differ in provenance)", path);
+  } else {
+    int cap = cJSON_GetArraySize(ms);
+    out->name = calloc((size_t)cap + 1, sizeof *out->name);
+    out->floor_pct = calloc((size_t)cap + 1, sizeof *out->floor_pct);
+    cJSON *m;
+    cJSON_ArrayForEach(m, ms) {
+      cJSON *name = cJSON_GetObjectItemCaseSensitive(m, "name"), *ci = cJSON_GetObjectItemCaseSensitive(m, "ci_pct");
+      if (!cJSON_IsString(name)) {
+        rc = 2, ddp_usage_error("compare: --noise %s: a metric without a name", path);
+        break;
+      }
+      if (!cJSON_IsArray(ci)) continue; /* too few runs to bound it: no floor */
+      cJSON *lo = cJSON_GetArrayItem(ci, 0), *hi = cJSON_GetArrayItem(ci, 1);
+      if (!cJSON_IsNumber(lo) || !cJSON_IsNumber(hi) || !out->name || !out->floor_pct) {
+        rc = 2, ddp_usage_error("compare: --noise %s: metric %s: ci_pct is not two numbers", path, name->valuestring);
+        break;
+      }
+      out->name[out->n] = strdup(name->valuestring);
+      out->floor_pct[out->n++] = fmax(fabs(lo->valuedouble), fabs(hi->valuedouble));
+    }
+  }
+  cJSON_Delete(doc);
+  if (rc) cmp_noise_free(out);
+  return rc;
+}
+
+double cmp_noise_floor(const cmp_noise *n, const char *name) {
+  for (int i = 0; n && i < n->n; i++)
+    if (n->name[i] && strcmp(n->name[i], name) == 0) return n->floor_pct[i];
+  return 0;
+}

@@ -1,0 +1,20 @@
+/* phase.c: the phases' names and the freeing of what one rank measured in one (phase.h). */
+#include "phase.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *phase_name(ddp_phase p) {
+  static const char *n[] = {PHASE_NAME_LOCAL, PHASE_NAME_COMM, PHASE_NAME_DDP};
+  return (unsigned)p < PHASE_COUNT ? n[p] : "?";
+}
+
+void phase_result_free(phase_result *r) {
+  free(r->step_ms);
+  free(r->compute_ms);
+  free(r->bucket_ms);
+  free(r->loss);
+  free(r->scale);
+  free(r->skipped);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,493 @@
+/* accept_verdicts.c: acceptance's checks over records (accept_verdicts.h). The records are first grouped per
+ * GPU (one view per rank, for the run and for the baseline alike); every check then reads views. */
+#include "accept_verdicts.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept.h"
+#include "expect.h"
+#include "nvml_dl.h"
+#include "stats.h"
+
+/* ---- views: a document's per-GPU records, one view per rank ------------------------------------------------ */
+void accept_views_free(gpu_views *vs) {
+  for (int i = 0; i < vs->n; i++) free(vs->g[i].v);
+  free(vs->g);
+  memset(vs, 0, sizeof *vs);
+}
+
+static const char *label_or(const result_record *r, const char *key) {
+  const char *v = result_record_label(r, key);
+  return v ? v : "";
+}
+
+ddp_result accept_views_build(const result_doc *d, gpu_views *vs) {
+  memset(vs, 0, sizeof *vs);
+  int maxrank = -1;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *r = &d->records[i];
+    if (strcmp(r->measurement, "accept") || strcmp(r->group, "world")) continue;
+    const char *rk = result_record_label(r, "rank");
+    if (rk && atoi(rk) > maxrank) maxrank = atoi(rk);
+  }
+  if (maxrank < 0) return DDP_OK;
+  gpu_view *all = calloc((size_t)maxrank + 1, sizeof *all);
+  DDP_CHECK_ALLOC(all);
+  for (int i = 0; i <= maxrank; i++) all[i].rank = -1;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *r = &d->records[i];
+    const char *rk = result_record_label(r, "rank");
+    if (strcmp(r->measurement, "accept") || strcmp(r->group, "world") || !rk || atoi(rk) < 0) continue;
+    gpu_view *g = &all[atoi(rk)];
+    if (g->n == g->cap) {
+      int cap = g->cap ? 2 * g->cap : 32;
+      const result_record **p = realloc(g->v, (size_t)cap * sizeof *p);
+      if (!p) {
+        for (int k = 0; k <= maxrank; k++) free(all[k].v);
+        free(all);
+        return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+      }
+      g->v = p, g->cap = cap;
+    }
+    g->v[g->n++] = r;
+    if (g->rank < 0) g->rank = atoi(rk), g->host = label_or(r, "host"), g->bus = label_or(r, "gpu"), g->model = "";
+    if (!g->model[0] && result_record_label(r, "model")) g->model = result_record_label(r, "model");
+  }
+  for (int i = 0; i <= maxrank; i++) { /* compact: ranks with records only */
+    if (all[i].rank < 0) continue;
+    all[i].node = all[i].rank < d->nranks ? d->ranks[all[i].rank].node : 0;
+    all[vs->n++] = all[i];
+  }
+  vs->g = all;
+  return DDP_OK;
+}
+
+double accept_view_value(const gpu_view *g, const char *metric) {
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->v[i]->metric, metric)) return g->v[i]->value;
+  return NAN;
+}
+
+int accept_view_has(const gpu_view *g, const char *metric) {
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->v[i]->metric, metric)) return 1;
+  return 0;
+}
+
+double accept_view_pair(const gpu_view *g, const char *metric, int a, int b) {
+  char pair[32];
+  snprintf(pair, sizeof pair, "%d-%d", a, b);
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->v[i]->metric, metric) && !strcmp(label_or(g->v[i], "pair"), pair)) return g->v[i]->value;
+  return NAN;
+}
+
+static unsigned uval(const gpu_view *g, const char *metric) {
+  double v = accept_view_value(g, metric);
+  return isfinite(v) && v > 0 ? (unsigned)v : 0;
+}
+
+/* ---- the floors ---------------------------------------------------------------------------------------------- */
+/* The baseline's figure for this GPU (same host and bus id; on the CPU device same host and rank), else the median
+ * over the baseline's GPUs of the same model; NaN when it has neither. */
+static double baseline_value(const gpu_views *b, const char *metric, const gpu_view *g) {
+  for (int i = 0; i < b->n; i++) {
+    const gpu_view *x = &b->g[i];
+    if (strcmp(x->host, g->host)) continue;
+    if (g->bus[0] ? !strcmp(x->bus, g->bus) : x->rank == g->rank) {
+      double v = accept_view_value(x, metric);
+      if (isfinite(v)) return v;
+    }
+  }
+  double *v = malloc(((size_t)b->n + 1) * sizeof *v);
+  int n = 0;
+  for (int i = 0; v && i < b->n; i++) {
+    double x = accept_view_value(&b->g[i], metric);
+    if (!strcmp(b->g[i].model, g->model) && isfinite(x)) v[n++] = x;
+  }
+  double m = n ? stats_percentile(v, n, 0.5) : NAN;
+  free(v);
+  return m;
+}
+
+static ddp_result expectations(gpu_view *g, const accept_rules *rules, const gpu_views *base) {
+  expect_builtin(&g->exp, g->model, uval(g, "pcie_gen_max"), uval(g, "pcie_width_max"), uval(g, "nvlink_version"));
+  if (rules->expect_file && rules->expect_file[0]) DDP_TRY(expect_load_file(&g->exp, rules->expect_file));
+  if (!base) return DDP_OK;
+  static const struct {
+    expect_key key;
+    const char *metric;
+  } per_gpu[] = {{EXP_GEMM_BF16, "gemm_bf16_tflops"}, {EXP_GEMM_FP16, "gemm_fp16_tflops"},
+                 {EXP_GEMM_TF32, "gemm_tf32_tflops"}, {EXP_GEMM_FP32, "gemm_fp32_tflops"},
+                 {EXP_H2D, "h2d_gbps"},               {EXP_D2H, "d2h_gbps"}};
+  for (size_t i = 0; i < sizeof per_gpu / sizeof per_gpu[0]; i++) {
+    double v = baseline_value(base, per_gpu[i].metric, g);
+    if (!isfinite(v)) continue;
+    g->exp.v[per_gpu[i].key] = v * (1 - rules->tolerance_pct / 100);
+    snprintf(g->exp.src[per_gpu[i].key], sizeof g->exp.src[0], "baseline %.3g - %g %%", v, rules->tolerance_pct);
+  }
+  return DDP_OK;
+}
+
+/* ---- findings ------------------------------------------------------------------------------------------------- */
+static ddp_result add(result_doc *d, accept_severity sev, const char *check, finding_scope scope, const char *host,
+                      int rank, const char *subject, double measured, double expected, double margin, const char *unit,
+                      const char *text) {
+  char m[48] = "";
+  if (isfinite(margin)) snprintf(m, sizeof m, "margin %+.1f %%: ", margin);
+  finding_severity s = sev == ACCEPT_FAIL ? SEV_FAIL : sev == ACCEPT_WARN ? SEV_WARN : SEV_INFO;
+  DDP_TRY(findings_add_at(&d->findings, host, rank, check, s, scope, subject, measured, expected, unit, "%s%s", m, text));
+  d->findings.v[d->findings.n - 1].passed = sev == ACCEPT_PASS && strcmp(check, "throttle") != 0;
+  return DDP_OK;
+}
+
+static const char *num(char *buf, size_t n, double v) {
+  if (!isfinite(v)) snprintf(buf, n, "-");
+  else if (fabs(v) >= 100 || v == 0) snprintf(buf, n, "%.1f", v);
+  else snprintf(buf, n, "%.3g", v);
+  return buf;
+}
+
+/* Absolute (vs the floor, when there is one) and relative (vs the median of the same GPU model) checks of one
+ * figure, higher is better. */
+static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const gpu_view *g, const char *check,
+                               finding_scope scope, const char *host, int rank, const char *subject, double measured,
+                               expect_key key, double peer_median, double z, int size, const char *unit) {
+  double margin;
+  double floor_v = g->exp.v[key], warn = isfinite(g->exp.v[EXP_WARN_PCT]) ? g->exp.v[EXP_WARN_PCT] : 5;
+  if (isfinite(floor_v)) {
+    /* a floor with a warn band above it: warn between floor and floor (1 + warn %), fail below the floor */
+    accept_severity s = accept_judge(measured, floor_v * (1 + warn / 100), 1, 0, 100 * warn / (100 + warn), &margin);
+    char text[160];
+    snprintf(text, sizeof text, "floor from %s", g->exp.src[key]);
+    DDP_TRY(add(d, s, check, scope, host, rank, subject, measured, floor_v,
+                isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN, unit, text));
+  }
+  if (isfinite(peer_median) && size >= 4) {
+    accept_severity s = accept_relative(measured, peer_median, z, size, rules->rel_warn_pct, rules->rel_fail_pct, 3.5, &margin);
+    char c[48], text[200];
+    snprintf(c, sizeof c, "%s.rel", check);
+    snprintf(text, sizeof text, "vs the median of %d %s (robust z %.1f; named below -3.5)", size, g->model, z);
+    DDP_TRY(add(d, s, c, scope, host, rank, subject, measured, peer_median, margin, unit, text));
+  }
+  return DDP_OK;
+}
+
+static const char *const PRECS[] = {"bf16", "fp16", "tf32", "fp32"};
+
+static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views *vs) {
+  int W = vs->n;
+  const char **model = malloc(((size_t)W + 1) * sizeof *model);
+  double *x = malloc(((size_t)W + 1) * sizeof *x), *ref = malloc(((size_t)W + 1) * sizeof *ref);
+  double *z = malloc(((size_t)W + 1) * sizeof *z);
+  int *size = malloc(((size_t)W + 1) * sizeof *size);
+  ddp_result r = model && x && ref && z && size ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int i = 0; r == DDP_OK && i < W; i++) model[i] = vs->g[i].model;
+  char subj[128], metric[64];
+  for (int p = 0; r == DDP_OK && p < 4; p++) {
+    snprintf(metric, sizeof metric, "gemm_%s_tflops", PRECS[p]);
+    int any = 0;
+    for (int i = 0; i < W; i++) any |= accept_view_has(&vs->g[i], metric), x[i] = accept_view_value(&vs->g[i], metric);
+    if (!any) continue;
+    accept_group_stats(x, model, W, ref, z, size);
+    char check[24];
+    snprintf(check, sizeof check, "gemm_%s", PRECS[p]);
+    for (int i = 0; r == DDP_OK && i < W; i++) {
+      const gpu_view *g = &vs->g[i];
+      if (!accept_view_has(g, metric)) continue;
+      snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus[0] ? g->bus : "cpu");
+      r = judge_figure(d, rules, g, check, SCOPE_GPU, g->host, g->rank, subj, x[i], (expect_key)(EXP_GEMM_BF16 + p),
+                       ref[i], z[i], size[i], "TFLOP/s");
+      char mk[64];
+      snprintf(mk, sizeof mk, "gemm_%s_clock_reasons", PRECS[p]);
+      double reasons = accept_view_value(g, mk);
+      unsigned long long bits = isfinite(reasons) ? (unsigned long long)reasons : 0;
+      unsigned long long bad = nvml_reasons_bad(bits);
+      char rs[96], a[16], b[16], text[200];
+      snprintf(mk, sizeof mk, "gemm_%s_first_tflops", PRECS[p]);
+      num(a, sizeof a, accept_view_value(g, mk));
+      snprintf(mk, sizeof mk, "gemm_%s_last_tflops", PRECS[p]);
+      num(b, sizeof b, accept_view_value(g, mk));
+      snprintf(text, sizeof text, "%s: reasons %s; first second %s, last %s TFLOP/s%s", PRECS[p],
+               isfinite(reasons) ? nvml_reasons_str(bits, rs, sizeof rs) : "not sampled", a, b,
+               bad ? " (thermal or hardware slowdown: not a power cap)" : "");
+      snprintf(mk, sizeof mk, "gemm_%s_drift_pct", PRECS[p]);
+      if (r == DDP_OK)
+        r = add(d, bad ? ACCEPT_FAIL : ACCEPT_PASS, "throttle", SCOPE_GPU, g->host, g->rank, subj, accept_view_value(g, mk), NAN, NAN,
+                "% drift", text);
+    }
+  }
+  static const struct {
+    const char *metric, *check;
+    expect_key key;
+  } copies[] = {{"h2d_gbps", "h2d", EXP_H2D}, {"d2h_gbps", "d2h", EXP_D2H}};
+  for (size_t c = 0; r == DDP_OK && c < 2; c++) {
+    int any = 0;
+    for (int i = 0; i < W; i++) any |= accept_view_has(&vs->g[i], copies[c].metric), x[i] = accept_view_value(&vs->g[i], copies[c].metric);
+    if (!any) continue;
+    accept_group_stats(x, model, W, ref, z, size);
+    for (int i = 0; r == DDP_OK && i < W; i++) {
+      const gpu_view *g = &vs->g[i];
+      if (!accept_view_has(g, copies[c].metric)) continue;
+      snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus[0] ? g->bus : "cpu");
+      r = judge_figure(d, rules, g, copies[c].check, SCOPE_GPU, g->host, g->rank, subj, x[i], copies[c].key, ref[i],
+                       z[i], size[i], "GB/s");
+    }
+  }
+  for (int i = 0; r == DDP_OK && i < W; i++) { /* links as NVML read them: NVLinks down, PCIe trained below its maximum */
+    const gpu_view *g = &vs->g[i];
+    if (!accept_view_has(g, "pcie_gen_max")) continue;
+    nvml_gpu nv;
+    memset(&nv, 0, sizeof nv);
+    nv.known = 1;
+    nv.pcie_gen = uval(g, "pcie_gen"), nv.pcie_gen_max = uval(g, "pcie_gen_max");
+    nv.pcie_width = uval(g, "pcie_width"), nv.pcie_width_max = uval(g, "pcie_width_max");
+    nv.nvlink_known = accept_view_has(g, "nvlink_active");
+    nv.links_active = (int)uval(g, "nvlink_active"), nv.links_total = (int)uval(g, "nvlink_total");
+    accept_link_verdict lv[3];
+    int n = accept_link_checks(&nv, g->exp.model[0] != 0, lv);
+    snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus);
+    for (int k = 0; r == DDP_OK && k < n; k++)
+      r = add(d, lv[k].sev, lv[k].check, SCOPE_LINK, g->host, g->rank, subj, lv[k].measured, lv[k].expected,
+              100 * (lv[k].measured - lv[k].expected) / lv[k].expected, strcmp(lv[k].check, "nvlink") ? "" : "links",
+              lv[k].text);
+  }
+  for (int i = 0; r == DDP_OK && i < W; i++) { /* memory health: any uncorrectable error or row-remap trouble fails */
+    const gpu_view *g = &vs->g[i];
+    double unc = accept_view_value(g, "ecc_uncorrected_volatile"), pending = accept_view_value(g, "remapped_rows_pending");
+    double failure = accept_view_value(g, "remapped_rows_failure");
+    if (!isfinite(unc) && !isfinite(pending)) continue;
+    int bad = unc > 0 || pending > 0 || failure > 0;
+    char text[256], a[16], b[16], c[16], e[16], f[16];
+    snprintf(text, sizeof text, "ECC uncorrected volatile %s aggregate %s, corrected volatile %s; remapped rows pending "
+             "%s failure %s", num(a, sizeof a, unc), num(b, sizeof b, accept_view_value(g, "ecc_uncorrected_aggregate")),
+             num(c, sizeof c, accept_view_value(g, "ecc_corrected_volatile")), num(e, sizeof e, pending), num(f, sizeof f, failure));
+    snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus);
+    r = add(d, bad ? ACCEPT_FAIL : ACCEPT_PASS, "memory", SCOPE_GPU, g->host, g->rank, subj, unc > 0 ? unc : 0, 0, NAN,
+            "errors", text);
+  }
+  /* GPU-to-GPU pairs of each node: vs the NVLink floor and vs the node's pair median */
+  for (int i = 0; r == DDP_OK && i < W; i++) {
+    const gpu_view *g = &vs->g[i];
+    int n = 0;
+    for (int k = 0; k < g->n; k++) {
+      int a, b;
+      if (strcmp(g->v[k]->metric, "p2p_gbps") || sscanf(label_or(g->v[k], "pair"), "%d-%d", &a, &b) != 2) continue;
+      if (a + 1 > n) n = a + 1;
+      if (b + 1 > n) n = b + 1;
+    }
+    if (n < 2 || n > 64) continue;
+    double *uni = malloc((size_t)n * n * sizeof *uni), *pz = malloc((size_t)n * n * sizeof *pz);
+    double *pref = malloc((size_t)n * n * sizeof *pref);
+    int *psize = malloc((size_t)n * n * sizeof *psize);
+    const char **pg = malloc((size_t)n * n * sizeof *pg);
+    if (!uni || !pz || !pref || !psize || !pg) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    for (int a = 0; r == DDP_OK && a < n; a++)
+      for (int b = 0; b < n; b++) uni[a * n + b] = a == b ? NAN : accept_view_pair(g, "p2p_gbps", a, b), pg[a * n + b] = "pair";
+    if (r == DDP_OK) accept_group_stats(uni, pg, n * n, pref, pz, psize); /* the diagonal is NaN: left out */
+    for (int a = 0; r == DDP_OK && a < n; a++)
+      for (int b = 0; r == DDP_OK && b < n; b++) {
+        if (a == b) continue;
+        snprintf(subj, sizeof subj, "GPU %d -> GPU %d", a, b);
+        r = judge_figure(d, rules, g, "p2p", SCOPE_PAIR, g->host, -1, subj, uni[a * n + b], EXP_P2P, pref[a * n + b],
+                         pz[a * n + b], psize[a * n + b], "GB/s");
+        double access = accept_view_pair(g, "p2p_peer_access", a, b);
+        if (r == DDP_OK && isfinite(access) && !access)
+          r = add(d, ACCEPT_WARN, "p2p_access", SCOPE_PAIR, g->host, -1, subj, NAN, NAN, NAN, "",
+                  "no peer access: the driver stages the copy through the host");
+      }
+    free(uni), free(pz), free(pref), free(psize), free(pg);
+  }
+  free(model), free(x), free(ref), free(z), free(size);
+  return r;
+}
+
+/* ---- nodes and node pairs ------------------------------------------------------------------------------------ */
+typedef struct {
+  int nnodes;
+  const char **host;  /* [nnodes] */
+  int *ranks;         /* [nnodes] ranks on the node */
+  int *first;         /* [nnodes] its first rank */
+} node_layout;
+
+static void layout_free(node_layout *l) {
+  free(l->host), free(l->ranks), free(l->first);
+  memset(l, 0, sizeof *l);
+}
+
+static ddp_result layout_build(const result_doc *d, node_layout *l) {
+  memset(l, 0, sizeof *l);
+  for (int i = 0; i < d->nranks; i++)
+    if (d->ranks[i].node + 1 > l->nnodes) l->nnodes = d->ranks[i].node + 1;
+  l->host = calloc((size_t)l->nnodes + 1, sizeof *l->host);
+  l->ranks = calloc((size_t)l->nnodes + 1, sizeof *l->ranks);
+  l->first = calloc((size_t)l->nnodes + 1, sizeof *l->first);
+  if (!l->host || !l->ranks || !l->first) {
+    layout_free(l);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  for (int i = 0; i < l->nnodes; i++) l->host[i] = "?", l->first[i] = -1;
+  for (int i = 0; i < d->nranks; i++) {
+    int n = d->ranks[i].node;
+    if (n < 0) continue;
+    if (l->first[n] < 0) l->first[n] = i, l->host[n] = d->ranks[i].host ? d->ranks[i].host : "?";
+    l->ranks[n]++;
+  }
+  return DDP_OK;
+}
+
+/* The expectations of a node: its first rank's GPU's (built-in, file), or the file's alone. */
+static ddp_result node_exp(const gpu_views *vs, const node_layout *l, int node, const accept_rules *rules,
+                           expect_set *e, const char **model) {
+  for (int i = 0; i < vs->n; i++)
+    if (vs->g[i].rank == l->first[node]) {
+      *e = vs->g[i].exp;
+      *model = vs->g[i].model;
+      return DDP_OK;
+    }
+  *model = "";
+  expect_builtin(e, "", 0, 0, 0);
+  if (rules->expect_file && rules->expect_file[0]) DDP_TRY(expect_load_file(e, rules->expect_file));
+  return DDP_OK;
+}
+
+/* The baseline's busbw for the node pair of hosts ha and hb (its allreduce record: group pair:<a>-<b>, label
+ * hosts "A,B", in either order: node numbers may differ between runs, host names do not); NaN when none. */
+static double baseline_pair(const result_doc *b, const char *ha, const char *hb) {
+  char ab[160], ba[160];
+  snprintf(ab, sizeof ab, "%.70s,%.70s", ha, hb);
+  snprintf(ba, sizeof ba, "%.70s,%.70s", hb, ha);
+  for (int i = 0; b && i < b->nrecords; i++) {
+    const result_record *x = &b->records[i];
+    const char *h = result_record_label(x, "hosts");
+    if (strcmp(x->measurement, "allreduce") || strncmp(x->group, "pair:", 5) || strcmp(x->metric, "busbw_gbs") || !h)
+      continue;
+    if ((!strcmp(h, ab) || !strcmp(h, ba)) && isfinite(x->value)) return x->value;
+  }
+  return NAN;
+}
+
+static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gpu_views *vs, const node_layout *l) {
+  /* the sizes the node allreduce ran at */
+  double sizes[16];
+  int nsizes = 0;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *x = &d->records[i];
+    if (strcmp(x->measurement, "allreduce") || strncmp(x->group, "node:", 5) || strcmp(x->metric, "busbw_gbs")) continue;
+    double b = atof(label_or(x, "bytes"));
+    int seen = 0;
+    for (int k = 0; k < nsizes; k++) seen |= sizes[k] == b;
+    if (!seen && nsizes < 16) sizes[nsizes++] = b;
+  }
+  int N = l->nnodes;
+  const char **grp = malloc(((size_t)N + 1) * sizeof *grp);
+  double *x = malloc(((size_t)N + 1) * sizeof *x), *ref = malloc(((size_t)N + 1) * sizeof *ref);
+  double *z = malloc(((size_t)N + 1) * sizeof *z);
+  int *size = malloc(((size_t)N + 1) * sizeof *size);
+  expect_set *exp = malloc(((size_t)N + 1) * sizeof *exp);
+  ddp_result r = grp && x && ref && z && size && exp ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int n = 0; r == DDP_OK && n < N; n++) r = node_exp(vs, l, n, rules, &exp[n], &grp[n]);
+  for (int k = 0; r == DDP_OK && k < nsizes; k++) {
+    char b[32];
+    snprintf(b, sizeof b, "%.0f", sizes[k]);
+    for (int n = 0; n < N; n++) {
+      char g[300];
+      snprintf(g, sizeof g, "node:%.56s", l->host[n]); /* the driver's group name */
+      const result_record *rec = result_find(d, "allreduce", g, "busbw_gbs", "bytes", b, NULL);
+      x[n] = rec ? rec->value : NAN;
+    }
+    accept_group_stats(x, grp, N, ref, z, size);
+    double mib = sizes[k] / 1048576.0;
+    for (int n = 0; r == DDP_OK && n < N; n++) {
+      if (!isfinite(x[n])) continue; /* a node of one rank has no allreduce inside it */
+      char subj[64];
+      snprintf(subj, sizeof subj, "node %d, %.0f MiB", n, mib);
+      gpu_view node = {.rank = l->first[n], .host = l->host[n], .bus = "", .model = grp[n], .exp = exp[n]};
+      if (!(l->ranks[n] == 8 && mib >= 1024)) node.exp.v[EXP_NODE_BUSBW] = NAN; /* the floor is for 8 GPUs, >= 1 GiB */
+      r = judge_figure(d, rules, &node, "node_busbw", SCOPE_HOST, l->host[n], -1, subj, x[n], EXP_NODE_BUSBW, ref[n],
+                       z[n], size[n], "GB/s");
+    }
+  }
+  free(grp), free(x), free(ref), free(z), free(size);
+  /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
+  int npairs = 0;
+  for (int i = 0; i < d->nrecords; i++)
+    npairs += !strcmp(d->records[i].measurement, "allreduce") && !strncmp(d->records[i].group, "pair:", 5) &&
+              !strcmp(d->records[i].metric, "busbw_gbs");
+  node_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
+  double *value = calloc((size_t)npairs + 1, sizeof *value);
+  if (r == DDP_OK && (!pairs || !value)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int np = 0;
+  for (int i = 0; r == DDP_OK && i < d->nrecords; i++) {
+    const result_record *rec = &d->records[i];
+    int a, b;
+    if (strcmp(rec->measurement, "allreduce") || strcmp(rec->metric, "busbw_gbs") ||
+        sscanf(rec->group, "pair:%d-%d", &a, &b) != 2 || a < 0 || b < 0 || a >= N || b >= N)
+      continue;
+    pairs[np] = (node_pair){0, a, b};
+    value[np++] = rec->value;
+  }
+  accept_localization loc;
+  if (r == DDP_OK && np && accept_localize(N, pairs, value, np, rules->rel_fail_pct, 3.5, &loc) == DDP_OK) {
+    char subj[128], text[256];
+    for (int n = 0; r == DDP_OK && n < N; n++) {
+      if (!loc.node_bad[n]) continue;
+      snprintf(subj, sizeof subj, "node %d (all its pairs)", n);
+      snprintf(text, sizeof text, "every pair with this node is more than %g %% below the pair reference (its NIC, its "
+               "host); its partners are fine with others", rules->rel_fail_pct);
+      r = add(d, ACCEPT_FAIL, "pair_busbw", SCOPE_HOST, l->host[n], -1, subj, loc.node_value[n], loc.reference,
+              100 * (loc.node_value[n] - loc.reference) / loc.reference, "GB/s", text);
+    }
+    for (int p = 0; r == DDP_OK && p < np; p++) {
+      int a = pairs[p].a, b = pairs[p].b;
+      snprintf(subj, sizeof subj, "%.50s<->%.50s nodes %d-%d", l->host[a], l->host[b], a, b);
+      if (loc.pair_state[p] == 1)
+        r = add(d, ACCEPT_FAIL, "pair_busbw", SCOPE_PAIR, "", -1, subj, value[p], loc.reference,
+                100 * (value[p] - loc.reference) / loc.reference, "GB/s",
+                "this pair alone is slow (both nodes are fine with their other partners): the path between them");
+      double floor_v = exp[a].v[EXP_PAIR_BUSBW], m;
+      double bv = baseline_pair(rules->baseline, l->host[a], l->host[b]);
+      char src[160];
+      snprintf(src, sizeof src, "floor from %s", exp[a].src[EXP_PAIR_BUSBW]);
+      if (isfinite(bv)) { /* --baseline: the same pair's figure in the good run, less the tolerance */
+        floor_v = bv * (1 - rules->tolerance_pct / 100);
+        snprintf(src, sizeof src, "floor from baseline %.3g - %g %%", bv, rules->tolerance_pct);
+      }
+      if (r == DDP_OK && isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
+        accept_severity sv = accept_judge(value[p], floor_v, 1, 0, 0, &m);
+        r = add(d, sv, "pair_busbw.abs", SCOPE_PAIR, "", -1, subj, value[p], floor_v, m, "GB/s", src);
+      }
+    }
+    accept_localization_free(&loc);
+  }
+  free(pairs), free(value), free(exp);
+  return r;
+}
+
+ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules) {
+  gpu_views vs, bs;
+  memset(&bs, 0, sizeof bs);
+  DDP_TRY(accept_views_build(d, &vs));
+  ddp_result r = rules->baseline ? accept_views_build(rules->baseline, &bs) : DDP_OK;
+  for (int i = 0; r == DDP_OK && i < vs.n; i++) r = expectations(&vs.g[i], rules, rules->baseline ? &bs : NULL);
+  if (r == DDP_OK) r = judge_gpus(d, rules, &vs);
+  node_layout l;
+  if (r == DDP_OK) r = layout_build(d, &l);
+  if (r == DDP_OK) {
+    r = judge_nodes(d, rules, &vs, &l);
+    layout_free(&l);
+  }
+  accept_views_free(&vs);
+  accept_views_free(&bs);
+  return r;
+}
+
+int accept_baseline_usable(const result_doc *b) {
+  int n = 0;
+  for (int i = 0; i < b->nrecords; i++) /* per-GPU figures, or the node and pair allreduces */
+    n += !strcmp(b->records[i].measurement, "accept") || !strcmp(b->records[i].measurement, "allreduce");
+  return n;
+}

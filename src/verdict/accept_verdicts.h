@@ -1,0 +1,59 @@
+/* accept_verdicts.h: every check of an acceptance run, from its records alone. The same code reads a run's
+ * own document and a --baseline (a known-good run's file), so the two can never be told apart by accident.
+ * Per GPU: each figure against its floor (the built-in table for its model and link, an --expect file, or
+ * the baseline's figure less the tolerance) with a warn band above it, and against the median of the GPUs of
+ * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
+ * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
+ * the 8-GPU floor. Node pairs: a node whose every pair is slow is named, a pair slow between two healthy nodes
+ * is named as a path, and every pair against its absolute floor. A check that passed is an info finding
+ * marked passed (its figure and bound stay in the document). Pure: no MPI, no measuring, no printing.
+ *
+ * defines: accept_rules, accept_judge_doc, accept_baseline_usable, gpu_view(s), accept_view(s)_* */
+#ifndef DDPBENCH_ACCEPT_VERDICTS_H
+#define DDPBENCH_ACCEPT_VERDICTS_H
+
+#include "expect.h"
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+  double rel_warn_pct, rel_fail_pct; /* relative checks: this far below the median of the same model */
+  double tolerance_pct;              /* --baseline: a floor is the baseline's figure less this */
+  const char *expect_file;           /* an INI file of expectations ("" or NULL: the built-in table) */
+  const result_doc *baseline;        /* a known-good run's records, or NULL */
+} accept_rules;
+
+/* A document's per-GPU records, one view per rank that has any, in rank order (the run's and a baseline's
+ * alike; printing reads them too). */
+typedef struct {
+  int rank, node;
+  const char *host, *bus, *model; /* labels of its records ("" where absent) */
+  const result_record **v;
+  int n, cap;
+  expect_set exp; /* its floors, once accept_judge_doc has set them */
+} gpu_view;
+typedef struct {
+  gpu_view *g;
+  int n;
+} gpu_views;
+ddp_result accept_views_build(const result_doc *d, gpu_views *vs);
+void accept_views_free(gpu_views *vs);
+/* The value of a metric (NaN when absent), of one pair's ("a-b" label), and whether it is there. */
+double accept_view_value(const gpu_view *g, const char *metric);
+double accept_view_pair(const gpu_view *g, const char *metric, int a, int b);
+int accept_view_has(const gpu_view *g, const char *metric);
+
+/* Appends the findings of d's acceptance records (measurement "accept" per GPU, "allreduce" over node:<host>
+ * and pair:<a>-<b> groups) to d->findings. d's ranks (provenance) give each rank's node and host. */
+ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules);
+/* The number of acceptance figures in a document (per-GPU or node and pair allreduces): 0 means it cannot
+ * serve as a --baseline. */
+int accept_baseline_usable(const result_doc *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
