@@ -19,7 +19,10 @@ static const char *dir;
 static int verdicts(int g, int sxm, accept_link_verdict *v) {
   topo_node *n = h200_node(dir);
   if (!n) return -1;
-  int k = accept_link_checks(&n->gpu[g].nvml, sxm, v);
+  const nvml_gpu *x = &n->gpu[g].nvml; /* what accept's gpu measurement records of it */
+  accept_links l = {x->known, x->nvlink_known, x->links_active, x->links_total,
+                    x->pcie_gen, x->pcie_gen_max, x->pcie_width, x->pcie_width_max};
+  int k = accept_link_checks(&l, sxm, v);
   free(n);
   return k;
 }

@@ -11,7 +11,8 @@
 #include "atomic_file.h"
 #include "check.h"
 #include "outputs.h"
-#include "report.h"
+#include "expect.h"
+#include "run_report.h"
 #include "result.h"
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
@@ -113,9 +114,9 @@ int main(void) {
   CHECK(s.ph[PHASE_DDP].skipped_steps == 1 && near(s.ph[PHASE_DDP].final_scale, 4), "skipped steps and scale");
   CHECK(s.weights_identical == 1 && s.nmismatch == 0, "identical checksums");
   CHECK(near(busbw_factor(8), 1.75) && busbw_factor(1) == 0, "busbw factor 2(n-1)/n");
-  CHECK(peak_table_tflops("NVIDIA H200", PREC_BF16) > 989 && peak_table_tflops("NVIDIA H200", PREC_BF16) < 990,
+  CHECK(peak_table_tflops("NVIDIA H200", "bf16") > 989 && peak_table_tflops("NVIDIA H200", "bf16") < 990,
         "H200 bf16 table peak");
-  CHECK(peak_table_tflops("NVIDIA H100 PCIe", PREC_BF16) == 0 && peak_table_tflops("cpu", PREC_FP32) == 0,
+  CHECK(peak_table_tflops("NVIDIA H100 PCIe", "bf16") == 0 && peak_table_tflops("cpu", "fp32") == 0,
         "unknown parts give 0, never a guess");
 
   /* Findings: identical weights are information; rank 1's local compute (10 ms every step) is above rank 0's

@@ -1,5 +1,5 @@
 /* test_straggler: the straggler rule through the run's own path (report_summarize, report_findings,
- * report_hosts) on 8 ranks over 4 hosts of made-up per-step compute times:
+ * and the one hosts verdict, hosts_judge and hosts_print) on 8 ranks over 4 hosts of made-up per-step compute times:
  *  - rank 5 (host node2) computes 30 % slower: one failing "straggler" finding, on rank 5 and host node2, the
  *    hosts line has node2 failing, and the exit code is 4;
  *  - every rank within 0.2 % (the complaint that started this: the slowest was still named): no straggler, the
@@ -14,16 +14,17 @@
 #include <string.h>
 
 #include "check.h"
-#include "report.h"
+#include "hosts.h"
+#include "run_report.h"
 #include "result.h"
 
 enum { W = 8, S = 6 };
 static int noisy_rank = -1; /* its steps 1 and 4 run at 10 ms, whatever its base */
 
-/* compute[r][s] = base[r] * (1 + tiny noise); returns the findings' exit code, the findings in fl and the
- * report_hosts output in text. */
+/* compute[r][s] = base[r] * (1 + tiny noise); returns the findings' exit code, the findings in fl, the hosts
+ * block in text and the failing hosts in failed (copies: W entries of 64 bytes). */
 static int judge(const double *base, double pct, finding_list *fl, char *text, size_t n, int *nfailed,
-                 const char **failed) {
+                 char failed[][64]) {
   ddp_config cfg;
   config_defaults(&cfg);
   cfg.steps = S;
@@ -67,9 +68,25 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   findings_init(fl);
   int ok = report_summarize(&rep, &sum) == DDP_OK && report_findings(&rep, &sum, fl) == DDP_OK;
   CHECK(ok, "summarize and findings");
+  result_doc d; /* the skeleton's path: the findings in a document, judged per host */
+  result_init(&d);
+  for (int i = 0; i < fl->n; i++) {
+    const finding *x = &fl->v[i];
+    findings_add_at(&d.findings, x->host, x->rank, x->check, x->severity, x->scope, x->subject, x->measured,
+                    x->expected, x->unit, "%s", x->text);
+  }
+  const char *hosts[W];
+  for (int r = 0; r < W; r++) hosts[r] = ranks[r].host;
+  hosts_verdict v;
+  *nfailed = -1;
   FILE *f = fmemopen(text, n, "w");
-  *nfailed = f ? report_hosts(f, &rep, fl, 0, failed) : -1;
+  if (f && hosts_judge(&d, hosts, W, 0, &v) == DDP_OK) {
+    hosts_print(f, "", &d, hosts, W, &v);
+    *nfailed = d.nfailed_hosts;
+    for (int i = 0; i < d.nfailed_hosts && i < W; i++) snprintf(failed[i], 64, "%s", d.failed_hosts[i]);
+  }
   if (f) fclose(f);
+  result_free(&d);
   report_summary_free(&sum);
   bucket_plan_free(&plan);
   return findings_exit_code(fl);
@@ -84,7 +101,7 @@ static int count(const finding_list *fl, const char *check, finding_severity sev
 int main(void) {
   finding_list fl;
   char text[8192];
-  const char *failed[W];
+  char failed[W][64];
   int nfailed;
 
   double slow[W] = {10, 10.01, 9.99, 10.02, 10, 13, 9.98, 10.01};

@@ -21,7 +21,8 @@
 #include "measure.h"
 #include "train.h"
 #include "scaling.h"
-#include "report.h"
+#include "expect.h"
+#include "run_report.h"
 #include "testhooks.h"
 #include "topo.h"
 #include "watchdog.h"
@@ -156,7 +157,7 @@ static ddp_result run_placed(cmd_ctx *c) {
 static ddp_result default_size(ddp_config *cfg, const ddp_dist *d, const ddp_device *dev) {
   double mem = (double)dev->info.memory;
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, d->world));
-  double peak = peak_table_tflops(dev->info.name, PREC_BF16);
+  double peak = peak_table_tflops(dev->info.name, "bf16");
   gpu_default g;
   if (gpu_default_size(mem, peak, d->local_size, &g) != 0)
     return DDP_FAIL(DDP_ERR_USAGE, "the GPU default job needs 2 GiB of GPU memory, the smallest GPU has %.2f GiB; "
@@ -329,7 +330,7 @@ static ddp_result run_run(cmd_ctx *c) {
     rep->comm_bytes = engine_comm_bytes(j->train.eng);
     rep->comm_type = engine_comm_dtype(j->train.eng);
     rep->flops_per_step = engine_flops_per_step(j->train.eng);
-    rep->table_peak_tflops = cfg->peak_tflops > 0 ? cfg->peak_tflops : peak_table_tflops(j->ranks[0].dev.name, cfg->precision);
+    rep->table_peak_tflops = cfg->peak_tflops > 0 ? cfg->peak_tflops : peak_table_tflops(j->ranks[0].dev.name, precision_name(cfg->precision));
     rep->topology = j->topo_json;
     rep->topology_text = j->topo_text;
     rep->extra = &j->extra;

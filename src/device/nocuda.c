@@ -1,6 +1,5 @@
-/* nocuda.c: the CUDA device and NCCL comm entry points of a build without the CUDA toolkit: no GPU is
- * ever visible, and asking for one is a usage error. */
-#include "comm.h"
+/* nocuda.c: the CUDA device's entry points in a build without the CUDA toolkit: no GPU is ever visible, and
+ * asking for one is a usage error (the NCCL comm's: comm/nonccl.c). */
 #include "device.h"
 
 int device_cuda_count(void) { return 0; }
@@ -23,9 +22,4 @@ ddp_result device_cuda_peer_matrix(int n, size_t bytes, int iters, double *uni, 
 ddp_result device_cuda_bus_id(int ordinal, char *buf, size_t n) {
   if (n) buf[0] = 0;
   return DDP_OK;
-}
-
-ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) {
-  *out = NULL;
-  return ddp_usage_error("this ddpbench was built without CUDA: --comm nccl is not available");
 }

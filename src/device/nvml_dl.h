@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+#include "clock_reasons.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -81,17 +83,6 @@ typedef struct {
 } nvml_api;
 
 enum { NVML_DL_COMPUTE_PROHIBITED = 2 };
-/* nvmlClocksEventReasons bits (nvml.h); 0x1 = idle. */
-enum {
-  NVML_DL_REASON_IDLE = 0x1,
-  NVML_DL_REASON_APP_CLOCKS = 0x2,
-  NVML_DL_REASON_SW_POWER_CAP = 0x4,
-  NVML_DL_REASON_HW_SLOWDOWN = 0x8,
-  NVML_DL_REASON_SYNC_BOOST = 0x10,
-  NVML_DL_REASON_SW_THERMAL = 0x20,
-  NVML_DL_REASON_HW_THERMAL = 0x40,
-  NVML_DL_REASON_HW_POWER_BRAKE = 0x80,
-};
 
 /* Links probed per GPU: 18 on H100/H200/B200, 36 in CUDA 13.3's NVML header. Past the GPU's real count
  * NVML answers INVALID_ARGUMENT or NOT_SUPPORTED, which ends the probe. */
@@ -155,14 +146,6 @@ typedef struct {
 } nvml_mem_health;
 void nvml_mem_health_read(const nvml_api *api, nvml_device dev, nvml_mem_health *h);
 
-/* "SW power cap, HW thermal" (or "none") for a reasons mask; buf returned. */
-const char *nvml_reasons_str(unsigned long long reasons, char *buf, size_t n);
-/* Reasons that mean a fault rather than normal operation under load: HW slowdown, HW/SW thermal, power
- * brake. The SW power cap is a healthy GPU at its power limit (FACTS.md: an H200 under GEMM sits there). */
-static inline unsigned long long nvml_reasons_bad(unsigned long long r) {
-  return r & (NVML_DL_REASON_HW_SLOWDOWN | NVML_DL_REASON_SW_THERMAL | NVML_DL_REASON_HW_THERMAL |
-              NVML_DL_REASON_HW_POWER_BRAKE);
-}
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "summary.h"
 #include "train.h"
 
 /* ---- the sizes ---------------------------------------------------------------------------------- */

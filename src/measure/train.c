@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "summary.h"
 
 void train_state_free(train_state *t) {
   for (int p = 0; p < PHASE_COUNT; p++) phase_result_free(&t->res[p]);

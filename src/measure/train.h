@@ -8,7 +8,7 @@
 
 #include "engine.h"
 #include "measure.h"
-#include "report.h"
+#include "summary.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,6 @@
 #include <stddef.h>
 
 #include "common.h"
-#include "nvml_dl.h"
 #include "pairs.h"
 
 #ifdef __cplusplus
@@ -57,6 +56,13 @@ accept_severity accept_judge(double measured, double expected, int higher_better
 
 /* ---- a GPU's links, as NVML reads them ---- */
 
+/* What the link checks need of a GPU (the device layer's nvml_gpu, or the records a run wrote). */
+typedef struct {
+  int known;                                                   /* 0: NVML could not tell; nothing is checked */
+  int nvlink_known, links_active, links_total;
+  unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max; /* 0 = unknown */
+} accept_links;
+
 typedef struct {
   accept_severity sev;
   char check[16];         /* "nvlink", "pcie_width", "pcie_gen" */
@@ -64,13 +70,13 @@ typedef struct {
   char text[192];
 } accept_link_verdict;
 
-/* The link checks of one GPU (g from nvml_gpu_query): NVLinks down (active < total while the GPU has any
+/* The link checks of one GPU: NVLinks down (active < total while the GPU has any
  * active link) fail where the part is an SXM part of the expectations table (sxm = 1) and warn elsewhere (PCIe
  * and NVL cards may have fewer links by design); a PCIe width below the maximum fails (a lane trained down is a
  * fault at any load); a generation below the maximum warns (an idle GPU lowers its generation to save power;
  * the bandwidth check under load is the judge). Writes at most 3 verdicts, only the failing or warning ones;
  * returns their count (0: links as they should be, or NVML could not tell). */
-int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out);
+int accept_link_checks(const accept_links *g, int sxm, accept_link_verdict *out);
 
 /* ---- node pairs (their schedule: pairs.h) ---- */
 

@@ -9,7 +9,7 @@
 
 #include "accept.h"
 #include "expect.h"
-#include "nvml_dl.h"
+#include "clock_reasons.h"
 #include "stats.h"
 
 /* ---- views: a document's per-GPU records, one view per rank ------------------------------------------------ */
@@ -240,7 +240,7 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
   for (int i = 0; r == DDP_OK && i < W; i++) { /* links as NVML read them: NVLinks down, PCIe trained below its maximum */
     const gpu_view *g = &vs->g[i];
     if (!accept_view_has(g, "pcie_gen_max")) continue;
-    nvml_gpu nv;
+    accept_links nv;
     memset(&nv, 0, sizeof nv);
     nv.known = 1;
     nv.pcie_gen = uval(g, "pcie_gen"), nv.pcie_gen_max = uval(g, "pcie_gen_max");

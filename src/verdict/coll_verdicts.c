@@ -1,7 +1,7 @@
 /* coll_verdicts.c: wrong data as findings (coll_verdicts.h). */
 #include "coll_verdicts.h"
 
-#include "device.h"
+#include "dtype.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -139,3 +139,26 @@ ddp_result expect_load_file(expect_set *e, const char *path) {
   if (line > 0) return ddp_usage_error("--expect %s:%d: %s", path, line, err);
   return DDP_OK;
 }
+
+/* ---- datasheet peaks (for MFU against the table) ---- */
+double peak_table_tflops(const char *name, const char *precision) {
+  /* Dense (no sparsity) tensor-core peaks of the SXM parts, from NVIDIA's datasheets; fp32 is the plain
+   * FMA rate. H200 shares H100's GH100 die and clocks. */
+  static const struct {
+    const char *prefix;
+    double fp32, tf32, bf16;
+  } gpus[] = {
+      {"NVIDIA H100", 66.9, 494.7, 989.4},
+      {"NVIDIA H200", 66.9, 494.7, 989.4},
+      {"NVIDIA A100", 19.5, 156.0, 312.0},
+  };
+  if (!name || !precision) return 0;
+  for (size_t i = 0; i < sizeof gpus / sizeof gpus[0]; i++)
+    if (strncmp(name, gpus[i].prefix, strlen(gpus[i].prefix)) == 0) {
+      if (strstr(name, "PCIe") || strstr(name, "NVL")) return 0; /* other clocks and power: not in the table */
+      if (!strcmp(precision, "fp32")) return gpus[i].fp32;
+      if (!strcmp(precision, "tf32")) return gpus[i].tf32;
+      return !strcmp(precision, "bf16") || !strcmp(precision, "fp16") ? gpus[i].bf16 : 0;
+    }
+  return 0;
+}

@@ -75,6 +75,11 @@ void expect_builtin(expect_set *e, const char *gpu_name, unsigned pcie_gen_max, 
  * a finite number >= 0, or an unreadable file: DDP_ERR_USAGE with "ddpbench: FILE:LINE: ..." naming the key. */
 ddp_result expect_load_file(expect_set *e, const char *path);
 
+/* Dense tensor-core peak (TFLOP/s) of a known SXM GPU (NVML/CUDA name, "NVIDIA H200") in a precision
+ * ("fp32" the plain FMA rate, "tf32", "bf16", "fp16"); 0 when the part or precision is not in the table. The
+ * datasheet figures sit beside the floors above so that the GPU tables are in one file. */
+double peak_table_tflops(const char *gpu_name, const char *precision);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,7 +100,7 @@ accept_severity accept_judge(double measured, double expected, int higher_better
 
 /* ---- a GPU's links ---------------------------------------------------------------------------- */
 
-int accept_link_checks(const nvml_gpu *g, int sxm, accept_link_verdict *out) {
+int accept_link_checks(const accept_links *g, int sxm, accept_link_verdict *out) {
   int k = 0;
   if (!g->known) return 0;
   if (g->nvlink_known && g->links_active > 0 && g->links_active < g->links_total) {

@@ -1,20 +1,21 @@
-/* report.h: turning what every rank measured into figures and printing them. The figures are computed in
- * one place (report_summarize: step-time statistics per rank and across ranks, throughput, model TFLOP/s,
- * MFU, scaling efficiency, exposed and hidden communication, allreduce bandwidth) so that the human summary
- * and the JSON document can never disagree. Runs on rank 0 after the results were gathered; measures
- * nothing and never talks to other ranks. */
-#ifndef DDPBENCH_REPORT_H
-#define DDPBENCH_REPORT_H
+/* summary.h: what every rank measured in the training phases, gathered on rank 0 (run_report), and every
+ * figure derived from it in one place (run_summary: report_summarize), so that the human summary, the JSON
+ * document and the records can never disagree; the records built from the summary directly. Runs on rank 0
+ * after the results were gathered; measures nothing and never talks to other ranks.
+ *
+ * defines: rank_info, phase_data, run_report, allreduce_row, phase_summary, run_summary, busbw_factor,
+ *          report_summarize, report_summary_free, report_peak_sustained, report_phase_json, report_records */
+#ifndef DDPBENCH_SUMMARY_H
+#define DDPBENCH_SUMMARY_H
 
 #include <cJSON.h>
-#include <stdio.h>
 
 #include "bucket.h"
 #include "config.h"
 #include "device.h"
+#include "findings.h"
 #include "phase.h"
 #include "result.h"
-#include "findings.h"
 #include "stats.h"
 #include "versions.h"
 
@@ -102,21 +103,9 @@ typedef struct {
 
 /* allreduce bus bandwidth factor 2(n-1)/n (0 for one rank, as nccl-tests). */
 double busbw_factor(int world);
-/* Dense tensor peak (TFLOP/s) of a known GPU for a precision; 0 if unknown. */
-double peak_table_tflops(const char *gpu_name, ddp_precision p);
 
 ddp_result report_summarize(const run_report *r, run_summary *s);
 void report_summary_free(run_summary *s);
-/* Human summary, nccl-tests style ('#' lines and a table). */
-void report_print(FILE *out, const run_report *r, const run_summary *s);
-/* Every verdict the figures call for, appended to f: the weights (fail per rank that differs), the slowest
- * rank (warn only beyond noise), exposed communication that cannot be told, a diverged loss, and the topology
- * report's findings (r->topology). */
-ddp_result report_findings(const run_report *r, const run_summary *s, finding_list *f);
-/* The end of the output: one line per failing or warning finding, grouped by host (findings about "rank K"
- * belong to rank K's host; the rest to the job), then `hosts: N pass, N warn, N fail` (strict: a warning fails
- * its host). Writes the failing hosts to failed (capacity world; may be NULL) and returns their count. */
-int report_hosts(FILE *out, const run_report *r, const finding_list *f, int strict, const char **failed);
 /* 1 when the measured peak is the sustained 8192^3 GEMM (cuda device, peak_seconds > 0), 0 when it is the
  * H x H x H burst at the model's own H (cpu device, or peak_seconds = 0). */
 int report_peak_sustained(const run_report *r);
@@ -128,13 +117,6 @@ cJSON *report_phase_json(const run_report *r, const run_summary *s, int p);
  * directly: no document is written and read back. */
 ddp_result report_records(const run_report *r, const run_summary *s, const char *group, const int *rank_of,
                           const char *const *host_of, int job, result_doc *d);
-/* The run's detail sections of the JSON document, after the model's keys: buckets, the per-step figures,
- * "phases" (per rank, raw step times, the loss), scaling, the weights' mismatched ranks and "topology".
- * NULL when out of memory. */
-cJSON *report_sections(const run_report *r, const run_summary *s);
-/* Into m (whose provenance the skeleton built): each rank's GEMM figure and weights checksum, the weights
- * verdict, the world's records and those of r->extra (the sweep, the groups). */
-ddp_result report_doc_fill(const run_report *r, const run_summary *s, result_doc *m);
 
 #ifdef __cplusplus
 }

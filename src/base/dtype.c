@@ -1,9 +1,11 @@
-/* dtype.c: the element types of the device interface: their names and typed access to one element (what the
+/* dtype.c: the element types (dtype.h): their names and typed access to one element (what the
  * exact-data checks and their tests read and write). */
 #include <stdint.h>
 #include <strings.h>
 
-#include "device.h"
+#include "dtype.h"
+
+#include "numerics.h"
 
 const char *dtype_name(ddp_dtype t) {
   static const char *n[DT_COUNT] = {"float", "bfloat16", "half",   "double", "int8",
