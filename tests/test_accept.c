@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accept.h"
+#include "outputs.h"
+#include "rules.h"
 #include "check.h"
 
 static void test_robust_z(void) {
@@ -194,23 +195,35 @@ static void test_localize(void) {
   }
 }
 
-static void test_failed_hosts(void) {
+static void test_failed_hosts(void) { /* the one writer of the drain list: outputs_write (result/outputs.c) */
   char dir[] = "/tmp/i12-accept-XXXXXX", path[64];
   CHECK(mkdtemp(dir) != NULL, "mkdtemp");
   snprintf(path, sizeof path, "%s/failed", dir);
-  const char *hosts[] = {"node07", "node12", "node07", "node03"};
-  CHECK(accept_failed_hosts_write(path, hosts, 4, 0) == DDP_OK, "write");
+  result_doc d;
+  result_init(&d);
+  const char *hosts[] = {"node07", "node12", "node07", "node03", "two\nlines", ""};
+  d.failed_hosts = (char **)hosts;
+  d.nfailed_hosts = 6;
+  result_outputs o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.failed_hosts, sizeof o.failed_hosts, "%s", path);
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "write");
   char buf[128] = {0};
   FILE *f = fopen(path, "r");
   size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
   if (f) fclose(f);
-  CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\n"), "one host per line, no duplicates: '%s'", buf);
-  CHECK(accept_failed_hosts_write(path, hosts, 1, 0) == DDP_ERR_USAGE, "never overwritten silently");
-  CHECK(accept_failed_hosts_write(path, hosts, 0, 1) == DDP_OK, "force: empty list");
+  CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\n"), "one host per line, no duplicates, no odd names: '%s'", buf);
+  d.nfailed_hosts = 1;
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_ERR_USAGE, "never overwritten silently");
+  d.nfailed_hosts = 0;
+  o.force = 1;
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "force: empty list");
   f = fopen(path, "r");
   n = f ? fread(buf, 1, sizeof buf - 1, f) : 1;
   if (f) fclose(f);
   CHECK(n == 0, "empty file for no failing host");
+  d.failed_hosts = NULL;
+  result_free(&d);
   unlink(path);
   rmdir(dir);
 }

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "accept.h"
+#include "rules.h"
 #include "expect.h"
 #include "topo_testlib.h"
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -35,6 +36,12 @@ static int run(int np, const char *env, const char *args) {
   else
     snprintf(cmd, sizeof cmd, "env %s timeout 60 %s collectives %s", env ? env : "", prog, args);
   return proc_capture(cmd, dir, out, sizeof out, err, sizeof err);
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static const char *lab(const result_record *r, const char *k) {
@@ -234,9 +241,14 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "--group pairs needs ranks on at least 2 nodes"), "pairs on one node: exit %d", rc);
 
   /* 5. a rank that stops answering: its peers time out after -T and end the job (exit 3), nothing hangs */
+  double t0 = now_s();
   rc = run(3, "DDPBENCH_TEST_STALL_COLLECTIVE=1", "-b 1K -e 1K -T 3");
+  double took = now_s() - t0;
   CHECK(rc == 3 && strstr(err, "did not complete within 3 s (a peer stopped answering?)"),
         "stalled rank: exit %d: %s", rc, err);
+  /* the ranks that timed out abort at once (not at the watchdog's -T + 30 s: freeing a stream that holds the
+   * unanswered collective used to wait for it) */
+  CHECK(took < 20, "stalled rank: the job ended %.1f s after it started (want well under the watchdog's 33 s)", took);
 
   /* 6. bad options: exit 2, one line naming the option (with and without mpirun) */
   static const struct { const char *args, *names; } bad[] = {

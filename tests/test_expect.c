@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accept.h"
+#include "rules.h"
 #include "check.h"
 #include "expect.h"
 

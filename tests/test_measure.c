@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accept.h"
+#include "rules.h"
 #include "check.h"
 #include "engine_run.h"
 #include "measure.h"

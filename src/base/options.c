@@ -72,13 +72,6 @@ static int key_short(const opt_set *s, char c, key_ref *out) {
   return 0;
 }
 
-const opt_spec *opt_find(const opt_set *s, const char *key, void **field) {
-  key_ref r;
-  if (!key_lookup(s, key, strlen(key), &r)) return NULL;
-  if (field) *field = r.field;
-  return r.k;
-}
-
 void opt_set_init(opt_set *s, const char *command) {
   memset(s, 0, sizeof *s);
   s->command = command;

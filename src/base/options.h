@@ -21,7 +21,7 @@
  * each rank's message with ddp_usage_capture.
  *
  * defines: opt_type, opt_spec, opt_table, opt_set, opt_{set_init,set_add,parse,defaults,apply,where,given,
- *          hash,key_at,help,find,format}, OPT_* flags */
+ *          hash,key_at,key_agreed,help,format}, OPT_* flags */
 #ifndef DDPBENCH_OPTIONS_H
 #define DDPBENCH_OPTIONS_H
 
@@ -133,8 +133,6 @@ int opt_key_agreed(const opt_set *s, int i, const char **key, char *value, size_
 uint64_t opt_hash(const opt_set *s);
 /* Key i of the set (0 past the end) with its effective value as text, its spec in *spec (may be NULL). */
 int opt_key_at(const opt_set *s, int i, const char **key, char *value, size_t n, const opt_spec **spec);
-/* The spec and the field of a key; NULL when the set has no such key. */
-const opt_spec *opt_find(const opt_set *s, const char *key, void **field);
 
 /* --help: the usage lines, then each table's keys under its heading, --key ARG and the help wrapped at 100
  * columns, "(default ...)" and the choices; then --config, --help, --version. */

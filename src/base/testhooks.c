@@ -28,5 +28,3 @@ int testhook_int(testhook h, int def) {
   return v ? atoi(v) : def;
 }
 
-const char *testhook_name(testhook h) { return (unsigned)h < HOOK_COUNT ? HOOKS[h].name : "?"; }
-const char *testhook_help(testhook h) { return (unsigned)h < HOOK_COUNT ? HOOKS[h].help : "?"; }

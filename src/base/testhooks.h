@@ -2,7 +2,7 @@
  * alone (fault injection, emulated nodes on one machine); nothing else in ddpbench reads the environment for
  * them, so that grepping this table finds every hook. None is set in production: each is a no-op when unset.
  *
- * defines: testhook, testhook_{value,int,name,help} */
+ * defines: testhook, testhook_{value,int} */
 #ifndef DDPBENCH_TESTHOOKS_H
 #define DDPBENCH_TESTHOOKS_H
 
@@ -26,9 +26,6 @@ typedef enum {
 const char *testhook_value(testhook h);
 /* The value as an integer (atoi), def when unset. */
 int testhook_int(testhook h, int def);
-/* "DDPBENCH_TEST_RANKS_PER_NODE" and its one-line description. */
-const char *testhook_name(testhook h);
-const char *testhook_help(testhook h);
 
 #ifdef __cplusplus
 }

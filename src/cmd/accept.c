@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accept.h"
+#include "rules.h"
 #include "accept_verdicts.h"
 #include "allreduce.h"
 #include "commands.h"

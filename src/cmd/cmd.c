@@ -16,7 +16,6 @@
 
 static const cmd_def *const *g_all;
 
-const cmd_def *const *cmd_all(void) { return g_all; }
 void cmd_use(const cmd_def *const *cmds) { g_all = cmds; }
 
 void cmd_versions(ddp_versions *v) {

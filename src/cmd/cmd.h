@@ -13,7 +13,7 @@
  *      one result model;
  *   6. the exit protocol: rank 0's outcome broadcast, usage errors and failed checks leave cleanly on every
  *      rank, a runtime error ends the job through MPI_Abort naming the rank and host.
- * A new subcommand is a cmd_def in its own file and one line in main.c's table.
+ * A new subcommand is a cmd_def in its own file and one line in commands.c's table.
  *
  * defines: cmd_def, cmd_ctx, cmd_rank, CMD_* flags, cmd_{main,help,versions,provenance,rank_host} */
 #ifndef DDPBENCH_CMD_H
@@ -116,9 +116,6 @@ void cmd_free(cmd_ctx *c);
 /* Runs another subcommand inside this MPI job (the GPU default job's acceptance checks after its training):
  * its options from argv (argv[0] its name), then steps 3 to 5 above; returns its exit code. */
 int cmd_nested(cmd_ctx *outer, const cmd_def *def, int argc, char **argv);
-/* The subcommands of this program, as main.c lists them (for the program's help and the config file's sections:
- * cmd_main sets them; tests and tools that call cmd_parse directly set them with cmd_use). */
-const cmd_def *const *cmd_all(void);
 void cmd_use(const cmd_def *const *cmds);
 
 /* Every version this process loaded: versions_base and each device's and comm's own. */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accept.h"
+#include "rules.h"
 #include "envcheck.h"
 #include "result.h"
 #include "topo.h"

@@ -472,8 +472,6 @@ ddp_result engine_weights_verify(engine *e, uint64_t *sum, uint64_t *nonfinite) 
   return r;
 }
 
-ddp_result engine_weights_checksum(engine *e, uint64_t *sum) { return engine_weights_verify(e, sum, NULL); }
-
 ddp_result engine_measure_gemm(engine *e, double *tflops) {
   ddp_device *d = e->dev;
   const int H = e->H, samples = 10;

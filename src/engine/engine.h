@@ -34,8 +34,6 @@ ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r);
 /* Copies the current fp32 master weights to host memory (layer L first, each H x H row-major). */
 ddp_result engine_weights(engine *e, float *host);
 size_t engine_weight_count(const engine *e);
-/* FNV-1a 64 of the raw bytes of the current master weights. */
-ddp_result engine_weights_checksum(engine *e, uint64_t *sum);
 /* The checksum and, from the same copy, how many weights are NaN or infinite (a NaN averaged into every rank
  * leaves the checksums equal: agreement alone is no verdict). */
 ddp_result engine_weights_verify(engine *e, uint64_t *sum, uint64_t *nonfinite);

@@ -836,6 +836,9 @@ static ddp_result coll_run(const measure_env *env, const measure_group *g, resul
   }
   if (r == DDP_OK) r = ctx_buffers(x, g->mpi);
   if (r == DDP_OK) r = sweep(x, out);
+  /* After a failure the streams may hold a collective that a peer never joins (a timeout, a stopped rank):
+   * freeing them would wait for it forever. The job's abort path ends the process; nothing is freed here. */
+  if (r != DDP_OK) return r;
   ctx_free(x);
   free(x);
   return r;

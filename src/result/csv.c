@@ -90,10 +90,3 @@ ddp_result csv_format(const result_doc *d, char **out) {
   return DDP_OK;
 }
 
-ddp_result csv_write(const result_doc *d, const char *path, int force) {
-  char *text = NULL;
-  DDP_TRY(csv_format(d, &text));
-  ddp_result r = atomic_file_write(path, text, strlen(text), force);
-  free(text);
-  return r;
-}

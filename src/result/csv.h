@@ -11,8 +11,6 @@ extern "C" {
 
 /* The text (malloc'd, *out). */
 ddp_result csv_format(const result_doc *d, char **out);
-/* csv_format, written atomically (atomic_file_write: never over an existing file unless force). */
-ddp_result csv_write(const result_doc *d, const char *path, int force);
 
 #ifdef __cplusplus
 }

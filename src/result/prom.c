@@ -299,10 +299,3 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
   return DDP_OK;
 }
 
-ddp_result prom_write(const result_doc *d, double end_time, const char *path, int force) {
-  char *body = NULL;
-  DDP_TRY(prom_format(d, end_time, &body));
-  ddp_result r = atomic_file_write(path, body, strlen(body), force);
-  free(body);
-  return r;
-}

@@ -11,8 +11,6 @@ extern "C" {
 
 /* The text (malloc'd, *out) for d. end_time: seconds since the epoch, or NaN to leave the end time out. */
 ddp_result prom_format(const result_doc *d, double end_time, char **out);
-/* prom_format, written atomically (atomic_file_write: never over an existing file unless force). */
-ddp_result prom_write(const result_doc *d, double end_time, const char *path, int force);
 
 #ifdef __cplusplus
 }

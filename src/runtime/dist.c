@@ -15,7 +15,6 @@ ddp_result mpi_fail(int err, const char *call, const char *file, int line) {
   return ddp_fail(DDP_ERR_MPI, file, line, "%s: %s", call, msg);
 }
 
-
 static void read_boot_id(char *buf, size_t n) {
   buf[0] = 0;
   FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -97,11 +96,6 @@ void dist_abort(int code) {
 
 ddp_result dist_allgather(const ddp_dist *d, const void *mine, void *all, int bytes) {
   DDP_CHECK_MPI(MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, d->world));
-  return DDP_OK;
-}
-
-ddp_result dist_gather_doubles(const ddp_dist *d, const double *mine, double *all, int n) {
-  DDP_CHECK_MPI(MPI_Gather(mine, n, MPI_DOUBLE, all, n, MPI_DOUBLE, 0, d->world));
   return DDP_OK;
 }
 

@@ -45,8 +45,6 @@ void dist_abort(int code) __attribute__((noreturn));
 
 /* Gathers `bytes` from every rank into `all` (size * bytes) on every rank. */
 ddp_result dist_allgather(const ddp_dist *d, const void *mine, void *all, int bytes);
-/* Gathers `n` doubles from every rank to rank 0 (`all`: size * n, may be NULL elsewhere). */
-ddp_result dist_gather_doubles(const ddp_dist *d, const double *mine, double *all, int n);
 /* Sum / min / max of one int over all ranks, result on every rank. */
 ddp_result dist_allreduce_int(const ddp_dist *d, int *v, MPI_Op op);
 /* MPI library version string (first line of MPI_Get_library_version). */

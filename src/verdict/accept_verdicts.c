@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accept.h"
+#include "rules.h"
 #include "expect.h"
 #include "clock_reasons.h"
 #include "stats.h"

@@ -1,7 +1,7 @@
 /* accept.c: the straggler rule, relative checks, verdicts, the node-pair schedule, the localisation of a slow
  * node or pair, and the failed-hosts file (see accept.h for the contracts). Pure arithmetic over the numbers
  * it is given: it must never measure, print, or name anyone without the numbers that justify it. */
-#include "accept.h"
+#include "rules.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -234,26 +234,4 @@ void accept_localization_free(accept_localization *loc) {
   free(loc->node_value);
   free(loc->pair_state);
   memset(loc, 0, sizeof *loc);
-}
-
-/* ---- hosts to drain ---------------------------------------------------------------------------- */
-
-ddp_result accept_failed_hosts_write(const char *path, const char *const *hosts, int n, int force) {
-  size_t len = 1;
-  for (int i = 0; i < n; i++) len += strlen(hosts[i]) + 1;
-  char *buf = malloc(len);
-  DDP_CHECK_ALLOC(buf);
-  size_t k = 0;
-  for (int i = 0; i < n; i++) {
-    int dup = !hosts[i][0] || strchr(hosts[i], '\n') != NULL;
-    for (int j = 0; j < i && !dup; j++) dup = !strcmp(hosts[i], hosts[j]);
-    if (dup) continue;
-    size_t l = strlen(hosts[i]);
-    memcpy(buf + k, hosts[i], l);
-    k += l;
-    buf[k++] = '\n';
-  }
-  ddp_result r = atomic_file_write(path, buf, k, force);
-  free(buf);
-  return r;
 }

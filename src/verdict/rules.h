@@ -1,13 +1,13 @@
-/* accept.h: the judgement rules of cluster acceptance, as pure functions over measured numbers: the
+/* rules.h: the judgement rules of cluster acceptance, as pure functions over measured numbers: the
  * straggler rule, relative checks against peers of the same GPU model, warn/fail verdicts with a margin,
  * the node-pair schedule (tournament, ring) and the localisation of a slow node or a slow pair from the pair
- * matrix, and the --failed-hosts file. No measuring, no MPI, no printing here: callers measure, these
+ * matrix, and the link checks. No measuring, no MPI, no printing here: callers measure, these
  * functions judge, and every verdict they return carries the numbers it was made from.
  *
  * defines: accept_robust_z, accept_stragglers, accept_group_median, accept_judge, accept_pairs,
- *          accept_localize, accept_failed_hosts_write */
-#ifndef DDPBENCH_ACCEPT_H
-#define DDPBENCH_ACCEPT_H
+ *          accept_localize, accept_link_checks */
+#ifndef DDPBENCH_RULES_H
+#define DDPBENCH_RULES_H
 
 #include <stddef.h>
 
@@ -100,13 +100,6 @@ typedef struct {
 ddp_result accept_localize(int nnodes, const node_pair *pairs, const double *value, int npairs,
                            double slow_pct, double zmin, accept_localization *loc);
 void accept_localization_free(accept_localization *loc);
-
-/* ---- hosts to drain ---- */
-
-/* Writes hosts[0..n) one per line (duplicates dropped, order kept) to path through atomic_file_write, so
- * that `scontrol update nodename=$(paste -sd, FILE) state=drain` works. An empty list writes an empty file.
- * force as in atomic_file_write. */
-ddp_result accept_failed_hosts_write(const char *path, const char *const *hosts, int n, int force);
 
 #ifdef __cplusplus
 }
