@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
     result_doc gdoc;
     result_init(&gdoc);
     const measurement *used = NULL;
-    CHECK(measure_groups_run(&genv, world, &gdoc, &used) == DDP_OK && used == &toy, "measure_groups_run with the toy");
+    CHECK(measure_groups_run(&genv, world, &gdoc, &used, 0) == DDP_OK && used == &toy, "measure_groups_run with the toy");
     if (d.rank == 0) {
       int W = d.size;
       const result_record *r = result_find(&gdoc, "toy", "world", "rank_sum", NULL);
@@ -131,9 +131,9 @@ int main(int argc, char **argv) {
     /* Bad input: refused on every rank before any group, naming the key. */
     char *argv_far[] = {"ddpbench", "--groups", "first:99", "--group-measure", "toy", NULL};
     CHECK(config_parse(&gc, 5, argv_far, NULL) == DDP_OK, "first:99 parses (the world size is known later)");
-    CHECK(measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE, "first:99 beyond %d ranks refused", d.size);
+    CHECK(measure_groups_run(&genv, world, &gdoc, &used, 0) == DDP_ERR_USAGE, "first:99 beyond %d ranks refused", d.size);
     char *argv_nom[] = {"ddpbench", "--groups", "world", "--group-measure", "nope", NULL};
-    CHECK(config_parse(&gc, 5, argv_nom, NULL) == DDP_OK && measure_groups_run(&genv, world, &gdoc, &used) == DDP_ERR_USAGE,
+    CHECK(config_parse(&gc, 5, argv_nom, NULL) == DDP_OK && measure_groups_run(&genv, world, &gdoc, &used, 0) == DDP_ERR_USAGE,
           "an unknown --group-measure refused");
     char *argv_bad[] = {"ddpbench", "--groups", "nodes", NULL};
     CHECK(config_parse(&gc, 3, argv_bad, NULL) == DDP_ERR_USAGE, "--groups nodes refused");

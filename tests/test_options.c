@@ -41,6 +41,19 @@ static void write_file(const char *path, const char *text) {
 
 static const ddp_config *run_cfg(void) { return ctx.args; }
 
+/* A key's value as the option layer prints it, after the last parse. */
+static const char *key_value(const char *name) {
+  static char v[2][1024];
+  static int k;
+  k ^= 1;
+  v[k][0] = 0;
+  const char *key;
+  for (int i = 0; opt_key_at(&ctx.opts, i, &key, v[k], sizeof v[k], NULL); i++)
+    if (!strcmp(key, name)) return v[k];
+  v[k][0] = 0;
+  return v[k];
+}
+
 static void test_sets(void) {
   for (int i = 0; ddpbench_commands[i]; i++) {
     const cmd_def *def = ddpbench_commands[i];
@@ -125,6 +138,24 @@ static void test_rules(void) {
   CHECK(parse(&cmd_collectives, "all_gather,broadcast", "alltoall", NULL) == DDP_OK, "collective names: %s", err);
   CHECK(parse(&cmd_compare, "a.json", "b.json", "--", "c.json", NULL) == DDP_OK, "compare sides: %s", err);
   CHECK(parse(&cmd_topo, "extra", NULL) == DDP_ERR_USAGE && strstr(err, "unexpected argument 'extra'"), "topo extra: %s", err);
+  /* found by the safety net's review: a fixed nccl-tests option at 0, a second '--', a short option where a
+   * file name belongs, an empty file name, a comma inside a file name */
+  CHECK(parse(&cmd_collectives, "-z", "1", NULL) == DDP_ERR_USAGE && strstr(err, "blocking 1 is not supported (only 0)"),
+        "-z 1: %s", err);
+  CHECK(parse(&cmd_collectives, "-z", "0", NULL) == DDP_OK, "-z 0: %s", err);
+  CHECK(parse(&cmd_compare, "a.json", "--", "b.json", "--", "c.json", NULL) == DDP_ERR_USAGE && strstr(err, "'--' given twice"),
+        "a second --: %s", err);
+  CHECK(parse(&cmd_export, "r.json", "--prom", "-J", NULL) == DDP_ERR_USAGE && strstr(err, "--prom needs a value, got the option '-J'"),
+        "--prom -J: %s", err);
+  CHECK(parse(&cmd_export, "r.json", "--prom=-J", NULL) == DDP_OK && !strcmp(ctx.out.prom, "-J"), "--prom=-J: %s", err);
+  CHECK(parse(&cmd_doctor, "--json", "", NULL) == DDP_ERR_USAGE && strstr(err, "--json needs a file name, got an empty word"),
+        "--json '': %s", err);
+  CHECK(parse(&cmd_accept, "--expect=", NULL) == DDP_ERR_USAGE && strstr(err, "--expect needs a file name"), "--expect=: %s", err);
+  CHECK(parse(&cmd_export, "r,1.json", "--json", "x.json", NULL) == DDP_OK, "a comma in export's file name: %s", err);
+  CHECK(parse(&cmd_compare, "a,1.json", "a2.json", "--", "b,1.json", NULL) == DDP_OK && !strcmp(key_value("a"), "a,1.json\na2.json") &&
+            !strcmp(key_value("b"), "b,1.json"), "compare keeps commas in names: a '%s', b '%s'", key_value("a"), key_value("b"));
+  CHECK(parse(&cmd_compare, "--a=x.json,y.json", "--b", "z.json", NULL) == DDP_OK && !strcmp(key_value("a"), "x.json\ny.json"),
+        "--a's commas separate files: '%s'", key_value("a"));
   /* choices from the tables */
   char devs[256] = "auto", comms[256] = "auto";
   for (int i = 0; device_at(i); i++) strcat(strcat(devs, "|"), device_at(i)->name);

@@ -193,7 +193,7 @@ static int parse_bool(const char *v) {
   return -1;
 }
 
-static int has_range(const opt_spec *k) { return k->min != 0 || k->max != 0; }
+static int has_range(const opt_spec *k) { return k->min != 0 || k->max != 0 || (k->flags & OPT_FIXED); }
 
 /* Sets the field from text; on bad input "KEY must be ..." into err and -1. */
 static int value_set(const opt_spec *k, void *field, const char *value, char *err, size_t errn) {
@@ -251,6 +251,9 @@ static int value_set(const opt_spec *k, void *field, const char *value, char *er
       if (strlen(value) >= k->size)
         return snprintf(err, errn, "%s is longer than %zu characters", k->key, k->size - 1), -1;
       memcpy(field, value, strlen(value) + 1);
+      if (k->flags & OPT_FILES) /* a listed value: its commas separate files, stored as operands are */
+        for (char *p = field; *p; p++)
+          if (*p == ',') *p = '\n';
       return 0;
     case OPT_SIZE: {
       size_t v;
@@ -473,7 +476,10 @@ static ddp_result load_file(opt_set *s, opt_set *const *others) {
 }
 
 /* ---- the command line -------------------------------------------------------------------------------- */
-static int is_option_word(const char *a) { return a[0] == '-' && a[1] == '-' && a[2]; }
+/* A word that is an option, not a value: --key, or -k (a dash and a letter: -1 and - are values). */
+static int is_option_word(const char *a) {
+  return a[0] == '-' && ((a[1] == '-' && a[2]) || isalpha((unsigned char)a[1]));
+}
 
 /* The operand keys of the set, in order: the first takes the words before "--", the second those after. */
 static int operand_key(const opt_set *s, int which, key_ref *out) {
@@ -498,7 +504,7 @@ static ddp_result operand_add(opt_set *s, const char *word, int after_sep, int *
   if (have + add + 2 > r.k->size)
     return ddp_usage_error("%s%s: more than %zu characters of operands", cmd_prefix(s, pre, sizeof pre), r.k->key,
                            r.k->size - 1);
-  if (have) f[have++] = ',';
+  if (have) f[have++] = (r.k->flags & OPT_FILES) ? '\n' : ',';
   memcpy(f + have, word, add + 1);
   s->src[r.index] = OPT_SRC_CLI;
   return DDP_OK;
@@ -543,6 +549,7 @@ ddp_result opt_parse(opt_set *s, int argc, char **argv, opt_set *const *others) 
     if (!strcmp(a, "--")) {
       key_ref r;
       if (!operand_key(s, 1, &r)) return ddp_usage_error("%sunexpected argument '--' (%s)", pre, help_hint(s, hint, sizeof hint));
+      if (after_sep) return ddp_usage_error("%s'--' given twice (it separates the two sides once)", pre);
       after_sep = 1;
       continue;
     }
@@ -584,6 +591,8 @@ ddp_result opt_parse(opt_set *s, int argc, char **argv, opt_set *const *others) 
       if (cleared[w] && operand_key(s, w, &op) && op.index == r.index)
         return ddp_usage_error("%s%s given both as %s and as operands: give one", pre, r.k->key, where);
     }
+    if (!value[0] && r.k->type == OPT_STR && (r.k->flags & (OPT_OUTPUT | OPT_OUTDIR | OPT_INPUT | OPT_FILES)))
+      return ddp_usage_error("%s%s needs a file name, got an empty word (leave the option out for none)", pre, where);
     char err[700];
     if (value_set(r.k, r.field, value, err, sizeof err) != 0) return ddp_usage_error("%s%s: %s", pre, where, err);
     s->src[r.index] = OPT_SRC_CLI;
@@ -673,8 +682,11 @@ void opt_print_wrapped(FILE *out, const char *text) {
     char line[2048];
     snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line - 1 ? n : sizeof line - 1), p);
     int indent = (int)strspn(line, " ");
+    int hang = indent + (line[indent] == '-' || line[indent] == '+' ? 2 : 0);
+    const char *gap = indent ? strstr(line + indent, "  ") : NULL; /* "  name   text": continue under text */
+    if (gap && !memchr(line + indent, ' ', (size_t)(gap - line - indent))) hang = (int)(gap - line) + (int)strspn(gap, " ");
     fprintf(out, "%*s", indent, "");
-    wrap(out, line + indent, indent, indent + (line[indent] == '-' || line[indent] == '+' ? 2 : 0));
+    wrap(out, line + indent, indent, hang);
     p = e ? e + 1 : NULL;
   }
 }

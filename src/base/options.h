@@ -54,6 +54,9 @@ enum {
   OPT_OPERANDS = 1u << 3, /* OPT_STR: the words that are no option are appended here, comma-separated */
   OPT_HIDDEN = 1u << 4,   /* not listed by --help (nccl-tests options accepted at their only value) */
   OPT_INPUT = 1u << 5,    /* OPT_STR: a file every rank reads; its contents, not only its name, must agree */
+  OPT_FILES = 1u << 7,    /* OPT_OPERANDS of file names: operands joined with '\n' (a name may hold a comma);
+                           * a value from the file or --key is a comma-separated list, stored the same way */
+  OPT_FIXED = 1u << 6,    /* a number accepted at min (== max) only, also when that is 0 (nccl-tests' -z 0) */
 };
 
 typedef struct opt_spec {
@@ -63,7 +66,7 @@ typedef struct opt_spec {
   opt_type type;
   size_t offset, size;  /* the field; size: OPT_STR's buffer */
   const char *def;      /* default, as text through the same parser ("" for an empty string) */
-  double min, max;      /* OPT_INT, OPT_DOUBLE, OPT_SIZE: the inclusive range (min == max == 0: none) */
+  double min, max;      /* OPT_INT, OPT_DOUBLE, OPT_SIZE: the inclusive range (min == max == 0: none, unless OPT_FIXED) */
   const char *choices;  /* OPT_ENUM: "a|b|c" stored as the index; NULL when choice() gives them */
   /* OPT_ENUM from another table (the device and comm registries): the value stored for choice i and its name;
    * -1 past the end. */

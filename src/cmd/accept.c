@@ -405,6 +405,8 @@ const cmd_def cmd_accept = {
              "against its peers; a slow node or pair is localised; failing hosts go to --failed-hosts.\n"
              "Example: mpirun -np 16 ddpbench accept --json accept.json --failed-hosts drain.txt\n",
     .cpu_note = "it measures the fp32 GEMM only (no bf16/fp16/tf32, no copies)",
+    .exit_codes = "0 every host passed (warnings allowed), 2 bad input, 3 runtime error or timeout, 4 a check failed "
+                  "(--strict: or warned), 130/143 SIGINT/SIGTERM",
     .flags = CMD_MPI | CMD_PLACE | CMD_COMM | CMD_OUTPUTS | CMD_VERDICT,
     .args_size = sizeof(acc_opts),
     .tables = acc_tables,

@@ -132,10 +132,12 @@ static void help_print(const cmd_def *def, const opt_set *s) {
         o += (size_t)snprintf(about + o, sizeof about - o, "  %-13s %s\n", g_all[i]->name, g_all[i]->summary);
   }
   opt_help(s, stdout, def->usage, about);
-  opt_print_wrapped(stdout, "\nExit codes: 0 success, 1 verification failed (data or weights differ), 2 bad input, 3 "
-                            "runtime error or timeout, 4 a check failed (--strict: or warned), 5 non-finite weights or "
-                            "loss (training), 130/143 SIGINT/SIGTERM. An output file is replaced only with --force, and "
-                            "only if it is a regular file.\n");
+  char tail[1024];
+  snprintf(tail, sizeof tail, "\nExit codes: %s. An output file is replaced only with --force, and only if it is a "
+           "regular file.\n", def->exit_codes ? def->exit_codes
+           : "0 success, 1 verification failed (data or weights differ), 2 bad input, 3 runtime error or timeout, 4 a "
+             "check failed (--strict: or warned), 5 non-finite weights or loss (training), 130/143 SIGINT/SIGTERM");
+  opt_print_wrapped(stdout, tail);
 }
 
 /* ---- before work ------------------------------------------------------------------------------------ */
@@ -150,9 +152,11 @@ static ddp_result outputs_preflight(void *ctx, const ddp_dist *d, char *err, siz
     char why[1200];
     if ((k->flags & OPT_OUTDIR) && value[0] && d->local_rank == 0 &&
         topo_xml_dir_check(d, value, c->out.force, why, sizeof why) != 0) {
-      snprintf(err, errn, "--%s: %s", key, why);
-      for (char *p = err + 2; *p && *p != ':'; p++)
+      char opt[80];
+      snprintf(opt, sizeof opt, "%s", key);
+      for (char *p = opt; *p; p++)
         if (*p == '_') *p = '-';
+      snprintf(err, errn, "%s%s--%s: %s", is_run(c->def) ? "" : c->def->name, is_run(c->def) ? "" : ": ", opt, why);
       return DDP_ERR_USAGE;
     }
     if ((k->flags & OPT_OUTPUT) && k->type == OPT_STR && value[0] && d->rank == 0 && !(c->def->flags & (CMD_OUTPUTS | CMD_JSON))) {

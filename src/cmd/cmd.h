@@ -62,6 +62,7 @@ typedef struct cmd_def {
   const char *summary; /* one line for the program's --help */
   const char *usage;  /* the usage lines */
   const char *about;  /* what it is for, with an example */
+  const char *exit_codes; /* "0 ..., 2 bad input, ..." when they differ from the run's (NULL: the run's) */
   const char *cpu_note; /* CMD_PLACE: what the CPU device does instead when no GPU is visible (NULL: nothing) */
   unsigned flags;
   size_t args_size;   /* its options struct, zeroed then filled from the tables */

@@ -152,8 +152,11 @@ const cmd_def cmd_collectives = {
              "options, table and busbw factors, plus per-iteration median/p10/p90, the slowest rank, exact data "
              "checks naming the rank, host and element of a wrong value, and --under-load. Several collectives "
              "may be given (or a comma list). Options take nccl-tests' short and long names and ddpbench's "
-             "--dashed ones.\n"
+             "--dashed ones; nccl-tests' -t 1, -g 1, -m 1 and -z 0 are accepted at those values (one rank per GPU, "
+             "one call per group, non-blocking calls).\n"
              "Example: mpirun -np 8 ddpbench collectives all_gather -b 8 -e 8G -f 2 --json coll.json\n",
+    .exit_codes = "0 success, 1 wrong data (a non-zero #wrong), 2 bad input, 3 runtime error or timeout (a wait "
+                  "longer than -T), 130/143 SIGINT/SIGTERM",
     .flags = CMD_MPI | CMD_PLACE | CMD_COMM | CMD_OUTPUTS | CMD_VERDICT | CMD_HASH_LINES,
     .args_size = sizeof(coll_args),
     .tables = tables,

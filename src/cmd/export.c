@@ -17,7 +17,7 @@ typedef struct {
 
 static const opt_spec EXPORT[] = {
     {"input", NULL, 0, OPT_STR, offsetof(export_args, input), sizeof(((export_args *)0)->input), "", .arg = "RESULT.json",
-     .help = "the result file (the word after the subcommand)", .flags = OPT_OPERANDS},
+     .help = "the result file (the word after the subcommand)", .flags = OPT_OPERANDS | OPT_FILES},
 };
 static const opt_table EXPORT_TABLE = {"input", EXPORT, 1};
 
@@ -26,7 +26,7 @@ static ddp_result export_tables(opt_set *s, void *args) { return opt_set_add(s, 
 static ddp_result export_validate(cmd_ctx *c) {
   const export_args *a = c->args;
   if (!a->input[0]) return ddp_usage_error("export: no result file given (usage: ddpbench export RESULT.json --prom FILE ...)");
-  if (strchr(a->input, ',')) return ddp_usage_error("export: one result file at a time");
+  if (strchr(a->input, '\n')) return ddp_usage_error("export: one result file at a time");
   if (!outputs_any(&c->out)) return ddp_usage_error("export: nothing to write: give --prom, --csv, --json and/or --failed-hosts FILE");
   char err[1400];
   if (outputs_check(&c->out, err, sizeof err) != DDP_OK) return ddp_usage_error("export: %s", err);
@@ -56,6 +56,7 @@ const cmd_def cmd_export = {
     .name = "export",
     .summary = "a result file as a node_exporter textfile, CSV or the current schema's JSON",
     .usage = "usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] [--force]\n",
+    .exit_codes = "0 written, 2 bad input or an unreadable result file",
     .about = "Reads a saved result file (any schema version) and writes it through the outputs a run "
              "has.\nExample: ddpbench export run.json --prom /var/lib/node_exporter/ddpbench.prom --force\n",
     .flags = CMD_OUTPUTS,

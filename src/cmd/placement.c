@@ -68,8 +68,10 @@ ddp_result placement_choose(const ddp_dist *d, const placement_choice *want, int
     const comm_entry *ce = want->comm ? comm_chosen(want->comm) : comm_auto(de->name);
     if (!ce) return ddp_usage_error("--comm: no comm in this build works with the %s device", de->name);
     if (ce->needs_device && strcmp(ce->needs_device, de->name) != 0)
-      return ddp_usage_error("--comm %s needs the %s device%s", ce->name, ce->needs_device,
-                             de->is_gpu ? "" : ", and no GPU is visible");
+      return asked ? ddp_usage_error("--comm %s needs the %s device, not --device %s", ce->name, ce->needs_device,
+                                     de->name)
+                   : ddp_usage_error("--comm %s needs the %s device, and no rank sees a GPU (the CPU device was "
+                                     "chosen)", ce->name, ce->needs_device);
     pl->comm = ce;
     if (de->is_gpu && ce->needs_device) { /* a comm made for the device (NCCL) refuses two ranks on one GPU */
       int bad = d->local_size > ngpu;

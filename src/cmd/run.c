@@ -286,7 +286,9 @@ static ddp_result job_measure(job *j, rank_outcome *mine, const measurement **gr
   if (r == DDP_OK && cfg->groups[0]) { /* --groups: the measurement over the groups a user asked for */
     measure_env genv = env;
     genv.train = NULL;
-    r = measure_groups_run(&genv, c->comm, &j->extra, grouped);
+    int ran = 0; /* --group-measure a phase this run measured over the world: those are its world records */
+    for (int k = 0; k < nphases; k++) ran |= !strcmp(cfg->group_measure, phase_name((ddp_phase)order[k]));
+    r = measure_groups_run(&genv, c->comm, &j->extra, grouped, ran);
   }
   if (r == DDP_OK && j->train.checksum_valid) {
     mine->checksum = j->train.checksum;

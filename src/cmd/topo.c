@@ -14,7 +14,7 @@ typedef struct {
 
 #define OFF(f) offsetof(topo_args, f), 0
 static const opt_spec TOPO[] = {
-    {"hwloc_xml", NULL, 0, OPT_STR, offsetof(topo_args, hwloc_xml), sizeof(((topo_args *)0)->hwloc_xml), "", .arg = "FILE",
+    {"hwloc_xml", NULL, 0, OPT_STR, offsetof(topo_args, hwloc_xml), sizeof(((topo_args *)0)->hwloc_xml), "", .arg = "FILE", .flags = OPT_INPUT,
      .help = "a saved topology instead (lstopo FILE.xml, hwloc 2.x or 3.0 format; no NVML)"},
     {"pcie", NULL, 0, OPT_BOOL, OFF(pcie), "false", .help = "classify GPU pairs by PCIe path alone (the path when NVLink is off or down)"},
     {"json", NULL, 0, OPT_BOOL, OFF(json), "false", .help = "print the report as JSON"},
@@ -66,6 +66,7 @@ const cmd_def cmd_topo = {
     .name = "topo",
     .summary = "this machine's (or a saved one's) GPU/NIC topology, like nvidia-smi topo -m",
     .usage = "usage: ddpbench topo [--hwloc-xml FILE] [--pcie] [--json]\n",
+    .exit_codes = "0 success, 2 bad input or an unreadable --hwloc-xml",
     .about = "Prints this machine's GPU/NIC topology like `nvidia-smi topo -m`, from hwloc and NVML.\nExample: "
              "ddpbench topo --hwloc-xml saved.xml --pcie\n",
     .args_size = sizeof(topo_args),

@@ -78,7 +78,7 @@ static const opt_spec SWEEP[] = {
     {"nthreads", NULL, 't', OPT_INT, OO(fixed[0]), "1", 1, 1, .help = "threads per process: 1 (one rank per GPU)", .flags = OPT_HIDDEN},
     {"ngpus", NULL, 'g', OPT_INT, OO(fixed[1]), "1", 1, 1, .help = "GPUs per thread: 1 (one rank per GPU)", .flags = OPT_HIDDEN},
     {"agg_iters", NULL, 'm', OPT_INT, OO(fixed[2]), "1", 1, 1, .help = "calls per group: 1", .flags = OPT_HIDDEN},
-    {"blocking", NULL, 'z', OPT_INT, OO(fixed[3]), "0", 0, 0, .help = "blocking calls: 0", .flags = OPT_HIDDEN},
+    {"blocking", NULL, 'z', OPT_INT, OO(fixed[3]), "0", 0, 0, .help = "blocking calls: 0", .flags = OPT_HIDDEN | OPT_FIXED},
 };
 const opt_table collectives_options = {"the sweep (nccl-tests' options)", SWEEP, (int)(sizeof SWEEP / sizeof SWEEP[0])};
 

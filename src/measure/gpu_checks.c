@@ -134,8 +134,7 @@ static ddp_result gemm_records(result_doc *out, const measure_env *env, const he
   snprintf(m, sizeof m, "gemm_%s_tflops", p);
   DDP_TRY(gpu_record(out, env, m, "TFLOP/s", BETTER_HIGHER, g->median_tflops, NULL, NULL));
   snprintf(m, sizeof m, "gemm_%s_drift_pct", p);
-  DDP_TRY(result_add(out, "accept", "world", m, "%", BETTER_NONE, g->drift_pct, NULL, NULL, 0, "rank", rank, "host",
-                     env->dist->host, "gpu", env->dev->info.pci_bus_id, NULL));
+  DDP_TRY(gpu_record(out, env, m, "%", BETTER_NONE, g->drift_pct, NULL, NULL));
   const struct {
     const char *suffix, *unit;
     double v;

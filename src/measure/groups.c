@@ -8,7 +8,8 @@
 _Static_assert(GROUP_WORLD == 0 && GROUP_NODE == 1 && GROUP_PAIR == 2 && GROUP_FIRST == 3,
                "config_groups returns kinds in measure_group_kind's order");
 
-ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used) {
+ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used,
+                              int skip_world) {
   const ddp_config *cfg = env->cfg;
   const ddp_dist *d = env->dist;
   int kinds[CONFIG_MAX_GROUPS], ks[CONFIG_MAX_GROUPS];
@@ -26,6 +27,7 @@ ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_do
       return ddp_usage_error("--groups: first:%d is more ranks than the job's %d", ks[i], d->size);
   if (used) *used = m;
   for (int i = 0; i < n; i++) {
+    if (kinds[i] == GROUP_WORLD && skip_world) continue; /* its records exist: the same identities twice is wrong */
     measure_round *rounds = NULL;
     int nrounds = 0;
     ddp_result r = measure_rounds_build(d, world, (measure_group_kind)kinds[i], kinds[i] == GROUP_FIRST ? ks[i] : 0,

@@ -112,8 +112,10 @@ ddp_result measure_run(const measure_env *env, const measurement *m, const measu
 /* Collective over d->world: what --groups and --group-measure ask for (config_groups): the measurement named
  * by cfg->group_measure over each kind of group listed, in that order, records to doc on world rank 0. *used
  * is that measurement (NULL when --groups is empty). An unknown measurement or a first:K beyond the world:
- * DDP_ERR_USAGE on every rank (one line naming the key), before any group is built. */
-ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used);
+ * DDP_ERR_USAGE on every rank (one line naming the key), before any group is built. skip_world: the world's
+ * records of that measurement exist already (the run's own phases), so the world kind is left out. */
+ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_doc *doc, const measurement **used,
+                              int skip_world);
 /* A table of m's records: group, metric, labels, value, unit. */
 void measure_print_records(FILE *f, const measurement *m, const result_doc *doc);
 /* m's parameters: env->params, or m's defaults (from its options table) in buf (at least m->params_size

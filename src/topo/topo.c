@@ -36,9 +36,9 @@ void topo_xml_path(const ddp_dist *d, const char *xml_dir, char *path, size_t n)
 int topo_xml_dir_check(const ddp_dist *d, const char *xml_dir, int force, char *err, size_t errn) {
   struct stat st;
   if (stat(xml_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-    return snprintf(err, errn, "--topo-xml %s is not a directory", xml_dir), -1;
+    return snprintf(err, errn, "%s is not a directory", xml_dir), -1;
   if (mkdir(xml_dir, 0777) != 0 && errno != EEXIST)
-    return snprintf(err, errn, "--topo-xml %s: cannot create the directory: %s", xml_dir, strerror(errno)), -1;
+    return snprintf(err, errn, "%s: cannot create the directory: %s", xml_dir, strerror(errno)), -1;
   char path[4096];
   topo_xml_path(d, xml_dir, path, sizeof path);
   return atomic_file_check(path, force, err, errn) == DDP_OK ? 0 : -1;

@@ -11,7 +11,7 @@
 
 /* ---- the subcommand ---------------------------------------------------------------------------------- */
 typedef struct {
-  char a[16384], b[16384]; /* the sides' files or folders, comma-separated (the operands before and after --) */
+  char a[16384], b[16384]; /* the sides' files or folders, one a line (the operands before and after --) */
   int format;
   double threshold_pct, alpha, noise_pct;
   char noise[1024];
@@ -22,9 +22,9 @@ typedef struct {
 #define STR(f) offsetof(cmp_args, f), sizeof(((cmp_args *)0)->f)
 static const opt_spec CMP[] = {
     {"a", NULL, 0, OPT_STR, STR(a), "", .arg = "FILES", .help = "side A: result files or folders (the words before --)",
-     .flags = OPT_OPERANDS},
+     .flags = OPT_OPERANDS | OPT_FILES},
     {"b", NULL, 0, OPT_STR, STR(b), "", .arg = "FILES", .help = "side B: result files or folders (the words after --)",
-     .flags = OPT_OPERANDS},
+     .flags = OPT_OPERANDS | OPT_FILES},
     {"format", NULL, 0, OPT_ENUM, OFF(format), "text", .choices = "text|md|csv|json", .help = "output format"},
     {"threshold_pct", NULL, 0, OPT_DOUBLE, OFF(threshold_pct), "2", 0, 1e6, .arg = "PCT",
      .help = "exit 5 when a metric is significantly worse by more than this"},
@@ -42,10 +42,10 @@ static const opt_table CMP_TABLE = {"comparison", CMP, (int)(sizeof CMP / sizeof
 
 static ddp_result cmp_tables(opt_set *s, void *args) { return opt_set_add(s, &CMP_TABLE, args); }
 
-/* A side's comma-separated list into argv-style pointers into buf (modified). */
+/* A side's list (one file or folder a line: OPT_FILES) into argv-style pointers into buf (modified). */
 static int split_side(char *buf, char **out, int max) {
   int n = 0;
-  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save)) out[n++] = t;
+  for (char *save = NULL, *t = strtok_r(buf, "\n", &save); t && n < max; t = strtok_r(NULL, "\n", &save)) out[n++] = t;
   return n;
 }
 
@@ -92,6 +92,8 @@ const cmd_def cmd_compare = {
     .summary = "two sets of result files (NCCL, driver or CUDA A/B), benchstat's statistics",
     .usage = "usage: ddpbench compare [options] A.json [A2.json ...] -- B.json [B2.json ...]\n"
              "       ddpbench compare [options] A_DIR B_DIR\n",
+    .exit_codes = "0 no metric regressed beyond --threshold-pct, 2 bad input or unreadable files, 5 a significant "
+                  "regression beyond --threshold-pct",
     .about = "Compares two sets of result files, benchstat's way. Each run is one sample: its median step, "
              "because steps inside one run are not independent. Per metric: the medians of A and B, the change, "
              "its 95 % confidence interval, the two-sided Mann-Whitney U p-value and a verdict (~ no significant "
