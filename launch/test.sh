@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, multinode, gpu; gpu tests exit 77,
-# shown as skipped, when no GPU is visible; multinode tests need root and exit 77 where namespaces are refused).
+# Builds (launch/setup.sh) and runs every test with CTest (labels unit, mpi, cli, multinode, gpu: the folders of
+# tests/; gpu tests exit 77, shown as skipped, when no GPU is visible; multinode tests need root and exit 77 where
+# namespaces are refused).
 # Installs what the multinode tests need (tests/multinode/install.sh) first. This is what CI runs (.ci/run).
 # Then the sanitizer job: the `sanitize` preset (clang, Debug, AddressSanitizer + UndefinedBehaviorSanitizer)
-# builds everything again into build/sanitize and runs the unit and mpi tests there, and each libFuzzer target
+# builds everything again into build/sanitize and runs the unit, mpi and cli tests there, and each libFuzzer target
 # for DDPBENCH_FUZZ_SECONDS (default 60) over its committed corpus. DDPBENCH_SANITIZE=0 skips the sanitizer job
 # (a quick local check). Exit code: 0 when every step passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # Test-only helpers from Debian, installed before the configure step (which looks for Python): scipy, the
-# oracle for compare's statistics (tests/compare/oracle.py); jsonschema, the JSON Schema check of result
+# oracle for compare's statistics (tests/unit/compare_oracle.py); jsonschema, the JSON Schema check of result
 # files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot).
 missing=""
 /usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"

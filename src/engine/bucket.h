@@ -3,7 +3,7 @@
  * its cap; the first bucket has its own cap and every later one the main cap; a parameter is never split, so
  * a bucket may overshoot its cap by up to one parameter. The caps are PyTorch's: 1 MiB then 25 MiB by
  * default, and with an explicit bucket_cap_mb the first bucket takes that cap too (config.c applies that
- * rule; tests/test_conformance.c checks the plans against PyTorch's own). Pure planning: no allocation of
+ * rule; tests/mpi/test_conformance.c checks the plans against PyTorch's own). Pure planning: no allocation of
  * gradient memory. */
 #ifndef DDPBENCH_BUCKET_H
 #define DDPBENCH_BUCKET_H

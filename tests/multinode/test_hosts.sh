@@ -82,7 +82,7 @@ mn_eq "the odd host's ranks are the ones with the value" \
 rm -f "$MN_DIR/env.$last"
 
 # --- one host's hardware differs (its hwloc topology is another machine's: HWLOC_XMLFILE) -------------
-mn_env_set "$last" "HWLOC_XMLFILE=$MN_SRC/tests/fixtures/h200x2-vm.hwloc.xml"
+mn_env_set "$last" "HWLOC_XMLFILE=$MN_SRC/tests/data/fixtures/h200x2-vm.hwloc.xml"
 mn_mpirun 120 -np "$W" "${common[@]}" --json hwhost.json >hwhost.txt 2>hwhost.err
 mn_eq "run with one different host exits 0" "$?" 0
 mn_eq "json: majority flags per host (the last one differs)" \

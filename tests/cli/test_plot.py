@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""test_plot: launch/plot.py draws from recorded results, and what it draws is the files' numbers.
+
+  - a fresh 2-rank --sweep run on the CPU device: scaling (from the sweep's records), heatmap and busbw;
+  - the synthetic fixture with 3 hosts (tests/data/fixtures/result-pairs.json): the hosts x GPUs heat map with the
+    straggler named by the run's finding outlined, and the node-pair busbw matrix (largest message per pair);
+  - `ddpbench accept --json` on 4 emulated nodes (DDPBENCH_TEST_RANKS_PER_NODE=1, the CPU device): the node-pair
+    busbw matrix from the real pair records, every cell equal to its record and to the pair's line in the text;
+  - an H200 run from results/ (schema version 1, read through `ddpbench export --json`) with its 1-GPU run:
+    the scaling curve across runs and the heat map;
+  - the compare chart from compare JSON: the fixture (tests/data/fixtures/compare-ab.json) and `ddpbench compare
+    --format json` of 4 + 4 sweep runs, which must carry the sweep's rows (scaling@first:k ...).
+For every plot: PNG (its signature) and SVG (parses as XML, holds the title and axis labels) are written, and
+every value in the data sidecar equals the record it names, looked up independently in the result file (read
+with the C reader for version 1, through `ddpbench export --json`): heat-map cells, pair cells, busbw points,
+efficiency points (x 100), step times; the compare chart's points equal the compare file's change and CI.
+argv: ddpbench mpiexec source_dir. Exit 77 when Matplotlib is missing. Ends with "N passed, N failed".
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ET
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def python_with_matplotlib():
+    for py in [sys.executable, "/usr/bin/python3"]:
+        if py and os.path.exists(py) and subprocess.run([py, "-c", "import matplotlib"], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+def model(prog, path, tmp):
+    """The records of a result file as the C reader gives them."""
+    out = os.path.join(tmp, "model-%s" % os.path.basename(path))
+    if os.path.exists(out):
+        os.remove(out)
+    p = subprocess.run([prog, "export", path, "--json", out], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, "export --json %s: %s" % (path, p.stderr))
+    with open(out) as f:
+        return json.load(f)
+
+
+def lookup(doc, ident):
+    hits = [r for r in doc["records"] if r["measurement"] == ident["measurement"] and r["group"] == ident["group"]
+            and r["metric"] == ident["metric"] and r["labels"] == ident["labels"]]
+    return hits[0]["value"] if len(hits) == 1 else None
+
+
+def close(a, b):
+    return a is not None and b is not None and abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+
+
+def files_ok(out, name, words):
+    png, svg, data = (os.path.join(out, name + ext) for ext in (".png", ".svg", ".data.json"))
+    check(os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", "%s: a PNG" % png)
+    ok = os.path.exists(svg)
+    text = open(svg).read() if ok else ""
+    try:
+        ET.fromstring(text)
+    except ET.ParseError:
+        ok = False
+    check(ok, "%s: an SVG that parses" % svg)
+    for w in words:  # title and axis labels (Matplotlib keeps text as comments/ids in SVG: search the source)
+        check(w in text, "%s: shows %r" % (svg, w))
+    check(os.path.exists(data), "%s: a data sidecar" % data)
+    return json.load(open(data)) if os.path.exists(data) else {}
+
+
+def run_plot(py, src, out, args):
+    env = dict(os.environ, MPLBACKEND="Agg")
+    p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", out] + args, capture_output=True, text=True,
+                       timeout=300, env=env)
+    check(p.returncode == 0, "plot.py %s: %s" % (" ".join(args), p.stderr[-2000:]))
+    return p.stdout
+
+
+def main():
+    if len(sys.argv) < 4:
+        print("usage: test_plot.py DDPBENCH MPIEXEC SOURCE_DIR", file=sys.stderr)
+        return 1
+    prog, mpiexec, src = sys.argv[1:4]
+    py = python_with_matplotlib()
+    if not py:
+        print("Matplotlib not installed (launch/test.sh installs python3-matplotlib): skipped")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="ddpbench-test-plot-")
+    try:
+        # 1. a sweep run
+        js = os.path.join(tmp, "sweep.json")
+        p = subprocess.run(["timeout", "300", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "64", "--layers",
+                            "3", "--batch", "16", "--steps", "6", "--warmup", "1", "--comm", "mpi", "--quiet", "--sweep",
+                            "--json", js], capture_output=True, text=True)
+        check(p.returncode == 0, "sweep run: %s" % p.stderr[-1500:])
+        out = os.path.join(tmp, "p1")
+        run_plot(py, src, out, [js, "--ddpbench", prog])
+        doc = json.load(open(js))
+        sc = files_ok(out, "scaling", ["GPUs (ranks in the group)", "weak-scaling efficiency (%)", "Scaling: 64 x 3 x 16 fp32"])
+        pts = [p for s in sc.get("series", []) for p in s["points"]]
+        check([p["x"] for p in pts] == [1, 2], "sweep curve at 1 and 2 GPUs: %s" % [p["x"] for p in pts])
+        for p in pts:
+            check(close(p["y"] / 100, lookup(doc, p["record"])), "efficiency point %s = record x 100" % p["record"])
+            check(close(p["step_ms"], lookup(doc, dict(p["record"], metric="step_ms"))), "step time of %s" % p["record"]["group"])
+        hm = files_ok(out, "heatmap", ["GPU (device ordinal on the host)", "host", "median step time (ms)"])
+        cells = hm.get("cells", [])
+        check(len(cells) == 2 and all(close(c["y"], lookup(doc, c["record"])) for c in cells), "heat-map cells = records")
+        bw = files_ok(out, "busbw", ["message size (bytes)", "bus bandwidth (GB/s)"])
+        bpts = [p for s in bw.get("series", []) for p in s["points"]]
+        check(bpts and all(close(p["y"], lookup(doc, p["record"])) and p["x"] == float(p["record"]["labels"]["bytes"])
+                           for p in bpts), "busbw points = records (%d)" % len(bpts))
+
+        # 2. the 3-host fixture: heat map with the straggler, pair matrix
+        fx = os.path.join(src, "tests/data/fixtures/result-pairs.json")
+        out = os.path.join(tmp, "p2")
+        run_plot(py, src, out, [fx, "--ddpbench", prog])
+        fdoc = model(prog, fx, tmp)
+        hm = files_ok(out, "heatmap", ["stragglers outlined", "node-a", "node-c"])
+        cells = hm.get("cells", [])
+        check(len(cells) == 6 and all(close(c["y"], lookup(fdoc, c["record"])) for c in cells), "6 cells = records")
+        check(hm.get("hosts") == ["node-a", "node-b", "node-c"], "hosts as rows: %s" % hm.get("hosts"))
+        check([c["rank"] for c in cells if c["straggler"]] == [4], "rank 4 outlined (the finding's rank)")
+        check(all(c["gpu"] == c["rank"] % 2 for c in cells), "each rank in its GPU column")
+        pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+        pc = pm.get("cells", [])
+        check(len(pc) == 3 and all(close(c["y"], lookup(fdoc, c["record"])) for c in pc), "3 pair cells = records")
+        check(sorted(c["record"]["labels"]["bytes"] for c in pc) == ["67108864"] * 3, "each pair at its largest message")
+        check(pm.get("nodes") == ["node-a", "node-b", "node-c"], "pair matrix names the hosts")
+
+        # 2b. the pair records of a real `ddpbench accept --json`: 4 emulated nodes of one rank, tournament
+        aj = os.path.join(tmp, "accept.json")
+        p = subprocess.run(["timeout", "240", mpiexec, "-np", "4", "--oversubscribe", "-x", "DDPBENCH_TEST_RANKS_PER_NODE=1",
+                            "-x", "OPENBLAS_NUM_THREADS=1", prog, "accept", "--device", "cpu", "--skip", "gemm",
+                            "--relative-warn-pct", "99", "--relative-fail-pct", "99", "--pair-mib", "1", "--node-mib", "1",
+                            "--json", aj], capture_output=True, text=True)
+        check(p.returncode == 0 and os.path.exists(aj), "accept on 4 emulated nodes: exit %d %s" % (p.returncode, p.stderr[-1500:]))
+        if os.path.exists(aj):
+            adoc = json.load(open(aj))
+            recs = [x for x in adoc["records"] if x["group"].startswith("pair:")]
+            check(len(recs) == 6 and all(x["measurement"] == "allreduce" and x["metric"] == "busbw_gbs" and x["unit"] == "GB/s"
+                                         and x["labels"]["bytes"] == "1048576" for x in recs),
+                  "accept --json: one allreduce busbw_gbs record per pair of 4 nodes, 1 MiB: %s" % recs[:1])
+            out = os.path.join(tmp, "p2b")
+            run_plot(py, src, out, [aj, "--ddpbench", prog])
+            pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+            pc = pm.get("cells", [])
+            check(len(pc) == 6 and all(close(c["y"], lookup(adoc, c["record"])) for c in pc), "6 pair cells = accept's records")
+            check(sorted((c["a"], c["b"]) for c in pc) == [(a, b) for a in range(4) for b in range(a + 1, 4)],
+                  "every pair of the tournament in the matrix")
+            check(pm.get("nodes") == ["node00", "node01", "node02", "node03"], "pair matrix names the emulated hosts")
+            names = pm.get("nodes", [])
+            for c in pc:  # the text's line for the pair, " round R   nodeA - nodeB: 2.36" (accept's %.3g below 100)
+                v = c["y"]
+                text = "%.1f" % v if abs(v) >= 100 or v == 0 else "%.3g" % v
+                line = "%s - %s: %s" % (names[c["a"]], names[c["b"]], text) if len(names) == 4 else "?"
+                check(line in p.stdout, "cell %d-%d equals accept's printed figure (%s)" % (c["a"], c["b"], line))
+
+        # 3. an H200 run (schema version 1) with its 1-GPU run: across-run scaling and the heat map
+        h = os.path.join(src, "results/2026-11-29-h200x2-ef026ba")
+        one, two = (os.path.join(h, "h200-8192x8x1024-bf16-ddpbench-%dgpu.json" % n) for n in (1, 2))
+        out = os.path.join(tmp, "p3")
+        run_plot(py, src, out, [one, two, "--ddpbench", prog])
+        d1, d2 = model(prog, one, tmp), model(prog, two, tmp)
+        sc = files_ok(out, "scaling", ["NVIDIA H200", "NCCL 2.28.3", "8192 x 8 x 1024 bf16"])
+        pts = [p for s in sc.get("series", []) for p in s["points"]]
+        check([p["x"] for p in pts] == [1, 2], "H200 curve at 1 and 2 GPUs")
+        if len(pts) == 2:
+            base = lookup(d1, pts[0]["record"])
+            step = lookup(d2, pts[1]["record"])
+            check(close(pts[0]["step_ms"], base) and close(pts[1]["step_ms"], step), "H200 step times = records")
+            check(close(pts[1]["y"], base / step * 100), "H200 2-GPU efficiency = 1-GPU step / 2-GPU ddp step")
+        hm = files_ok(out, "heatmap-h200-8192x8x1024-bf16-ddpbench-2gpu", ["NVIDIA H200"])
+        check(len(hm.get("cells", [])) == 2 and all(close(c["y"], lookup(d2, c["record"])) for c in hm.get("cells", [])),
+              "H200 heat map cells = records")
+
+        # 4. the compare chart
+        cf = os.path.join(src, "tests/data/fixtures/compare-ab.json")
+        out = os.path.join(tmp, "p4")
+        run_plot(py, src, out, ["--compare", cf])
+        cm = files_ok(out, "compare", ["change B vs A (%)", "nccl-2.27", "nccl-2.28"])
+        cdoc = json.load(open(cf))
+        want = {m["name"]: m for m in cdoc["metrics"]}
+        got = cm.get("points", [])
+        check(len(got) == 4, "a point per metric with a change")
+        check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
+                  for p in got), "change and CI = the compare file's")
+
+        # 5. compare's own JSON of two sets of sweep runs (4 + 4: compare tests significance from 4 a side):
+        #    it reads the sweep's rows, and the chart shows its numbers
+        sides = []
+        for side in ("A", "B"):
+            d = os.path.join(tmp, side)
+            os.mkdir(d)
+            for i in range(4):
+                p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "32",
+                                    "--layers", "2", "--batch", "8", "--steps", "4", "--warmup", "1", "--comm", "mpi",
+                                    "--quiet", "--sweep", "--json", os.path.join(d, "r%d.json" % i)],
+                                   capture_output=True, text=True)
+                check(p.returncode == 0, "A/B sweep run %s%d" % (side, i))
+            sides.append(d)
+        cj = os.path.join(tmp, "cmp.json")
+        with open(cj, "w") as f:
+            p = subprocess.run([prog, "compare", sides[0], sides[1], "--format", "json"], stdout=f, stderr=subprocess.PIPE,
+                               text=True, timeout=120)
+        check(p.returncode in (0, 5), "compare exits 0 or 5: %d %s" % (p.returncode, p.stderr))
+        creal = json.load(open(cj))
+        names = {m["name"] for m in creal["metrics"]}
+        check({"scaling@first:1 step_ms", "scaling@first:2 step_ms", "scaling@first:2 efficiency"} <= names,
+              "compare reads the sweep's rows: %s" % sorted(n for n in names if "scaling@" in n))
+        out = os.path.join(tmp, "p5")
+        run_plot(py, src, out, ["--compare", cj])
+        cm = files_ok(out, "compare", ["change B vs A (%)", "scaling@first:2 step_ms"])
+        want = {m["name"]: m for m in creal["metrics"]}
+        got = cm.get("points", [])
+        check(len(got) == sum(1 for m in creal["metrics"] if m["change_pct"] is not None), "a point per metric with a change")
+        check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
+                  for p in got), "real compare: change and CI = the compare file's")
+
+        # 6. bad input: exit 2, one line naming the file
+        bad = os.path.join(tmp, "bad.json")
+        open(bad, "w").write("{\"x\": 1}")
+        p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", tmp, bad], capture_output=True, text=True)
+        check(p.returncode == 2 and bad in p.stderr and len(p.stderr.strip().splitlines()) == 1, "not a result: exit 2")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        print("%d passed, %d failed" % (passed, failed))
+
+
+if __name__ == "__main__":
+    rc = main()
+    sys.exit(rc if rc else (1 if failed else 0))

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""test_schema_live: documents the built binary writes now, of every kind, satisfy docs/result.schema.json.
+
+On 2 ranks of the CPU device, tiny sizes (seconds each on a 2-core machine), into a temporary folder:
+  - run: configs/ci.ini, 4 steps, fp16 (loss scale, skipped steps), the scaling sweep over world and node groups;
+  - accept: 0.5 s of GEMM against an --expect floor it passes (findings with "passed": true);
+  - collectives: allreduce and broadcast, 1K to 4K bytes (reductions and a rooted collective, both placements);
+  - doctor (the topology section);
+  - export of the run and of the accept document (source_kind run and accept);
+  - compare of 4 runs against 4 (tested rows) and of 1 against 1 (untested rows: verdict ?, null p and CI).
+Then tests/unit/test_schema.py validates them beside the version 1 and version 2 fixtures (every file valid, every kind
+present, the negative cases rejected). argv: MPIEXEC DDPBENCH SOURCE_DIR. Exit 77 when python3-jsonschema is missing.
+Ends with "N passed, N failed"."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import jsonschema  # noqa: F401  (test_schema.py needs it; skip before running anything)
+except ImportError:
+    print("jsonschema is not installed (apt-get install python3-jsonschema)", file=sys.stderr)
+    print("0 passed, 0 failed")
+    sys.exit(77)
+
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {what}", file=sys.stderr)
+
+
+def run(cmd, out=None, ok=(0,), timeout=90, stdout_to=None):
+    """Runs cmd; checks its exit code is in ok and that it wrote out (a non-empty file)."""
+    try:
+        if stdout_to:
+            with open(stdout_to, "w") as f:
+                p = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True, timeout=timeout, env=ENV)
+        else:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
+    except subprocess.TimeoutExpired:
+        check(False, f"{' '.join(cmd)}: no end within {timeout} s")
+        return False
+    good = p.returncode in ok
+    check(good, f"{' '.join(cmd)}: exit {p.returncode} (want {ok}): {p.stderr[-1500:]}")
+    if out:
+        wrote = os.path.isfile(out) and os.path.getsize(out) > 0
+        check(wrote, f"{' '.join(cmd)}: wrote {out}")
+        good = good and wrote
+    return good
+
+
+if len(sys.argv) < 4:
+    print("usage: test_schema_live.py MPIEXEC DDPBENCH SOURCE_DIR", file=sys.stderr)
+    sys.exit(2)
+mpiexec, prog, src = sys.argv[1:4]
+ENV = dict(os.environ)
+for k, val in (("OMPI_ALLOW_RUN_AS_ROOT", "1"), ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+               ("OMPI_MCA_rmaps_base_oversubscribe", "1")):
+    ENV.setdefault(k, val)
+mpi = [mpiexec, "-np", "2", "--oversubscribe", prog]
+# The verdict exit codes (1 something differs, 4 a check failed, 5 non-finite) still write the document: a slow or
+# noisy build machine may fail a check, which is not this test's business. 2 (usage) and 3 (runtime) are failures.
+VERDICTS = (0, 1, 4, 5)
+
+tmp = tempfile.mkdtemp(prefix="ddpbench-test-schema-")
+try:
+    p = lambda name: os.path.join(tmp, name)  # noqa: E731
+    docs = []
+    if run(mpi + ["--config", os.path.join(src, "configs/ci.ini"), "--steps", "4", "--warmup", "1", "--precision",
+                  "fp16", "--sweep", "--groups", "world,node", "--device", "cpu", "--quiet", "--json", p("run.json")],
+           p("run.json"), VERDICTS):
+        docs.append(p("run.json"))
+    with open(p("expect.ini"), "w") as f:
+        f.write("gemm_fp32_tflops = 0.000001\n")
+    if run(mpi + ["accept", "--health-seconds", "0.5", "--device", "cpu", "--expect", p("expect.ini"), "--json",
+                  p("accept.json")], p("accept.json"), VERDICTS):
+        docs.append(p("accept.json"))
+    if run(mpi + ["collectives", "allreduce,broadcast", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5", "--device", "cpu",
+                  "--json", p("collectives.json")], p("collectives.json"), VERDICTS):
+        docs.append(p("collectives.json"))
+    if run(mpi + ["doctor", "--json", p("doctor.json")], p("doctor.json"), (0, 1, 2)):
+        docs.append(p("doctor.json"))
+    for what in ("run", "accept"):
+        if p(f"{what}.json") in docs and run([prog, "export", p(f"{what}.json"), "--json", p(f"export-{what}.json")],
+                                             p(f"export-{what}.json")):
+            docs.append(p(f"export-{what}.json"))
+    if p("run.json") in docs:
+        for name, a, b in (("compare.json", [p("run.json")] * 4, [p("run.json")] * 4),
+                           ("compare-few.json", [p("run.json")], [p("run.json")])):
+            if run([prog, "compare"] + a + ["--"] + b + ["--format", "json"], p(name), (0, 5), stdout_to=p(name)):
+                docs.append(p(name))
+
+    fx = os.path.join(src, "tests/data/fixtures")
+    cmd = [sys.executable, os.path.join(src, "tests/unit/test_schema.py"), os.path.join(src, "docs/result.schema.json"),
+           os.path.join(fx, "result-v1.json"), os.path.join(fx, "result-v2.json")] + docs
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    sys.stderr.write(r.stderr)
+    m = re.search(r"^(\d+) passed, (\d+) failed$", r.stdout, re.M)
+    check(m is not None, f"test_schema.py printed its counts: {r.stdout[-500:]}")
+    if m:
+        passed += int(m.group(1))
+        failed += int(m.group(2))
+    check(r.returncode == 0, f"test_schema.py on the fresh documents: exit {r.returncode}")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,332 @@
+/* test_collectives (1, 2, 3 and 4 ranks): the comm interface's general collectives on the CPU device with
+ * the MPI comm, against an independent oracle, and nccl-tests' accounting.
+ *  - every collective x every type x every op (reductions) x counts {0, 1, 7, 1000} x out-of-place and
+ *    in-place (alltoall: out-of-place only): each rank's input is random (its own generator, values kept
+ *    where the type is exact), the oracle gathers every rank's input with MPI_Allgather and computes the
+ *    expected output in double / int64. Exact, except avg in floating types: within 2 ULP of the exact
+ *    quotient (nccl-tests' tolerance);
+ *  - in-place and out-of-place give bitwise the same result on the same input;
+ *  - out-of-place leaves the send buffer alone;
+ *  - ops enqueued back to back on one stream complete in order (the sweep's timed loop);
+ *  - with the argument `cuda` (label gpu; exits 77 without a GPU): the same matrix on the CUDA device through
+ *    NCCL (when each rank has its own GPU) and through MPI staged in host memory, each eagerly and captured
+ *    in a CUDA graph;
+ *  - the sweep as a measurement (measure_collectives) through measure.h's driver, over the world and each node;
+ *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md, ../shared/reference/nccl-tests.md §3)
+ *    for n = 1..8, and a published nccl-tests row re-derived from its time. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "check_mpi.h"
+#include "collectives.h"
+#include "config.h"
+#include "measure.h"
+#include "result.h"
+#include "comm.h"
+#include "device.h"
+#include "dist.h"
+
+static int W, R;
+
+static int is_fp(ddp_dtype t) { return t == DT_F32 || t == DT_F64 || t == DT_BF16 || t == DT_F16; }
+
+static double get(const void *p, ddp_dtype t, size_t i) {
+  switch (t) {
+    case DT_F32: return ((const float *)p)[i];
+    case DT_F64: return ((const double *)p)[i];
+    case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+    case DT_F16: return fp16_to_f32(((const uint16_t *)p)[i]);
+    case DT_I8: return ((const int8_t *)p)[i];
+    case DT_U8: return ((const uint8_t *)p)[i];
+    case DT_I32: return ((const int32_t *)p)[i];
+    case DT_U32: return ((const uint32_t *)p)[i];
+    case DT_I64: return (double)((const int64_t *)p)[i];
+    default: return (double)((const uint64_t *)p)[i];
+  }
+}
+
+static void put(void *p, ddp_dtype t, size_t i, double v) {
+  switch (t) {
+    case DT_F32: ((float *)p)[i] = (float)v; break;
+    case DT_F64: ((double *)p)[i] = v; break;
+    case DT_BF16: ((uint16_t *)p)[i] = bf16_from_f32((float)v); break;
+    case DT_F16: ((uint16_t *)p)[i] = fp16_from_f32((float)v); break;
+    case DT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case DT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case DT_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+    default: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  }
+}
+
+/* A value this rank may send so that any order of reduction over W ranks is exact in the type. Signed
+ * types get negative values too. */
+static double draw(unsigned *seed, ddp_dtype t, ddp_redop op) {
+  int lim = t == DT_BF16 ? 256 : t == DT_I8 ? 127 : t == DT_U8 ? 255 : t == DT_F16 ? 2048 : 100000;
+  int sign = (t == DT_I8 || t == DT_I32 || t == DT_I64 || is_fp(t)) && rand_r(seed) % 2 ? -1 : 1;
+  switch (op) {
+    case REDOP_PROD: return rand_r(seed) % 2 ? 2 : 1; /* at most 2^4 with 4 ranks */
+    case REDOP_MAX:
+    case REDOP_MIN: return sign * (rand_r(seed) % (lim / 2));
+    default: return (sign < 0 && op == REDOP_SUM ? -1 : 1) * (rand_r(seed) % (lim / W / 2 + 1));
+  }
+}
+
+/* Expected out[k] for this rank from all inputs (all: W x send_count). */
+static double oracle(ddp_coll_kind kind, ddp_redop op, ddp_dtype t, const char *all, size_t sn, size_t count, size_t k,
+                     int root) {
+  size_t es = dtype_size(t);
+  switch (kind) {
+    case COLL_ALLREDUCE:
+    case COLL_REDUCE_SCATTER: {
+      size_t i = kind == COLL_ALLREDUCE ? k : (size_t)R * count + k;
+      double acc = get(all, t, i);
+      for (int r = 1; r < W; r++) {
+        double v = get(all + (size_t)r * sn * es, t, i);
+        acc = op == REDOP_PROD ? acc * v : op == REDOP_MAX ? fmax(acc, v) : op == REDOP_MIN ? fmin(acc, v) : acc + v;
+      }
+      if (op == REDOP_AVG) acc = is_fp(t) ? acc / W : trunc(acc / W);
+      return acc;
+    }
+    case COLL_ALL_GATHER: return get(all + (k / count) * sn * es, t, k % count);
+    case COLL_ALLTOALL: return get(all + (k / count) * sn * es, t, (size_t)R * count + k % count);
+    default: return get(all + (size_t)root * sn * es, t, k);
+  }
+}
+
+/* ULP distance between the stored got and the exact value, in the type (0 when bitwise equal). */
+static int close_enough(ddp_dtype t, const void *got, double want, int ulps) {
+  char w[8];
+  put(w, t, 0, want);
+  size_t es = dtype_size(t);
+  if (!memcmp(w, got, es)) return 1;
+  if (!ulps) return 0;
+  double g = get(got, t, 0);
+  double ulp = t == DT_BF16 ? 1.0 / 128 : t == DT_F16 ? 1.0 / 1024 : t == DT_F32 ? 1.0 / 8388608 : 1e-15;
+  return fabs(g - want) <= ulps * ulp * fmax(fabs(want), 1e-30);
+}
+
+/* One call through device buffers (host memory on the cpu device), eagerly or captured in a graph; returns
+ * the number of wrong elements on this rank and leaves the result in res (recv_count elements). */
+static int use_graph;
+static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, ddp_dtype t, ddp_redop op, size_t count,
+                int inplace, unsigned seed, char *res) {
+  ddp_coll a = {kind, NULL, NULL, count, t, op, W - 1};
+  size_t es = dtype_size(t), sn = coll_send_count(&a, W), rn = coll_recv_count(&a, W);
+  size_t big = ((sn > rn ? sn : rn) + 1) * es;
+  char *send = calloc(big, 1), *recv = calloc(big, 1), *all = calloc((size_t)W * sn + 1, es), *keep = calloc(big, 1);
+  void *dsend = NULL, *drecv = NULL;
+  ddp_result r = d->alloc(d, &dsend, big);
+  if (r == DDP_OK) r = d->alloc(d, &drecv, big);
+  for (size_t i = 0; i < sn; i++) put(send, t, i, draw(&seed, t, op));
+  MPI_Allgather(send, (int)(sn * es), MPI_BYTE, all, (int)(sn * es), MPI_BYTE, MPI_COMM_WORLD);
+  memset(recv, 0x5a, big);
+  char *ds = dsend, *dr = drecv;
+  a.send = ds;
+  a.recv = dr;
+  if (inplace) {
+    if (kind == COLL_ALL_GATHER) {
+      memcpy(recv + (size_t)R * count * es, send, sn * es);
+      a.send = dr + (size_t)R * count * es;
+    } else {
+      memcpy(recv, send, sn * es);
+      a.send = dr;
+      if (kind == COLL_REDUCE_SCATTER) a.recv = dr + (size_t)R * count * es;
+    }
+  }
+  if (r == DDP_OK) r = d->copy(d, dsend, send, big, s);
+  if (r == DDP_OK) r = d->copy(d, drecv, recv, big, s);
+  if (r == DDP_OK && use_graph) {
+    ddp_graph *g = NULL;
+    r = d->graph_begin(d, s);
+    ddp_result r1 = r == DDP_OK ? c->collective(c, &a, s) : r;
+    ddp_result r2 = r == DDP_OK ? d->graph_end(d, s, &g) : r;
+    r = r1 != DDP_OK ? r1 : r2;
+    if (r == DDP_OK) r = d->graph_launch(d, g, s);
+    if (r == DDP_OK) r = d->stream_synchronize(d, s);
+    if (g) d->graph_destroy(d, g);
+  } else if (r == DDP_OK) {
+    r = c->collective(c, &a, s);
+  }
+  if (r == DDP_OK) r = d->copy(d, keep, dsend, big, s);
+  if (r == DDP_OK) r = d->copy(d, recv, drecv, big, s);
+  if (r == DDP_OK) r = d->stream_synchronize(d, s);
+  CHECK(r == DDP_OK, "%s %s %s count %zu inplace %d", coll_name(kind), dtype_name(t), redop_name(op), count, inplace);
+  long wrong = 0;
+  int ulps = op == REDOP_AVG && is_fp(t) && coll_is_reduction(kind) ? 2 : 0;
+  const char *out = recv + ((const char *)a.recv - dr);
+  for (size_t k = 0; k < rn; k++) {
+    double want = oracle(kind, op, t, all, sn, count, k, W - 1);
+    if (!close_enough(t, out + k * es, want, ulps)) {
+      if (!wrong)
+        fprintf(stderr, "rank %d %s %s %s count %zu inplace %d: element %zu got %g want %g\n", R, coll_name(kind),
+                dtype_name(t), redop_name(op), count, inplace, k, get(out, t, k), want);
+      wrong++;
+    }
+  }
+  if (!inplace) CHECK(!memcmp(send, keep, sn * es), "%s out-of-place changed its send buffer", coll_name(kind));
+  memcpy(res, out, rn * es);
+  if (dsend) d->free(d, dsend);
+  if (drecv) d->free(d, drecv);
+  free(send), free(recv), free(all), free(keep);
+  return wrong;
+}
+
+static void sizes_check(void) {
+  for (int n = 1; n <= 8; n++) {
+    size_t bytes = 1 << 20;
+    coll_sizes z = coll_sizes_for(COLL_ALLREDUCE, bytes, 4, n);
+    CHECK(z.count == bytes / 4 && z.size_bytes == bytes && z.base_bytes == bytes, "allreduce sizes n=%d", n);
+    CHECK(fabs(z.bus_factor - 2.0 * (n - 1) / n) < 1e-15, "allreduce factor n=%d: %g", n, z.bus_factor);
+    size_t per = bytes / 4 / n;
+    z = coll_sizes_for(COLL_REDUCE_SCATTER, bytes, 4, n);
+    CHECK(z.count == per && z.recv_count == per && z.send_count == per * n && z.size_bytes == per * n * 4 &&
+              z.base_bytes == (double)per * n * 4 && fabs(z.bus_factor - (double)(n - 1) / n) < 1e-15,
+          "reduce_scatter n=%d", n);
+    z = coll_sizes_for(COLL_ALL_GATHER, bytes, 4, n);
+    CHECK(z.count == per && z.send_count == per && z.recv_count == per * n && z.size_bytes == per * n * 4 &&
+              z.base_bytes == (double)per * n * 4 && fabs(z.bus_factor - (double)(n - 1) / n) < 1e-15,
+          "all_gather n=%d", n);
+    z = coll_sizes_for(COLL_ALLTOALL, bytes, 4, n);
+    CHECK(z.count == per && z.send_count == per * n && z.recv_count == per * n &&
+              z.base_bytes == (double)per * n * 4 && fabs(z.bus_factor - (double)(n - 1) / n) < 1e-15,
+          "alltoall n=%d", n);
+    z = coll_sizes_for(COLL_BROADCAST, bytes, 2, n);
+    CHECK(z.count == bytes / 2 && z.base_bytes == bytes && z.bus_factor == 1.0, "broadcast n=%d", n);
+  }
+  /* nccl-tests issue #194's row: 1073741824 B float allreduce on 2 ranks, 9306.7 us -> 115.37 GB/s both. */
+  coll_sizes z = coll_sizes_for(COLL_ALLREDUCE, 1073741824, 4, 2);
+  double algbw = z.base_bytes / 9306.7e-6 / 1e9;
+  CHECK(fabs(algbw - 115.37) < 0.005 && fabs(algbw * z.bus_factor - 115.37) < 0.005, "published row: %g", algbw);
+  CHECK(z.count == 268435456, "published row count %zu", z.count);
+}
+
+/* Every collective, type, op, count and placement on one comm; in-place and out-of-place compared. */
+static void matrix(ddp_device *d, ddp_comm *c, ddp_stream *s, const char *what) {
+  static const size_t counts[] = {0, 1, 7, 1000};
+  long total_wrong = 0, calls = 0, disagree = 0;
+  char *res[2] = {malloc(8 * 4 * 1000 + 64), malloc(8 * 4 * 1000 + 64)};
+  for (int kind = 0; kind < COLL_COUNT; kind++)
+    for (int t = 0; t < DT_COUNT; t++)
+      for (int op = 0; op < (coll_is_reduction((ddp_coll_kind)kind) ? REDOP_COUNT : 1); op++)
+        for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
+          unsigned seed = 1234u + 7919u * (unsigned)R + 31u * (unsigned)(kind * 100 + t * 10 + op) + (unsigned)ci;
+          for (int ip = 0; ip < (kind == COLL_ALLTOALL ? 1 : 2); ip++) {
+            total_wrong += one(d, c, s, (ddp_coll_kind)kind, (ddp_dtype)t, (ddp_redop)op, counts[ci], ip, seed, res[ip]);
+            calls++;
+          }
+          if (kind != COLL_ALLTOALL) {
+            ddp_coll a = {(ddp_coll_kind)kind, NULL, NULL, counts[ci], (ddp_dtype)t, (ddp_redop)op, 0};
+            disagree += memcmp(res[0], res[1], coll_recv_count(&a, W) * dtype_size((ddp_dtype)t)) != 0;
+          }
+        }
+  MPI_Allreduce(MPI_IN_PLACE, &total_wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &disagree, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (R == 0) {
+    CHECK(total_wrong == 0, "%s: %ld wrong elements over %ld calls", what, total_wrong, calls);
+    CHECK(disagree == 0, "%s: in-place and out-of-place differ in %ld cases", what, disagree);
+    printf("%s: %ld calls per rank on %d ranks\n", what, calls, W);
+  }
+  free(res[0]), free(res[1]);
+}
+
+/* measure_collectives registered from here and run by measure.h's driver over the world and each node: its
+ * records reach world rank 0, named by group, one busbw per size and placement, nothing wrong. */
+static void measurement_check(const ddp_dist *dist, ddp_device *d, ddp_comm *world) {
+  CHECK(measure_register(&measure_collectives) == DDP_OK, "measure_collectives registers");
+  ddp_config cfg;
+  config_defaults(&cfg);
+  measure_env env = {.cfg = &cfg, .dist = dist, .dev = d};
+  static const measure_group_kind kinds[] = {GROUP_WORLD, GROUP_NODE};
+  for (int k = 0; k < 2; k++) {
+    measure_round *rounds = NULL;
+    int n = 0;
+    result_doc doc;
+    result_init(&doc);
+    CHECK(measure_rounds_build(dist, world, kinds[k], 0, &rounds, &n) == DDP_OK, "groups of kind %d", k);
+    CHECK(measure_run(&env, &measure_collectives, rounds, n, R == 0 ? &doc : NULL) == DDP_OK, "run over kind %d", k);
+    measure_rounds_free(rounds, n);
+    if (R == 0) {
+      char group[300];
+      snprintf(group, sizeof group, k ? "node:%s" : "world", dist->host);
+      int bus = 0, wrong = 0, other = 0;
+      for (int i = 0; i < doc.nrecords; i++) {
+        const result_record *r = &doc.records[i];
+        other += strcmp(r->measurement, "collectives") || strcmp(r->group, group);
+        bus += !strcmp(r->metric, "busbw_gbs") && r->value >= 0;
+        wrong += !strcmp(r->metric, "nwrong") && r->value != 0;
+      }
+      CHECK(bus == 4 && !wrong && !other, "measurement over %s: %d busbw records (want 2 sizes x 2 placements), "
+            "%d wrong, %d of another measurement or group", group, bus, wrong, other);
+      const result_record *big = result_find(&doc, "collectives", group, "algbw_gbs", "bytes", "4194304", "placement",
+                                             "in_place", NULL);
+      CHECK(big && big->value > 0, "measurement over %s: 4 MiB in-place", group);
+    }
+    result_free(&doc);
+  }
+}
+
+int main(int argc, char **argv) {
+  ddp_dist dist;
+  if (dist_init(&argc, &argv, &dist) != DDP_OK) return 1;
+  W = dist.size;
+  R = dist.rank;
+  int cuda = argc > 1 && !strcmp(argv[1], "cuda");
+  ddp_device *d = NULL;
+  ddp_comm *c = NULL;
+  ddp_stream *s = NULL;
+  if (cuda) { /* every rank skips when any rank sees no GPU */
+    int ngpu = device_cuda_count(), min_gpu = ngpu;
+    MPI_Allreduce(MPI_IN_PLACE, &min_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (min_gpu == 0) {
+      if (R == 0) printf("no GPU: skipped\n");
+      dist_finalize(&dist);
+      return CHECK_SKIP;
+    }
+    CHECK(device_cuda_create(&d, dist.local_rank % ngpu) == DDP_OK, "cuda device");
+    CHECK(d->stream_create(d, &s, 0) == DDP_OK, "stream");
+    if (dist.local_size <= ngpu) { /* NCCL needs one GPU per rank */
+      CHECK(comm_nccl_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "nccl comm");
+      matrix(d, c, s, "nccl");
+      use_graph = 1;
+      matrix(d, c, s, "nccl, CUDA graph");
+      use_graph = 0;
+      c->destroy(c);
+    }
+    CHECK(comm_mpi_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "mpi comm");
+    matrix(d, c, s, "mpi staged");
+    use_graph = 1;
+    matrix(d, c, s, "mpi staged, CUDA graph");
+    use_graph = 0;
+  } else {
+    CHECK(device_cpu_create(&d, 1) == DDP_OK, "cpu device");
+    CHECK(comm_mpi_create(&c, MPI_COMM_WORLD, d) == DDP_OK, "mpi comm");
+    CHECK(d->stream_create(d, &s, 0) == DDP_OK, "stream");
+    if (R == 0) sizes_check();
+    matrix(d, c, s, "mpi");
+    measurement_check(&dist, d, c);
+  }
+
+  /* Back to back on one stream, same buffers (the timed loop): all complete, the last result is right. */
+  float buf[64], out[64];
+  if (cuda) goto done; /* host buffers: cpu device only */
+  for (int i = 0; i < 64; i++) buf[i] = (float)(R + i);
+  ddp_coll a = {COLL_ALLREDUCE, buf, out, 64, DT_F32, REDOP_SUM, 0};
+  ddp_result r = DDP_OK;
+  for (int i = 0; i < 50 && r == DDP_OK; i++) r = c->collective(c, &a, s);
+  if (r == DDP_OK) r = d->stream_synchronize(d, s);
+  int ok = r == DDP_OK;
+  for (int i = 0; i < 64; i++) ok &= out[i] == (float)(W * i + W * (W - 1) / 2);
+  CHECK(ok, "50 allreduces back to back on rank %d", R);
+done:
+
+  d->stream_destroy(d, s);
+  c->destroy(c);
+  d->destroy(d);
+  int rc = check_summary_world();
+  dist_finalize(&dist);
+  return rc;
+}

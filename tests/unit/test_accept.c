@@ -1,0 +1,238 @@
+/* test_accept.c: the acceptance rules on numbers written down here: the straggler rule names a slow rank and
+ * nobody on a quiet job, relative references per GPU model, verdict bands, the pair schedules (every pair
+ * exactly once, disjoint within a round, the stated round counts) and localisation (a node whose every pair
+ * is slow vs a single slow pair), and the failed-hosts file. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "outputs.h"
+#include "rules.h"
+#include "check.h"
+#include "testlib.h"
+
+static void test_robust_z(void) {
+  /* median 10, deviations 0 1 1 0 20 -> MAD 1 -> z = 0.6745 * (x - 10) */
+  double x[] = {10, 9, 11, 10, 30}, z[8];
+  double med = accept_robust_z(x, 5, z);
+  CHECK(med == 10, "median %g", med);
+  CHECK(fabs(z[4] - 0.6745 * 20) < 1e-12, "z[4] = %g", z[4]);
+  CHECK(fabs(z[1] + 0.6745) < 1e-12, "z[1] = %g", z[1]);
+  /* MAD 0: 6 of 8 equal; mean abs deviation = (5 + 1) / 8 = 0.75 -> z = 5 / (1.253314 * 0.75) */
+  double y[] = {100, 100, 100, 100, 100, 100, 105, 99};
+  accept_robust_z(y, 8, z);
+  CHECK(fabs(z[6] - 5 / (1.253314 * 0.75)) < 1e-9, "MAD=0 fallback z = %g", z[6]);
+  double c[] = {7, 7, 7};
+  accept_robust_z(c, 3, z);
+  CHECK(z[0] == 0 && z[2] == 0, "constant: z = 0");
+}
+
+static void test_stragglers(void) {
+  int out[16];
+  double z[16];
+  /* 8 ranks, rank 5 is 30 % slower: named */
+  double slow[] = {100, 101, 99, 100.5, 99.5, 130, 100.2, 100.1};
+  int k = accept_stragglers(slow, 8, 5, 3.5, out, z);
+  CHECK(k == 1 && out[0] == 5, "one straggler, rank 5 (k = %d)", k);
+  /* every rank within 0.2 %: the z-score of the slowest is large, but the 5 % rule keeps it quiet */
+  double quiet[] = {100, 100.01, 100.02, 100.0, 99.99, 100.2, 100.01, 100.0};
+  k = accept_stragglers(quiet, 8, 5, 3.5, out, z);
+  CHECK(k == 0, "quiet job: nobody named (k = %d, z[5] = %.1f)", k, z[5]);
+  CHECK(z[5] > 3.5, "the z-score alone would have named rank 5 (z = %.1f)", z[5]);
+  /* widely spread job: 8 % above the median but not an outlier among its noisy peers: nobody */
+  double noisy[] = {100, 92, 108, 95, 105, 90, 110, 100};
+  k = accept_stragglers(noisy, 8, 5, 3.5, out, z);
+  CHECK(k == 0, "noisy job: nobody named (k = %d)", k);
+  /* two ranks: never (z is 0.6745 at most) */
+  double two[] = {100, 200};
+  CHECK(accept_stragglers(two, 2, 5, 3.5, out, z) == 0, "two ranks: nobody");
+  /* faster than the median is never a straggler */
+  double fast[] = {100, 100, 100, 100, 50};
+  CHECK(accept_stragglers(fast, 5, 5, 3.5, out, NULL) == 0, "a fast rank is not named");
+}
+
+static void test_group_median(void) {
+  const char *g[] = {"H200", "H200", "A100", "H200", "A100", "A100"};
+  double x[] = {680, 670, 250, 300, 240, NAN}, ref[6];
+  accept_group_median(x, g, 6, ref);
+  CHECK(ref[0] == 670 && ref[3] == 670, "H200 median %g", ref[0]);
+  CHECK(ref[2] == 245 && ref[5] == 245, "A100 median %g (NaN ignored)", ref[2]);
+  accept_severity s;
+  double margin;
+  s = accept_judge(x[3], ref[3], 1, 5, 10, &margin);
+  CHECK(s == ACCEPT_FAIL && fabs(margin - 100.0 * (300 - 670) / 670) < 1e-9, "slow H200 fails, margin %g", margin);
+  s = accept_judge(630, 670, 1, 5, 10, &margin);
+  CHECK(s == ACCEPT_WARN, "6 %% short at 5/10 warns, got %s", accept_severity_str(s));
+}
+
+static void test_relative(void) {
+  /* 8 H200s, one 20 % slow: named; 2 A100s 20 % apart: too few to tell; noisy group: nobody */
+  const char *g[] = {"H200", "H200", "H200", "H200", "H200", "H200", "H200", "H200", "A100", "A100"};
+  double x[] = {680, 682, 678, 681, 544, 679, 683, 680, 250, 200}, ref[10], z[10], m;
+  int size[10];
+  accept_group_stats(x, g, 10, ref, z, size);
+  CHECK(ref[4] == 680 && size[4] == 8 && size[9] == 2, "group stats: ref %g size %d", ref[4], size[4]);
+  CHECK(accept_relative(x[4], ref[4], z[4], size[4], 5, 10, 3.5, &m) == ACCEPT_FAIL && fabs(m + 20) < 1e-9,
+        "slow H200 fails (z %.1f, margin %g)", z[4], m);
+  CHECK(accept_relative(x[0], ref[0], z[0], size[0], 5, 10, 3.5, &m) == ACCEPT_PASS, "healthy H200 passes");
+  CHECK(accept_relative(x[9], ref[9], z[9], size[9], 5, 10, 3.5, &m) == ACCEPT_PASS, "two A100s: nobody named");
+  const char *h[] = {"c", "c", "c", "c", "c", "c"};
+  double noisy[] = {100, 80, 120, 90, 110, 85};
+  accept_group_stats(noisy, h, 6, ref, z, size);
+  CHECK(accept_relative(noisy[1], ref[1], z[1], size[1], 5, 10, 3.5, &m) == ACCEPT_PASS,
+        "noisy group: 80 is %.0f %% below but z %.1f: nobody", m, z[1]);
+}
+
+static void test_judge(void) {
+  double m;
+  CHECK(accept_judge(100, 100, 1, 5, 10, &m) == ACCEPT_PASS && m == 0, "equal passes");
+  CHECK(accept_judge(94, 100, 1, 5, 10, &m) == ACCEPT_WARN, "6 %% short warns");
+  CHECK(accept_judge(89, 100, 1, 5, 10, &m) == ACCEPT_FAIL, "11 %% short fails");
+  CHECK(accept_judge(200, 100, 1, 5, 10, &m) == ACCEPT_PASS && m == 100, "faster passes, margin +100");
+  CHECK(accept_judge(112, 100, 0, 5, 10, &m) == ACCEPT_FAIL, "time 12 %% over fails");
+  CHECK(accept_judge(NAN, 100, 1, 5, 10, &m) == ACCEPT_FAIL && isnan(m), "missing measurement fails closed");
+  CHECK(accept_judge(5, NAN, 1, 5, 10, &m) == ACCEPT_PASS && isnan(m), "no expectation: nothing judged");
+}
+
+/* Every unordered pair once (tournament) or the ring's edges once, disjoint within each round. */
+static void check_schedule(node_pairs_mode mode, int n, int want_pairs, int want_rounds) {
+  int np = node_pairs(mode, n, NULL, 0);
+  CHECK(np == want_pairs, "mode %d n %d: %d pairs, expected %d", mode, n, np, want_pairs);
+  node_pair *p = calloc((size_t)np + 1, sizeof *p);
+  CHECK(node_pairs(mode, n, p, np) == np, "same count when filled");
+  int *seen = calloc((size_t)n * n, sizeof *seen), rounds = 0;
+  for (int i = 0; i < np; i++) {
+    CHECK(p[i].a >= 0 && p[i].a < p[i].b && p[i].b < n, "pair (%d,%d) in range and ordered", p[i].a, p[i].b);
+    seen[p[i].a * n + p[i].b]++;
+    if (p[i].round + 1 > rounds) rounds = p[i].round + 1;
+    for (int j = 0; j < i; j++)
+      if (p[j].round == p[i].round)
+        CHECK(p[j].a != p[i].a && p[j].a != p[i].b && p[j].b != p[i].a && p[j].b != p[i].b,
+              "n %d round %d: pairs (%d,%d) and (%d,%d) share a node", n, p[i].round, p[j].a, p[j].b, p[i].a, p[i].b);
+  }
+  CHECK(rounds == want_rounds, "mode %d n %d: %d rounds, expected %d", mode, n, rounds, want_rounds);
+  for (int a = 0; a < n; a++)
+    for (int b = a + 1; b < n; b++) {
+      int want = mode == PAIRS_TOURNAMENT ? 1 : (b == a + 1 || (a == 0 && b == n - 1)) ? 1 : 0;
+      CHECK(seen[a * n + b] == want, "mode %d n %d: pair (%d,%d) seen %d times, expected %d", mode, n, a, b,
+            seen[a * n + b], want);
+    }
+  free(seen);
+  free(p);
+}
+
+static void test_pairs(void) {
+  for (int n = 2; n <= 17; n++) check_schedule(PAIRS_TOURNAMENT, n, n * (n - 1) / 2, n & 1 ? n : n - 1);
+  check_schedule(PAIRS_RING, 2, 1, 1);
+  check_schedule(PAIRS_RING, 3, 3, 3);
+  check_schedule(PAIRS_RING, 8, 8, 2);
+  check_schedule(PAIRS_RING, 9, 9, 3);
+  check_schedule(PAIRS_RING, 64, 64, 2);
+  CHECK(node_pairs(PAIRS_NONE, 8, NULL, 0) == 0, "none: no pairs");
+  CHECK(node_pairs(PAIRS_TOURNAMENT, 1, NULL, 0) == 0, "one node: no pairs");
+  CHECK(node_pairs_default(16) == PAIRS_TOURNAMENT && node_pairs_default(17) == PAIRS_RING, "default");
+  CHECK(node_pairs_mode_parse("ring") == PAIRS_RING && node_pairs_mode_parse("all") == -1, "parse");
+}
+
+/* Bandwidth of pair (a, b): 100, times `node_factor` per bad node in it, times `pair_factor` for (pa, pb). */
+static void localize_case(node_pairs_mode mode, int n, const int *bad_nodes, int nbad, double node_factor,
+                          int pa, int pb, double pair_factor, const char *what) {
+  int np = node_pairs(mode, n, NULL, 0);
+  node_pair *p = calloc((size_t)np, sizeof *p);
+  double *v = calloc((size_t)np, sizeof *v);
+  node_pairs(mode, n, p, np);
+  for (int i = 0; i < np; i++) {
+    v[i] = 100 + 0.3 * ((i * 7) % 5); /* a little noise: 100 .. 101.2 */
+    for (int j = 0; j < nbad; j++)
+      if (p[i].a == bad_nodes[j] || p[i].b == bad_nodes[j]) v[i] *= node_factor;
+    if (p[i].a == pa && p[i].b == pb) v[i] *= pair_factor;
+  }
+  accept_localization loc;
+  CHECK(accept_localize(n, p, v, np, 10, 3.5, &loc) == DDP_OK, "%s: localize", what);
+  for (int i = 0; i < n; i++) {
+    int want = 0;
+    for (int j = 0; j < nbad; j++) want |= bad_nodes[j] == i;
+    CHECK(loc.node_bad[i] == want, "%s: node %d bad = %d, expected %d", what, i, loc.node_bad[i], want);
+  }
+  for (int i = 0; i < np; i++) {
+    int want = p[i].a == pa && p[i].b == pb ? 1 : 0;
+    if (loc.pair_state[i] != 2) /* pairs of a bad node are attributed to it */
+      CHECK(loc.pair_state[i] == want, "%s: pair (%d,%d) state %d, expected %d", what, p[i].a, p[i].b,
+            loc.pair_state[i], want);
+  }
+  CHECK(loc.reference >= 100 && loc.reference <= 101.2, "%s: reference %g from the healthy pairs", what, loc.reference);
+  accept_localization_free(&loc);
+  free(v);
+  free(p);
+}
+
+static void test_localize(void) {
+  int two[] = {2};
+  localize_case(PAIRS_TOURNAMENT, 4, two, 1, 0.85, -1, -1, 1, "tournament 4, node 2 at 85 %");
+  localize_case(PAIRS_TOURNAMENT, 4, NULL, 0, 1, 1, 2, 0.5, "tournament 4, pair (1,2) at 50 %");
+  localize_case(PAIRS_TOURNAMENT, 8, two, 1, 0.5, -1, -1, 1, "tournament 8, node 2 at 50 %");
+  int twobad[] = {2, 5};
+  localize_case(PAIRS_TOURNAMENT, 8, twobad, 2, 0.6, -1, -1, 1, "tournament 8, nodes 2 and 5");
+  localize_case(PAIRS_TOURNAMENT, 8, two, 1, 0.5, 3, 6, 0.7, "tournament 8, node 2 and pair (3,6)");
+  localize_case(PAIRS_RING, 8, two, 1, 0.5, -1, -1, 1, "ring 8, node 2");
+  localize_case(PAIRS_RING, 8, NULL, 0, 1, 1, 2, 0.5, "ring 8, pair (1,2)");
+  localize_case(PAIRS_RING, 9, two, 1, 0.5, -1, -1, 1, "ring 9, node 2");
+  localize_case(PAIRS_TOURNAMENT, 2, NULL, 0, 1, -1, -1, 1, "two nodes, healthy");
+  localize_case(PAIRS_TOURNAMENT, 6, NULL, 0, 1, -1, -1, 1, "six nodes, healthy");
+  {
+    /* a noisy fabric (pairs 0.36-0.93, as a shared CI machine measured them): nobody named */
+    node_pair p[6];
+    node_pairs(PAIRS_TOURNAMENT, 4, p, 6);
+    double v[6] = {0.533, 0.429, 0.929, 0.818, 0.4, 0.359};
+    accept_localization loc;
+    CHECK(accept_localize(4, p, v, 6, 10, 3.5, &loc) == DDP_OK, "localize noise");
+    int named = 0;
+    for (int i = 0; i < 4; i++) named += loc.node_bad[i];
+    for (int i = 0; i < 6; i++) named += loc.pair_state[i] != 0;
+    CHECK(named == 0, "noise: %d named (reference %g, scale %g)", named, loc.reference, loc.scale);
+    accept_localization_free(&loc);
+  }
+}
+
+static void test_failed_hosts(void) { /* the one writer of the drain list: outputs_write (result/outputs.c) */
+  char dir[] = "/tmp/i12-accept-XXXXXX", path[64];
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  snprintf(path, sizeof path, "%s/failed", dir);
+  result_doc d;
+  result_init(&d);
+  const char *hosts[] = {"node07", "node12", "node07", "node03", "two\nlines", ""};
+  d.failed_hosts = (char **)hosts;
+  d.nfailed_hosts = 6;
+  result_outputs o;
+  memset(&o, 0, sizeof o);
+  snprintf(o.failed_hosts, sizeof o.failed_hosts, "%s", path);
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "write");
+  char buf[128] = {0};
+  long n = tl_file_read(path, buf, sizeof buf);
+  CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\n"), "one host per line, no duplicates, no odd names: '%s'", buf);
+  d.nfailed_hosts = 1;
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_ERR_USAGE, "never overwritten silently");
+  d.nfailed_hosts = 0;
+  o.force = 1;
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "force: empty list");
+  n = tl_file_read(path, buf, sizeof buf);
+  CHECK(n == 0, "empty file for no failing host");
+  d.failed_hosts = NULL;
+  result_free(&d);
+  unlink(path);
+  rmdir(dir);
+}
+
+int main(void) {
+  test_robust_z();
+  test_stragglers();
+  test_group_median();
+  test_judge();
+  test_relative();
+  test_pairs();
+  test_localize();
+  test_failed_hosts();
+  return check_summary();
+}

@@ -1,0 +1,331 @@
+/* test_report: the figures derived from gathered results (step statistics over the slowest rank, throughput,
+ * efficiency, exposed and hidden communication, busbw, the slowest rank, the verification verdict) on
+ * made-up measurements whose answers are known; the JSON document written atomically, read back with cJSON
+ * and compared; an existing file is never overwritten without force; the environment allowlist. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+#include "check.h"
+#include "outputs.h"
+#include "expect.h"
+#include "run_report.h"
+#include "result.h"
+#include "testlib.h"
+
+static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
+
+int main(void) {
+  enum { W = 2, S = 4, NB = 2 };
+  ddp_config cfg;
+  config_defaults(&cfg);
+  cfg.batch = 100;
+  cfg.steps = S;
+  cfg.warmup = 1;
+  cfg.precision = PREC_FP16;
+  rank_info ranks[W];
+  memset(ranks, 0, sizeof ranks);
+  for (int r = 0; r < W; r++) {
+    ranks[r].rank = r;
+    snprintf(ranks[r].host, sizeof ranks[r].host, "node%d", r);
+    ranks[r].gemm_tflops = 100 + 20 * r; /* median 110 */
+    ranks[r].checksum = 0xabcdef;
+    ranks[r].checksum_valid = 1;
+  }
+  bucket_plan plan = {0};
+  size_t counts[3] = {1000, 3000, 3000};
+  CHECK(bucket_plan_build(&plan, counts, 3, 4, 4000, 4000) == DDP_OK, "plan"); /* [1000] [3000] [3000] */
+  CHECK(plan.nbuckets == 3, "3 buckets");
+
+  /* Step times (ms): rank 1 is slower in local; the slowest rank per step is what counts. */
+  double local_ms[W * S] = {10, 10, 10, 10, 11, 12, 13, 14};
+  double comm_ms[W * S] = {4, 4, 4, 4, 4, 4, 4, 4};
+  double ddp_ms[W * S] = {12, 12, 12, 12, 12, 12, 12, 12};
+  double compute[W * S] = {9, 9, 9, 9, 10, 10, 10, 10};
+  double nan_ms[W * S];
+  for (int i = 0; i < W * S; i++) nan_ms[i] = NAN;
+  double bucket_ms[W * S * 3];
+  for (int r = 0; r < W; r++)
+    for (int s = 0; s < S; s++) {
+      bucket_ms[(r * S + s) * 3 + 0] = 0.004; /* 4000 B in 4 us */
+      bucket_ms[(r * S + s) * 3 + 1] = 0.010; /* 12000 B in 10 us */
+      bucket_ms[(r * S + s) * 3 + 2] = 0.014; /* 12000 B in 14 us */
+    }
+  double loss[S + 1] = {5, 4, 3, 3, 2};
+  float scale[S + 1] = {8, 8, 8, 4, 4};
+  int skipped[S + 1] = {0, 0, 1, 0, 0};
+
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.cfg = &cfg;
+  rep.world = W;
+  rep.nodes = 2;
+  rep.device = "cpu";
+  rep.comm = "mpi";
+  rep.ranks = ranks;
+  rep.plan = &plan;
+  rep.comm_bytes = 7000 * 4;
+  rep.comm_type = DT_F32;
+  rep.flops_per_step = 2e9;
+  rep.table_peak_tflops = 1000;
+  snprintf(rep.start_time, sizeof rep.start_time, "2026-11-29T00:00:00Z");
+  phase_data *lo = &rep.phases[PHASE_LOCAL], *cm = &rep.phases[PHASE_COMM], *dd = &rep.phases[PHASE_DDP];
+  *lo = (phase_data){1, 1, S, 3, local_ms, compute, bucket_ms, loss, scale, skipped};
+  *cm = (phase_data){1, 1, S, 3, comm_ms, nan_ms, bucket_ms, NULL, NULL, NULL};
+  *dd = (phase_data){1, 1, S, 3, ddp_ms, compute, bucket_ms, loss, scale, skipped};
+
+  run_summary s;
+  CHECK(report_summarize(&rep, &s) == DDP_OK, "summarize");
+  CHECK(near(s.ph[PHASE_LOCAL].step.median, 12.5), "local median of per-step max (11,12,13,14): %g", s.ph[PHASE_LOCAL].step.median);
+  CHECK(near(s.ph[PHASE_LOCAL].step.min, 11) && near(s.ph[PHASE_LOCAL].step.max, 14), "min/max over the slowest rank");
+  CHECK(near(s.ph[PHASE_LOCAL].rank_step[0].median, 10), "rank 0's own median");
+  CHECK(near(s.ph[PHASE_LOCAL].samples_per_s, 200 / 0.0125), "samples/s = global batch / median");
+  CHECK(near(s.ph[PHASE_LOCAL].tflops_per_rank, 2e9 / 0.0125 / 1e12), "TFLOP/s per rank");
+  CHECK(near(s.measured_peak_tflops, 110), "measured peak = median over ranks");
+  CHECK(near(s.ph[PHASE_LOCAL].mfu_measured, 0.16 / 110) && near(s.ph[PHASE_LOCAL].mfu_table, 0.16 / 1000), "MFU");
+  CHECK(s.ph[PHASE_LOCAL].slowest_rank == 1, "slowest rank by compute time");
+  CHECK(near(s.scaling_efficiency, 12.5 / 12), "efficiency = local / ddp");
+  /* ddp (12) is 0.5 ms faster than local (12.5), inside the step times' spread (local p10-p90 2.4 ms): no
+   * exposed communication, all of it hidden, never "hidden 112 %". */
+  CHECK(near(s.exposed_comm_ms, 0) && near(s.hidden_fraction, 1) && !s.overlap_why[0],
+        "exposed clamped to 0 within noise: %g %g", s.exposed_comm_ms, s.hidden_fraction);
+  {
+    run_summary t;
+    double slow[W * S] = {20, 20, 20, 20, 20, 20, 20, 20}, mid[W * S] = {14, 14, 14, 14, 14, 14, 14, 14};
+    dd->step_ms = mid; /* 14 - 12.5 = 1.5 of comm 4: exposed 1.5, hidden 62.5 % */
+    CHECK(report_summarize(&rep, &t) == DDP_OK && near(t.exposed_comm_ms, 1.5) && near(t.hidden_fraction, 1 - 1.5 / 4),
+          "exposed = ddp - local, hidden = 1 - exposed / comm: %g %g", t.exposed_comm_ms, t.hidden_fraction);
+    report_summary_free(&t);
+    dd->step_ms = slow; /* 20 > 12.5 + 4 + spread: contention, the measurement cannot tell */
+    CHECK(report_summarize(&rep, &t) == DDP_OK && isnan(t.exposed_comm_ms) && isnan(t.hidden_fraction) &&
+              strstr(t.overlap_why, "longer than local + comm"),
+          "ddp beyond local + comm: cannot tell, and says why: %s", t.overlap_why);
+    report_summary_free(&t);
+    dd->step_ms = ddp_ms;
+  }
+  CHECK(near(s.ph[PHASE_COMM].algbw, 28000 / 0.004 / 1e9) && near(s.ph[PHASE_COMM].busbw, 28000 / 0.004 / 1e9),
+        "comm phase bandwidth (2 ranks: busbw = algbw)");
+  CHECK(s.ph[PHASE_COMM].nrows == 2, "two distinct bucket sizes: %d", s.ph[PHASE_COMM].nrows);
+  CHECK(s.ph[PHASE_COMM].rows[1].nbuckets == 2 && near(s.ph[PHASE_COMM].rows[1].time_us, 12),
+        "buckets of one size are averaged (10 and 14 us -> 12)");
+  CHECK(near(s.ph[PHASE_COMM].rows[0].algbw, 4000 / 4e-6 / 1e9), "algbw of the small bucket");
+  CHECK(s.ph[PHASE_DDP].skipped_steps == 1 && near(s.ph[PHASE_DDP].final_scale, 4), "skipped steps and scale");
+  CHECK(s.weights_identical == 1 && s.nmismatch == 0, "identical checksums");
+  CHECK(near(busbw_factor(8), 1.75) && busbw_factor(1) == 0, "busbw factor 2(n-1)/n");
+  CHECK(peak_table_tflops("NVIDIA H200", "bf16") > 989 && peak_table_tflops("NVIDIA H200", "bf16") < 990,
+        "H200 bf16 table peak");
+  CHECK(peak_table_tflops("NVIDIA H100 PCIe", "bf16") == 0 && peak_table_tflops("cpu", "fp32") == 0,
+        "unknown parts give 0, never a guess");
+
+  /* Findings: identical weights are information; rank 1's local compute (10 ms every step) is above rank 0's
+   * p90 (9 ms) in every step: slower beyond noise, a warning; exit code 0 (no fail). */
+  finding_list fl;
+  findings_init(&fl);
+  CHECK(report_findings(&rep, &s, &fl) == DDP_OK, "findings");
+  int warn_slowest = 0, info_weights = 0;
+  for (int i = 0; i < fl.n; i++) {
+    warn_slowest += strcmp(fl.v[i].check, "slowest_rank") == 0 && fl.v[i].severity == SEV_WARN &&
+                    strstr(fl.v[i].subject, "rank 1") != NULL;
+    info_weights += strcmp(fl.v[i].check, "weights") == 0 && fl.v[i].severity == SEV_INFO;
+  }
+  CHECK(warn_slowest == 2 && info_weights == 1 && findings_exit_code(&fl) == 0, "slowest beyond noise warns: %d %d",
+        warn_slowest, info_weights);
+  findings_free(&fl);
+  {
+    double close_c[W * S] = {9, 10, 9, 10, 9.5, 9.6, 9.4, 9.5}; /* rank 1 slower in median, inside rank 0's spread */
+    double *saved = lo->compute_ms;
+    lo->compute_ms = close_c;
+    dd->present = 0;
+    run_summary t;
+    findings_init(&fl);
+    CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, close ranks");
+    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "no straggler"),
+          "ranks within noise: information, not a problem: %s", fl.n ? fl.v[0].text : "none");
+    findings_free(&fl);
+    ranks[1].checksum ^= 1;
+    dd->present = 1;
+    report_summary_free(&t);
+    CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, weights differ");
+    CHECK(findings_exit_code(&fl) == DDP_EXIT_CHECK && findings_count(&fl, SEV_FAIL) == 2,
+          "differing weights (a tie of 2: both named) fail the run with exit code 1");
+    findings_free(&fl);
+    report_summary_free(&t);
+    ranks[1].checksum ^= 1;
+    lo->compute_ms = saved;
+  }
+
+  /* JSON: write atomically, read back. */
+  char dir[] = "/tmp/ddpbench-test-report-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL, "tmpdir");
+  char path[256];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  /* The document as the skeleton writes it: provenance (here: ranks and config by hand), the run's records
+   * and sections. */
+  result_doc m;
+  result_init(&m);
+  m.world_size = W;
+  m.nodes = W;
+  m.nranks = W;
+  m.ranks = calloc(W, sizeof *m.ranks);
+  for (int r = 0; r < W; r++) {
+    m.ranks[r].rank = r;
+    m.ranks[r].host = strdup(ranks[r].host);
+    m.ranks[r].ordinal = -1;
+  }
+  const char *key;
+  char value[1100];
+  for (int i = 0; config_key_at(&cfg, i, &key, value, sizeof value); i++) result_kv_push(&m.config, &m.nconfig, key, value);
+  CHECK(report_doc_fill(&rep, &s, &m) == DDP_OK, "the document's records");
+  cJSON *doc = report_sections(&rep, &s);
+  CHECK(doc != NULL, "the document's sections");
+  /* The records made from the summary are the records the reader derives from the "phases" section (the
+   * mapping of version 1 files): record for record, value for value. */
+  {
+    result_doc v1;
+    result_init(&v1);
+    v1.nranks = W;
+    v1.world_size = W;
+    v1.ranks = m.ranks;
+    for (int r = 0; r < W; r++) m.ranks[r].gemm_tflops = ranks[r].gemm_tflops;
+    char why[300] = "";
+    CHECK(result_records_from_phases(doc, "world", &v1, why, sizeof why) == DDP_OK, "v1 mapping: %s", why);
+    v1.ranks = NULL;
+    v1.nranks = 0;
+    CHECK(v1.nrecords == m.nrecords, "as many records directly (%d) as through the phases section (%d)", m.nrecords,
+          v1.nrecords);
+    int same = 0;
+    for (int i = 0; i < v1.nrecords && i < m.nrecords; i++) {
+      const result_record *a = &m.records[i], *b = &v1.records[i];
+      int eq = !strcmp(a->measurement, b->measurement) && !strcmp(a->group, b->group) && !strcmp(a->metric, b->metric) &&
+               !strcmp(a->unit, b->unit) && a->better == b->better && a->nlabels == b->nlabels &&
+               a->has_stats == b->has_stats && a->nsamples == b->nsamples &&
+               ((isnan(a->value) && isnan(b->value)) || a->value == b->value);
+      for (int k = 0; eq && k < a->nlabels; k++)
+        eq = !strcmp(a->labels[k].key, b->labels[k].key) && !strcmp(a->labels[k].value, b->labels[k].value);
+      for (int k = 0; eq && k < a->nsamples; k++)
+        eq = (isnan(a->samples[k]) && isnan(b->samples[k])) || a->samples[k] == b->samples[k];
+      if (eq && a->has_stats) eq = a->stats.n == b->stats.n && (a->stats.p90 == b->stats.p90 || isnan(a->stats.p90));
+      if (!eq) fprintf(stderr, "record %d differs: %s/%s/%s\n", i, a->measurement, a->metric, b->metric);
+      same += eq;
+    }
+    CHECK(same == m.nrecords && same > 10, "%d of %d records the same both ways", same, m.nrecords);
+    result_free(&v1);
+  }
+  char *text = NULL;
+  CHECK(outputs_json_text(&m, doc, &text) == DDP_OK && text, "json");
+  result_free(&m);
+  CHECK(atomic_file_write(path, text, strlen(text), 0) == DDP_OK, "write");
+  static char buf[1 << 20];
+  tl_file_read(path, buf, sizeof buf);
+  cJSON *back = cJSON_Parse(buf);
+  CHECK(back != NULL, "parses back");
+  if (back) {
+    CHECK(cJSON_GetObjectItem(back, "schema_version")->valueint == RESULT_SCHEMA_VERSION, "schema_version");
+    CHECK(cJSON_GetObjectItem(back, "world_size")->valueint == W, "world_size");
+    cJSON *ph = cJSON_GetObjectItem(back, "phases");
+    cJSON *ddp = cJSON_GetObjectItem(ph, "ddp");
+    CHECK(ddp && near(cJSON_GetObjectItem(cJSON_GetObjectItem(ddp, "step_ms"), "median")->valuedouble, 12), "ddp median");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(ddp, "loss")) == S + 1, "loss has warmup + steps entries");
+    cJSON *sk = cJSON_GetObjectItem(ddp, "skipped_steps");
+    CHECK(cJSON_GetArraySize(sk) == 1 && cJSON_GetArrayItem(sk, 0)->valueint == 2, "skipped step list");
+    CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(ddp, "loss_scale")) == S + 1, "loss_scale per step");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(back, "weights_identical")), "weights_identical");
+    CHECK(near(cJSON_GetObjectItem(back, "scaling_efficiency")->valuedouble, 12.5 / 12), "efficiency");
+    cJSON *conf = cJSON_GetObjectItem(back, "config");
+    CHECK(cJSON_GetObjectItem(conf, "bucket_mb")->valuedouble == 25 &&
+              strcmp(cJSON_GetObjectItem(conf, "precision")->valuestring, "fp16") == 0 &&
+              cJSON_IsFalse(cJSON_GetObjectItem(conf, "gradient_as_bucket_view")),
+          "config: every effective setting with its type");
+    cJSON *comm = cJSON_GetObjectItem(ph, "comm");
+    CHECK(cJSON_GetObjectItem(comm, "loss") == NULL, "the comm phase has no loss");
+    CHECK(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(comm, "per_rank"), 0), "compute_ms") == NULL,
+          "unmeasured compute time is absent, not a number");
+    cJSON_Delete(back);
+  }
+  /* Never overwritten silently. */
+  CHECK(atomic_file_write(path, "{}", 2, 0) == DDP_ERR_USAGE, "existing file refused without force");
+  CHECK(tl_file_read(path, buf, sizeof buf) > 2, "the first document is still there");
+  CHECK(atomic_file_write(path, "{}", 2, 1) == DDP_OK, "force replaces it");
+  char cmd[512];
+  snprintf(cmd, sizeof cmd, "ls -A %s | wc -l", dir);
+  FILE *p = popen(cmd, "r");
+  int files = 0;
+  if (p && fscanf(p, "%d", &files) != 1) files = -1;
+  if (p) pclose(p);
+  CHECK(files == 1, "no temporary file left behind (%d entries)", files);
+  snprintf(cmd, sizeof cmd, "%s/no-such-dir/run.json", dir);
+  CHECK(atomic_file_write(cmd, "{}", 2, 0) == DDP_ERR_SYSTEM, "unwritable place is an error");
+  free(text);
+  cJSON_Delete(doc);
+
+  /* The findings warn when the loss diverged or fp16 skipped most timed updates; a loss that is still not
+   * finite at the last step fails the run (exit 5); one that recovered is a warning. */
+  {
+    double recovered[S + 1] = {5, 4, NAN, 3, 2};
+    rep.phases[PHASE_DDP].loss = recovered;
+    finding_list rl;
+    findings_init(&rl);
+    CHECK(report_findings(&rep, &s, &rl) == DDP_OK, "findings");
+    int warn = 0;
+    for (int i = 0; i < rl.n; i++) warn |= !strcmp(rl.v[i].check, "loss") && rl.v[i].severity == SEV_WARN;
+    CHECK(warn && findings_exit_code(&rl) == DDP_EXIT_OK, "a loss that recovered: warning, exit 0");
+    findings_free(&rl);
+    double bad_loss[S + 1] = {5, 4, NAN, NAN, NAN};
+    int all_skipped[S + 1] = {1, 1, 1, 1, 1};
+    rep.phases[PHASE_DDP].loss = bad_loss;
+    rep.phases[PHASE_DDP].skipped = all_skipped;
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&txt, &len);
+    finding_list dl;
+    findings_init(&dl);
+    CHECK(report_findings(&rep, &s, &dl) == DDP_OK, "findings");
+    findings_print(mf, &dl);
+    fclose(mf);
+    CHECK(txt && strstr(txt, "fail  nonfinite") && strstr(txt, "ddp loss is not finite at the last step (4; from step 2"),
+          "a loss still NaN at the end fails: %s", txt ? txt : "");
+    CHECK(findings_exit_code(&dl) == DDP_EXIT_NONFINITE, "exit code 5 for non-finite results");
+    CHECK(txt && strstr(txt, "ddp skipped the update in 4 of 4 timed steps"), "skipped-steps warning");
+    CHECK(txt && !strstr(txt, "local loss"), "no warning for the healthy phase");
+    findings_free(&dl);
+    free(txt);
+    rep.phases[PHASE_DDP].loss = loss;
+    rep.phases[PHASE_DDP].skipped = skipped;
+  }
+
+  /* A rank with different weights is named. */
+  ranks[1].checksum = 0x1234;
+  rank_info three[3];
+  memcpy(three, ranks, sizeof ranks);
+  three[2] = ranks[0];
+  three[2].rank = 2;
+  rep.ranks = three;
+  rep.world = 3;
+  run_summary s3;
+  double ms3[3 * S], b3[3 * S * 3];
+  for (int i = 0; i < 3 * S; i++) ms3[i] = 1;
+  for (int i = 0; i < 3 * S * 3; i++) b3[i] = 0.01;
+  for (int p2 = 0; p2 < PHASE_COUNT; p2++) {
+    rep.phases[p2].step_ms = ms3;
+    rep.phases[p2].compute_ms = ms3;
+    rep.phases[p2].bucket_ms = b3;
+  }
+  CHECK(report_summarize(&rep, &s3) == DDP_OK, "summarize 3 ranks");
+  CHECK(s3.weights_identical == 0 && s3.nmismatch == 1 && s3.mismatch[0] == 1, "the odd rank out is named");
+  report_summary_free(&s3);
+  report_summary_free(&s);
+
+  CHECK(result_env_allowed("NCCL_ALGO") && result_env_allowed("CUDA_VISIBLE_DEVICES") &&
+            result_env_allowed("OMPI_MCA_btl") && result_env_allowed("UCX_TLS") &&
+            result_env_allowed("SLURM_JOB_ID") && result_env_allowed("DDPBENCH_X"),
+        "allowlisted names");
+  CHECK(!result_env_allowed("AWS_SECRET_ACCESS_KEY") && !result_env_allowed("HOME") &&
+            !result_env_allowed("SLURM_JOB_ACCOUNT") && !result_env_allowed("PATH"),
+        "everything else stays out");
+  bucket_plan_free(&plan);
+  tl_rmtree(dir);
+  return check_summary();
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""test_schema: docs/result.schema.json is a valid JSON Schema (draft 2020-12); every file given satisfies it; the
+files given include a version 1 and a version 2 result file and at least one version 3 document of every kind (run,
+accept, collectives, doctor, export, compare); and documents that break it, made from the first valid one of each, are
+rejected (per kind: a missing required key, a key of another kind, a wrong type or value), while a few legal variants
+are accepted. argv: SCHEMA FILE... (CMake passes tests/data/fixtures and a few real GPU results from results/)
+tests/cli/test_schema_live.py runs it on documents the built binary has just written. Test-only helper: ddpbench itself
+never needs Python."""
+import copy
+import json
+import sys
+
+try:
+    import jsonschema
+except ImportError:
+    print("jsonschema is not installed (apt-get install python3-jsonschema)", file=sys.stderr)
+    print("0 passed, 0 failed")
+    sys.exit(77)
+
+KINDS = ["run", "accept", "collectives", "doctor", "export", "compare"]
+passed = failed = 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {what}", file=sys.stderr)
+
+
+def errors(v, doc):
+    return [e.message for e in v.iter_errors(doc)]
+
+
+def label(doc):
+    """run, accept, ..., compare for documents that say their kind; v1, v2 for result files before kinds."""
+    if not isinstance(doc, dict):
+        return "?"
+    if "kind" in doc:
+        return str(doc["kind"])
+    if "ddpbench_compare" in doc:
+        return "compare before kinds"
+    return f"v{doc.get('schema_version')}"
+
+
+if len(sys.argv) < 2:
+    print("usage: test_schema.py SCHEMA FILE...", file=sys.stderr)
+    sys.exit(2)
+schema = json.load(open(sys.argv[1]))
+try:
+    jsonschema.Draft202012Validator.check_schema(schema)
+    check(True, "schema")
+except jsonschema.SchemaError as e:
+    check(False, f"schema is not a valid JSON Schema: {e.message}")
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1)
+v = jsonschema.Draft202012Validator(schema)
+
+first = {}  # label -> the first valid document of that label
+for path in sys.argv[2:]:
+    doc = json.load(open(path))
+    errs = errors(v, doc)
+    check(not errs, f"{path} ({label(doc)}): {errs[:3]}")
+    if not errs:
+        first.setdefault(label(doc), doc)
+for want in ["v1", "v2"] + KINDS:
+    check(want in first, f"a valid {want} document was given (have: {sorted(first)})")
+
+
+def rejected(base, what, mutate):
+    """mutate a deep copy of base; the schema must reject the result."""
+    if base is None:
+        return
+    bad = copy.deepcopy(base)
+    mutate(bad)
+    check(errors(v, bad), f"{label(base)}: {what} rejected")
+
+
+def accepted(base, what, mutate):
+    if base is None:
+        return
+    ok = copy.deepcopy(base)
+    mutate(ok)
+    errs = errors(v, ok)
+    check(not errs, f"{label(base)}: {what} accepted: {errs[:3]}")
+
+
+def set_(key, value):
+    return lambda d: d.__setitem__(key, value)
+
+
+def del_(key):
+    return lambda d: d.pop(key)
+
+
+def new_finding(**kw):
+    f = {"check": "x", "severity": "info", "scope": "job", "subject": "job", "host": None, "rank": None,
+         "measured": None, "expected": None, "unit": "", "text": "t"}
+    f.update(kw)
+    return f
+
+
+def v2_finding(**kw):
+    f = new_finding(**kw)
+    for k in ("host", "rank"):
+        if k not in kw:
+            del f[k]
+    return f
+
+
+v1, v2 = first.get("v1"), first.get("v2")
+run, acc, coll = first.get("run"), first.get("accept"), first.get("collectives")
+doct, exp, cmp_ = first.get("doctor"), first.get("export"), first.get("compare")
+
+# ---- versions 1 and 2 (as before version 3) ----
+rejected(v2, "an unknown severity", set_("findings", [v2_finding(severity="fatal")]))
+rejected(v2, "a hidden fraction below 0", set_("hidden_comm_fraction", -1.55))
+rejected(v2, "a record without metric", lambda d: d["records"][0].pop("metric"))
+rejected(v2, "no records", del_("records"))
+rejected(v2, "a run (no accept records, no collectives subcommand) without phases", del_("phases"))
+accepted(v2, "an acceptance run (accept records) without phases", lambda d: (
+    d.pop("phases"), d["records"][0].__setitem__("measurement", "accept")))
+rejected(v2, "a kind (version 2 had none)", set_("kind", "run"))
+rejected(v2, "findings with a host (version 2 had none)", lambda d: d["findings"].append(v2_finding(host="h")))
+accepted(v2, "a finding of version 2's layout", lambda d: d["findings"].append(v2_finding(scope="rank")))
+rejected(v2, "schema_version 4", set_("schema_version", 4))
+rejected(v1, "records in version 1", set_("records", []))
+rejected(v1, "no phases", del_("phases"))
+
+# ---- every version 3 result document ----
+for base in (run, acc, coll, doct, exp):
+    rejected(base, "no kind", del_("kind"))
+    rejected(base, "an unknown kind", set_("kind", "benchmark"))
+    rejected(base, "the kind compare", set_("kind", "compare"))
+    rejected(base, "no records", del_("records"))
+    rejected(base, "no findings", del_("findings"))
+    rejected(base, "no failed_hosts", del_("failed_hosts"))
+    rejected(base, "failed_hosts not an array of names", set_("failed_hosts", "vm"))
+    rejected(base, "failed_hosts with a number", set_("failed_hosts", [0]))
+    rejected(base, "an unknown key", set_("recods", []))
+    rejected(base, "a finding with a non-integer rank", lambda d: d["findings"].append(new_finding(rank=0.5)))
+    rejected(base, "a finding with a rank as text", lambda d: d["findings"].append(new_finding(rank="0")))
+    rejected(base, "a finding without host", lambda d: d["findings"].append(
+        {k: x for k, x in new_finding().items() if k != "host"}))
+    rejected(base, "a finding with passed false", lambda d: d["findings"].append(new_finding(passed=False)))
+    rejected(base, "a passed finding that warns", lambda d: d["findings"].append(new_finding(severity="warn", passed=True)))
+    rejected(base, "a finding with an unknown key", lambda d: d["findings"].append(new_finding(why="x")))
+    rejected(base, "a record of an unknown group", lambda d: d["records"].append(
+        {"measurement": "x", "group": "everyone", "metric": "m", "unit": "", "better": "none", "labels": {}, "value": 1}))
+    rejected(base, "a record with a label that is a number", lambda d: d["records"].append(
+        {"measurement": "x", "group": "world", "metric": "m", "unit": "", "better": "none", "labels": {"n": 1}, "value": 1}))
+    rejected(base, "a rank without pid", lambda d: d["ranks"][0].pop("pid"))
+    rejected(base, "a start time that is not UTC ISO 8601", set_("start_time", "2026-12-02 03:52:33"))
+    rejected(base, "an environment variable outside the allowlist", lambda d: d["environment"].__setitem__(
+        "OMPI_MCA_orte_hnp_uri", "1;tcp://192.0.2.2:1"))
+    rejected(base, "a weights checksum without a weights verdict", lambda d: (
+        d.__setitem__("weights_identical", None), d.__setitem__("weights_checksum", "0123456789abcdef")))
+    if base is not exp:
+        rejected(base, "a finding of scope rank without a rank", lambda d: d["findings"].append(new_finding(scope="rank")))
+
+# ---- per kind ----
+rejected(run, "no phases", del_("phases"))
+rejected(run, "no topology", del_("topology"))
+rejected(run, "no buckets", del_("buckets"))
+rejected(run, "a phase of an unknown name", lambda d: d["phases"].__setitem__("warm", copy.deepcopy(d["phases"]["ddp"])))
+rejected(run, "a ddp phase without per_rank", lambda d: d["phases"]["ddp"].pop("per_rank"))
+rejected(run, "a comm phase with a FLOP rate", lambda d: d["phases"]["comm"].__setitem__("tflops_per_rank", 1.0))
+rejected(run, "a phase with an unknown key", lambda d: d["phases"]["ddp"].__setitem__("steps_ms", 1.0))
+rejected(run, "weights identical with mismatched ranks", set_("weights_mismatched_ranks", [1]))
+rejected(run, "weights verified without weights_mismatched_ranks", del_("weights_mismatched_ranks"))
+rejected(run, "a hidden fraction above 1", set_("hidden_comm_fraction", 1.5))
+rejected(run, "the device none", set_("device", "none"))
+rejected(run, "a source_kind", set_("source_kind", "run"))
+rejected(run, "a topology rank whose host is a name", lambda d: d["topology"]["ranks"][0].__setitem__("host", "vm"))
+accepted(run, "weights not verified (no ddp phase)", lambda d: (
+    d.__setitem__("weights_identical", None), d.__setitem__("weights_checksum", None), d.pop("weights_mismatched_ranks")))
+
+rejected(acc, "phases (written by kind run only)", set_("phases", {}))
+rejected(acc, "a weights verdict", lambda d: (
+    d.__setitem__("weights_identical", True), d.__setitem__("weights_checksum", "0123456789abcdef")))
+rejected(acc, "a record of measurement collectives", lambda d: d["records"][0].__setitem__("measurement", "collectives"))
+rejected(acc, "a topology", lambda d: d.__setitem__("topology", copy.deepcopy(doct["topology"]) if doct else {}))
+
+rejected(coll, "phases (written by kind run only)", set_("phases", {}))
+def row_record(d):
+    """The first record of a row (not the sweep's maxbytes_used, which has no labels)."""
+    return next(r for r in d["records"] if r["metric"] != "maxbytes_used")
+
+
+rejected(coll, "a record without its collective label", lambda d: row_record(d)["labels"].pop("collective"))
+rejected(coll, "a record of an unknown collective", lambda d: row_record(d)["labels"].__setitem__("collective", "gather"))
+rejected(coll, "a record with bytes that are not a count", lambda d: row_record(d)["labels"].__setitem__("bytes", "1K"))
+rejected(coll, "maxbytes_used with labels", lambda d: next(
+    r for r in d["records"] if r["metric"] == "maxbytes_used")["labels"].__setitem__("bytes", "8") if any(
+    r["metric"] == "maxbytes_used" for r in d["records"]) else d.__setitem__("kind", "nothing"))
+rejected(coll, "a record of another measurement", lambda d: d["records"][0].__setitem__("measurement", "accept"))
+
+rejected(doct, "no topology", del_("topology"))
+rejected(doct, "a record (doctor measures nothing)", lambda d: d["records"].append(copy.deepcopy(run["records"][0]) if run else {}))
+rejected(doct, "a device", set_("device", "cpu"))
+rejected(doct, "phases (written by kind run only)", set_("phases", {}))
+rejected(doct, "a topology without its verdict", lambda d: d["topology"].pop("consistent"))
+
+rejected(exp, "no source_kind", del_("source_kind"))
+rejected(exp, "source_kind export (an export keeps its origin)", set_("source_kind", "export"))
+rejected(exp, "an unknown source_kind", set_("source_kind", "benchmark"))
+rejected(exp, "phases", set_("phases", copy.deepcopy(run["phases"]) if run else {}))
+rejected(exp, "a topology", set_("topology", copy.deepcopy(run["topology"]) if run else {}))
+if exp and exp.get("source_kind") == "run":
+    rejected(exp, "source_kind doctor with records", set_("source_kind", "doctor"))
+
+rejected(cmp_, "no metrics (its rows)", del_("metrics"))
+rejected(cmp_, "metrics not an array", set_("metrics", {}))
+rejected(cmp_, "the kind run", set_("kind", "run"))
+rejected(cmp_, "neither kind nor ddpbench_compare", lambda d: (d.pop("kind"), d.pop("ddpbench_compare")))
+accepted(cmp_, "no kind (compare before kinds, ddpbench_compare 1)", del_("kind"))
+rejected(cmp_, "a schema_version (not a result document)", set_("schema_version", 3))
+rejected(cmp_, "an unknown verdict", lambda d: d["metrics"][0].__setitem__("verdict", "!"))
+rejected(cmp_, "a metric without its p", lambda d: d["metrics"][0].pop("p"))
+rejected(cmp_, "a confidence interval of one number", lambda d: d["metrics"][0].__setitem__("ci_pct", [1.0]))
+rejected(cmp_, "a p-value above 1", lambda d: d["metrics"][0].__setitem__("p", 1.5))
+rejected(cmp_, "an untested metric with a p-value", lambda d: d["metrics"][0].update(verdict="?", p=0.5, ci_pct=None))
+rejected(cmp_, "a regression that is not worse", lambda d: d["metrics"][0].update(verdict="+", regression=True))
+rejected(cmp_, "a side without runs", lambda d: d["a"].pop("runs"))
+if cmp_:
+    any_regression = any(m["regression"] for m in cmp_["metrics"])
+    rejected(cmp_, "regression disagreeing with its metrics", set_("regression", not any_regression))
+    if cmp_["same_provenance"]:
+        rejected(cmp_, "an A/A comparison with a provenance diff", lambda d: d["provenance_diff"].append(
+            {"key": "env.X", "a": "1", "b": "2", "a_runs_disagree": False, "b_runs_disagree": False, "model_config": False}))
+    else:
+        rejected(cmp_, "an A/B comparison without a provenance diff", set_("provenance_diff", []))
+        rejected(cmp_, "an A/B comparison with A/A noise", lambda d: d["metrics"][0].__setitem__("aa_noise_pct", 1.0))
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
