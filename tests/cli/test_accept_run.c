@@ -38,11 +38,13 @@ static tl_job main_job = {.timeout = 300, .dir = dir, .out = out, .outn = sizeof
 int main(int argc, char **argv) {
   if (argc < 3) return fprintf(stderr, "usage: test_accept_run mpiexec ddpbench\n"), 2;
   mpiexec = argv[1], prog = argv[2];
+  /* --device cpu throughout: these runs check acceptance's logic on several ranks, which a GPU machine with
+   * fewer GPUs than ranks could not place (NCCL takes one GPU per rank); test_gpu covers the GPU path */
   if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
   char accept_prog[1100], main_prog[1100];
-  snprintf(accept_prog, sizeof accept_prog, "%s accept --health-seconds 0.5 --precisions fp32 --skip p2p --copy-mib 8 "
+  snprintf(accept_prog, sizeof accept_prog, "%s accept --device cpu --health-seconds 0.5 --precisions fp32 --skip p2p --copy-mib 8 "
            "--copy-iters 3", prog);
-  snprintf(main_prog, sizeof main_prog, "%s --hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --quiet", prog);
+  snprintf(main_prog, sizeof main_prog, "%s --device cpu --hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --quiet", prog);
   accept_job.mpiexec = main_job.mpiexec = mpiexec;
   accept_job.prog = accept_prog, main_job.prog = main_prog;
   char host[256] = "", args[1024], buf[4096];
@@ -114,12 +116,12 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "--json: /dev/null is a character device") && !strstr(out, "TFLOP/s"),
         "--json /dev/null: exit %d\n%s", rc, err);
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 %s accept --health-seconds 0.5 : -np 1 %s accept "
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 %s accept --device cpu --health-seconds 0.5 : -np 1 %s accept "
            "--health-seconds 0.5 --expect %s", mpiexec, prog, prog, tl_path(dir, "missing.ini"));
   rc = tl_capture(cmd, dir, out, sizeof out, err, sizeof err);
   CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "missing.ini: cannot read") && !strstr(out, "TFLOP/s"),
         "an error on rank 1 only is printed: exit %d\n%s", rc, err);
-  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 %s accept --health-seconds 0.5 : -np 1 %s accept "
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 %s accept --device cpu --health-seconds 0.5 : -np 1 %s accept "
            "--health-seconds 0.5 --strict", mpiexec, prog, prog);
   rc = tl_capture(cmd, dir, out, sizeof out, err, sizeof err);
   CHECK(rc == 2 && strstr(err, "do not run the same ddpbench accept options") && strstr(err, "rank 1 (host") &&
@@ -134,15 +136,15 @@ int main(int argc, char **argv) {
   CHECK(mkdir(d0, 0700) == 0 && mkdir(d1, 0700) == 0, "working folders made");
   tl_file_write(tl_path(dir, "w0/floors.ini"), "gemm_fp32_tflops = 0.0001\n");
   tl_file_write(tl_path(dir, "w1/floors.ini"), "gemm_fp32_tflops = 1000\n");
-  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --health-seconds 0.5 --expect "
-           "floors.ini : -np 1 --wdir %s %s accept --health-seconds 0.5 --expect floors.ini", mpiexec, d0, prog, d1, prog);
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 --expect "
+           "floors.ini : -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 --expect floors.ini", mpiexec, d0, prog, d1, prog);
   rc = tl_capture(cmd, dir, out, sizeof out, err, sizeof err);
   CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "expect = floors.ini (contents fnv1a64 ") &&
             !strstr(out, "TFLOP/s"),
         "--expect with other contents on rank 1: exit %d\n%s", rc, err);
   tl_file_write(tl_path(dir, "w1/floors.ini"), "gemm_fp32_tflops = 0.0001\n");
-  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --health-seconds 0.5 --precisions "
-           "fp32 --skip p2p,copy --expect floors.ini : -np 1 --wdir %s %s accept --health-seconds 0.5 --precisions fp32 "
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 --precisions "
+           "fp32 --skip p2p,copy --expect floors.ini : -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 --precisions fp32 "
            "--skip p2p,copy --expect floors.ini", mpiexec, d0, prog, d1, prog);
   rc = tl_capture(cmd, dir, out, sizeof out, err, sizeof err);
   CHECK(rc == 0, "--expect with the same contents in two folders: exit %d\n%s%s", rc, out, err);

@@ -88,7 +88,9 @@ int main(int argc, char **argv) {
   }
   mpiexec = argv[1], prog = argv[2];
   char job_prog[1100];
-  snprintf(job_prog, sizeof job_prog, "%s collectives", prog);
+  /* the CPU device (MPI comm) throughout: up to 4 ranks, which a machine with fewer GPUs could not place under
+   * NCCL; test_collectives_gpu covers NCCL */
+  snprintf(job_prog, sizeof job_prog, "%s collectives --device cpu", prog);
   job.mpiexec = mpiexec;
   job.prog = alone.prog = job_prog;
   char args[2048], json[512];

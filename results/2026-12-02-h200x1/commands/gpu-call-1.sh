@@ -22,7 +22,7 @@ for round in 1 2; do
       t=$(date +%s.%N)
       $bin $args --peak-seconds 0 --json $o/$c-$s$round.json --force --quiet >$o/$c-$s$round.txt 2>&1
       rc=$?
-      echo "$c $s$round rc=$rc wall=$(echo "$(date +%s.%N) - $t" | bc)"
+      echo "$c $s$round rc=$rc wall=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t}")"
     done
   done
 done
