@@ -3,6 +3,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,14 @@ void ddp_usage_capture(char *buf, size_t n) {
   if (buf && n) buf[0] = 0;
 }
 
+/* "ddpbench: ..." as one line on stderr. */
+static void say(const char *fmt, va_list ap) {
+  fputs("ddpbench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  fflush(stderr);
+}
+
 ddp_result ddp_usage_error(const char *fmt, ...) {
   if (g_capture) { /* keep the first message: it names the cause */
     if (!g_capture[0]) {
@@ -107,11 +116,8 @@ ddp_result ddp_usage_error(const char *fmt, ...) {
   if (is_rank0()) {
     va_list ap;
     va_start(ap, fmt);
-    fputs("ddpbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    say(fmt, ap);
     va_end(ap);
-    fflush(stderr);
   }
   return DDP_ERR_USAGE;
 }
@@ -120,11 +126,8 @@ void ddp_notice(const char *fmt, ...) {
   if (!is_rank0()) return;
   va_list ap;
   va_start(ap, fmt);
-  fputs("ddpbench: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  say(fmt, ap);
   va_end(ap);
-  fflush(stderr);
 }
 
 double ddp_now(void) {
@@ -152,6 +155,24 @@ int ddp_launcher_rank(void) {
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
     const char *v = getenv(vars[i]);
     if (v && *v) return atoi(v);
+  }
+  return 0;
+}
+
+const char *ddp_fmt_figure(char *buf, size_t n, double v) {
+  if (!isfinite(v)) snprintf(buf, n, "-");
+  else if (fabs(v) >= 100 || v == 0) snprintf(buf, n, "%.1f", v);
+  else snprintf(buf, n, "%.3g", v);
+  return buf;
+}
+
+int ddp_list_has(const char *list, const char *name) {
+  size_t k = strlen(name);
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == k && !strncmp(p, name, k)) return 1;
+    p = e ? e + 1 : NULL;
   }
   return 0;
 }

@@ -77,6 +77,11 @@ uint64_t ddp_fnv1a64(const void *p, size_t n, uint64_t h);
 double ddp_now(void);
 /* "1.50 GiB"-style size into buf (binary units, as nccl-tests' sizes). */
 const char *ddp_fmt_bytes(char *buf, size_t n, double bytes);
+/* A measured figure for a table: "-" when not finite, one decimal from 100 up (and for 0), else 3 significant
+ * digits; buf returned. */
+const char *ddp_fmt_figure(char *buf, size_t n, double v);
+/* 1 when the comma-separated list holds name as one of its items. */
+int ddp_list_has(const char *list, const char *name);
 /* Rank of this process as the launcher tells it (OMPI, PMI, Slurm), before MPI starts; 0 if unknown. */
 int ddp_launcher_rank(void);
 

@@ -76,14 +76,6 @@ static ddp_result acc_tables(opt_set *s, void *args) {
 
 static double acc_timeout(const void *args) { return ((const acc_opts *)args)->timeout; }
 
-static int listed(const char *list, const char *name) {
-  char tmp[64];
-  snprintf(tmp, sizeof tmp, "%s", list);
-  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
-    if (!strcmp(t, name)) return 1;
-  return 0;
-}
-
 /* --pairs as the schedule: auto is the default for the node count. */
 static node_pairs_mode pairs_mode(const acc_opts *o, int nnodes) {
   static const node_pairs_mode m[] = {PAIRS_NONE, PAIRS_TOURNAMENT, PAIRS_RING, PAIRS_NONE};
@@ -194,16 +186,16 @@ static ddp_result measure_all(cmd_ctx *c, const acc_opts *o) {
   result_doc *doc = d->rank == 0 ? &c->doc : NULL;
   measure_env env = {.dist = d, .dev = c->dev, .device = c->pl.device, .waiting = on_waiting};
   /* per GPU, every node at once (groups of ranks only: no data-plane comm needed) */
-  if (!listed(o->skip, "gemm")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gemm, &o->gemm, doc));
-  if (!listed(o->skip, "copy")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_host_copy, &o->copy, doc));
+  if (!ddp_list_has(o->skip, "gemm")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gemm, &o->gemm, doc));
+  if (!ddp_list_has(o->skip, "copy")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_host_copy, &o->copy, doc));
   DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gpu, NULL, doc)); /* links under the load just ended */
-  if (!listed(o->skip, "p2p")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_p2p, &o->p2p, doc));
+  if (!ddp_list_has(o->skip, "p2p")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_p2p, &o->p2p, doc));
   if (d->size < 2) return DDP_OK;
   allreduce_params np, pp = {1, {o->pair_mib ? o->pair_mib : gpu ? 64 : 4}, o->allreduce_iters};
   node_sizes(o, gpu, &np);
   watchdog_tick("accept: allreduce on each node");
-  if (!listed(o->skip, "node")) DDP_TRY(over(&env, c->comm, GROUP_NODE, 0, &measure_allreduce, &np, doc));
-  node_pairs_mode mode = listed(o->skip, "pairs") ? PAIRS_NONE : pairs_mode(o, d->node_count);
+  if (!ddp_list_has(o->skip, "node")) DDP_TRY(over(&env, c->comm, GROUP_NODE, 0, &measure_allreduce, &np, doc));
+  node_pairs_mode mode = ddp_list_has(o->skip, "pairs") ? PAIRS_NONE : pairs_mode(o, d->node_count);
   if (mode == PAIRS_NONE || node_pairs(mode, d->node_count, NULL, 0) == 0) return DDP_OK;
   /* every pass over the pair schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's
    * burst is not named; a slow link is slow in every pass) */
@@ -222,12 +214,6 @@ static ddp_result measure_all(cmd_ctx *c, const acc_opts *o) {
 }
 
 /* ---- printing (rank 0), from the records ---- */
-static const char *num(char *buf, size_t n, double v) {
-  if (!isfinite(v)) snprintf(buf, n, "-");
-  else if (fabs(v) >= 100 || v == 0) snprintf(buf, n, "%.1f", v);
-  else snprintf(buf, n, "%.3g", v);
-  return buf;
-}
 
 static double pv(const gpu_view *g, const char *prec, const char *what) {
   char m[64];
@@ -261,8 +247,8 @@ static void print_gpus(const acc_opts *o, const gpu_views *vs) {
       double temp = pv(g, precs[p], "temp_c_max");
       snprintf(t, sizeof t, isfinite(temp) ? "%.0f" : "-", temp);
       printf(" %5d %-12.12s %-14.14s %-5s %6.0f %8s %8s %8s %7.1f %16s %16s %5s  %s\n", g->rank, g->host, g->model,
-             precs[p], pv(g, precs[p], "n"), num(a, sizeof a, pv(g, precs[p], "tflops")),
-             num(b, sizeof b, pv(g, precs[p], "first_tflops")), num(cc, sizeof cc, pv(g, precs[p], "last_tflops")),
+             precs[p], pv(g, precs[p], "n"), ddp_fmt_figure(a, sizeof a, pv(g, precs[p], "tflops")),
+             ddp_fmt_figure(b, sizeof b, pv(g, precs[p], "first_tflops")), ddp_fmt_figure(cc, sizeof cc, pv(g, precs[p], "last_tflops")),
              pv(g, precs[p], "drift_pct"), clk, pw, t, rs);
     }
   any = 0;
@@ -280,7 +266,7 @@ static void print_gpus(const acc_opts *o, const gpu_views *vs) {
       double gmax = accept_view_value(g, "pcie_gen_max"), wmax = accept_view_value(g, "pcie_width_max");
       if (isfinite(gmax)) snprintf(link, sizeof link, "Gen%.0f x%.0f", gen, width);
       double r = isfinite(gmax) && isfinite(wmax) ? expect_pcie_gbps((unsigned)gmax, (unsigned)wmax) : 0;
-      num(raw, sizeof raw, r > 0 ? r : NAN);
+      ddp_fmt_figure(raw, sizeof raw, r > 0 ? r : NAN);
       printf(" %5d %-12.12s %-14.14s %-12s %10.1f %10.1f %10.1f %10.1f %10s\n", g->rank, g->host, g->model, link,
              accept_view_value(g, "h2d_gbps"), accept_view_value(g, "d2h_gbps"), accept_view_value(g, "h2d_node_gbps"),
              accept_view_value(g, "d2h_node_gbps"), raw);
@@ -325,7 +311,7 @@ static const char *node_host(const result_doc *d, int node) {
 static void print_coll(const acc_opts *o, const cmd_ctx *c) {
   const result_doc *d = &c->doc;
   int nnodes = c->dist.node_count, gpu = c->pl.device->is_gpu;
-  if (c->dist.size > 1 && !listed(o->skip, "node")) {
+  if (c->dist.size > 1 && !ddp_list_has(o->skip, "node")) {
     allreduce_params np;
     node_sizes(o, gpu, &np);
     printf("# allreduce inside each node (all nodes at once), busbw GB/s, %d timed each\n#%-5s %-14s", o->allreduce_iters,
@@ -341,12 +327,12 @@ static void print_coll(const acc_opts *o, const cmd_ctx *c) {
         char b[32], v[16];
         snprintf(b, sizeof b, "%zu", (size_t)(np.mib[k] * (1 << 20)) & ~(size_t)3);
         const result_record *x = result_find(d, "allreduce", g, "busbw_gbs", "bytes", b, NULL);
-        printf(" %11s", num(v, sizeof v, x ? x->value : NAN));
+        printf(" %11s", ddp_fmt_figure(v, sizeof v, x ? x->value : NAN));
       }
       printf("\n");
     }
   }
-  node_pairs_mode mode = listed(o->skip, "pairs") ? PAIRS_NONE : pairs_mode(o, nnodes);
+  node_pairs_mode mode = ddp_list_has(o->skip, "pairs") ? PAIRS_NONE : pairs_mode(o, nnodes);
   int npairs = c->dist.size > 1 ? node_pairs(mode, nnodes, NULL, 0) : 0;
   node_pair *pairs = npairs ? calloc((size_t)npairs, sizeof *pairs) : NULL;
   if (!pairs) return;
@@ -359,7 +345,7 @@ static void print_coll(const acc_opts *o, const cmd_ctx *c) {
     snprintf(g, sizeof g, "pair:%d-%d", pairs[p].a, pairs[p].b);
     const result_record *x = result_find(d, "allreduce", g, "busbw_gbs", NULL);
     printf(" round %-3d %s - %s: %s\n", pairs[p].round, node_host(d, pairs[p].a), node_host(d, pairs[p].b),
-           num(v, sizeof v, x ? x->value : NAN));
+           ddp_fmt_figure(v, sizeof v, x ? x->value : NAN));
   }
   free(pairs);
 }

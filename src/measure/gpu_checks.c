@@ -119,14 +119,6 @@ static const opt_spec GEMM[] = {
 };
 static const opt_table GEMM_TABLE = {"the sustained GEMM", GEMM, 3};
 
-static int listed(const char *list, const char *name) {
-  char tmp[64];
-  snprintf(tmp, sizeof tmp, "%s", list);
-  for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))
-    if (!strcmp(t, name)) return 1;
-  return 0;
-}
-
 static ddp_result gemm_records(result_doc *out, const measure_env *env, const health_gemm_result *g) {
   const char *p = health_prec_name(g->prec);
   char m[64], rank[16];
@@ -168,7 +160,7 @@ static ddp_result gemm_run(const measure_env *env, const measure_group *g, resul
   ddp_result e = DDP_OK;
   /* The GEMMs of a node run together, as in training: a node's power and cooling are loaded as they will be. */
   for (int p = 0; e == DDP_OK && p < HEALTH_NPREC; p++) {
-    if (!listed(o->precisions, health_prec_name((health_prec)p)) || (!gpu && p != HEALTH_FP32)) continue;
+    if (!ddp_list_has(o->precisions, health_prec_name((health_prec)p)) || (!gpu && p != HEALTH_FP32)) continue;
     char what[96];
     snprintf(what, sizeof what, "accept: sustained %s GEMM, %g s", health_prec_name((health_prec)p), o->seconds);
     watchdog_tick(what);

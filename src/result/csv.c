@@ -13,7 +13,7 @@
 
 #include "atomic_file.h"
 
-static void field(FILE *f, const char *s, int last) {
+void csv_quote(FILE *f, const char *s) {
   if (!s) s = "";
   if (strpbrk(s, ",\"\r\n")) {
     fputc('"', f);
@@ -25,6 +25,10 @@ static void field(FILE *f, const char *s, int last) {
   } else {
     fputs(s, f);
   }
+}
+
+static void field(FILE *f, const char *s, int last) {
+  csv_quote(f, s);
   fputs(last ? "\r\n" : ",", f);
 }
 

@@ -3,6 +3,8 @@
 #ifndef DDPBENCH_CSV_H
 #define DDPBENCH_CSV_H
 
+#include <stdio.h>
+
 #include "result.h"
 
 #ifdef __cplusplus
@@ -11,6 +13,9 @@ extern "C" {
 
 /* The text (malloc'd, *out). */
 ddp_result csv_format(const result_doc *d, char **out);
+/* One field, quoted (RFC 4180) when it holds a comma, a quote, CR or LF: the one quoting rule of every CSV
+ * ddpbench writes (compare's too). */
+void csv_quote(FILE *f, const char *s);
 
 #ifdef __cplusplus
 }

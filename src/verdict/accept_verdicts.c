@@ -144,13 +144,6 @@ static ddp_result add(result_doc *d, accept_severity sev, const char *check, fin
   return DDP_OK;
 }
 
-static const char *num(char *buf, size_t n, double v) {
-  if (!isfinite(v)) snprintf(buf, n, "-");
-  else if (fabs(v) >= 100 || v == 0) snprintf(buf, n, "%.1f", v);
-  else snprintf(buf, n, "%.3g", v);
-  return buf;
-}
-
 /* Absolute (vs the floor, when there is one) and relative (vs the median of the same GPU model) checks of one
  * figure, higher is better. */
 static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const gpu_view *g, const char *check,
@@ -208,9 +201,9 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
       unsigned long long bad = nvml_reasons_bad(bits);
       char rs[96], a[16], b[16], text[200];
       snprintf(mk, sizeof mk, "gemm_%s_first_tflops", PRECS[p]);
-      num(a, sizeof a, accept_view_value(g, mk));
+      ddp_fmt_figure(a, sizeof a, accept_view_value(g, mk));
       snprintf(mk, sizeof mk, "gemm_%s_last_tflops", PRECS[p]);
-      num(b, sizeof b, accept_view_value(g, mk));
+      ddp_fmt_figure(b, sizeof b, accept_view_value(g, mk));
       snprintf(text, sizeof text, "%s: reasons %s; first second %s, last %s TFLOP/s%s", PRECS[p],
                isfinite(reasons) ? nvml_reasons_str(bits, rs, sizeof rs) : "not sampled", a, b,
                bad ? " (thermal or hardware slowdown: not a power cap)" : "");
@@ -263,8 +256,8 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
     int bad = unc > 0 || pending > 0 || failure > 0;
     char text[256], a[16], b[16], c[16], e[16], f[16];
     snprintf(text, sizeof text, "ECC uncorrected volatile %s aggregate %s, corrected volatile %s; remapped rows pending "
-             "%s failure %s", num(a, sizeof a, unc), num(b, sizeof b, accept_view_value(g, "ecc_uncorrected_aggregate")),
-             num(c, sizeof c, accept_view_value(g, "ecc_corrected_volatile")), num(e, sizeof e, pending), num(f, sizeof f, failure));
+             "%s failure %s", ddp_fmt_figure(a, sizeof a, unc), ddp_fmt_figure(b, sizeof b, accept_view_value(g, "ecc_uncorrected_aggregate")),
+             ddp_fmt_figure(c, sizeof c, accept_view_value(g, "ecc_corrected_volatile")), ddp_fmt_figure(e, sizeof e, pending), ddp_fmt_figure(f, sizeof f, failure));
     snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus);
     r = add(d, bad ? ACCEPT_FAIL : ACCEPT_PASS, "memory", SCOPE_GPU, g->host, g->rank, subj, unc > 0 ? unc : 0, 0, NAN,
             "errors", text);

@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "compare_stats.h"
+#include "csv.h"
 #include "input_file.h"
 #include "stats.h"
 
@@ -168,19 +169,6 @@ static void print_md(const cmp_report *r, FILE *out) {
   }
 }
 
-/* CSV field: quoted when it holds a comma, quote or newline. */
-static void csv_field(FILE *out, const char *s) {
-  if (strpbrk(s, ",\"\n")) {
-    fputc('"', out);
-    for (; *s; s++) {
-      if (*s == '"') fputc('"', out);
-      fputc(*s, out);
-    }
-    fputc('"', out);
-  } else {
-    fputs(s, out);
-  }
-}
 
 static void print_csv(const cmp_report *r, FILE *out) {
   print_header_lines(r, out, "# ");
@@ -193,7 +181,7 @@ static void print_csv(const cmp_report *r, FILE *out) {
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];
     const cmp_row *w = &l->row;
-    csv_field(out, l->name);
+    csv_quote(out, l->name);
     fprintf(out, ",%s,%s,%d,%d,%.9g,%.9g,%.6g,", l->unit, better_name(l->better), l->na, l->nb, w->med_a, w->med_b,
             w->change_pct);
     if (w->tested && isfinite(w->ci_lo_pct))
