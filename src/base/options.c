@@ -251,7 +251,9 @@ static int value_set(const opt_spec *k, void *field, const char *value, char *er
       if (strlen(value) >= k->size)
         return snprintf(err, errn, "%s is longer than %zu characters", k->key, k->size - 1), -1;
       memcpy(field, value, strlen(value) + 1);
-      if (k->flags & OPT_FILES) /* a listed value: its commas separate files, stored as operands are */
+      /* a listed value: its commas separate files, stored as operands are (one name a line); a value that
+       * already holds a newline is that stored form (as opt_format prints it), whose names keep their commas */
+      if ((k->flags & OPT_FILES) && !strchr(field, '\n'))
         for (char *p = field; *p; p++)
           if (*p == ',') *p = '\n';
       return 0;
@@ -286,7 +288,10 @@ void opt_format(const opt_spec *k, const void *field, char *out, size_t n) {
       break;
     case OPT_BOOL: snprintf(out, n, "%s", *(const int *)field ? "true" : "false"); break;
     case OPT_ENUM: enum_name(k, *(const int *)field, out, n); break;
-    case OPT_STR: snprintf(out, n, "%s", (const char *)field); break;
+    case OPT_STR: /* a file list of one name with a comma ends with a newline, so that it reads back as one name */
+      snprintf(out, n, "%s%s", (const char *)field,
+               (k->flags & OPT_FILES) && strchr(field, ',') && !strchr(field, '\n') ? "\n" : "");
+      break;
     case OPT_SIZE: snprintf(out, n, "%zu", *(const size_t *)field); break;
     case OPT_CUSTOM: k->format(field, out, n); break;
   }

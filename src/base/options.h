@@ -55,7 +55,9 @@ enum {
   OPT_HIDDEN = 1u << 4,   /* not listed by --help (nccl-tests options accepted at their only value) */
   OPT_INPUT = 1u << 5,    /* OPT_STR: a file every rank reads; its contents, not only its name, must agree */
   OPT_FILES = 1u << 7,    /* OPT_OPERANDS of file names: operands joined with '\n' (a name may hold a comma);
-                           * a value from the file or --key is a comma-separated list, stored the same way */
+                           * a value from the file or --key is a comma-separated list, stored the same way,
+                           * unless it holds a newline: then it is that stored form, one name a line (printed
+                           * so: a single name with a comma is printed with a newline after it) */
   OPT_FIXED = 1u << 6,    /* a number accepted at min (== max) only, also when that is 0 (nccl-tests' -z 0) */
 };
 

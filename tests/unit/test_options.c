@@ -149,7 +149,11 @@ static void test_rules(void) {
   CHECK(parse(&cmd_accept, "--expect=", NULL) == DDP_ERR_USAGE && strstr(err, "--expect needs a file name"), "--expect=: %s", err);
   CHECK(parse(&cmd_export, "r,1.json", "--json", "x.json", NULL) == DDP_OK, "a comma in export's file name: %s", err);
   CHECK(parse(&cmd_compare, "a,1.json", "a2.json", "--", "b,1.json", NULL) == DDP_OK && !strcmp(key_value("a"), "a,1.json\na2.json") &&
-            !strcmp(key_value("b"), "b,1.json"), "compare keeps commas in names: a '%s', b '%s'", key_value("a"), key_value("b"));
+            !strcmp(key_value("b"), "b,1.json\n"), "compare keeps commas in names: a '%s', b '%s'", key_value("a"), key_value("b"));
+  /* found by fuzz_options: the printed list reads back as the same names (a name with a comma, alone or not) */
+  CHECK(parse(&cmd_compare, "--a", "a,1.json\na2.json", "--b", "b,1.json\n", NULL) == DDP_OK &&
+            !strcmp(key_value("a"), "a,1.json\na2.json") && !strcmp(key_value("b"), "b,1.json\n"),
+        "printed lists read back: a '%s', b '%s'", key_value("a"), key_value("b"));
   CHECK(parse(&cmd_compare, "--a=x.json,y.json", "--b", "z.json", NULL) == DDP_OK && !strcmp(key_value("a"), "x.json\ny.json"),
         "--a's commas separate files: '%s'", key_value("a"));
   /* choices from the tables */
