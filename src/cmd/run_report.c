@@ -24,7 +24,7 @@ static const char *fmt_num(char *buf, size_t n, double v, const char *f) {
 
 void report_print(FILE *out, const run_report *r, const run_summary *s) {
   const ddp_config *c = r->cfg;
-  char b1[32], b2[32], b3[32], b4[32], b5[32];
+  char b1[32], b2[96], b3[32], b4[32], b5[32];
   double params = (double)c->layers * c->hidden * c->hidden;
   fprintf(out, "# ddpbench %s  device %s  comm %s  world %d (%d node%s)\n", DDPBENCH_VERSION, r->device, r->comm,
           r->world, r->nodes, r->nodes == 1 ? "" : "s");
@@ -60,24 +60,41 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   }
   char how[64] = "H x H x H GEMM";
   if (report_peak_sustained(r)) snprintf(how, sizeof how, "8192^3 GEMM sustained %g s", c->peak_seconds);
-  fprintf(out, "#\n# measured peak %s TFLOP/s (%s, %s, median over ranks); table peak %s\n#\n",
+  fprintf(out, "#\n# measured peak %s TFLOP/s (%s, %s, median over ranks); MFU peak %s\n#\n",
           fmt_num(b1, sizeof b1, s->measured_peak_tflops, "%.4g"), how, precision_name(c->precision),
-          r->table_peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.1f TFLOP/s") : "unknown");
+          r->table_peak_tflops > 0 && c->peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.4g TFLOP/s (given: --peak-tflops)")
+          : r->table_peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.4g TFLOP/s (datasheet, dense)")
+                                     : "unknown (no datasheet figure for this device: --peak-tflops gives one)");
 
-  fprintf(out, "#  phase   step(ms)      p10      p90      min      max   samples/s  TFLOP/s/rank  MFU(meas)  MFU(table)\n");
+  fprintf(out, "#  phase   step(ms)      p10      p90      min      max   samples/s  TFLOP/s/rank        MFU    vs GEMM\n");
+  char why_notes[PHASE_COUNT * 2][300];
+  int nnotes = 0;
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_summary *ps = &s->ph[p];
     if (!ps->present) continue;
-    fprintf(out, "  %6s %9.3f %8.3f %8.3f %8.3f %8.3f %11.1f", phase_name((ddp_phase)p), ps->step.median, ps->step.p10,
-            ps->step.p90, ps->step.min, ps->step.max, ps->samples_per_s);
-    if (p == PHASE_COMM)
-      fprintf(out, "   busbw %.2f GB/s (algbw %.2f)\n", ps->busbw, ps->algbw);
-    else
-      fprintf(out, " %13s %10s %11s\n", fmt_num(b3, sizeof b3, ps->tflops_per_rank, "%.2f"),
-              fmt_num(b4, sizeof b4, ps->mfu_measured * 100, "%.1f%%"),
-              fmt_num(b5, sizeof b5, ps->mfu_table * 100, "%.1f%%"));
+    fprintf(out, "  %6s %9.3f %8.3f %8.3f %8.3f %8.3f %11s", phase_name((ddp_phase)p), ps->step.median, ps->step.p10,
+            ps->step.p90, ps->step.min, ps->step.max, ddp_fmt_figure(b3, sizeof b3, ps->samples_per_s));
+    if (p == PHASE_COMM) {
+      if (isnan(ps->busbw))
+        fprintf(out, "   busbw - (%s)\n", ps->why_bw);
+      else
+        fprintf(out, "   busbw %s GB/s (algbw %s; all buckets' bytes over the whole comm step)\n",
+                ddp_fmt_figure(b4, sizeof b4, ps->busbw), ddp_fmt_figure(b5, sizeof b5, ps->algbw));
+    } else {
+      fprintf(out, " %13s %10s %10s\n", ddp_fmt_figure(b3, sizeof b3, ps->tflops_per_rank),
+              fmt_num(b4, sizeof b4, ps->mfu_table * 100, "%.1f%%"), fmt_num(b5, sizeof b5, ps->mfu_measured * 100, "%.1f%%"));
+      const char *w = report_phase_why(s, p, "mfu_table_peak");
+      int seen = 0;
+      for (int i = 0; w && i < nnotes; i++) seen |= !strcmp(why_notes[i], w);
+      if (w && !seen && nnotes < PHASE_COUNT * 2) snprintf(why_notes[nnotes++], sizeof why_notes[0], "%s", w);
+      if (w && seen) continue;
+    }
   }
-  fprintf(out, "#  (step time: the slowest rank's, per step; statistics over the %d timed steps)\n", c->steps);
+  fprintf(out, "#  (step time: the slowest rank's, per step; statistics over the %d timed steps. MFU: model TFLOP/s\n"
+               "#  over the MFU peak above. vs GEMM: over the measured peak, the run's own GEMM; %s)\n", c->steps,
+          report_peak_sustained(r) ? "that one ran at the power\n#  cap, so a step at higher clocks can pass 100 %"
+                                   : "a step whose GEMMs run\n#  faster than that one can pass 100 %");
+  for (int i = 0; i < nnotes; i++) fprintf(out, "#  MFU -: %s\n", why_notes[i]); /* one line per reason */
 
   const phase_summary *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
   if ((cm->present && cm->nrows) || (dd->present && dd->nrows)) {
@@ -90,18 +107,25 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
       for (int q = 0; q < 2; q++) {
         const phase_summary *ps = q == 0 ? cm : dd;
         if (ps->present && k < ps->nrows && !isnan(ps->rows[k].time_us))
-          fprintf(out, " %10.1f %6.1f %6.1f", ps->rows[k].time_us, ps->rows[k].algbw, ps->rows[k].busbw);
+          fprintf(out, " %10.1f %6s %6s", ps->rows[k].time_us, fmt_num(b1, sizeof b1, ps->rows[k].algbw, "%.1f"),
+                  fmt_num(b2, sizeof b2, ps->rows[k].busbw, "%.1f"));
         else
           fprintf(out, " %10s %6s %6s", "-", "-", "-");
       }
       fputc('\n', out);
     }
-    fprintf(out, "#  (GB/s = 1e9 B/s; busbw = algbw x 2(n-1)/n as nccl-tests; 'inside ddp' overlaps the backward pass)\n");
+    fprintf(out, "#  (GB/s = 1e9 B/s; busbw = algbw x 2(n-1)/n as nccl-tests; each allreduce timed alone; 'inside ddp'\n"
+                 "#  overlaps the backward pass%s%s)\n", any->why_bw[0] ? "; bandwidth -: " : "", any->why_bw);
   }
 
   fprintf(out, "#\n");
+  if (r->world == 1 && !isnan(s->ddp_overhead_ms))
+    fprintf(out, "# weak-scaling efficiency: - (%s)\n", s->why_efficiency);
+  else if (s->why_efficiency[0])
+    fprintf(out, "# weak-scaling efficiency (local / ddp step time): - (%s)\n", s->why_efficiency);
   if (!isnan(s->scaling_efficiency)) {
     fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%", s->scaling_efficiency * 100);
+    if (s->scaling_efficiency > 1) fprintf(out, " ± %.1f, within noise", s->efficiency_noise * 100);
     if (!isnan(s->exposed_comm_ms)) fprintf(out, "   exposed communication %.3f ms", s->exposed_comm_ms);
     if (!isnan(s->hidden_fraction))
       fprintf(out, "   hidden %.0f %% of the comm phase's %.3f ms", s->hidden_fraction * 100, cm->step.median);
@@ -269,6 +293,15 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
   }
   for (int p = 0; p < PHASE_COUNT && r->world > 1; p++)
     if (s->ph[p].present && p != PHASE_COMM) DDP_TRY(slowest_finding(r, &s->ph[p], (ddp_phase)p, f));
+  /* A model step faster than the MFU peak: the peak (given or from the datasheet table) is wrong. */
+  for (int p = 0; p < PHASE_COUNT; p++) {
+    const phase_summary *ps = &s->ph[p];
+    if (!ps->present || p == PHASE_COMM || !(r->table_peak_tflops > 0) || !(ps->tflops_per_rank > r->table_peak_tflops))
+      continue;
+    DDP_TRY(findings_add(f, "peak", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), ps->tflops_per_rank,
+                         r->table_peak_tflops, "TFLOP/s", "%s: MFU not given: %s", phase_name((ddp_phase)p),
+                         ps->why_mfu_table));
+  }
   if (s->overlap_why[0])
     DDP_TRY(findings_add(f, "overlap", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
                          "exposed and hidden communication cannot be told: %s", s->overlap_why));
@@ -330,6 +363,14 @@ cJSON *report_sections(const run_report *r, const run_summary *s) {
   for (int p = 0; p < PHASE_COUNT; p++)
     if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), report_phase_json(r, s, p));
   cJSON_AddItemToObject(legacy, "scaling_efficiency", num(s->scaling_efficiency));
+  if (!isnan(s->efficiency_noise)) cJSON_AddItemToObject(legacy, "scaling_efficiency_noise", num(s->efficiency_noise));
+  if (s->why_efficiency[0] || s->overlap_why[0]) {
+    cJSON *why = cJSON_AddObjectToObject(legacy, "figures_why");
+    if (s->why_efficiency[0]) cJSON_AddStringToObject(why, "scaling_efficiency", s->why_efficiency);
+    if (s->overlap_why[0] && isnan(s->exposed_comm_ms)) cJSON_AddStringToObject(why, "exposed_comm_ms", s->overlap_why);
+    if (s->overlap_why[0] && isnan(s->hidden_fraction)) cJSON_AddStringToObject(why, "hidden_comm_fraction", s->overlap_why);
+  }
+  if (!isnan(s->ddp_overhead_ms)) cJSON_AddItemToObject(legacy, "ddp_overhead_ms", num(s->ddp_overhead_ms));
   cJSON_AddItemToObject(legacy, "exposed_comm_ms", num(s->exposed_comm_ms));
   cJSON_AddItemToObject(legacy, "hidden_comm_fraction", num(s->hidden_fraction));
   if (s->weights_identical >= 0) {

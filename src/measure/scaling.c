@@ -135,26 +135,29 @@ static ddp_result group_records(const measure_env *env, const measure_group *g, 
     bytes += (double)dd->rows[k].bytes * dd->rows[k].nbuckets;
     us += dd->rows[k].time_us * dd->rows[k].nbuckets;
   }
-  double busbw = us > 0 ? bytes / (us * 1e-6) / 1e9 * busbw_factor(W) : NAN;
+  double busbw = us > 0 && W > 1 ? bytes / (us * 1e-6) / 1e9 * busbw_factor(W) : NAN;
   struct {
     const char *metric, *unit;
     result_better better;
     int present;
     double v;
     const ddp_stats *st;
-  } fig[] = {{"nodes", "", BETTER_NONE, 1, nodes, NULL},
-             {"step_ms", "ms", BETTER_LOWER, 1, dd->step.median, &dd->step},
-             {"samples_per_s", "1/s", BETTER_HIGHER, 1, dd->samples_per_s, NULL},
-             {"local_step_ms", "ms", BETTER_LOWER, lo->present, lo->step.median, &lo->step},
-             {"comm_step_ms", "ms", BETTER_LOWER, cm->present, cm->step.median, &cm->step},
-             {"exposed_comm_ms", "ms", BETTER_LOWER, lo->present, s.exposed_comm_ms, NULL},
-             {"hidden_comm_fraction", "", BETTER_HIGHER, lo->present && cm->present, s.hidden_fraction, NULL},
-             {"busbw_gbs", "GB/s", BETTER_HIGHER, 1, busbw, NULL},
-             {"local_efficiency", "", BETTER_HIGHER, lo->present, s.scaling_efficiency, NULL}};
+    const char *why;
+  } fig[] = {{"nodes", "", BETTER_NONE, 1, nodes, NULL, NULL},
+             {"step_ms", "ms", BETTER_LOWER, 1, dd->step.median, &dd->step, NULL},
+             {"samples_per_s", "1/s", BETTER_HIGHER, 1, dd->samples_per_s, NULL, NULL},
+             {"local_step_ms", "ms", BETTER_LOWER, lo->present, lo->step.median, &lo->step, NULL},
+             {"comm_step_ms", "ms", BETTER_LOWER, cm->present, cm->step.median, &cm->step, NULL},
+             {"exposed_comm_ms", "ms", BETTER_LOWER, lo->present, s.exposed_comm_ms, NULL, s.overlap_why},
+             {"hidden_comm_fraction", "", BETTER_HIGHER, lo->present && cm->present, s.hidden_fraction, NULL, s.overlap_why},
+             {"busbw_gbs", "GB/s", BETTER_HIGHER, 1, busbw, NULL, W == 1 ? dd->why_bw : NULL},
+             {"local_efficiency", "", BETTER_HIGHER, lo->present, s.scaling_efficiency, NULL, s.why_efficiency}};
   r = result_add(out, "scaling", G, "gpus", "", BETTER_NONE, W, NULL, NULL, 0, "ranks", rk, "hosts", hosts, NULL);
   for (size_t k = 0; r == DDP_OK && k < sizeof fig / sizeof fig[0]; k++)
-    if (fig[k].present)
+    if (fig[k].present) {
       r = result_add(out, "scaling", G, fig[k].metric, fig[k].unit, fig[k].better, fig[k].v, fig[k].st, NULL, 0, NULL);
+      if (r == DDP_OK) r = result_set_why(out, fig[k].why);
+    }
   for (int i = 0; r == DDP_OK && i < W; i++) {
     char rank[16];
     snprintf(rank, sizeof rank, "%d", mem[i].rank);
@@ -206,6 +209,15 @@ static double value_of(const result_doc *d, const char *group, const char *metri
   return r ? r->value : NAN;
 }
 
+/* The step times' spread (p10 to p90) of the 1-rank group plus group's, over group's median: the noise of an
+ * efficiency, as the job's report takes it (summary.c); NaN without statistics. */
+static double efficiency_noise(const result_doc *d, const char *group) {
+  const result_record *one = result_find(d, "scaling", "first:1", "step_ms", NULL);
+  const result_record *g = result_find(d, "scaling", group, "step_ms", NULL);
+  if (!one || !g || !one->has_stats || !g->has_stats || !(g->value > 0)) return NAN;
+  return ((one->stats.p90 - one->stats.p10) + (g->stats.p90 - g->stats.p10)) / g->value;
+}
+
 static void scaling_print(FILE *f, const measurement *m, const result_doc *d) {
   (void)m;
   fprintf(f, "#\n# scaling sweep (ddp phase per group; efficiency = 1-rank ddp step / group's ddp step)\n");
@@ -225,13 +237,16 @@ static void scaling_print(FILE *f, const measurement *m, const result_doc *d) {
       else
         snprintf(c[k], sizeof c[k], fmt[k], v[k]);
     }
+    double eff = value_of(d, G, "efficiency");
+    if (eff > 1) snprintf(c[2], sizeof c[2], "%.1f±%.1f", 100 * eff, 100 * efficiency_noise(d, G));
     double bw = value_of(d, G, "busbw_gbs");
     char b[32];
-    snprintf(b, sizeof b, isnan(bw) ? "-" : "%.2f", bw);
+    ddp_fmt_figure(b, sizeof b, bw);
     fprintf(f, "  %5.0f %5.0f %11s %13s %10s %11s %10s %10s  %s (%s)\n", r->value, value_of(d, G, "nodes"), c[0], c[1],
             c[2], c[3], c[4], b, result_record_label(r, "ranks"), result_record_label(r, "hosts"));
   }
-  fprintf(f, "# busbw: GB/s of the bucket allreduces inside the ddp phase (nccl-tests' bus bandwidth)\n");
+  fprintf(f, "# busbw: GB/s of the bucket allreduces inside the ddp phase (nccl-tests' bus bandwidth; - on 1 rank:\n"
+             "# no data moves between ranks). eff above 100 %%: within the step times' noise (±), else - (cannot tell)\n");
 }
 
 const measurement measure_scaling = {"scaling", "the train phases on the first 1, 2, 4, ... ranks of a node, then "
@@ -253,16 +268,25 @@ ddp_result sweep_run(const measure_env *env, ddp_comm *world, result_doc *doc) {
   return env->dist->rank == 0 ? sweep_efficiency(doc) : DDP_OK;
 }
 
+/* Efficiency = the 1-rank step over the group's. Above 100 % a group beats a single rank, which weak scaling
+ * cannot do: within the step times' noise it is given (and printed with that noise), beyond it the sweep cannot
+ * tell. */
 ddp_result sweep_efficiency(result_doc *doc) {
   double one = value_of(doc, "first:1", "step_ms");
   int n = doc->nrecords; /* the groups' records; the new ones go after them */
   for (int i = 0; i < n; i++) {
     const result_record *r = &doc->records[i];
     if (strcmp(r->measurement, "scaling") || strcmp(r->metric, "step_ms")) continue;
-    char group[64];
+    char group[64], why[256] = "";
     snprintf(group, sizeof group, "%s", r->group); /* result_add may move the records */
-    double eff = r->value > 0 && one > 0 ? one / r->value : NAN;
+    double eff = r->value > 0 && one > 0 ? one / r->value : NAN, noise = efficiency_noise(doc, group);
+    if (eff > 1 && !(eff - 1 <= noise)) {
+      snprintf(why, sizeof why, "cannot tell: the group's ddp step (%.3f ms) is faster than the 1-rank one (%.3f ms) "
+               "beyond the step times' spread", r->value, one);
+      eff = NAN;
+    }
     DDP_TRY(result_add(doc, "scaling", group, "efficiency", "", BETTER_HIGHER, eff, NULL, NULL, 0, NULL));
+    DDP_TRY(result_set_why(doc, why));
   }
   return DDP_OK;
 }

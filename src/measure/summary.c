@@ -15,6 +15,27 @@ int report_peak_sustained(const run_report *r) {
 
 double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 0.0; }
 
+#define ONE_RANK_BW "1 rank: the allreduce moves no data between ranks"
+
+const char *report_phase_why(const run_summary *s, int p, const char *metric) {
+  const phase_summary *ps = &s->ph[p];
+  const char *w = !strcmp(metric, "samples_per_s")       ? ps->why_samples
+                  : !strcmp(metric, "mfu_table_peak")    ? ps->why_mfu_table
+                  : !strcmp(metric, "mfu_measured_peak") ? ps->why_mfu_measured
+                  : strstr(metric, "bw_gbs")             ? ps->why_bw
+                                                         : "";
+  return *w ? w : NULL;
+}
+
+void report_mfu_why(double tflops, double peak, int given, char *why, size_t n) {
+  why[0] = 0;
+  if (!(peak > 0))
+    snprintf(why, n, "no datasheet peak is known for this device and precision (give it with --peak-tflops)");
+  else if (tflops > peak)
+    snprintf(why, n, "%.4g TFLOP/s is above the %s peak of %.4g TFLOP/s, so that peak is wrong for this device%s", tflops,
+             given ? "given" : "datasheet", peak, given ? " (--peak-tflops)" : " (give the right one with --peak-tflops)");
+}
+
 /* ---- figures ------------------------------------------------------------------------------------ */
 static double median_of(double *x, int n) { return stats_percentile(x, n, 0.5); }
 
@@ -59,7 +80,7 @@ static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd,
       continue;
     }
     row->time_us = median_of(per_step, S) * 1e3;
-    row->algbw = (double)row->bytes / (row->time_us * 1e-6) / 1e9;
+    row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
     row->busbw = row->algbw * busbw_factor(W);
   }
   free(per_step);
@@ -108,6 +129,30 @@ static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *loca
   }
   s->exposed_comm_ms = ex;
   s->hidden_fraction = c > 0 ? 1 - ex / c : NAN;
+}
+
+/* Weak-scaling efficiency, local / ddp. On 1 rank it is 100 % by definition, so not a measurement: the figure
+ * there is the DDP overhead, ddp - local. Above 100 % (a ddp step faster than a local one) it is noise at best:
+ * within the step times' spread (as overlap() measures it) it is given with that noise; beyond it the
+ * measurement cannot tell. */
+static void efficiency(run_summary *s, int W, const ddp_stats *local, const ddp_stats *ddp) {
+  double spread = (local->p90 - local->p10) + (ddp->p90 - ddp->p10);
+  if (W == 1) {
+    s->ddp_overhead_ms = ddp->median - local->median;
+    snprintf(s->why_efficiency, sizeof s->why_efficiency,
+             "1 rank: 100 %% by definition; the DDP overhead there, ddp - local, is %.3f ms, step times' spread %.3f ms",
+             s->ddp_overhead_ms, spread);
+    return;
+  }
+  if (!(ddp->median > 0)) return;
+  if (local->median - ddp->median > spread) {
+    snprintf(s->why_efficiency, sizeof s->why_efficiency,
+             "cannot tell: the ddp step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' "
+             "spread (%.3f ms)", ddp->median, local->median, spread);
+    return;
+  }
+  s->scaling_efficiency = local->median / ddp->median;
+  s->efficiency_noise = spread / ddp->median;
 }
 
 ddp_result report_summarize(const run_report *r, run_summary *s) {
@@ -162,14 +207,24 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
     free(med);
 
     double sec = ps->step.median * 1e-3;
-    ps->samples_per_s = (double)r->cfg->batch * W / sec;
+    ps->samples_per_s = ps->tflops_per_rank = ps->mfu_measured = ps->mfu_table = ps->algbw = ps->busbw = NAN;
+    if (W == 1) snprintf(ps->why_bw, sizeof ps->why_bw, ONE_RANK_BW);
     if (p != PHASE_COMM) {
+      ps->samples_per_s = (double)r->cfg->batch * W / sec;
       ps->tflops_per_rank = r->flops_per_step / sec / 1e12;
-      ps->mfu_measured = s->measured_peak_tflops > 0 ? ps->tflops_per_rank / s->measured_peak_tflops : NAN;
-      ps->mfu_table = r->table_peak_tflops > 0 ? ps->tflops_per_rank / r->table_peak_tflops : NAN;
+      /* MFU: against the datasheet dense peak of the precision (or the one given); above it, the peak is wrong */
+      report_mfu_why(ps->tflops_per_rank, r->table_peak_tflops, r->cfg->peak_tflops > 0, ps->why_mfu_table,
+                     sizeof ps->why_mfu_table);
+      if (!ps->why_mfu_table[0]) ps->mfu_table = ps->tflops_per_rank / r->table_peak_tflops;
+      /* the ratio to the run's own GEMM: above 1 when the step runs at higher clocks than that GEMM did */
+      if (s->measured_peak_tflops > 0) ps->mfu_measured = ps->tflops_per_rank / s->measured_peak_tflops;
+      else snprintf(ps->why_mfu_measured, sizeof ps->why_mfu_measured, "no GEMM peak was measured");
     } else {
-      ps->algbw = r->comm_bytes / sec / 1e9;
-      ps->busbw = ps->algbw * busbw_factor(W);
+      snprintf(ps->why_samples, sizeof ps->why_samples, "the comm phase trains on no samples: it times the allreduces alone");
+      if (W > 1) {
+        ps->algbw = r->comm_bytes / sec / 1e9;
+        ps->busbw = ps->algbw * busbw_factor(W);
+      }
     }
     if (p != PHASE_LOCAL) DDP_TRY(summarize_allreduce(r, pd, ps));
     if (pd->skipped) {
@@ -180,7 +235,8 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
   }
 
   const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
-  s->scaling_efficiency = lo->present && dd->present ? lo->step.median / dd->step.median : NAN;
+  s->scaling_efficiency = s->efficiency_noise = s->ddp_overhead_ms = NAN;
+  if (lo->present && dd->present) efficiency(s, W, &lo->step, &dd->step);
   s->exposed_comm_ms = s->hidden_fraction = NAN;
   if (lo->present && dd->present && W > 1) overlap(s, cm->present ? &cm->step : NULL, &lo->step, &dd->step);
 
@@ -247,6 +303,14 @@ cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
     cJSON_AddItemToObject(o, "algbw_gbs", num(ps->algbw));
     cJSON_AddItemToObject(o, "busbw_gbs", num(ps->busbw));
   }
+  static const char *const why_keys[] = {"samples_per_s", "mfu_measured_peak", "mfu_table_peak", "algbw_gbs", "busbw_gbs"};
+  cJSON *why = NULL;
+  for (size_t k = 0; k < sizeof why_keys / sizeof why_keys[0]; k++) {
+    const char *w = report_phase_why(s, p, why_keys[k]);
+    if (!w || !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, why_keys[k]))) continue;
+    if (!why) why = cJSON_AddObjectToObject(o, "why");
+    cJSON_AddStringToObject(why, why_keys[k], w);
+  }
   cJSON_AddNumberToObject(o, "slowest_rank", ps->slowest_rank);
   cJSON_AddItemToObject(o, "slowest_rank_excess", num(ps->slowest_excess));
   cJSON *ranks = cJSON_AddArrayToObject(o, "per_rank");
@@ -269,6 +333,8 @@ cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
       cJSON_AddItemToObject(x, "time_us", num(ps->rows[k].time_us));
       cJSON_AddItemToObject(x, "algbw_gbs", num(ps->rows[k].algbw));
       cJSON_AddItemToObject(x, "busbw_gbs", num(ps->rows[k].busbw));
+      if (isnan(ps->rows[k].busbw) && !isnan(ps->rows[k].time_us) && ps->why_bw[0])
+        cJSON_AddStringToObject(x, "why", ps->why_bw);
       cJSON_AddItemToArray(rows, x);
     }
   }
@@ -295,13 +361,18 @@ static ddp_result phase_records_add(const run_report *r, const run_summary *s, i
   const phase_summary *ps = &s->ph[p];
   DDP_TRY(result_add(d, phase, group, "step_ms", "ms", BETTER_LOWER, ps->step.median, &ps->step, NULL, 0, NULL));
   DDP_TRY(result_add(d, phase, group, "samples_per_s", "1/s", BETTER_HIGHER, ps->samples_per_s, NULL, NULL, 0, NULL));
+  DDP_TRY(result_set_why(d, report_phase_why(s, p, "samples_per_s")));
   if (p != PHASE_COMM) {
     DDP_TRY(result_add(d, phase, group, "tflops_per_rank", "TFLOP/s", BETTER_HIGHER, ps->tflops_per_rank, NULL, NULL, 0, NULL));
     DDP_TRY(result_add(d, phase, group, "mfu_measured_peak", "", BETTER_HIGHER, ps->mfu_measured, NULL, NULL, 0, NULL));
+    DDP_TRY(result_set_why(d, report_phase_why(s, p, "mfu_measured_peak")));
     DDP_TRY(result_add(d, phase, group, "mfu_table_peak", "", BETTER_HIGHER, ps->mfu_table, NULL, NULL, 0, NULL));
+    DDP_TRY(result_set_why(d, report_phase_why(s, p, "mfu_table_peak")));
   } else {
     DDP_TRY(result_add(d, phase, group, "algbw_gbs", "GB/s", BETTER_HIGHER, ps->algbw, NULL, NULL, 0, NULL));
+    DDP_TRY(result_set_why(d, report_phase_why(s, p, "algbw_gbs")));
     DDP_TRY(result_add(d, phase, group, "busbw_gbs", "GB/s", BETTER_HIGHER, ps->busbw, NULL, NULL, 0, NULL));
+    DDP_TRY(result_set_why(d, report_phase_why(s, p, "busbw_gbs")));
   }
   for (int rk = 0; rk < r->world; rk++) {
     char rank[16];
@@ -319,10 +390,13 @@ static ddp_result phase_records_add(const run_report *r, const run_summary *s, i
     const char *type = dtype_name(r->comm_type);
     DDP_TRY(result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, ps->rows[k].time_us, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
+    const char *why = isnan(ps->rows[k].time_us) ? NULL : report_phase_why(s, p, "allreduce_busbw_gbs");
     DDP_TRY(result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].algbw, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
+    DDP_TRY(result_set_why(d, why));
     DDP_TRY(result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].busbw, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
+    DDP_TRY(result_set_why(d, why));
   }
   int total = pd->warmup + pd->steps;
   if (pd->loss && total > 0)
@@ -354,7 +428,10 @@ ddp_result report_records(const run_report *r, const run_summary *s, const char 
   DDP_TRY(result_add(d, "gemm", group, "measured_peak_tflops", "TFLOP/s", BETTER_HIGHER, s->measured_peak_tflops, NULL,
                      NULL, 0, NULL));
   DDP_TRY(result_add(d, "job", group, "scaling_efficiency", "", BETTER_HIGHER, s->scaling_efficiency, NULL, NULL, 0, NULL));
+  DDP_TRY(result_set_why(d, s->why_efficiency));
   DDP_TRY(result_add(d, "job", group, "exposed_comm_ms", "ms", BETTER_LOWER, s->exposed_comm_ms, NULL, NULL, 0, NULL));
+  DDP_TRY(result_set_why(d, s->overlap_why));
   DDP_TRY(result_add(d, "job", group, "hidden_comm_fraction", "", BETTER_HIGHER, s->hidden_fraction, NULL, NULL, 0, NULL));
+  DDP_TRY(result_set_why(d, s->overlap_why));
   return DDP_OK;
 }

@@ -87,11 +87,22 @@ typedef struct {
   double algbw, busbw; /* whole step: comm_bytes / median step time (comm phase) */
   int skipped_steps;
   double final_scale;
+  /* Why a figure above is NaN when it is not defined or not meaningful here ("" when it is given): the one
+   * source of the reasons for the text, the JSON and the records (report_phase_why). */
+  char why_samples[96];   /* samples_per_s */
+  char why_bw[96];        /* algbw, busbw, and the rows' algbw and busbw */
+  char why_mfu_table[256];
+  char why_mfu_measured[128];
 } phase_summary;
 
 typedef struct {
   phase_summary ph[PHASE_COUNT];
-  double scaling_efficiency; /* median local / median ddp; NaN unless both ran */
+  double scaling_efficiency; /* median local / median ddp; NaN unless both ran on 2 ranks or more, or when the
+                              * ddp step beats the local one beyond the step times' spread (why_efficiency) */
+  double efficiency_noise;   /* the efficiency's noise: the step times' spread (p10 to p90 of local and ddp)
+                              * over the ddp median; NaN with the efficiency */
+  char why_efficiency[256];  /* why scaling_efficiency is NaN, or "" */
+  double ddp_overhead_ms;    /* 1 rank: ddp - local (what DDP's bucketing and allreduce calls cost alone); else NaN */
   double exposed_comm_ms;    /* ddp - local, in [0, comm]; NaN when the measurement cannot tell */
   double hidden_fraction;    /* 1 - exposed / comm, in [0, 1]; NaN when it cannot tell (or no comm phase) */
   char overlap_why[256];     /* why it cannot tell, or "" */
@@ -103,6 +114,12 @@ typedef struct {
 
 /* allreduce bus bandwidth factor 2(n-1)/n (0 for one rank, as nccl-tests). */
 double busbw_factor(int world);
+/* Why phase p's figure `metric` (samples_per_s, algbw_gbs, busbw_gbs, mfu_table_peak, mfu_measured_peak; the
+ * rows' allreduce_algbw_gbs and allreduce_busbw_gbs) is not given, or NULL when it is. */
+const char *report_phase_why(const run_summary *s, int p, const char *metric);
+/* The reason MFU against peak_tflops (the datasheet's, or --peak-tflops when `given`) is not given, or ""
+ * when it is: no peak, or a ratio above 1 (the peak is wrong for this GPU). */
+void report_mfu_why(double tflops, double peak_tflops, int given, char *why, size_t n);
 
 ddp_result report_summarize(const run_report *r, run_summary *s);
 void report_summary_free(run_summary *s);

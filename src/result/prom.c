@@ -7,7 +7,10 @@
  * are sorted, each with one HELP and one TYPE (all gauges); a duplicate series (same name and labels) is
  * dropped, since node_exporter refuses a whole file that repeats one. Also: ddpbench_info (the stack, as
  * labels), ddpbench_run_ok (1 when no finding failed: the verdict), ddpbench_findings{severity},
- * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds.
+ * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds. Every series carries kind="run",
+ * "accept", ... (an export: the kind it was made from) first, so that the files of different subcommands in
+ * one textfile-collector folder never define the same series. A figure that is NaN (not measured, or not
+ * defined: the JSON's "why" says which) is left out: never a NaN sample.
  * Reads the result model only; never measures; writes through atomic_file.c. */
 #include "prom.h"
 
@@ -114,6 +117,11 @@ static char *take(tbuf *t) {
   return p;
 }
 
+/* What made the figures: the document's kind (for an export, the kind of the result it was made from). */
+static const char *prom_kind(const result_doc *d) {
+  return d->source_kind && *d->source_kind ? d->source_kind : d->kind && *d->kind ? d->kind : "run";
+}
+
 static ddp_result sample_record(const result_doc *d, const result_record *r, sample *s) {
   memset(s, 0, sizeof *s);
   int u = -1; /* the unit's row whose suffix the metric has, else its first row */
@@ -159,8 +167,9 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
   if (r->better != BETTER_NONE) put(&t, "; %s is better", r->better == BETTER_LOWER ? "lower" : "higher");
   if (r->has_stats) put(&t, "; median");
   s->help = take(&t);
-  /* labels */
+  /* labels: the kind of result first, so that a run's and an accept's series never collide */
   int first = 1;
+  label(&t, &first, "kind", prom_kind(d));
   const result_rank *rr = rank_of(d, rank);
   if (rank) {
     char gpu[16] = "";
@@ -231,7 +240,8 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     put(&t, "# HELP ddpbench_info The run's stack: ddpbench version, device, comm, world size and GPU model\n");
     put(&t, "# TYPE ddpbench_info gauge\nddpbench_info");
     int first = 1;
-    char num[32];
+    char num[32], kind[96];
+    label(&t, &first, "kind", prom_kind(d));
     label(&t, &first, "version", d->ddpbench_version);
     label(&t, &first, "device", d->device);
     label(&t, &first, "comm", d->comm);
@@ -256,29 +266,40 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       warns += sv == SEV_WARN;
       infos += sv == SEV_INFO;
     }
+    /* {kind="..."} on every series of the run as well */
+    first = 1;
+    tbuf kt = {0};
+    label(&kt, &first, "kind", prom_kind(d));
+    snprintf(kind, sizeof kind, "%s", kt.p ? kt.p + 1 : ""); /* without its '{' */
+    free(kt.p);
     put(&t, "# HELP ddpbench_run_ok The verdict: 1 when no finding failed (exit code 0), else 0\n");
-    put(&t, "# TYPE ddpbench_run_ok gauge\nddpbench_run_ok %d\n", fails == 0);
+    put(&t, "# TYPE ddpbench_run_ok gauge\nddpbench_run_ok{%s} %d\n", kind, fails == 0);
     put(&t, "# HELP ddpbench_findings Findings of the run by severity\n# TYPE ddpbench_findings gauge\n");
-    put(&t, "ddpbench_findings{severity=\"fail\"} %d\nddpbench_findings{severity=\"warn\"} %d\n", fails, warns);
-    put(&t, "ddpbench_findings{severity=\"info\"} %d\n", infos);
+    put(&t, "ddpbench_findings{%s,severity=\"fail\"} %d\nddpbench_findings{%s,severity=\"warn\"} %d\n", kind, fails,
+        kind, warns);
+    put(&t, "ddpbench_findings{%s,severity=\"info\"} %d\n", kind, infos);
     double start = iso_seconds(d->start_time);
     if (!isnan(start)) {
       put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");
-      put(&t, "# TYPE ddpbench_run_start_time_seconds gauge\nddpbench_run_start_time_seconds ");
+      put(&t, "# TYPE ddpbench_run_start_time_seconds gauge\nddpbench_run_start_time_seconds{%s} ", kind);
       value(&t, start);
     }
     if (!isnan(end_time)) {
       put(&t, "# HELP ddpbench_run_end_time_seconds When the run ended, seconds since the Unix epoch\n");
-      put(&t, "# TYPE ddpbench_run_end_time_seconds gauge\nddpbench_run_end_time_seconds ");
+      put(&t, "# TYPE ddpbench_run_end_time_seconds gauge\nddpbench_run_end_time_seconds{%s} ", kind);
       value(&t, end_time);
     }
     qsort(s, (size_t)n, sizeof *s, sample_cmp);
+    const char *family = NULL; /* the family whose HELP and TYPE were written last */
     for (int i = 0; i < n; i++) {
-      if (i == 0 || strcmp(s[i].name, s[i - 1].name)) {
+      if (isnan(s[i].value)) continue; /* not measured or not defined (the JSON says why): absent, never NaN */
+      if (!family || strcmp(s[i].name, family)) {
         put(&t, "# HELP %s %s\n# TYPE %s gauge\n", s[i].name, s[i].help, s[i].name);
+        family = s[i].name;
       }
       int dup = 0;
-      for (int j = i - 1; j >= 0 && !dup && !strcmp(s[j].name, s[i].name); j--) dup = !strcmp(s[j].labels, s[i].labels);
+      for (int j = i - 1; j >= 0 && !dup && !strcmp(s[j].name, s[i].name); j--)
+        dup = !isnan(s[j].value) && !strcmp(s[j].labels, s[i].labels);
       if (dup) continue;
       put(&t, "%s%s ", s[i].name, s[i].labels);
       value(&t, s[i].value);

@@ -48,6 +48,7 @@ static void record_free(result_record *r) {
   free(r->unit);
   kv_free(r->labels, r->nlabels);
   free(r->samples);
+  free(r->why);
 }
 
 void result_free(result_doc *d) {
@@ -134,6 +135,20 @@ ddp_result result_add_record(result_doc *d, const result_record *rec) {
     for (int i = 0; i < rec->nsamples; i++) r->samples[i] = finite_or_nan(rec->samples[i]);
     r->nsamples = rec->nsamples;
   }
+  if (rec->why && isnan(r->value)) {
+    r->why = strdup(rec->why);
+    DDP_CHECK_ALLOC(r->why);
+  }
+  return DDP_OK;
+}
+
+ddp_result result_set_why(result_doc *d, const char *why) {
+  if (!d->nrecords || !why || !*why) return DDP_OK;
+  result_record *r = &d->records[d->nrecords - 1];
+  if (!isnan(r->value)) return DDP_OK;
+  free(r->why);
+  r->why = strdup(why);
+  DDP_CHECK_ALLOC(r->why);
   return DDP_OK;
 }
 
@@ -287,6 +302,7 @@ static cJSON *record_json(const result_record *r) {
   cJSON_AddStringToObject(o, "better", better_names[r->better]);
   cJSON_AddItemToObject(o, "labels", kv_object(r->labels, r->nlabels));
   cJSON_AddItemToObject(o, "value", num(r->value));
+  if (r->why && isnan(r->value)) cJSON_AddStringToObject(o, "why", r->why);
   if (r->has_stats) cJSON_AddItemToObject(o, "stats", result_stats_json(&r->stats));
   if (r->samples) {
     cJSON *s = cJSON_AddArrayToObject(o, "samples");
@@ -481,7 +497,8 @@ static ddp_result rd_record(rd *c, const cJSON *o, int i, result_doc *d) {
       (res = rd_string(c, o, path, "metric", 1, &r.metric)) != DDP_OK ||
       (res = rd_string(c, o, path, "unit", 1, &r.unit)) != DDP_OK ||
       (res = rd_string(c, o, path, "better", 1, &better)) != DDP_OK ||
-      (res = rd_number(c, o, path, "value", 1, &r.value)) != DDP_OK)
+      (res = rd_number(c, o, path, "value", 1, &r.value)) != DDP_OK ||
+      (res = rd_string(c, o, path, "why", 0, &r.why)) != DDP_OK)
     goto done;
   int b = -1;
   for (int k = 0; k < 3; k++)
@@ -556,11 +573,16 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
     const char *key, *unit;
   } figs[] = {{"samples_per_s", "1/s"}, {"tflops_per_rank", "TFLOP/s"}, {"mfu_measured_peak", ""},
               {"mfu_table_peak", ""},   {"algbw_gbs", "GB/s"},          {"busbw_gbs", "GB/s"}};
+  const cJSON *whys = item(p, "why"); /* {"figure": "why it is null"} */
+  if (whys && !cJSON_IsObject(whys)) return bad(c, "%swhy: not an object", path);
   for (size_t k = 0; k < sizeof figs / sizeof figs[0]; k++) {
     if (!item(p, figs[k].key)) continue;
     double v;
     RD_TRY(rd_number(c, p, path, figs[k].key, 1, &v));
     RD_TRY(add_or_bad(c, result_add(d, phase, group, figs[k].key, figs[k].unit, BETTER_HIGHER, v, NULL, NULL, 0, NULL)));
+    const cJSON *w = item(whys, figs[k].key);
+    if (w && !cJSON_IsString(w)) return bad(c, "%swhy.%s: not a string", path, figs[k].key);
+    RD_TRY(add_or_bad(c, result_set_why(d, w ? w->valuestring : NULL)));
   }
   const cJSON *per = item(p, "per_rank");
   if (per && !cJSON_IsArray(per)) return bad(c, "%sper_rank: not an array", path);
@@ -610,16 +632,25 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
     RD_TRY(rd_number(c, x, rp, "algbw_gbs", 1, &alg));
     RD_TRY(rd_number(c, x, rp, "busbw_gbs", 1, &bus));
     RD_TRY(rd_string(c, x, rp, "type", 1, &type));
+    char *why = NULL; /* why algbw and busbw are null */
+    ddp_result r = rd_string(c, x, rp, "why", 0, &why);
+    if (r != DDP_OK) {
+      free(type);
+      return r;
+    }
     label_int(bytes, sizeof bytes, b);
-    ddp_result r = result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes",
-                              bytes, "type", type, NULL);
+    r = result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes", bytes, "type",
+                   type, NULL);
     if (r == DDP_OK)
       r = result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes,
                      "type", type, NULL);
+    if (r == DDP_OK) r = result_set_why(d, why);
     if (r == DDP_OK)
       r = result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes,
                      "type", type, NULL);
+    if (r == DDP_OK) r = result_set_why(d, why);
     free(type);
+    free(why);
     RD_TRY(add_or_bad(c, r));
   }
   static const char *series[] = {"loss", "loss_scale"};
@@ -662,12 +693,17 @@ static ddp_result v1_records(rd *c, const cJSON *doc, const char *group, result_
              {"scaling_efficiency", "job", "", BETTER_HIGHER},
              {"exposed_comm_ms", "job", "ms", BETTER_LOWER},
              {"hidden_comm_fraction", "job", "", BETTER_HIGHER}};
+  const cJSON *whys = item(doc, "figures_why"); /* {"scaling_efficiency": "why it is null"} */
+  if (whys && !cJSON_IsObject(whys)) return bad(c, "figures_why: not an object");
   for (size_t k = 0; k < sizeof job / sizeof job[0]; k++) {
     if (!item(doc, job[k].key)) continue;
     double v;
     RD_TRY(rd_number(c, doc, "", job[k].key, 1, &v));
     RD_TRY(add_or_bad(c, result_add(d, job[k].measurement, group, job[k].key, job[k].unit, job[k].better, v, NULL, NULL,
                                     0, NULL)));
+    const cJSON *w = item(whys, job[k].key);
+    if (w && !cJSON_IsString(w)) return bad(c, "figures_why.%s: not a string", job[k].key);
+    RD_TRY(add_or_bad(c, result_set_why(d, w ? w->valuestring : NULL)));
   }
   return DDP_OK;
 }

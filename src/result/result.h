@@ -54,6 +54,7 @@ typedef struct {
   ddp_stats stats;
   double *samples;   /* per step (or per repetition), or NULL */
   int nsamples;
+  char *why;         /* value NaN: why the figure is not given ("1 rank: ..."), or NULL (could not tell) */
 } result_record;
 
 /* One rank's identity. */
@@ -104,6 +105,8 @@ ddp_result result_add_record(result_doc *d, const result_record *rec);
 ddp_result result_add(result_doc *d, const char *measurement, const char *group, const char *metric,
                       const char *unit, result_better better, double value, const ddp_stats *stats,
                       const double *samples, int nsamples, ...);
+/* Says why the last record added has no value (kept only when its value is NaN): the "why" beside its null. */
+ddp_result result_set_why(result_doc *d, const char *why);
 /* The value of a label, or NULL. */
 const char *result_record_label(const result_record *rec, const char *key);
 /* The first record with this measurement, group and metric whose labels include every "key", "value" pair

@@ -8,7 +8,9 @@
     per-GPU GEMM, step, efficiency and busbw families are there;
   - each value equals its JSON record in base units (ms -> s, GB/s -> B/s, TFLOP/s -> FLOP/s);
   - `prometheus-node-exporter --collector.textfile.directory DIR`, on 127.0.0.1 only, serves the samples when
-    scraped (node_textfile_scrape_error 0), bounded by timeout and stopped by the test on every exit path;
+    scraped (node_textfile_scrape_error 0), bounded by timeout and stopped by the test on every exit path, with an
+    accept's file in the same folder: every series has its kind label, so none is "collected before", and both
+    verdicts (ddpbench_run_ok{kind="run"} and {kind="accept"}) are served; no file has a NaN sample;
   - an existing --prom file is not overwritten without --force (exit 2, file unchanged);
   - `ddpbench accept --json` on 2 emulated nodes exported: per-host and node-pair busbw, per-GPU GEMM;
   - a --prom or --csv into a missing folder exits 2 before any work; export refuses a bad output before writing any.
@@ -197,14 +199,23 @@ def main():
             g = find(s, "ddpbench_accept_rank_gemm_fp32_flops_per_second")
             check(len(g) == 4, "per-GPU GEMM for every rank: %d samples" % len(g))
 
-        # 4. node_exporter serves it (127.0.0.1 only; bounded; stopped below)
+        # 4. node_exporter serves it, beside an accept's file in the same folder (127.0.0.1 only; bounded; stopped
+        #    below): every series carries its kind, so the two files never define the same series (issue 23)
+        if os.path.exists(ap):
+            shutil.copy(ap, os.path.join(os.path.dirname(pf), "accept.prom"))
+        for f in (pf, ap):
+            if os.path.exists(f):
+                _, s_ = parse(open(f).read())
+                check(all(v == v for _, _, v in s_), "%s: no NaN sample (a figure not given is left out)" % os.path.basename(f))
+                check(all("kind" in l for _, l, _ in s_), "%s: every sample has its kind label" % os.path.basename(f))
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
+        exlog = open(os.path.join(tmp, "node_exporter.log"), "w+")
         exporter = subprocess.Popen(["timeout", "60", "prometheus-node-exporter", "--collector.disable-defaults",
                                      "--collector.textfile", "--collector.textfile.directory", os.path.dirname(pf),
                                      "--web.listen-address", "127.0.0.1:%d" % port],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                                    stdout=subprocess.DEVNULL, stderr=exlog, start_new_session=True)
         body = None
         for _ in range(100):
             try:
@@ -219,11 +230,23 @@ def main():
             _, scraped = parse("\n".join(l for l in body.splitlines() if not l.startswith("#")))
             check(find(scraped, "node_textfile_scrape_error") == [0.0], "node_textfile_scrape_error 0")
             mine = {(n, tuple(sorted(l.items()))): v for n, l, v in samples}
-            served = {(n, tuple(sorted(l.items()))): v for n, l, v in scraped if n.startswith("ddpbench_")}
+            # node_exporter gives every sample of a family all of the family's label names (empty where a file's
+            # sample has none): to Prometheus an empty label is no label
+            served = {(n, tuple(sorted((k, x) for k, x in l.items() if x))): v for n, l, v in scraped if n.startswith("ddpbench_")}
             _, now = parse(open(pf).read())
-            mine = {(n, tuple(sorted(l.items()))): v for n, l, v in now}
+            _, acc = parse(open(ap).read()) if os.path.exists(ap) else (None, [])
+            mine = {(n, tuple(sorted(l.items()))): v for n, l, v in now + acc}
             same = all(k in served and (served[k] == v or (v != v and served[k] != served[k])) for k, v in mine.items())
-            check(same and len(served) == len(mine), "node_exporter serves every sample with its value (%d of %d)" % (len(served), len(mine)))
+            check(same and len(served) == len(mine) and len(now) + len(acc) == len(mine),
+                  "node_exporter serves every sample of both files with its value (%d of %d; %d in the files; not served: %s)"
+                  % (len(served), len(mine), len(now) + len(acc),
+                     [(k, v, served.get(k)) for k, v in mine.items() if not (k in served and served[k] == v)][:3]))
+            exlog.flush()
+            exlog.seek(0)
+            log = exlog.read()
+            check("collected before" not in log, "node_exporter saw no series twice: %s" % log[-500:])
+            ok = sorted((l.get("kind"), v) for n, l, v in scraped if n == "ddpbench_run_ok")
+            check(ok == [("accept", 1.0), ("run", 1.0)], "one verdict per kind, both served: %s" % ok)
         return 0
     finally:
         if exporter is not None:

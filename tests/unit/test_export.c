@@ -3,7 +3,7 @@
  *    FLOP/s), a measurement's own name not repeated (gemm's gemm_tflops -> ddpbench_gemm_rank_flops_per_second);
  *  - per-rank records get host, gpu, rank, bus_id from the result's ranks; group records get group (and host
  *    for a node's group);
- *  - label values with a quote, a backslash and a line break are escaped; NaN is written as NaN;
+ *  - label values with a quote, a backslash and a line break are escaped; a NaN figure is left out (never NaN);
  *  - a repeated series is written once; each family has exactly one HELP and one TYPE, before its samples;
  *  - the verdict: ddpbench_run_ok 0 when a finding failed; the end time only when given;
  *  - CSV: a field with a comma or quote is quoted with the quote doubled; NaN is an empty cell; one line per
@@ -49,6 +49,8 @@ int main(void) {
                    "67108864", NULL) == DDP_OK, "add a repeat");
   CHECK(result_add(&d, "job", "world", "exposed_comm_ms", "ms", BETTER_LOWER, NAN, NULL, NULL, 0, "note",
                    "a \"b\" \\c\nd,e", NULL) == DDP_OK, "add");
+  CHECK(result_add(&d, "job", "world", "hidden_comm_fraction", "", BETTER_HIGHER, 0.5, NULL, NULL, 0, "note",
+                   "a \"b\" \\c\nd,e", NULL) == DDP_OK, "add");
   CHECK(result_add(&d, "accept", "world", "h2d_gbps", "GB/s", BETTER_HIGHER, 55.5, NULL, NULL, 0, "rank", "7", "host",
                    "other-node", "gpu", "0000:9a:00.0", NULL) == DDP_OK, "add a rank the result does not list");
   CHECK(findings_add(&d.findings, "weights", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "", "differ") == DDP_OK, "finding");
@@ -56,20 +58,21 @@ int main(void) {
   char *t = NULL;
   CHECK(prom_format(&d, 1796000000.0, &t) == DDP_OK && t, "prom_format");
   if (!t) return check_summary();
-  CHECK(strstr(t, "\nddpbench_ddp_step_seconds{group=\"world\"} 0.0125\n") != NULL, "group step in seconds");
-  CHECK(strstr(t, "\nddpbench_ddp_rank_step_seconds{host=\"gpu-node-7\",gpu=\"1\",rank=\"1\",bus_id=\"0000:19:00.0\","
+  CHECK(strstr(t, "\nddpbench_ddp_step_seconds{kind=\"run\",group=\"world\"} 0.0125\n") != NULL, "group step in seconds");
+  CHECK(strstr(t, "\nddpbench_ddp_rank_step_seconds{kind=\"run\",host=\"gpu-node-7\",gpu=\"1\",rank=\"1\",bus_id=\"0000:19:00.0\","
                   "group=\"world\"} 0.013\n") != NULL, "per-rank labels host, gpu, rank, bus_id");
-  CHECK(strstr(t, "\nddpbench_gemm_rank_flops_per_second{host=\"gpu-node-7\",gpu=\"0\",rank=\"0\",bus_id=\"0000:18:00.0\","
+  CHECK(strstr(t, "\nddpbench_gemm_rank_flops_per_second{kind=\"run\",host=\"gpu-node-7\",gpu=\"0\",rank=\"0\",bus_id=\"0000:18:00.0\","
                   "group=\"world\"} 765500000000000\n") != NULL, "GEMM in FLOP/s");
-  CHECK(strstr(t, "\nddpbench_accept_busbw_bytes_per_second{group=\"node:gpu-node-7\",host=\"gpu-node-7\","
+  CHECK(strstr(t, "\nddpbench_accept_busbw_bytes_per_second{kind=\"run\",group=\"node:gpu-node-7\",host=\"gpu-node-7\","
                   "bytes=\"67108864\"} 350000000000\n") != NULL, "per-host busbw with the host label");
   CHECK(count(t, "ddpbench_accept_busbw_bytes_per_second{") == 1, "a repeated series written once");
-  CHECK(strstr(t, "\nddpbench_accept_rank_h2d_bytes_per_second{host=\"other-node\",rank=\"7\",bus_id=\"0000:9a:00.0\","
+  CHECK(strstr(t, "\nddpbench_accept_rank_h2d_bytes_per_second{kind=\"run\",host=\"other-node\",rank=\"7\",bus_id=\"0000:9a:00.0\","
                   "group=\"world\"} 55500000000\n") != NULL, "_gbps stripped; labels from the record when ranks lack it");
-  CHECK(strstr(t, "note=\"a \\\"b\\\" \\\\c\\nd,e\"} NaN\n") != NULL, "escaped label value, NaN");
-  CHECK(strstr(t, "\nddpbench_run_ok 0\n") != NULL, "verdict 0 with a failed finding");
-  CHECK(strstr(t, "\nddpbench_findings{severity=\"fail\"} 1\n") != NULL, "failed findings counted");
-  CHECK(strstr(t, "\nddpbench_run_end_time_seconds 1796000000\n") != NULL, "end time");
+  CHECK(strstr(t, "note=\"a \\\"b\\\" \\\\c\\nd,e\"} 0.5\n") != NULL, "escaped label value");
+  CHECK(!strstr(t, "NaN") && !strstr(t, "exposed_comm"), "a NaN figure is left out, its family too");
+  CHECK(strstr(t, "\nddpbench_run_ok{kind=\"run\"} 0\n") != NULL, "verdict 0 with a failed finding");
+  CHECK(strstr(t, "\nddpbench_findings{kind=\"run\",severity=\"fail\"} 1\n") != NULL, "failed findings counted");
+  CHECK(strstr(t, "\nddpbench_run_end_time_seconds{kind=\"run\"} 1796000000\n") != NULL, "end time");
   /* one HELP and one TYPE per family, right before its first sample */
   int ok = 1, families = 0;
   for (const char *p = t; *p;) {
@@ -86,7 +89,7 @@ int main(void) {
     }
     p = eol + 1;
   }
-  CHECK(ok && families >= 9, "one HELP and TYPE per family, before its samples (%d families)", families);
+  CHECK(ok && families >= 8, "one HELP and TYPE per family, before its samples (%d families)", families);
   free(t);
   t = NULL;
   CHECK(prom_format(&d, NAN, &t) == DDP_OK && t && !strstr(t, "run_end_time"), "no end time when not given");

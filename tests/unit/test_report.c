@@ -104,7 +104,54 @@ int main(void) {
               strstr(t.overlap_why, "longer than local + comm"),
           "ddp beyond local + comm: cannot tell, and says why: %s", t.overlap_why);
     report_summary_free(&t);
+    /* a ddp step faster than the local one beyond the spread: the efficiency cannot tell (never "140 %") */
+    double fast[W * S] = {9, 9, 9, 9, 9, 9, 9, 9};
+    dd->step_ms = fast;
+    CHECK(report_summarize(&rep, &t) == DDP_OK && isnan(t.scaling_efficiency) && strstr(t.why_efficiency, "cannot tell"),
+          "efficiency above 100 %% beyond noise: none, with the reason: %g %s", t.scaling_efficiency, t.why_efficiency);
+    report_summary_free(&t);
     dd->step_ms = ddp_ms;
+  }
+  /* Figures that are not defined are NaN with the reason (issue 23): samples/s of the comm phase; MFU above its
+   * peak (a wrong peak), with a warning; on 1 rank the efficiency (100 % by definition: the DDP overhead is
+   * given instead) and every bandwidth (no data moves between ranks). */
+  CHECK(isnan(s.ph[PHASE_COMM].samples_per_s) && report_phase_why(&s, PHASE_COMM, "samples_per_s") &&
+            !report_phase_why(&s, PHASE_LOCAL, "samples_per_s"),
+        "the comm phase has no samples/s, and says why");
+  CHECK(near(s.efficiency_noise, (2.4 + 0) / 12) && isnan(s.ddp_overhead_ms),
+        "the efficiency's noise: the step times' spread over the ddp median: %g", s.efficiency_noise);
+  {
+    run_summary t;
+    finding_list pf;
+    findings_init(&pf);
+    rep.table_peak_tflops = cfg.peak_tflops = 0.1; /* the step does 0.16 TFLOP/s */
+    CHECK(report_summarize(&rep, &t) == DDP_OK && isnan(t.ph[PHASE_LOCAL].mfu_table) &&
+              strstr(t.ph[PHASE_LOCAL].why_mfu_table, "above the given peak of 0.1 TFLOP/s") &&
+              near(t.ph[PHASE_LOCAL].mfu_measured, 0.16 / 110),
+          "MFU above the given peak: none, with the reason: %s", t.ph[PHASE_LOCAL].why_mfu_table);
+    CHECK(report_findings(&rep, &t, &pf) == DDP_OK, "findings with a wrong peak");
+    int peak = 0;
+    for (int i = 0; i < pf.n; i++) peak += !strcmp(pf.v[i].check, "peak") && pf.v[i].severity == SEV_WARN;
+    CHECK(peak == 2, "a wrong peak warns, once per phase: %d", peak);
+    findings_free(&pf);
+    report_summary_free(&t);
+    rep.table_peak_tflops = 0, cfg.peak_tflops = 0;
+    CHECK(report_summarize(&rep, &t) == DDP_OK && isnan(t.ph[PHASE_DDP].mfu_table) &&
+              strstr(report_phase_why(&t, PHASE_DDP, "mfu_table_peak"), "no datasheet peak"),
+          "no peak known: no MFU, with the reason");
+    report_summary_free(&t);
+    rep.table_peak_tflops = 1000;
+    rep.world = 1;
+    CHECK(report_summarize(&rep, &t) == DDP_OK, "summarize 1 rank");
+    CHECK(isnan(t.scaling_efficiency) && strstr(t.why_efficiency, "1 rank: 100 % by definition") &&
+              near(t.ddp_overhead_ms, 2),
+          "1 rank: no efficiency, the DDP overhead (12 - 10 ms) instead: %g, %s", t.ddp_overhead_ms, t.why_efficiency);
+    CHECK(isnan(t.ph[PHASE_COMM].busbw) && isnan(t.ph[PHASE_COMM].algbw) && isnan(t.ph[PHASE_COMM].rows[0].algbw) &&
+              isnan(t.ph[PHASE_DDP].rows[0].busbw) && near(t.ph[PHASE_COMM].rows[0].time_us, 4) &&
+              strstr(report_phase_why(&t, PHASE_COMM, "busbw_gbs"), "1 rank"),
+          "1 rank: no bandwidth (times kept), with the reason");
+    report_summary_free(&t);
+    rep.world = W;
   }
   CHECK(near(s.ph[PHASE_COMM].algbw, 28000 / 0.004 / 1e9) && near(s.ph[PHASE_COMM].busbw, 28000 / 0.004 / 1e9),
         "comm phase bandwidth (2 ranks: busbw = algbw)");
@@ -202,7 +249,8 @@ int main(void) {
       int eq = !strcmp(a->measurement, b->measurement) && !strcmp(a->group, b->group) && !strcmp(a->metric, b->metric) &&
                !strcmp(a->unit, b->unit) && a->better == b->better && a->nlabels == b->nlabels &&
                a->has_stats == b->has_stats && a->nsamples == b->nsamples &&
-               ((isnan(a->value) && isnan(b->value)) || a->value == b->value);
+               ((isnan(a->value) && isnan(b->value)) || a->value == b->value) &&
+               (a->why ? b->why && !strcmp(a->why, b->why) : !b->why);
       for (int k = 0; eq && k < a->nlabels; k++)
         eq = !strcmp(a->labels[k].key, b->labels[k].key) && !strcmp(a->labels[k].value, b->labels[k].value);
       for (int k = 0; eq && k < a->nsamples; k++)
@@ -212,6 +260,8 @@ int main(void) {
       same += eq;
     }
     CHECK(same == m.nrecords && same > 10, "%d of %d records the same both ways", same, m.nrecords);
+    const result_record *sps = result_find(&m, "comm", "world", "samples_per_s", NULL);
+    CHECK(sps && isnan(sps->value) && sps->why && strstr(sps->why, "no samples"), "the record says why it has no value");
     result_free(&v1);
   }
   char *text = NULL;

@@ -41,7 +41,7 @@ static int same_record(const result_record *a, const result_record *b) {
   if (!same_str(a->measurement, b->measurement) || !same_str(a->group, b->group) || !same_str(a->metric, b->metric) ||
       !same_str(a->unit, b->unit) || a->better != b->better || !same_double(a->value, b->value) ||
       a->has_stats != b->has_stats || (a->has_stats && !same_stats(&a->stats, &b->stats)) || a->nsamples != b->nsamples ||
-      !same_kv(a->labels, a->nlabels, b->labels, b->nlabels))
+      !same_kv(a->labels, a->nlabels, b->labels, b->nlabels) || (a->why || b->why ? !same_str(a->why, b->why) : 0))
     return 0;
   for (int i = 0; i < a->nsamples; i++)
     if (!same_double(a->samples[i], b->samples[i])) return 0;
@@ -132,6 +132,10 @@ static void test_round_trip(void) {
                    "allreduce", "bytes", "1048576", NULL) == DDP_OK, "add with labels");
   CHECK(result_add(&a, "job", "world", "hidden_comm_fraction", "", BETTER_HIGHER, NAN, NULL, NULL, 0, NULL) == DDP_OK,
         "add NaN");
+  CHECK(result_set_why(&a, "1 rank: no data moves") == DDP_OK && a.records[a.nrecords - 1].why, "a NaN's reason");
+  CHECK(result_add(&a, "comm", "world", "algbw_gbs", "GB/s", BETTER_HIGHER, 5.0, NULL, NULL, 0, NULL) == DDP_OK &&
+            result_set_why(&a, "not kept beside a value") == DDP_OK && !a.records[a.nrecords - 1].why,
+        "a figure with a value has no reason");
   findings_add(&a.findings, "slowest_rank", SEV_INFO, SCOPE_RANK, "rank 1 (node0)", 1.02, 1.0, "ms", "within noise");
   findings_add(&a.findings, "weights", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "", "final weights differ");
 
@@ -170,7 +174,7 @@ static void test_round_trip(void) {
                same_str(x->weights_checksum, y->weights_checksum);
   }
   CHECK(ranks_ok, "ranks");
-  CHECK(same_records(&a, &b), "records (labels, stats, samples, NaN)");
+  CHECK(same_records(&a, &b), "records (labels, stats, samples, NaN, the reason beside a NaN)");
   for (int i = 0; i < a.nrecords && i < b.nrecords; i++)
     if (!same_record(&a.records[i], &b.records[i])) fprintf(stderr, "record %d differs: %s %s\n", i, a.records[i].metric, b.records[i].metric);
   CHECK(b.findings.n == 2 && b.findings.v[1].severity == SEV_FAIL && b.findings.v[0].scope == SCOPE_RANK &&
