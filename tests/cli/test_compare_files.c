@@ -30,19 +30,33 @@ static void cleanup(void) {
 }
 
 /* A fresh side folder tmp/name, its path in dir, holding n copies of the fixture. */
+/* Every file written is a run of its own: compare refuses the same run twice (hostile trial 2, M7), so each
+ * copy of the fixture gets a start time of its own. */
+static void new_start(cJSON *doc) {
+  static int serial;
+  char when[32];
+  serial++;
+  snprintf(when, sizeof when, "2026-12-02T%02d:%02d:%02dZ", serial / 3600 % 24, serial / 60 % 60, serial % 60);
+  cJSON_ReplaceItemInObject(doc, "start_time", cJSON_CreateString(when));
+}
+
+static void write_mutated(const char *path, void (*fn)(cJSON *));
+static void unchanged(cJSON *d) { (void)d; }
+
 static void make_side(char *dir, size_t len, const char *name, int n) {
   snprintf(dir, len, "%s/%s", tmp, name);
   mkdir(dir, 0700);
   for (int i = 0; i < n; i++) {
     char p[1200];
     snprintf(p, sizeof p, "%s/run-%d.json", dir, i + 1);
-    tl_file_write_n(p, base_text, strlen(base_text));
+    write_mutated(p, unchanged);
   }
 }
 
 /* The fixture changed by fn, written to path. */
 static void write_mutated(const char *path, void (*fn)(cJSON *)) {
   cJSON *doc = cJSON_Parse(base_text);
+  new_start(doc);
   fn(doc);
   char *s = cJSON_Print(doc);
   tl_file_write_n(path, s, strlen(s));
@@ -156,14 +170,16 @@ static void test_hosts_and_pooling(void) {
   CHECK(strstr(out_text, "\"hosts\"") != NULL, "the hosts are not in the provenance diff");
   cJSON_Delete(doc);
 
-  rc = compare("--pool-steps --format json %s -- %s", b, b);
+  char b2[1100];
+  make_side(b2, sizeof b2, "hb2", 4);
+  rc = compare("--pool-steps --format json %s -- %s", b, b2);
   doc = cJSON_Parse(out_text);
   CHECK(rc == 0 && doc && json_field(doc, "local step_ms", "n_a") == 24 &&
             json_field(doc, "local samples_per_s", "n_a") == 4 && cJSON_IsTrue(cJSON_GetObjectItem(doc, "pooled_steps")),
         "--pool-steps: exit %d, local step_ms n %g (want 4 runs x 6 steps), samples_per_s n %g (want 4)", rc,
         json_field(doc, "local step_ms", "n_a"), json_field(doc, "local samples_per_s", "n_a"));
   cJSON_Delete(doc);
-  rc = compare("--pool-steps %s -- %s", b, b);
+  rc = compare("--pool-steps %s -- %s", b, b2);
   CHECK(rc == 0 && strstr(out_text, "POOLED"), "--pool-steps is not stated in the output");
 }
 
@@ -259,6 +275,61 @@ static void test_bad_inputs(void) {
   /* the two-argument form */
   rc = compare("%s %s", a, b);
   CHECK(rc == 0, "compare A_DIR B_DIR: exit %d %s", rc, err_text);
+}
+
+/* Hostile trial 2: the same run given twice is refused (M7), whatever the path; a metric whose A median is 0
+ * can still regress (H1), and the runs' own failing findings are compared (a side whose runs fail is worse). */
+static void add_fail_finding(cJSON *d) {
+  cJSON *f = cJSON_GetObjectItem(d, "findings"), *x = cJSON_CreateObject();
+  if (!f) f = cJSON_AddArrayToObject(d, "findings");
+  cJSON_AddStringToObject(x, "check", "collectives_data");
+  cJSON_AddStringToObject(x, "severity", "fail");
+  cJSON_AddStringToObject(x, "scope", "job");
+  cJSON_AddStringToObject(x, "subject", "job");
+  cJSON_AddNullToObject(x, "measured");
+  cJSON_AddNullToObject(x, "expected");
+  cJSON_AddStringToObject(x, "unit", "");
+  cJSON_AddStringToObject(x, "text", "1 element wrong");
+  cJSON_AddItemToArray(f, x);
+}
+
+static void test_same_run_and_zero(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "dup-a", 4);
+  make_side(b, sizeof b, "dup-b", 4);
+  snprintf(p, sizeof p, "%s/run-1.json", a);
+  int rc = compare("%s %s %s %s -- %s", p, p, p, p, b);
+  CHECK_BAD(rc, "the same run", "the same file");
+  rc = compare("%s %s -- %s", a, p, b);
+  CHECK_BAD(rc, "run-1.json", "the same run");
+  rc = compare("%s -- %s", a, a);
+  CHECK_BAD(rc, "side B", "the same run");
+  char copy[1200];
+  snprintf(copy, sizeof copy, "%s/copy.json", b);
+  char *text = tl_file_slurp(p);
+  tl_file_write_n(copy, text, strlen(text));
+  free(text);
+  rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "copy.json", "same start, command line and rank 0");
+  unlink(copy);
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "findings fail"), "distinct runs compare, findings included: exit %d %s", rc, err_text);
+  /* B's 4 runs each failed a check, A's none: 0 -> 1, p 0.029 (4 + 4 runs, exact): a regression, exit 5 */
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, add_fail_finding);
+  }
+  rc = compare("--format json %s -- %s", a, b);
+  cJSON *doc = cJSON_Parse(out_text);
+  const cJSON *m = doc ? json_metric(doc, "findings fail") : NULL;
+  CHECK(rc == CMP_EXIT_REGRESSION && m && cJSON_IsTrue(cJSON_GetObjectItem(m, "from_zero")) &&
+            cJSON_IsTrue(cJSON_GetObjectItem(m, "regression")) && cJSON_IsNull(cJSON_GetObjectItem(m, "change_pct")),
+        "failing findings from 0 to 1 a run: a regression (exit %d, want 5)\n%s", rc, out_text);
+  cJSON_Delete(doc);
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "from 0") && strstr(out_text, "side B: 4 of 4 runs failed checks") &&
+            strstr(out_text, "collectives_data"),
+        "the text says from 0 and names the failed check: exit %d\n%s", rc, out_text);
 }
 
 /* ---- fuzz -------------------------------------------------------------------------------------------- */
@@ -394,6 +465,7 @@ int main(int argc, char **argv) {
   atexit(cleanup);
   test_bad_inputs();
   test_hosts_and_pooling();
+  test_same_run_and_zero();
   test_fuzz();
   free(base_text);
   return check_summary();

@@ -43,7 +43,8 @@ static void sweep(int np, const int *sizes, int nsizes, result_doc *keep) {
   snprintf(csv, sizeof csv, "%s/sweep%d.csv", dir, np);
   snprintf(args, sizeof args, "--sweep --json %s --csv %s", json, csv);
   int rc = tl_job_run(&job, np, NULL, args);
-  CHECK(rc == 0, "%d ranks: sweep exits 0, got %d", np, rc);
+  const char *fnd = strstr(out, "# findings");
+  CHECK(rc == 0, "%d ranks: sweep exits 0, got %d\n%s", np, rc, fnd ? fnd : out);
   CHECK(strstr(out, "# scaling sweep") != NULL, "%d ranks: the table is printed", np);
   result_doc d;
   result_init(&d);

@@ -202,6 +202,16 @@ static void test_file(void) {
   tl_file_write(bad, "[accept]\ncopy_mib = lots\n");
   CHECK(parse(&cmd_run, "--config", bad, NULL) == DDP_ERR_USAGE && strstr(err, "bad.ini:2: copy_mib must be an integer"),
         "a bad value in another subcommand's section: %s", err);
+  /* hostile trial 2, M3: a line that starts with \v, \f or \r is an indented continuation to inih (isspace), which
+   * would replace the previous key's value: refused with the line, never "steps = 500" */
+  static const char *const lead[] = {"\v", "\f", "\r", " ", "\t"};
+  for (size_t i = 0; i < sizeof lead / sizeof lead[0]; i++) {
+    char text[64];
+    snprintf(text, sizeof text, "[run]\nsteps = 3\n%s500\nlr = 0.01\n", lead[i]);
+    tl_file_write(bad, text);
+    CHECK(parse(&cmd_run, "--config", bad, NULL) == DDP_ERR_USAGE && strstr(err, "bad.ini:3") && strstr(err, "indented"),
+          "a line starting with byte %d is refused, not a continuation: %s", lead[i][0], err);
+  }
   CHECK(parse(&cmd_export, "x.json", "--json", "y.json", "--config", path, "--config", bad, NULL) == DDP_ERR_USAGE &&
             strstr(err, "given twice"), "--config twice: %s", err);
   /* existing run configs keep working */

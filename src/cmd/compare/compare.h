@@ -47,7 +47,10 @@ typedef struct {
 
 typedef struct {
   double med_a, med_b;
-  double change_pct;           /* 100 (med_b / med_a - 1) */
+  double change_pct;           /* 100 (med_b / med_a - 1); NaN when med_a is 0 (from_zero) */
+  int from_zero;               /* med_a is 0 and med_b is not: a change no percentage measures (0 wrong
+                                * elements -> 1, exposed communication 0 -> 2 ms); judged on the absolute
+                                * shift's CI, and beyond any --threshold-pct when it is worse */
   double ci_lo_pct, ci_hi_pct; /* 95 % CI of the change; -inf/+inf when too few samples to bound it */
   double p;                    /* two-sided Mann-Whitney; NaN when not tested */
   double floor_pct;            /* the noise floor applied */

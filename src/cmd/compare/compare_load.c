@@ -509,11 +509,66 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
   return 0;
 }
 
+static int same_str0(const char *a, const char *b) { return a && b && *a && !strcmp(a, b); }
+
+/* Hostile trial 2, M7: a run given twice (the same path, a folder and a file in it, a copy) would count as two
+ * runs and make a significance out of one. Two files are the same run when they are one file (device and
+ * inode) or record the same start, command line and rank 0 (host and pid). Returns 0, or 2 with the message. */
+static int duplicate_runs(side *sd[2]) {
+  struct stat st[2];
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < sd[s]->n; i++)
+      for (int t = s; t < 2; t++)
+        for (int j = t == s ? i + 1 : 0; j < sd[t]->n; j++) {
+          const char *fa = sd[s]->files.v[i], *fb = sd[t]->files.v[j];
+          const result_doc *x = &sd[s]->docs[i], *y = &sd[t]->docs[j];
+          int same_file = stat(fa, &st[0]) == 0 && stat(fb, &st[1]) == 0 && st[0].st_dev == st[1].st_dev &&
+                          st[0].st_ino == st[1].st_ino;
+          int same_run = same_str0(x->start_time, y->start_time) && same_str0(x->command_line, y->command_line) &&
+                         x->nranks > 0 && y->nranks > 0 && same_str0(x->ranks[0].host, y->ranks[0].host) &&
+                         x->ranks[0].pid == y->ranks[0].pid;
+          if (same_file || same_run)
+            return ddp_usage_error("compare: %s (side %c) and %s (side %c) are the same run (%s): give each run once",
+                                   fa, s ? 'B' : 'A', fb, t ? 'B' : 'A',
+                                   same_file ? "the same file" : "same start, command line and rank 0"),
+                   2;
+        }
+  return 0;
+}
+
+/* The runs' own verdicts: a metric "findings fail" (failing findings per run, lower is better), so that a
+ * side whose runs fail their checks is a regression like a slower one; and a note naming what failed. */
+static int findings_metric(metric_table *t, side *sd[2], cmp_report *r) {
+  metric *m = metric_get(t, "findings fail", "", CMP_LOWER_BETTER);
+  if (!m) return -1;
+  for (int s = 0; s < 2; s++) {
+    int failing = 0;
+    char checks[256] = "";
+    for (int i = 0; i < sd[s]->n; i++) {
+      const finding_list *f = &sd[s]->docs[i].findings;
+      int n = findings_count(f, SEV_FAIL);
+      m->val[s][i] = n, m->seen[s][i] = 1;
+      failing += n > 0;
+      for (int k = 0; k < f->n; k++) {
+        if (f->v[k].severity != SEV_FAIL || ddp_list_has(checks, f->v[k].check)) continue;
+        size_t u = strlen(checks);
+        snprintf(checks + u, sizeof checks - u, "%s%s", u ? "," : "", f->v[k].check);
+      }
+    }
+    if (failing)
+      cmp_report_note(r, "side %c: %d of %d run%s failed checks of their own (%s)", s ? 'B' : 'A', failing, sd[s]->n,
+                      sd[s]->n == 1 ? "" : "s", checks);
+  }
+  return 0;
+}
+
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r) {
   side sa = {0}, sb = {0};
   metric_table t = {0};
   int rc = side_expand(&sa, a, na, "A");
   if (!rc) rc = side_expand(&sb, b, nb, "B");
+  side *both[2] = {&sa, &sb};
+  if (!rc) rc = duplicate_runs(both);
   if (!rc) {
     r->label_a = side_label(a, na), r->label_b = side_label(b, nb);
     r->runs_a = sa.n, r->runs_b = sb.n;
@@ -529,6 +584,7 @@ int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int all
           rc = 2, ddp_usage_error("compare: out of memory");
     }
     side *sds[2] = {&sa, &sb};
+    if (!rc && findings_metric(&t, sds, r)) rc = 2, ddp_usage_error("compare: out of memory");
     if (!rc) rc = metrics_report(&t, sds, noise, r);
     if (!rc && r->opt.pool_steps)
       cmp_report_note(r, "--pool-steps: the job-wide step_ms metrics use every step of every run as a sample; the "

@@ -34,6 +34,12 @@ static const char *fmt_pct(char *buf, size_t n, double v) {
   return buf;
 }
 
+/* The change column: a percentage, or "from 0" where side A's median is 0. */
+static const char *fmt_change(char *buf, size_t n, const cmp_row *w) {
+  if (w->from_zero) return snprintf(buf, n, "from 0"), buf;
+  return fmt_pct(buf, n, w->change_pct);
+}
+
 static const char *fmt_p(char *buf, size_t n, double p) {
   if (p < 0.001)
     snprintf(buf, n, "<0.001");
@@ -123,7 +129,7 @@ static void print_text(const cmp_report *r, FILE *out) {
       fmt_p(p, sizeof p, w->p);
       fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, l->name, l->unit,
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
-              fmt_pct(ch, sizeof ch, w->change_pct), fmt_ci(ci, sizeof ci, w), p, n, fl, w->verdict,
+              fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), p, n, fl, w->verdict,
               verdict_word(w));
     } else {
       fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s(n<%d)\n", nw, l->name, l->unit,
@@ -160,7 +166,7 @@ static void print_md(const cmp_report *r, FILE *out) {
     if (w->tested)
       fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %d+%d | %s | %c%s |\n", l->name, l->unit,
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
-              fmt_pct(ch, sizeof ch, w->change_pct), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), l->na,
+              fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), l->na,
               l->nb, fl + 1, w->verdict, verdict_word(w));
     else
       fprintf(out, "| %s | %s | %s | %s | %s | | | | %d+%d | %s | n<%d |\n", l->name, l->unit, better_name(l->better),
@@ -182,8 +188,9 @@ static void print_csv(const cmp_report *r, FILE *out) {
     const cmp_line *l = &r->lines[i];
     const cmp_row *w = &l->row;
     csv_quote(out, l->name);
-    fprintf(out, ",%s,%s,%d,%d,%.9g,%.9g,%.6g,", l->unit, better_name(l->better), l->na, l->nb, w->med_a, w->med_b,
-            w->change_pct);
+    fprintf(out, ",%s,%s,%d,%d,%.9g,%.9g,", l->unit, better_name(l->better), l->na, l->nb, w->med_a, w->med_b);
+    if (isfinite(w->change_pct)) fprintf(out, "%.6g", w->change_pct); /* empty where not defined (from 0) */
+    fputc(',', out);
     if (w->tested && isfinite(w->ci_lo_pct))
       fprintf(out, "%.6g,%.6g,", w->ci_lo_pct, w->ci_hi_pct);
     else
@@ -239,6 +246,7 @@ static void print_json(const cmp_report *r, FILE *out) {
     cJSON_AddItemToObject(m, "median_a", num_or_null(w->med_a));
     cJSON_AddItemToObject(m, "median_b", num_or_null(w->med_b));
     cJSON_AddItemToObject(m, "change_pct", num_or_null(w->change_pct));
+    if (w->from_zero) cJSON_AddTrueToObject(m, "from_zero");
     if (w->tested && isfinite(w->ci_lo_pct)) {
       cJSON *ci = cJSON_AddArrayToObject(m, "ci_pct");
       cJSON_AddItemToArray(ci, cJSON_CreateNumber(w->ci_lo_pct));

@@ -50,6 +50,7 @@ int cmp_evaluate(const cmp_input *in, const cmp_options *o, cmp_row *out) {
   out->med_b = stats_percentile(in->b, in->nb, 0.5);
   out->floor_pct = fmax(o->noise_pct, in->floor_pct);
   if (out->med_a != 0) out->change_pct = 100.0 * (out->med_b / out->med_a - 1.0);
+  out->from_zero = out->med_a == 0 && out->med_b != 0;
   if (in->runs_a < CMP_MIN_RUNS || in->runs_b < CMP_MIN_RUNS) return 0;
 
   mwu_result m;
@@ -81,7 +82,19 @@ int cmp_evaluate(const cmp_input *in, const cmp_options *o, cmp_row *out) {
 
   /* A change is called only when the test, the interval and the medians agree on its direction (they can
    * disagree only through ties between the sides, or for odd shapes where the medians move against the
-   * bulk of the samples), and it is beyond the noise floor. */
+   * bulk of the samples), and it is beyond the noise floor. From a median of 0, no percentage exists: the
+   * absolute shift's interval must exclude 0, and a worse change is a regression whatever the threshold. */
+  if (out->from_zero) {
+    int up = out->med_b > 0, ci_agrees = up ? lo > 0 : hi < 0;
+    if (!(m.p < o->alpha) || !ci_agrees) {
+      out->verdict = '~';
+      return 0;
+    }
+    int better = !up == (in->better == CMP_LOWER_BETTER);
+    out->verdict = better ? '+' : '-';
+    out->regression = !better;
+    return 0;
+  }
   int up = out->change_pct > 0, ci_agrees = up ? out->ci_lo_pct > 0 : out->ci_hi_pct < 0;
   if (!(m.p < o->alpha) || !isfinite(out->change_pct) || out->change_pct == 0 || !ci_agrees ||
       fabs(out->change_pct) <= out->floor_pct) {
