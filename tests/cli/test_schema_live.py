@@ -93,8 +93,16 @@ try:
                                              p(f"export-{what}.json")):
             docs.append(p(f"export-{what}.json"))
     if p("run.json") in docs:
-        for name, a, b in (("compare.json", [p("run.json")] * 4, [p("run.json")] * 4),
-                           ("compare-few.json", [p("run.json")], [p("run.json")])):
+        # compare refuses the same run twice: eight copies of the run, each with a start time of its own
+        import json
+        runs = []
+        for i in range(8):
+            d = json.load(open(p("run.json")))
+            d["start_time"] = "2026-12-02T00:00:%02dZ" % i
+            with open(p("run-%d.json" % i), "w") as f:
+                json.dump(d, f)
+            runs.append(p("run-%d.json" % i))
+        for name, a, b in (("compare.json", runs[:4], runs[4:]), ("compare-few.json", runs[:1], runs[1:2])):
             if run([prog, "compare"] + a + ["--"] + b + ["--format", "json"], p(name), (0, 5), stdout_to=p(name)):
                 docs.append(p(name))
 
