@@ -67,7 +67,7 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
                                      : "unknown (no datasheet figure for this device: --peak-tflops gives one)");
 
   fprintf(out, "#  phase   step(ms)      p10      p90      min      max   samples/s  TFLOP/s/rank        MFU    vs GEMM\n");
-  char why_notes[PHASE_COUNT * 2][300];
+  const char *why_notes[PHASE_COUNT]; /* the MFU's reasons, each once (they live in s) */
   int nnotes = 0;
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_summary *ps = &s->ph[p];
@@ -86,8 +86,7 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
       const char *w = report_phase_why(s, p, "mfu_table_peak");
       int seen = 0;
       for (int i = 0; w && i < nnotes; i++) seen |= !strcmp(why_notes[i], w);
-      if (w && !seen && nnotes < PHASE_COUNT * 2) snprintf(why_notes[nnotes++], sizeof why_notes[0], "%s", w);
-      if (w && seen) continue;
+      if (w && !seen) why_notes[nnotes++] = w;
     }
   }
   fprintf(out, "#  (step time: the slowest rank's, per step; statistics over the %d timed steps. MFU: model TFLOP/s\n"
@@ -119,10 +118,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   }
 
   fprintf(out, "#\n");
-  if (r->world == 1 && !isnan(s->ddp_overhead_ms))
-    fprintf(out, "# weak-scaling efficiency: - (%s)\n", s->why_efficiency);
-  else if (s->why_efficiency[0])
-    fprintf(out, "# weak-scaling efficiency (local / ddp step time): - (%s)\n", s->why_efficiency);
+  if (s->why_efficiency[0])
+    fprintf(out, "# weak-scaling efficiency%s: - (%s)\n", r->world == 1 ? "" : " (local / ddp step time)",
+            s->why_efficiency);
   if (!isnan(s->scaling_efficiency)) {
     fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%", s->scaling_efficiency * 100);
     if (s->scaling_efficiency > 1) fprintf(out, " ± %.1f, within noise", s->efficiency_noise * 100);
@@ -296,8 +294,7 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
   /* A model step faster than the MFU peak: the peak (given or from the datasheet table) is wrong. */
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_summary *ps = &s->ph[p];
-    if (!ps->present || p == PHASE_COMM || !(r->table_peak_tflops > 0) || !(ps->tflops_per_rank > r->table_peak_tflops))
-      continue;
+    if (!ps->present || p == PHASE_COMM || !(r->table_peak_tflops > 0) || !ps->why_mfu_table[0]) continue;
     DDP_TRY(findings_add(f, "peak", SEV_WARN, SCOPE_JOB, phase_name((ddp_phase)p), ps->tflops_per_rank,
                          r->table_peak_tflops, "TFLOP/s", "%s: MFU not given: %s", phase_name((ddp_phase)p),
                          ps->why_mfu_table));

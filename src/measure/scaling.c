@@ -215,7 +215,7 @@ static double efficiency_noise(const result_doc *d, const char *group) {
   const result_record *one = result_find(d, "scaling", "first:1", "step_ms", NULL);
   const result_record *g = result_find(d, "scaling", group, "step_ms", NULL);
   if (!one || !g || !one->has_stats || !g->has_stats || !(g->value > 0)) return NAN;
-  return ((one->stats.p90 - one->stats.p10) + (g->stats.p90 - g->stats.p10)) / g->value;
+  return report_spread(&one->stats, &g->stats) / g->value;
 }
 
 static void scaling_print(FILE *f, const measurement *m, const result_doc *d) {

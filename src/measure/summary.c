@@ -27,13 +27,22 @@ const char *report_phase_why(const run_summary *s, int p, const char *metric) {
   return *w ? w : NULL;
 }
 
-void report_mfu_why(double tflops, double peak, int given, char *why, size_t n) {
+double report_spread(const ddp_stats *a, const ddp_stats *b) { return (a->p90 - a->p10) + (b->p90 - b->p10); }
+
+/* The reason MFU against peak (the datasheet's, or --peak-tflops when `given`) is not given, or "" when it is:
+ * no peak, or a ratio above 1 (the peak is wrong for this device). */
+static void mfu_why(double tflops, double peak, int given, char *why, size_t n) {
   why[0] = 0;
   if (!(peak > 0))
     snprintf(why, n, "no datasheet peak is known for this device and precision (give it with --peak-tflops)");
   else if (tflops > peak)
     snprintf(why, n, "%.4g TFLOP/s is above the %s peak of %.4g TFLOP/s, so that peak is wrong for this device%s", tflops,
              given ? "given" : "datasheet", peak, given ? " (--peak-tflops)" : " (give the right one with --peak-tflops)");
+}
+
+/* Why bucket row k's algbw and busbw are not given (its time is), or NULL. */
+static const char *row_why(const run_summary *s, int p, int k) {
+  return isnan(s->ph[p].rows[k].time_us) ? NULL : report_phase_why(s, p, "allreduce_busbw_gbs");
 }
 
 /* ---- figures ------------------------------------------------------------------------------------ */
@@ -96,7 +105,7 @@ static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd,
  * cannot tell and both are NaN with the reason in overlap_why. */
 static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *local, const ddp_stats *ddp) {
   double ex = ddp->median - local->median;
-  double spread = (local->p90 - local->p10) + (ddp->p90 - ddp->p10);
+  double spread = report_spread(local, ddp);
   if (!comm) { /* no comm phase: exposed only, and only when it is not negative beyond noise */
     if (ex < -spread) {
       snprintf(s->overlap_why, sizeof s->overlap_why, "the ddp step (%.3f ms) is faster than the local step (%.3f ms) by more than the step times vary", ddp->median, local->median);
@@ -136,7 +145,7 @@ static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *loca
  * within the step times' spread (as overlap() measures it) it is given with that noise; beyond it the
  * measurement cannot tell. */
 static void efficiency(run_summary *s, int W, const ddp_stats *local, const ddp_stats *ddp) {
-  double spread = (local->p90 - local->p10) + (ddp->p90 - ddp->p10);
+  double spread = report_spread(local, ddp);
   if (W == 1) {
     s->ddp_overhead_ms = ddp->median - local->median;
     snprintf(s->why_efficiency, sizeof s->why_efficiency,
@@ -213,8 +222,8 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
       ps->samples_per_s = (double)r->cfg->batch * W / sec;
       ps->tflops_per_rank = r->flops_per_step / sec / 1e12;
       /* MFU: against the datasheet dense peak of the precision (or the one given); above it, the peak is wrong */
-      report_mfu_why(ps->tflops_per_rank, r->table_peak_tflops, r->cfg->peak_tflops > 0, ps->why_mfu_table,
-                     sizeof ps->why_mfu_table);
+      mfu_why(ps->tflops_per_rank, r->table_peak_tflops, r->cfg->peak_tflops > 0, ps->why_mfu_table,
+              sizeof ps->why_mfu_table);
       if (!ps->why_mfu_table[0]) ps->mfu_table = ps->tflops_per_rank / r->table_peak_tflops;
       /* the ratio to the run's own GEMM: above 1 when the step runs at higher clocks than that GEMM did */
       if (s->measured_peak_tflops > 0) ps->mfu_measured = ps->tflops_per_rank / s->measured_peak_tflops;
@@ -333,8 +342,7 @@ cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
       cJSON_AddItemToObject(x, "time_us", num(ps->rows[k].time_us));
       cJSON_AddItemToObject(x, "algbw_gbs", num(ps->rows[k].algbw));
       cJSON_AddItemToObject(x, "busbw_gbs", num(ps->rows[k].busbw));
-      if (isnan(ps->rows[k].busbw) && !isnan(ps->rows[k].time_us) && ps->why_bw[0])
-        cJSON_AddStringToObject(x, "why", ps->why_bw);
+      if (row_why(s, p, k)) cJSON_AddStringToObject(x, "why", row_why(s, p, k));
       cJSON_AddItemToArray(rows, x);
     }
   }
@@ -390,7 +398,7 @@ static ddp_result phase_records_add(const run_report *r, const run_summary *s, i
     const char *type = dtype_name(r->comm_type);
     DDP_TRY(result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, ps->rows[k].time_us, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
-    const char *why = isnan(ps->rows[k].time_us) ? NULL : report_phase_why(s, p, "allreduce_busbw_gbs");
+    const char *why = row_why(s, p, k);
     DDP_TRY(result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].algbw, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
     DDP_TRY(result_set_why(d, why));

@@ -117,9 +117,9 @@ double busbw_factor(int world);
 /* Why phase p's figure `metric` (samples_per_s, algbw_gbs, busbw_gbs, mfu_table_peak, mfu_measured_peak; the
  * rows' allreduce_algbw_gbs and allreduce_busbw_gbs) is not given, or NULL when it is. */
 const char *report_phase_why(const run_summary *s, int p, const char *metric);
-/* The reason MFU against peak_tflops (the datasheet's, or --peak-tflops when `given`) is not given, or ""
- * when it is: no peak, or a ratio above 1 (the peak is wrong for this GPU). */
-void report_mfu_why(double tflops, double peak_tflops, int given, char *why, size_t n);
+/* The step times' spread of two phases (p10 to p90 of each, added): the noise the derived figures are judged
+ * against (exposed communication, efficiency, the sweep's efficiency). */
+double report_spread(const ddp_stats *a, const ddp_stats *b);
 
 ddp_result report_summarize(const run_report *r, run_summary *s);
 void report_summary_free(run_summary *s);

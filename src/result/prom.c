@@ -122,6 +122,15 @@ static const char *prom_kind(const result_doc *d) {
   return d->source_kind && *d->source_kind ? d->source_kind : d->kind && *d->kind ? d->kind : "run";
 }
 
+/* A run-wide series' name and labels: name{kind="..."[,severity="..."]}. */
+static void run_series(tbuf *t, const result_doc *d, const char *name, const char *severity) {
+  int first = 1;
+  put(t, "%s", name);
+  label(t, &first, "kind", prom_kind(d));
+  label(t, &first, "severity", severity);
+  put(t, "}");
+}
+
 static ddp_result sample_record(const result_doc *d, const result_record *r, sample *s) {
   memset(s, 0, sizeof *s);
   int u = -1; /* the unit's row whose suffix the metric has, else its first row */
@@ -240,7 +249,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     put(&t, "# HELP ddpbench_info The run's stack: ddpbench version, device, comm, world size and GPU model\n");
     put(&t, "# TYPE ddpbench_info gauge\nddpbench_info");
     int first = 1;
-    char num[32], kind[96];
+    char num[32];
     label(&t, &first, "kind", prom_kind(d));
     label(&t, &first, "version", d->ddpbench_version);
     label(&t, &first, "device", d->device);
@@ -266,27 +275,30 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       warns += sv == SEV_WARN;
       infos += sv == SEV_INFO;
     }
-    /* {kind="..."} on every series of the run as well */
-    first = 1;
-    tbuf kt = {0};
-    label(&kt, &first, "kind", prom_kind(d));
-    snprintf(kind, sizeof kind, "%s", kt.p ? kt.p + 1 : ""); /* without its '{' */
-    free(kt.p);
     put(&t, "# HELP ddpbench_run_ok The verdict: 1 when no finding failed (exit code 0), else 0\n");
-    put(&t, "# TYPE ddpbench_run_ok gauge\nddpbench_run_ok{%s} %d\n", kind, fails == 0);
+    put(&t, "# TYPE ddpbench_run_ok gauge\n");
+    run_series(&t, d, "ddpbench_run_ok", NULL);
+    put(&t, " %d\n", fails == 0);
     put(&t, "# HELP ddpbench_findings Findings of the run by severity\n# TYPE ddpbench_findings gauge\n");
-    put(&t, "ddpbench_findings{%s,severity=\"fail\"} %d\nddpbench_findings{%s,severity=\"warn\"} %d\n", kind, fails,
-        kind, warns);
-    put(&t, "ddpbench_findings{%s,severity=\"info\"} %d\n", kind, infos);
+    static const char *const sev[] = {"fail", "warn", "info"};
+    const int count[] = {fails, warns, infos};
+    for (int k = 0; k < 3; k++) {
+      run_series(&t, d, "ddpbench_findings", sev[k]);
+      put(&t, " %d\n", count[k]);
+    }
     double start = iso_seconds(d->start_time);
     if (!isnan(start)) {
       put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");
-      put(&t, "# TYPE ddpbench_run_start_time_seconds gauge\nddpbench_run_start_time_seconds{%s} ", kind);
+      put(&t, "# TYPE ddpbench_run_start_time_seconds gauge\n");
+      run_series(&t, d, "ddpbench_run_start_time_seconds", NULL);
+      put(&t, " ");
       value(&t, start);
     }
     if (!isnan(end_time)) {
       put(&t, "# HELP ddpbench_run_end_time_seconds When the run ended, seconds since the Unix epoch\n");
-      put(&t, "# TYPE ddpbench_run_end_time_seconds gauge\nddpbench_run_end_time_seconds{%s} ", kind);
+      put(&t, "# TYPE ddpbench_run_end_time_seconds gauge\n");
+      run_series(&t, d, "ddpbench_run_end_time_seconds", NULL);
+      put(&t, " ");
       value(&t, end_time);
     }
     qsort(s, (size_t)n, sizeof *s, sample_cmp);

@@ -515,24 +515,30 @@ static int same_str0(const char *a, const char *b) { return a && b && *a && !str
  * runs and make a significance out of one. Two files are the same run when they are one file (device and
  * inode) or record the same start, command line and rank 0 (host and pid). Returns 0, or 2 with the message. */
 static int duplicate_runs(side *sd[2]) {
-  struct stat st[2];
+  struct stat *st[2] = {calloc((size_t)sd[0]->n + 1, sizeof **st), calloc((size_t)sd[1]->n + 1, sizeof **st)};
+  if (!st[0] || !st[1]) return free(st[0]), free(st[1]), ddp_usage_error("compare: out of memory"), 2;
+  for (int s = 0; s < 2; s++) /* every file was read already; one that cannot be stat'ed now has ino 0 */
+    for (int i = 0; i < sd[s]->n; i++)
+      if (stat(sd[s]->files.v[i], &st[s][i]) != 0) memset(&st[s][i], 0, sizeof st[s][i]);
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < sd[s]->n; i++)
       for (int t = s; t < 2; t++)
         for (int j = t == s ? i + 1 : 0; j < sd[t]->n; j++) {
           const char *fa = sd[s]->files.v[i], *fb = sd[t]->files.v[j];
           const result_doc *x = &sd[s]->docs[i], *y = &sd[t]->docs[j];
-          int same_file = stat(fa, &st[0]) == 0 && stat(fb, &st[1]) == 0 && st[0].st_dev == st[1].st_dev &&
-                          st[0].st_ino == st[1].st_ino;
+          int same_file = st[s][i].st_ino && st[s][i].st_dev == st[t][j].st_dev && st[s][i].st_ino == st[t][j].st_ino;
           int same_run = same_str0(x->start_time, y->start_time) && same_str0(x->command_line, y->command_line) &&
                          x->nranks > 0 && y->nranks > 0 && same_str0(x->ranks[0].host, y->ranks[0].host) &&
                          x->ranks[0].pid == y->ranks[0].pid;
-          if (same_file || same_run)
+          if (same_file || same_run) {
+            free(st[0]), free(st[1]);
             return ddp_usage_error("compare: %s (side %c) and %s (side %c) are the same run (%s): give each run once",
                                    fa, s ? 'B' : 'A', fb, t ? 'B' : 'A',
                                    same_file ? "the same file" : "same start, command line and rank 0"),
                    2;
+          }
         }
+  free(st[0]), free(st[1]);
   return 0;
 }
 
