@@ -27,46 +27,15 @@
 #include "comm.h"
 #include "device.h"
 #include "dist.h"
+#include "dtype.h"
 
 static int W, R;
-
-static int is_fp(ddp_dtype t) { return t == DT_F32 || t == DT_F64 || t == DT_BF16 || t == DT_F16; }
-
-static double get(const void *p, ddp_dtype t, size_t i) {
-  switch (t) {
-    case DT_F32: return ((const float *)p)[i];
-    case DT_F64: return ((const double *)p)[i];
-    case DT_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
-    case DT_F16: return fp16_to_f32(((const uint16_t *)p)[i]);
-    case DT_I8: return ((const int8_t *)p)[i];
-    case DT_U8: return ((const uint8_t *)p)[i];
-    case DT_I32: return ((const int32_t *)p)[i];
-    case DT_U32: return ((const uint32_t *)p)[i];
-    case DT_I64: return (double)((const int64_t *)p)[i];
-    default: return (double)((const uint64_t *)p)[i];
-  }
-}
-
-static void put(void *p, ddp_dtype t, size_t i, double v) {
-  switch (t) {
-    case DT_F32: ((float *)p)[i] = (float)v; break;
-    case DT_F64: ((double *)p)[i] = v; break;
-    case DT_BF16: ((uint16_t *)p)[i] = bf16_from_f32((float)v); break;
-    case DT_F16: ((uint16_t *)p)[i] = fp16_from_f32((float)v); break;
-    case DT_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case DT_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case DT_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case DT_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case DT_I64: ((int64_t *)p)[i] = (int64_t)v; break;
-    default: ((uint64_t *)p)[i] = (uint64_t)v; break;
-  }
-}
 
 /* A value this rank may send so that any order of reduction over W ranks is exact in the type. Signed
  * types get negative values too. */
 static double draw(unsigned *seed, ddp_dtype t, ddp_redop op) {
   int lim = t == DT_BF16 ? 256 : t == DT_I8 ? 127 : t == DT_U8 ? 255 : t == DT_F16 ? 2048 : 100000;
-  int sign = (t == DT_I8 || t == DT_I32 || t == DT_I64 || is_fp(t)) && rand_r(seed) % 2 ? -1 : 1;
+  int sign = (t == DT_I8 || t == DT_I32 || t == DT_I64 || dtype_is_float(t)) && rand_r(seed) % 2 ? -1 : 1;
   switch (op) {
     case REDOP_PROD: return rand_r(seed) % 2 ? 2 : 1; /* at most 2^4 with 4 ranks */
     case REDOP_MAX:
@@ -83,28 +52,28 @@ static double oracle(ddp_coll_kind kind, ddp_redop op, ddp_dtype t, const char *
     case COLL_ALLREDUCE:
     case COLL_REDUCE_SCATTER: {
       size_t i = kind == COLL_ALLREDUCE ? k : (size_t)R * count + k;
-      double acc = get(all, t, i);
+      double acc = dtype_load(all, t, i);
       for (int r = 1; r < W; r++) {
-        double v = get(all + (size_t)r * sn * es, t, i);
+        double v = dtype_load(all + (size_t)r * sn * es, t, i);
         acc = op == REDOP_PROD ? acc * v : op == REDOP_MAX ? fmax(acc, v) : op == REDOP_MIN ? fmin(acc, v) : acc + v;
       }
-      if (op == REDOP_AVG) acc = is_fp(t) ? acc / W : trunc(acc / W);
+      if (op == REDOP_AVG) acc = dtype_is_float(t) ? acc / W : trunc(acc / W);
       return acc;
     }
-    case COLL_ALL_GATHER: return get(all + (k / count) * sn * es, t, k % count);
-    case COLL_ALLTOALL: return get(all + (k / count) * sn * es, t, (size_t)R * count + k % count);
-    default: return get(all + (size_t)root * sn * es, t, k);
+    case COLL_ALL_GATHER: return dtype_load(all + (k / count) * sn * es, t, k % count);
+    case COLL_ALLTOALL: return dtype_load(all + (k / count) * sn * es, t, (size_t)R * count + k % count);
+    default: return dtype_load(all + (size_t)root * sn * es, t, k);
   }
 }
 
 /* ULP distance between the stored got and the exact value, in the type (0 when bitwise equal). */
 static int close_enough(ddp_dtype t, const void *got, double want, int ulps) {
   char w[8];
-  put(w, t, 0, want);
+  dtype_store(w, t, 0, want);
   size_t es = dtype_size(t);
   if (!memcmp(w, got, es)) return 1;
   if (!ulps) return 0;
-  double g = get(got, t, 0);
+  double g = dtype_load(got, t, 0);
   double ulp = t == DT_BF16 ? 1.0 / 128 : t == DT_F16 ? 1.0 / 1024 : t == DT_F32 ? 1.0 / 8388608 : 1e-15;
   return fabs(g - want) <= ulps * ulp * fmax(fabs(want), 1e-30);
 }
@@ -121,7 +90,7 @@ static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, d
   void *dsend = NULL, *drecv = NULL;
   ddp_result r = d->alloc(d, &dsend, big);
   if (r == DDP_OK) r = d->alloc(d, &drecv, big);
-  for (size_t i = 0; i < sn; i++) put(send, t, i, draw(&seed, t, op));
+  for (size_t i = 0; i < sn; i++) dtype_store(send, t, i, draw(&seed, t, op));
   MPI_Allgather(send, (int)(sn * es), MPI_BYTE, all, (int)(sn * es), MPI_BYTE, MPI_COMM_WORLD);
   memset(recv, 0x5a, big);
   char *ds = dsend, *dr = drecv;
@@ -156,14 +125,14 @@ static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, d
   if (r == DDP_OK) r = d->stream_synchronize(d, s);
   CHECK(r == DDP_OK, "%s %s %s count %zu inplace %d", coll_name(kind), dtype_name(t), redop_name(op), count, inplace);
   long wrong = 0;
-  int ulps = op == REDOP_AVG && is_fp(t) && coll_is_reduction(kind) ? 2 : 0;
+  int ulps = op == REDOP_AVG && dtype_is_float(t) && coll_is_reduction(kind) ? 2 : 0;
   const char *out = recv + ((const char *)a.recv - dr);
   for (size_t k = 0; k < rn; k++) {
     double want = oracle(kind, op, t, all, sn, count, k, W - 1);
     if (!close_enough(t, out + k * es, want, ulps)) {
       if (!wrong)
         fprintf(stderr, "rank %d %s %s %s count %zu inplace %d: element %zu got %g want %g\n", R, coll_name(kind),
-                dtype_name(t), redop_name(op), count, inplace, k, get(out, t, k), want);
+                dtype_name(t), redop_name(op), count, inplace, k, dtype_load(out, t, k), want);
       wrong++;
     }
   }
@@ -269,11 +238,28 @@ static void measurement_check(const ddp_dist *dist, ddp_device *d, ddp_comm *wor
   }
 }
 
+/* The element access the checks below rely on (dtype.h), against bit patterns worked out by hand. */
+static void test_element_access(void) {
+  unsigned char buf[8];
+  memset(buf, 0, sizeof buf);
+  dtype_store(buf, DT_BF16, 0, 1.5);
+  CHECK(buf[0] == 0xc0 && buf[1] == 0x3f && dtype_load(buf, DT_BF16, 0) == 1.5, "bf16 1.5 is 0x3fc0");
+  dtype_store(buf, DT_F16, 1, -2.0);
+  CHECK(buf[2] == 0x00 && buf[3] == 0xc0 && dtype_load(buf, DT_F16, 1) == -2.0, "fp16 -2 is 0xc000");
+  dtype_store(buf, DT_I8, 5, -3);
+  CHECK(buf[5] == 0xfd && dtype_load(buf, DT_I8, 5) == -3 && dtype_load(buf, DT_U8, 5) == 253, "int8 -3 is 0xfd");
+  dtype_store(buf, DT_U32, 1, 4000000000.0);
+  CHECK(dtype_load(buf, DT_U32, 1) == 4000000000.0 && dtype_load(buf, DT_I32, 1) == 4000000000.0 - 4294967296.0,
+        "uint32 4e9 reads back, and as int32 wraps");
+  CHECK(dtype_is_float(DT_BF16) && dtype_is_float(DT_F64) && !dtype_is_float(DT_I64), "float types");
+}
+
 int main(int argc, char **argv) {
   ddp_dist dist;
   if (dist_init(&argc, &argv, &dist) != DDP_OK) return 1;
   W = dist.size;
   R = dist.rank;
+  test_element_access();
   int cuda = argc > 1 && !strcmp(argv[1], "cuda");
   ddp_device *d = NULL;
   ddp_comm *c = NULL;
