@@ -24,16 +24,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
 
 
 def python_with_matplotlib():
@@ -236,9 +229,9 @@ def main():
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-        print("%d passed, %d failed" % (passed, failed))
+        pycheck.summary()  # the counts' line, on every exit path
 
 
 if __name__ == "__main__":
     rc = main()
-    sys.exit(rc if rc else (1 if failed else 0))
+    sys.exit(rc if rc else (1 if pycheck.failed else 0))

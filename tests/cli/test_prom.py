@@ -29,16 +29,9 @@ import tempfile
 import time
 import urllib.request
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
 
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
@@ -260,9 +253,9 @@ def main():
                 os.killpg(exporter.pid, signal.SIGKILL)
                 exporter.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-        print("%d passed, %d failed" % (passed, failed))
+        pycheck.summary()  # the counts' line, on every exit path
 
 
 if __name__ == "__main__":
     rc = main()
-    sys.exit(rc if rc else (1 if failed else 0))
+    sys.exit(rc if rc else (1 if pycheck.failed else 0))

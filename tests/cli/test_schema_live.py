@@ -25,16 +25,9 @@ except ImportError:
     print("0 passed, 0 failed")
     sys.exit(77)
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}", file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
 
 
 def run(cmd, out=None, ok=(0,), timeout=90, stdout_to=None):
@@ -114,11 +107,9 @@ try:
     m = re.search(r"^(\d+) passed, (\d+) failed$", r.stdout, re.M)
     check(m is not None, f"test_schema.py printed its counts: {r.stdout[-500:]}")
     if m:
-        passed += int(m.group(1))
-        failed += int(m.group(2))
+        pycheck.add(int(m.group(1)), int(m.group(2)))
     check(r.returncode == 0, f"test_schema.py on the fresh documents: exit {r.returncode}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(pycheck.summary())

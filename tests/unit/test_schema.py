@@ -8,6 +8,7 @@ tests/cli/test_schema_live.py runs it on documents the built binary has just wri
 never needs Python."""
 import copy
 import json
+import os
 import sys
 
 try:
@@ -18,16 +19,9 @@ except ImportError:
     sys.exit(77)
 
 KINDS = ["run", "accept", "collectives", "doctor", "export", "compare"]
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what}", file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
 
 
 def errors(v, doc):
@@ -54,8 +48,7 @@ try:
     check(True, "schema")
 except jsonschema.SchemaError as e:
     check(False, f"schema is not a valid JSON Schema: {e.message}")
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1)
+    sys.exit(pycheck.summary())
 v = jsonschema.Draft202012Validator(schema)
 
 first = {}  # label -> the first valid document of that label
@@ -234,5 +227,4 @@ if cmp_:
         rejected(cmp_, "an A/B comparison without a provenance diff", set_("provenance_diff", []))
         rejected(cmp_, "an A/B comparison with A/A noise", lambda d: d["metrics"][0].__setitem__("aa_noise_pct", 1.0))
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+sys.exit(pycheck.summary())
