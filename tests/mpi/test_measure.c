@@ -14,22 +14,14 @@
 #include "rules.h"
 #include "check.h"
 #include "engine_run.h"
+#include "group_sum.h"
 #include "measure.h"
 #include "train.h"
 
 /* The toy: each rank adds rank + 1 of the world over the group; rank 0 of the group records the sum. */
 static ddp_result toy_run(const measure_env *env, const measure_group *g, result_doc *out) {
-  float *buf;
-  ddp_stream *s;
-  DDP_TRY(env->dev->stream_create(env->dev, &s, 0));
-  DDP_TRY(env->dev->alloc(env->dev, (void **)&buf, sizeof(float)));
   float v = (float)(g->world_rank + 1);
-  DDP_TRY(env->dev->copy(env->dev, buf, &v, sizeof v, s));
-  DDP_TRY(g->comm->allreduce(g->comm, buf, 1, DT_F32, s));
-  DDP_TRY(env->dev->copy(env->dev, &v, buf, sizeof v, s));
-  DDP_TRY(env->dev->stream_synchronize(env->dev, s));
-  env->dev->free(env->dev, buf);
-  env->dev->stream_destroy(env->dev, s);
+  DDP_TRY(group_sum_f32(env, g, &v));
   char size[16];
   snprintf(size, sizeof size, "%d", g->size);
   if (g->rank == 0) DDP_TRY(result_add(out, "toy", g->name, "rank_sum", "", BETTER_NONE, v, NULL, NULL, 0, "size", size, NULL));

@@ -12,21 +12,13 @@
 
 #include "check.h"
 #include "engine_run.h"
+#include "group_sum.h"
 #include "scaling.h"
 
 /* The group's members summed over its own comm: which world ranks it holds, as a bit mask. */
 static ddp_result members(const measure_env *env, const measure_group *g, result_doc *out) {
-  float *buf;
-  ddp_stream *s;
-  DDP_TRY(env->dev->stream_create(env->dev, &s, 0));
-  DDP_TRY(env->dev->alloc(env->dev, (void **)&buf, sizeof(float)));
   float v = (float)(1 << g->world_rank);
-  DDP_TRY(env->dev->copy(env->dev, buf, &v, sizeof v, s));
-  DDP_TRY(g->comm->allreduce(g->comm, buf, 1, DT_F32, s));
-  DDP_TRY(env->dev->copy(env->dev, &v, buf, sizeof v, s));
-  DDP_TRY(env->dev->stream_synchronize(env->dev, s));
-  env->dev->free(env->dev, buf);
-  env->dev->stream_destroy(env->dev, s);
+  DDP_TRY(group_sum_f32(env, g, &v));
   if (g->rank == 0) DDP_TRY(result_add(out, "members", g->name, "mask", "", BETTER_NONE, v, NULL, NULL, 0, NULL));
   return DDP_OK;
 }

@@ -67,16 +67,9 @@ def cycles(edges):
     return out
 
 
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
 
 
 check(cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]], "a made-up cycle is found")
@@ -89,5 +82,4 @@ for comp in found:
     detail = "; ".join("%s -> %s" % (a, b) for a in comp for b in sorted(edges.get(a, ())) if b in s)
     print("cycle: " + " <-> ".join(comp) + " (" + detail + ")", file=sys.stderr)
 check(not found, "no file-level cycle (%d found)" % len(found))
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(pycheck.summary())
