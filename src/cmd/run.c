@@ -326,6 +326,8 @@ static ddp_result run_run(cmd_ctx *c) {
     rep->nodes = d->node_count;
     rep->device = c->pl.device->name;
     rep->device_is_gpu = c->pl.device->is_gpu;
+    rep->judge_min_ms = c->pl.device->judge_min_ms;
+    rep->judge_floor_pct = c->pl.device->judge_floor_pct;
     rep->comm = c->comm->name;
     rep->ranks = j->ranks;
     rep->plan = engine_buckets(j->train.eng);

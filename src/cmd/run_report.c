@@ -187,70 +187,70 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
 }
 
 /* ---- findings ---------------------------------------------------------------------------------- */
-/* The straggler rule (issue 12): a rank is named only when its median compute time (step time where compute
- * was not timed) is more than --straggler-pct above the job's median AND its robust z-score (median/MAD) is
- * above 3.5 (accept_stragglers), and its p10 is above the median rank's p90 (slower beyond step-to-step noise).
- * A z-score needs 3 ranks; with 2, the slower one is a warning only when it is
- * more than --straggler-pct slower AND beyond noise (its p10 above the other's p90). Otherwise nobody is
- * named, and the slowest rank is only information. */
+/* The straggler rule (straggler_judge, docs/straggler.md): too short to judge below the device's stated size;
+ * above it, a rank is named (a failing finding) only beyond max(--straggler-pct, the device's run-to-run
+ * floor), beyond a robust z-score of 3.5 and beyond its steps' noise; with two ranks the slower is at most a
+ * warning. Otherwise the slowest rank is information, with the reason. */
 static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, ddp_phase p, finding_list *f) {
-  int have_c = ps->rank_compute[0].n > 0, k = ps->slowest_rank, W = r->world;
+  int have_c = ps->rank_compute[0].n > 0, W = r->world;
   const ddp_stats *st = have_c ? ps->rank_compute : ps->rank_step;
-  double *meds = malloc((size_t)W * sizeof(double)), *z = malloc((size_t)W * sizeof(double));
+  double *z = malloc((size_t)W * sizeof(double));
   int *who = malloc((size_t)W * sizeof(int));
-  if (!meds || !z || !who) {
-    free(meds), free(z), free(who);
+  if (!z || !who) {
+    free(z), free(who);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
-  for (int rk = 0; rk < W; rk++) meds[rk] = st[rk].median;
-  double pct = r->cfg ? r->cfg->straggler_pct : 5;
-  int n = accept_stragglers(meds, W, pct, 3.5, who, z);
-  double med_all = stats_percentile(meds, W, 0.5);
-  /* A straggler must also be slower beyond the steps' own noise: its p10 above the median rank's p90. Medians
-   * of a few microseconds (or of ranks that share a core now and then) can pass both thresholds by chance. */
-  double *p90 = malloc((size_t)W * sizeof(double));
-  if (!p90) {
-    free(meds), free(z), free(who);
-    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  }
-  for (int rk = 0; rk < W; rk++) p90[rk] = st[rk].p90;
-  double med_p90 = stats_percentile(p90, W, 0.5);
-  free(p90);
-  int kept = 0;
-  for (int i = 0; i < n; i++)
-    if (st[who[i]].p10 > med_p90) who[kept++] = who[i];
-  n = kept;
+  straggler_rule rule = {r->cfg ? r->cfg->straggler_pct : 5, r->judge_floor_pct, r->judge_min_ms,
+                         STRAGGLER_MIN_STEPS};
+  straggler_verdict v;
+  straggler_judge(st, W, &rule, who, z, &v);
   const char *what = have_c ? "compute time" : "step time";
-  char subject[128];
+  const char *dev = r->device ? r->device : "this";
+  char subject[128], named[160];
+  if (rule.floor_pct > rule.pct)
+    snprintf(named, sizeof named, "%g %% (the %s device's run-to-run floor; --straggler-pct %g)", v.threshold_pct,
+             dev, rule.pct);
+  else
+    snprintf(named, sizeof named, "%g %% (--straggler-pct)", v.threshold_pct);
   ddp_result e = DDP_OK;
-  for (int i = 0; i < n && e == DDP_OK; i++) {
+  int k = v.slowest;
+  snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
+  if (v.too_short) {
+    char size[96] = "";
+    if (rule.min_ms > 0) snprintf(size, sizeof size, " of >= %g ms on the %s device", rule.min_ms, dev);
+    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median,
+                        v.median, "ms",
+                        "%s: too short to judge a straggler (%d timed steps, median %s %.3g ms; the rule judges "
+                        ">= %d steps%s: raise --steps%s); slowest rank %+.1f %% over the median rank",
+                        phase_name(p), v.steps, what, v.median, rule.min_steps, size,
+                        rule.min_ms > 0 ? " or the model's size" : "", v.excess * 100);
+    free(z), free(who);
+    return e;
+  }
+  for (int i = 0; i < v.n_named && e == DDP_OK; i++) {
     int s = who[i];
     snprintf(subject, sizeof subject, "rank %d (%s)", s, r->ranks[s].host);
-    e = findings_add_at(f, r->ranks[s].host, s, "straggler", SEV_FAIL, SCOPE_RANK, subject, meds[s], med_all, "ms",
-                     "%s: median %s %+.1f %% over the job's median, robust z-score %.1f (named above %g %% and 3.5)",
-                     phase_name(p), what, 100 * (meds[s] / med_all - 1), z[s], pct);
+    e = findings_add_at(f, r->ranks[s].host, s, "straggler", SEV_FAIL, SCOPE_RANK, subject, st[s].median, v.median,
+                        "ms", "%s: median %s %+.1f %% over the job's median, robust z-score %.1f (named above %s "
+                        "and 3.5, and beyond its steps' noise)",
+                        phase_name(p), what, 100 * (st[s].median / v.median - 1), z[s], named);
   }
-  double others_p90 = -INFINITY;
-  for (int rk = 0; rk < W; rk++)
-    if (rk != k) others_p90 = fmax(others_p90, st[rk].p90);
-  if (e == DDP_OK && !n && W == 2 && ps->slowest_excess * 100 > pct && st[k].p10 > others_p90) {
-    snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
-    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_WARN, SCOPE_RANK, subject, st[k].median, med_all, "ms",
-                     "%s: %s %+.1f %% over the median rank and beyond noise (its p10 %.3f ms > the other rank's p90 "
-                     "%.3f ms); two ranks cannot tell which one is off",
-                     phase_name(p), what, ps->slowest_excess * 100, st[k].p10, others_p90);
-    n = -1;
-  }
-  if (e == DDP_OK && !n) {
-    snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
+  if (e == DDP_OK && v.pair_warn)
+    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_WARN, SCOPE_RANK, subject, st[k].median, v.median,
+                        "ms",
+                        "%s: %s %+.1f %% over the median rank, beyond %s and beyond noise (its p10 %.3g ms > the "
+                        "other rank's p90 %.3g ms); two ranks cannot tell which one is off",
+                        phase_name(p), what, v.excess * 100, named, st[k].p10, st[1 - k].p90);
+  if (e == DDP_OK && !v.n_named && !v.pair_warn) {
     char zs[48] = "two ranks: no z-score";
     if (W >= 3) snprintf(zs, sizeof zs, "robust z-score %.1f", z[k]);
-    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, med_all, "ms",
-                     "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is > %g %%, "
-                     "> 3.5 and slower beyond its steps' noise)",
-                     phase_name(p), what, ps->slowest_excess * 100, zs, pct);
+    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, v.median,
+                        "ms",
+                        "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is "
+                        "beyond %s, > 3.5 and slower beyond its steps' noise)",
+                        phase_name(p), what, v.excess * 100, zs, named);
   }
-  free(meds), free(z), free(who);
+  free(z), free(who);
   return e;
 }
 

@@ -156,6 +156,11 @@ typedef struct device_entry {
   /* The copy bandwidth between every ordered pair of the n devices this process sees (see
    * device_cuda_peer_matrix). */
   ddp_result (*peer_matrix)(int n, size_t bytes, int iters, double *uni, double *bidir, int *peer);
+  /* What the straggler rule may judge on this device's timings (docs/straggler.md; 0: nothing stated): the
+   * least median time per step it judges (below it: "too short to judge"), and the run-to-run floor, the
+   * largest gap between the slowest rank and the median rank seen in identical healthy runs; a rank is
+   * named only beyond it (and beyond --straggler-pct). */
+  double judge_min_ms, judge_floor_pct;
 } device_entry;
 
 /* Entry i of the table (built-in first, then registered), NULL past the end. */

@@ -20,9 +20,15 @@ static ddp_result cuda_create(ddp_device **out, int ordinal, int threads) {
 #endif
 
 static const device_entry BUILTIN[] = {
-    {"cpu", 0, cpu_available, cpu_create, NULL, NULL, NULL},
+    /* cpu: steps of >= 1 ms (a scheduler tick is 1-4 ms); floor 200 %: ranks share cores with each other and
+     * with the machine's other work, and a rank sharing its core with k others is k+1 times slower. 160
+     * identical healthy runs on the 2-core CI machine showed up to +101 % (docs/straggler.md). */
+    {"cpu", 0, cpu_available, cpu_create, NULL, NULL, NULL, 1.0, 200},
 #ifdef DDPBENCH_HAVE_CUDA
-    {"cuda", 1, device_cuda_count, cuda_create, device_cuda_bus_id, device_cuda_versions, device_cuda_peer_matrix},
+    /* cuda: steps of >= 0.1 ms (5 % of it is 5 us, ten times CUDA events' resolution); no floor measured yet
+     * beyond --straggler-pct (docs/straggler.md). */
+    {"cuda", 1, device_cuda_count, cuda_create, device_cuda_bus_id, device_cuda_versions, device_cuda_peer_matrix,
+     0.1, 0},
 #endif
 };
 enum { NBUILTIN = sizeof BUILTIN / sizeof BUILTIN[0], MAX_EXTRA = 4 };

@@ -61,7 +61,7 @@ static const opt_spec CHECKS[] = {
     {"peak_seconds", NULL, 0, OPT_DOUBLE, OFF(peak_seconds), "2", 0, 600,
      .help = "GPU: the measured peak behind MFU is an 8192^3 GEMM sustained this long (0 = one H x H x H burst)"},
     {"straggler_pct", NULL, 0, OPT_DOUBLE, OFF(straggler_pct), "5", 0, 1000,
-     .help = "a straggler is this far above the median compute time (and a robust z-score > 3.5)"},
+     .help = "a straggler is this far above the median compute time, or beyond the device's run-to-run floor where that is higher (docs/straggler.md)"},
     {"strict", NULL, 0, OPT_BOOL, OFF(strict), "false", .help = "a warning fails the run too (exit 4)"},
     {"inject_nonfinite", NULL, 0, OPT_INT, OFF(inject_nonfinite), "-1", -1, INT_MAX, .arg = "K",
      .help = "put a NaN into rank 0's gradient after step K's backward (-1 = off)"},

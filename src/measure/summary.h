@@ -53,6 +53,7 @@ typedef struct {
   int world, nodes;
   const char *device, *comm; /* resolved kinds */
   int device_is_gpu;         /* the device's table entry says is_gpu (the measured peak is then sustained) */
+  double judge_min_ms, judge_floor_pct; /* the device entry's: what the straggler rule may judge (rules.h) */
   const rank_info *ranks;    /* [world] */
   phase_data phases[PHASE_COUNT];
   const bucket_plan *plan;

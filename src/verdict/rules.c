@@ -51,6 +51,46 @@ int accept_stragglers(const double *x, int n, double pct, double zmin, int *out,
   return k;
 }
 
+void straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
+                     straggler_verdict *v) {
+  memset(v, 0, sizeof *v);
+  v->threshold_pct = fmax(rule->pct, rule->floor_pct);
+  v->median = NAN;
+  if (W < 1) return;
+  double *meds = malloc((size_t)W * sizeof *meds), *p90 = malloc((size_t)W * sizeof *p90);
+  double *zz = z ? z : malloc((size_t)W * sizeof *zz);
+  if (!meds || !p90 || !zz) { /* out of memory: nobody named, and said so as too short */
+    v->too_short = 1;
+    goto out;
+  }
+  v->steps = st[0].n;
+  for (int i = 0; i < W; i++) {
+    meds[i] = st[i].median, p90[i] = st[i].p90, zz[i] = 0;
+    if (st[i].n < v->steps) v->steps = st[i].n;
+    if (meds[i] > meds[v->slowest]) v->slowest = i;
+  }
+  v->median = stats_percentile(meds, W, 0.5);
+  v->excess = v->median > 0 ? meds[v->slowest] / v->median - 1 : 0;
+  int k = v->slowest;
+  if (v->steps < rule->min_steps || !(v->median >= rule->min_ms)) {
+    v->too_short = 1;
+    if (W >= 3) accept_robust_z(meds, W, zz);
+    goto out;
+  }
+  if (W == 2) {
+    double other_p90 = p90[1 - k];
+    v->pair_warn = v->excess * 100 > v->threshold_pct && st[k].p10 > other_p90;
+    goto out;
+  }
+  int n = accept_stragglers(meds, W, v->threshold_pct, 3.5, who, zz);
+  double med_p90 = stats_percentile(p90, W, 0.5);
+  for (int i = 0; i < n; i++)
+    if (st[who[i]].p10 > med_p90) who[v->n_named++] = who[i];
+out:
+  free(meds), free(p90);
+  if (zz != z) free(zz);
+}
+
 void accept_group_median(const double *x, const char *const *group, int n, double *ref) {
   double *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
   for (int i = 0; i < n; i++) {

@@ -4,7 +4,7 @@
  * matrix, and the link checks. No measuring, no MPI, no printing here: callers measure, these
  * functions judge, and every verdict they return carries the numbers it was made from.
  *
- * defines: accept_robust_z, accept_stragglers, accept_group_median, accept_judge, accept_pairs,
+ * defines: accept_robust_z, accept_stragglers, straggler_judge, accept_group_median, accept_judge, accept_pairs,
  *          accept_localize, accept_link_checks */
 #ifndef DDPBENCH_RULES_H
 #define DDPBENCH_RULES_H
@@ -13,6 +13,7 @@
 
 #include "common.h"
 #include "pairs.h"
+#include "stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,31 @@ double accept_robust_z(const double *x, int n, double *z);
  * where every rank is within 0.2 %. Writes the indices to out (capacity n) and the z-scores to z (may be
  * NULL); returns their count. Fewer than 3 values: nobody (a z-score over 2 values is always 0.6745). */
 int accept_stragglers(const double *x, int n, double pct, double zmin, int *out, double *z);
+
+/* The run's straggler rule (docs/straggler.md), over each rank's step statistics st[W] (median, p10, p90 and
+ * the timed steps n of its compute time, or of its step time where compute was not timed):
+ *  - too short to judge (too_short = 1, nobody named) below min_steps timed steps, or when the median rank's
+ *    median is below min_ms: a few steps of microseconds give gaps that flip from run to run;
+ *  - otherwise the gap that may name a rank is threshold_pct = max(pct, floor_pct): the user's --straggler-pct
+ *    and the device's run-to-run floor (the largest gap identical healthy runs showed);
+ *  - 3 ranks or more: rank i is named (who[], n_named) when its median is beyond the threshold over the
+ *    median rank's, its robust z-score exceeds 3.5 (accept_stragglers), and its p10 is above the median
+ *    rank's p90 (slower beyond the steps' noise);
+ *  - 2 ranks: nobody can be named; pair_warn = 1 when the slower is beyond the threshold and its p10 above
+ *    the other's p90 (one of the two is off, which one cannot be told).
+ * slowest, excess (its median over the median rank's, minus 1), median and z[] (may be NULL) are filled in
+ * every case. */
+typedef struct {
+  double pct, floor_pct, min_ms;
+  int min_steps;
+} straggler_rule;
+typedef struct {
+  int too_short, n_named, pair_warn, slowest, steps;
+  double threshold_pct, median, excess;
+} straggler_verdict;
+enum { STRAGGLER_MIN_STEPS = 10 };
+void straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
+                     straggler_verdict *v);
 
 /* Relative reference: ref[i] = median of the x[j] whose group[j] equals group[i] (the GPU model, say),
  * x[i] included. NaN values are ignored; a group with no finite value gives NaN. */

@@ -18,9 +18,10 @@ cd "$MN_DIR" || exit 1
 h2=${MN_HOSTS[1]}
 # About 0.3 GFLOP a step (3 layers of 512, batch 64): ~10-20 ms unthrottled on this shared machine, so the 20 ms
 # quota period shows as a slower step (~20 x), not as a rare stall; the two others share 2 cores with whatever
-# else runs, so they differ by tens of % between themselves: the throttle must be far beyond that. The default
-# --straggler-pct (5 %).
-job=(--config "$MN_SRC/configs/ci.ini" --device cpu --hidden 512 --batch 64 --steps 8 --warmup 2 --quiet --timeout 60)
+# else runs, so they differ by tens of % between themselves, up to +101 % (docs/straggler.md): the throttle
+# (~20-40 x) must be far beyond that, and the cpu device's run-to-run floor (200 %) keeps the healthy gaps
+# unnamed. 10 timed steps of a few ms: the size the rule judges (fewer would be "too short to judge").
+job=(--config "$MN_SRC/configs/ci.ini" --device cpu --hidden 512 --batch 64 --steps 10 --warmup 2 --quiet --timeout 60)
 env=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1)
 named() { jq -r '[.findings[] | select(.check == "straggler") | .subject] | unique | join(";")' "$1"; }
 
@@ -40,13 +41,14 @@ for i in $(seq 1 "$repeats"); do
   grep -h '^# verdict\|straggler' "slow$i.txt" | head -3 | sed 's/^/#     /'
   [ "$rc" = 4 ] && [ "$got" = "rank 1 ($h2)" ] && grep -q "$h2" "slow$i.txt" && slow_ok=$((slow_ok + 1))
 
-  # 3 ranks on 2 shared cores: the rank that shares a core for a whole run is really 10-20 % slower (seen once
-  # in 3 runs beside another test under ctest -j2). That is the machine, not a fault, so the calm run asks that
-  # nobody is named beyond 25 %; the throttled run above keeps the default 5 %.
-  mn_mpirun 90 -np 3 "${env[@]}" "$MN_BIN" "${job[@]}" --straggler-pct 25 --json "calm$i.json" >"calm$i.txt" 2>"calm$i.err"
+  # 3 ranks on 2 shared cores: the rank that shares a core for a whole run is really slower, by up to +101 %
+  # (+25 % or more named a healthy rank in CI once, under the old rule's --straggler-pct 25). That is the
+  # machine, not a fault: the same defaults as the throttled run, where the device's floor keeps it unnamed.
+  mn_mpirun 90 -np 3 "${env[@]}" "$MN_BIN" "${job[@]}" --json "calm$i.json" >"calm$i.txt" 2>"calm$i.err"
   rc=$?
   got=$(named "calm$i.json" 2>/dev/null)
   echo "#   unthrottled run $i: exit $rc, straggler: ${got:-none}"
+  grep -h 'straggler\|slowest' "calm$i.txt" | head -3 | sed 's/^/#     /'
   [ "$rc" = 0 ] && [ -z "$got" ] && [ -s "calm$i.json" ] && calm_ok=$((calm_ok + 1))
 done
 mn_eq "throttled: rank 1 on $h2 named alone, exit 4, in every run" "$slow_ok/$repeats" "$repeats/$repeats"

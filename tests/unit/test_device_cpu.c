@@ -31,7 +31,7 @@ int main(void) {
   ddp_device *d;
   CHECK(device_cpu_create(&d, 1) == DDP_OK, "create");
   ddp_stream *s, *c;
-  ddp_event *e1, *e2, *e0;
+  ddp_event *e1 = NULL, *e2 = NULL, *e0 = NULL;
   CHECK(d->stream_create(d, &s, 0) == DDP_OK && d->stream_create(d, &c, 1) == DDP_OK, "streams");
   CHECK(d->event_create(d, &e0, 1) == DDP_OK && d->event_create(d, &e1, 1) == DDP_OK &&
             d->event_create(d, &e2, 1) == DDP_OK, "events");

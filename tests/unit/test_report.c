@@ -168,17 +168,18 @@ int main(void) {
         "unknown parts give 0, never a guess");
 
   /* Findings: identical weights are information; rank 1's local compute (10 ms every step) is above rank 0's
-   * p90 (9 ms) in every step: slower beyond noise, a warning; exit code 0 (no fail). */
+   * p90 (9 ms) in every step, but 4 timed steps are too short to judge (the rule needs 10; test_straggler has
+   * the warning beyond noise on 10 steps): information; exit code 0 (no fail). */
   finding_list fl;
   findings_init(&fl);
   CHECK(report_findings(&rep, &s, &fl) == DDP_OK, "findings");
   int warn_slowest = 0, info_weights = 0;
   for (int i = 0; i < fl.n; i++) {
-    warn_slowest += strcmp(fl.v[i].check, "slowest_rank") == 0 && fl.v[i].severity == SEV_WARN &&
-                    strstr(fl.v[i].subject, "rank 1") != NULL;
+    warn_slowest += strcmp(fl.v[i].check, "slowest_rank") == 0 && fl.v[i].severity == SEV_INFO &&
+                    strstr(fl.v[i].subject, "rank 1") != NULL && strstr(fl.v[i].text, "too short to judge");
     info_weights += strcmp(fl.v[i].check, "weights") == 0 && fl.v[i].severity == SEV_INFO;
   }
-  CHECK(warn_slowest == 2 && info_weights == 1 && findings_exit_code(&fl) == 0, "slowest beyond noise warns: %d %d",
+  CHECK(warn_slowest == 2 && info_weights == 1 && findings_exit_code(&fl) == 0, "4 steps: too short to judge, information: %d %d",
         warn_slowest, info_weights);
   findings_free(&fl);
   {
@@ -189,7 +190,7 @@ int main(void) {
     run_summary t;
     findings_init(&fl);
     CHECK(report_summarize(&rep, &t) == DDP_OK && report_findings(&rep, &t, &fl) == DDP_OK, "findings, close ranks");
-    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "no straggler"),
+    CHECK(fl.n == 1 && fl.v[0].severity == SEV_INFO && strstr(fl.v[0].text, "too short to judge"),
           "ranks within noise: information, not a problem: %s", fl.n ? fl.v[0].text : "none");
     findings_free(&fl);
     ranks[1].checksum ^= 1;

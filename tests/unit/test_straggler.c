@@ -7,7 +7,10 @@
  *  - a rank 4 % slower on a quiet job (a clear outlier, but under --straggler-pct 5): nobody;
  *  - the same with --straggler-pct 3: named;
  *  - a rank 30 % slower in median whose fastest steps run at the others' pace (its p10 below the median rank's
- *    p90: step-to-step noise, as when ranks share a core now and then): nobody. */
+ *    p90: step-to-step noise, as when ranks share a core now and then): nobody;
+ *  - fewer than 10 steps, or steps below the device's least judged time: too short to judge, nobody;
+ *  - a device floor of 200 %: 30 % slower is nobody, 25 x slower is named;
+ *  - two ranks: a warning beyond the threshold and the noise, information under the floor. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +21,10 @@
 #include "run_report.h"
 #include "result.h"
 
-enum { W = 8, S = 6 };
+enum { W = 8, SMAX = 12 };
 static int noisy_rank = -1; /* its steps 1 and 4 run at 10 ms, whatever its base */
+static int S = 10, nranks = W;          /* timed steps, ranks of the job */
+static double floor_pct, min_ms, scale = 1; /* the device entry's judge_floor_pct, judge_min_ms; base x scale */
 
 /* compute[r][s] = base[r] * (1 + tiny noise); returns the findings' exit code, the findings in fl, the hosts
  * block in text and the failing hosts in failed (copies: W entries of 64 bytes). */
@@ -42,10 +47,10 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   bucket_plan plan = {0};
   size_t counts[1] = {1000};
   bucket_plan_build(&plan, counts, 1, 4, 4000, 4000);
-  static double compute[W * S], step[W * S], bucket[W * S], loss[S];
+  static double compute[W * SMAX], step[W * SMAX], bucket[W * SMAX], loss[SMAX];
   for (int r = 0; r < W; r++)
     for (int s = 0; s < S; s++) {
-      compute[r * S + s] = base[r] * (1 + 0.0001 * ((r * 7 + s * 3) % 5)); /* +-0.02 % */
+      compute[r * S + s] = scale * base[r] * (1 + 0.0001 * ((r * 7 + s * 3) % 5)); /* +-0.02 % */
       if (r == noisy_rank && (s == 1 || s == 4)) compute[r * S + s] = 10;
       step[r * S + s] = compute[r * S + s] + 1;
       bucket[r * S + s] = 0.01;
@@ -54,8 +59,10 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   run_report rep;
   memset(&rep, 0, sizeof rep);
   rep.cfg = &cfg;
-  rep.world = W;
-  rep.nodes = W / 2;
+  rep.world = nranks;
+  rep.nodes = (nranks + 1) / 2;
+  rep.judge_floor_pct = floor_pct;
+  rep.judge_min_ms = min_ms;
   rep.device = "cpu";
   rep.comm = "mpi";
   rep.ranks = ranks;
@@ -76,12 +83,12 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
                     x->expected, x->unit, "%s", x->text);
   }
   const char *hosts[W];
-  for (int r = 0; r < W; r++) hosts[r] = ranks[r].host;
+  for (int r = 0; r < nranks; r++) hosts[r] = ranks[r].host;
   hosts_verdict v;
   *nfailed = -1;
   FILE *f = fmemopen(text, n, "w");
-  if (f && hosts_judge(&d, hosts, W, 0, &v) == DDP_OK) {
-    hosts_print(f, "", &d, hosts, W, &v);
+  if (f && hosts_judge(&d, hosts, nranks, 0, &v) == DDP_OK) {
+    hosts_print(f, "", &d, hosts, nranks, &v);
     *nfailed = d.nfailed_hosts;
     for (int i = 0; i < d.nfailed_hosts && i < W; i++) snprintf(failed[i], 64, "%s", d.failed_hosts[i]);
   }
@@ -133,6 +140,50 @@ int main(void) {
   noisy_rank = 5;
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
   CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "slower median but within its own step noise: nobody");
+  findings_free(&fl);
+  noisy_rank = -1;
+
+  /* The stated size (issue 23 §3): fewer than 10 timed steps, or steps shorter than the device's least judged
+   * time, are too short to judge: the 30 % straggler is not named, the slowest rank is information. */
+  S = 6;
+  code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && count(&fl, "slowest_rank", SEV_INFO) == 1 &&
+            strstr(fl.v[fl.n - 1].text, "too short to judge") && strstr(fl.v[fl.n - 1].text, "6 timed steps"),
+        "6 steps: too short to judge: %s", fl.n ? fl.v[fl.n - 1].text : "");
+  findings_free(&fl);
+  S = 10, min_ms = 1, scale = 0.005; /* 0.05 ms steps on a device that judges >= 1 ms */
+  code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "too short to judge"),
+        "0.05 ms steps: too short to judge");
+  findings_free(&fl);
+  scale = 1;
+  code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "10 ms steps, 10 of them: judged, named");
+  findings_free(&fl);
+
+  /* The run-to-run floor: 30 % is within the cpu device's 200 %, a throttled rank (25 x) is beyond it. */
+  floor_pct = 200;
+  code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "run-to-run floor"),
+        "30 %% under a 200 %% floor: nobody: %s", fl.n ? fl.v[fl.n - 1].text : "");
+  findings_free(&fl);
+  double throttled[W] = {10, 10.01, 9.99, 10.02, 10, 250, 9.98, 10.01};
+  code = judge(throttled, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && code == 4 && nfailed == 1 && !strcmp(failed[0], "node2"),
+        "25 x slower, beyond the floor: named on node2");
+  findings_free(&fl);
+
+  /* Two ranks: never named; a warning beyond the threshold and noise, information below it. */
+  nranks = 2, floor_pct = 0;
+  double pair[W] = {10, 13};
+  code = judge(pair, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "slowest_rank", SEV_WARN) == 1 && count(&fl, "straggler", SEV_FAIL) == 0 && code == 0,
+        "2 ranks, 30 %% apart: a warning, nobody named");
+  findings_free(&fl);
+  floor_pct = 200;
+  code = judge(pair, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(count(&fl, "slowest_rank", SEV_WARN) == 0 && count(&fl, "slowest_rank", SEV_INFO) == 1 && code == 0,
+        "2 ranks, 30 %% apart under a 200 %% floor: information");
   findings_free(&fl);
   return check_summary();
 }
