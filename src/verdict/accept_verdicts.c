@@ -347,6 +347,77 @@ static ddp_result node_exp(const gpu_views *vs, const node_layout *l, int node, 
   return DDP_OK;
 }
 
+/* Issue 23 §4: the pairs' absolute or baseline verdicts (state[p]: 0 not judged, 1 passed, 2 failed) read with
+ * the pair structure. A node all of whose judged pairs fail while a judged pair without it passes is the
+ * culprit: a failing finding on its host (so the drain list has it). A failed pair with neither end a culprit
+ * names both of its hosts as suspects (warnings, never drained), with why it cannot choose. With no judged pair
+ * at all (relative checks only) and fewer than 4 nodes, says that relative checks cannot name anyone there. */
+static ddp_result pair_structure(result_doc *d, const node_layout *l, const node_pair *pairs, const int *state,
+                                 int np) {
+  int N = l->nnodes, judged = 0, failed = 0;
+  for (int p = 0; p < np; p++) judged += state[p] != 0, failed += state[p] == 2;
+  char subj[160], text[320];
+  if (!judged) {
+    if (np && N < 4)
+      return findings_add_at(&d->findings, "", -1, "pair_busbw", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "", "%s",
+                 N == 2 ? "relative pair checks cannot name a host on 2 nodes (one pair: either end could be slow); "
+                          "they need 4 nodes or more: give --baseline or a pair_busbw floor in --expect"
+                        : "relative pair checks cannot name a host on 3 nodes (a slow node's two pairs are the median, "
+                          "the healthy pair looks like the outlier); they need 4 nodes or more: give --baseline or "
+                          "a pair_busbw floor in --expect");
+    return DDP_OK;
+  }
+  if (!failed) return DDP_OK;
+  if (failed == judged && N > 2)
+    return add(d, ACCEPT_WARN, "pair_suspect", SCOPE_JOB, "", -1, "job", NAN, NAN, NAN, "",
+               "every judged pair fails its floor: the fabric, its settings or the floor itself, not one host "
+               "(no pair passed to compare with)");
+  int *culprit = calloc((size_t)N + 1, sizeof *culprit);
+  DDP_CHECK_ALLOC(culprit);
+  ddp_result r = DDP_OK;
+  for (int n = 0; n < N; n++) {
+    int mine = 0, mine_failed = 0, pass_without = -1;
+    for (int p = 0; p < np; p++) {
+      if (!state[p]) continue;
+      int in = pairs[p].a == n || pairs[p].b == n;
+      mine += in, mine_failed += in && state[p] == 2;
+      if (!in && state[p] == 1 && pass_without < 0) pass_without = p;
+    }
+    if (!mine || mine_failed != mine || pass_without < 0) continue;
+    culprit[n] = 1;
+    const node_pair *ok = &pairs[pass_without];
+    snprintf(subj, sizeof subj, "node %d (all its pairs)", n);
+    snprintf(text, sizeof text, "every judged pair with this node fails its floor (%d of %d) while %.50s<->%.50s "
+             "passes: this node (its NIC, its link or its host), not the fabric", mine_failed, mine,
+             l->host[ok->a], l->host[ok->b]);
+    r = add(d, ACCEPT_FAIL, "pair_busbw.abs", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "GB/s", text);
+  }
+  for (int p = 0; r == DDP_OK && p < np; p++) {
+    int a = pairs[p].a, b = pairs[p].b;
+    if (state[p] != 2 || culprit[a] || culprit[b]) continue;
+    /* the path when both ends pass with other partners; otherwise either end */
+    int a_ok = 0, b_ok = 0;
+    for (int q = 0; q < np; q++) {
+      if (q == p || state[q] != 1) continue;
+      a_ok |= pairs[q].a == a || pairs[q].b == a;
+      b_ok |= pairs[q].a == b || pairs[q].b == b;
+    }
+    if (a_ok && b_ok) continue; /* the pair's own failing finding names the path */
+    const char *why = N == 2 ? "two nodes cannot tell which end (or the path) is slow: run with a third node, or "
+                               "pair each with a node that passed"
+                             : "no pair of either node passed to tell which end (or the path) is slow: pair each "
+                               "with a node that passed";
+    for (int e = 0; r == DDP_OK && e < 2; e++) {
+      int n = e ? b : a, other = e ? a : b;
+      snprintf(subj, sizeof subj, "node %d (suspect)", n);
+      snprintf(text, sizeof text, "suspect: its pair with %.60s failed its floor; %s", l->host[other], why);
+      r = add(d, ACCEPT_WARN, "pair_suspect", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "", text);
+    }
+  }
+  free(culprit);
+  return r;
+}
+
 /* The baseline's busbw for the node pair of hosts ha and hb (its allreduce record: group pair:<a>-<b>, label
  * hosts "A,B", in either order: node numbers may differ between runs, host names do not); NaN when none. */
 static double baseline_pair(const result_doc *b, const char *ha, const char *hb) {
@@ -423,6 +494,8 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
     pairs[np] = (node_pair){0, a, b};
     value[np++] = rec->value;
   }
+  int *state = calloc((size_t)npairs + 1, sizeof *state); /* the pairs' absolute or baseline verdicts */
+  if (r == DDP_OK && !state) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   accept_localization loc;
   if (r == DDP_OK && np && accept_localize(N, pairs, value, np, rules->rel_fail_pct, 3.5, &loc) == DDP_OK) {
     char subj[128], text[256];
@@ -452,11 +525,13 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       if (r == DDP_OK && isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
         accept_severity sv = accept_judge(value[p], floor_v, 1, 0, 0, &m);
         r = add(d, sv, "pair_busbw.abs", SCOPE_PAIR, "", -1, subj, value[p], floor_v, m, "GB/s", src);
+        state[p] = isfinite(value[p]) ? (sv == ACCEPT_FAIL ? 2 : 1) : 0;
       }
     }
     accept_localization_free(&loc);
+    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, np);
   }
-  free(pairs), free(value), free(exp);
+  free(pairs), free(value), free(exp), free(state);
   return r;
 }
 

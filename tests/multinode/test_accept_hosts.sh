@@ -6,6 +6,9 @@
 #         host), no other host, and no pair alone; --failed-hosts lists exactly host 2; exit 4. Baseline mode
 #         against the good run's JSON: a second unshaped run passes (exit 0); the shaped run fails (exit 4) and
 #         its failed-hosts file lists exactly host 2.
+#   three: issue 23 §4 on three hosts, host 2's link shaped: with --baseline both of its pairs fail and the third
+#         passes, so host 2 is the culprit: named as a failing host, the only line of --failed-hosts, exit 4,
+#         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes.
 #   pair: only the traffic between hosts 1 and 2 shaped (htb class per destination, mn_shape_pair). Asserts:
 #         the pair 1<->2 is named (scope pair), neither host fails, failed-hosts is empty, exit 4.
 # Exits 77 with the reason when the machine refuses namespaces or the shaping.
@@ -14,7 +17,9 @@ set -uo pipefail
 mn_bound 170 "$@"
 mode=${1:-host}
 mn_init
-mn_hosts_up 4 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
+nhosts=4
+[ "$mode" = three ] && nhosts=3
+mn_hosts_up $nhosts 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
 cd "$MN_DIR" || exit 1
 h1=${MN_HOSTS[0]} h2=${MN_HOSTS[1]}
 # Only the collectives (the GEMM of 4 ranks on 2 cores is the straggler tests' business); 1 MiB per pair, 3 timed
@@ -34,12 +39,29 @@ acc=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1 "$MN_BIN" accep
 accept_run() {
   local name=$1
   shift
-  mn_mpirun 60 -np 4 "${acc[@]}" "$@" >"$name.txt" 2>"$name.err"
+  mn_mpirun 60 -np $nhosts "${acc[@]}" "$@" >"$name.txt" 2>"$name.err"
   echo $? >"$name.rc"
   sed -n '/^# allreduce over node pairs/,/^# findings/p; /^# hosts/,$p' "$name.txt" | sed 's/^/#   /'
 }
 failing_hosts() { grep -E '^\S+: fail pair_busbw node ' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
 failing_pairs() { grep -E '^pair: fail pair_busbw \S+<->\S+ nodes ' "$1" | awk '{print $4}' | paste -sd' '; }
+
+if [ "$mode" = three ]; then
+  accept_run good --json good.json --failed-hosts good.hosts
+  mn_eq "3 hosts unshaped: exit 0" "$(cat good.rc)" 0
+  mn_shape "$h2" 20mbit
+  accept_run slowb --baseline good.json --tolerance-pct 90 --failed-hosts slowb.hosts
+  mn_eq "3 hosts, baseline, host 2 slowed: exit 4" "$(cat slowb.rc)" 4
+  mn_eq "baseline: host 2's two pairs below the floor" "$(grep -cE "^pair: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 2
+  mn_eq "baseline: host 2 is the culprit host" "$(grep -E '^\S+: fail pair_busbw.abs node ' slowb.txt | cut -d: -f1 | sort -u | paste -sd' ')" "$h2"
+  mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
+  mn_eq "baseline: hosts line" "$(grep -c '^hosts: 2 pass, 0 warn, 1 fail' slowb.txt)" 1
+  accept_run slow --failed-hosts slow.hosts
+  mn_eq "no baseline: the relative checks say they cannot name a host on 3 nodes" \
+    "$(grep -c 'cannot name a host on 3 nodes' slow.txt)" 1
+  mn_done
+  exit
+fi
 
 if [ "$mode" = pair ]; then
   mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "accept_verdicts.h"
+#include "hosts.h"
 #include "outputs.h"
 #include "rules.h"
 #include "check.h"
@@ -214,6 +216,14 @@ static void test_failed_hosts(void) { /* the one writer of the drain list: outpu
   CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\n"), "one host per line, no duplicates, no odd names: '%s'", buf);
   d.nfailed_hosts = 1;
   CHECK(outputs_write(&o, &d, NULL, 1) == DDP_ERR_USAGE, "never overwritten silently");
+  /* M5 (hostile trial 2): the drain file that appeared meanwhile costs no other output: the JSON is written. */
+  char json[80];
+  snprintf(json, sizeof json, "%s/run.json", dir);
+  snprintf(o.json, sizeof o.json, "%s", json);
+  CHECK(outputs_write(&o, &d, NULL, 1) == DDP_ERR_USAGE && tl_file_read(json, buf, sizeof buf) > 0,
+        "a refused --failed-hosts still lets --json be written");
+  unlink(json);
+  o.json[0] = 0;
   d.nfailed_hosts = 0;
   o.force = 1;
   CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "force: empty list");
@@ -225,7 +235,102 @@ static void test_failed_hosts(void) { /* the one writer of the drain list: outpu
   rmdir(dir);
 }
 
+/* Issue 23 §4: pair verdicts (--baseline) read with the pair structure, on N nodes of one rank each (host hK).
+ * v[] holds the pairs' busbw in the order 0-1, 0-2, ..., 1-2, ...; the baseline has 10 GB/s for every pair. */
+static void pair_doc(result_doc *d, int N, const double *v) {
+  result_init(d);
+  d->ranks = calloc((size_t)N, sizeof *d->ranks);
+  d->nranks = N;
+  for (int i = 0; i < N; i++) {
+    char h[16];
+    snprintf(h, sizeof h, "h%d", i);
+    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
+  }
+  int p = 0;
+  for (int a = 0; a < N; a++)
+    for (int b = a + 1; b < N; b++, p++) {
+      char g[32], hosts[32];
+      snprintf(g, sizeof g, "pair:%d-%d", a, b);
+      snprintf(hosts, sizeof hosts, "h%d,h%d", a, b);
+      result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v ? v[p] : 10, NULL, NULL, 0, "hosts", hosts,
+                 NULL);
+    }
+}
+
+/* Judges the pairs; returns the drain list joined by ',' in drained, the hosts block in text. */
+static int pair_judge(int N, const double *v, int baseline, char *drained, char *text, size_t n, result_doc *d) {
+  result_doc b;
+  pair_doc(&b, N, NULL);
+  pair_doc(d, N, v);
+  accept_rules rules = {5, 10, 10, NULL, baseline ? &b : NULL};
+  int ok = accept_judge_doc(d, &rules) == DDP_OK;
+  const char *hosts[16];
+  for (int i = 0; i < N; i++) hosts[i] = d->ranks[i].host;
+  hosts_verdict hv;
+  FILE *f = fmemopen(text, n, "w");
+  ok = ok && f && hosts_judge(d, hosts, N, 0, &hv) == DDP_OK;
+  if (f) {
+    if (ok) hosts_print(f, "", d, hosts, N, &hv);
+    fclose(f);
+  }
+  drained[0] = 0;
+  for (int i = 0; i < d->nfailed_hosts; i++) strcat(strcat(drained, i ? "," : ""), d->failed_hosts[i]);
+  result_free(&b);
+  return ok;
+}
+
+static int has_finding(const result_doc *d, const char *check, finding_severity sev, const char *host) {
+  int k = 0;
+  for (int i = 0; i < d->findings.n; i++)
+    k += !strcmp(d->findings.v[i].check, check) && d->findings.v[i].severity == sev &&
+         (!host || !strcmp(d->findings.v[i].host, host));
+  return k;
+}
+
+static void test_pair_structure(void) {
+  char drained[256], text[8192];
+  result_doc d;
+  /* 3 nodes, node 2's link slow: both its pairs fail, 0-1 passes: node 2 is the culprit and drained alone */
+  double slow2[] = {10, 0.02, 0.02};
+  CHECK(pair_judge(3, slow2, 1, drained, text, sizeof text, &d), "judge 3 nodes");
+  CHECK(!strcmp(drained, "h2"), "3 nodes, one slow host: drain list 'h2': '%s'", drained);
+  CHECK(has_finding(&d, "pair_busbw.abs", SEV_FAIL, "h2") == 1 && strstr(text, "hosts: 2 pass, 0 warn, 1 fail\n"),
+        "h2 fails as a host, and its failed pairs are covered by the drain list:\n%s", text);
+  result_free(&d);
+  /* 4 nodes, node 3 slow: h3 alone */
+  double slow3[] = {10, 10, 0.02, 10, 0.02, 0.02};
+  CHECK(pair_judge(4, slow3, 1, drained, text, sizeof text, &d) && !strcmp(drained, "h3"),
+        "4 nodes, one slow host: drain list 'h3': '%s'", drained);
+  result_free(&d);
+  /* 3 nodes, the path 0-2 slow (both ends pass with node 1): nobody drained, the bottom line says why */
+  double path[] = {10, 0.02, 10};
+  CHECK(pair_judge(3, path, 1, drained, text, sizeof text, &d) && !drained[0] &&
+            has_finding(&d, "pair_suspect", SEV_WARN, NULL) == 0 && strstr(text, "no culprit host"),
+        "a slow path drains nobody and says so: '%s'\n%s", drained, text);
+  result_free(&d);
+  /* 2 nodes, the pair fails: both hosts suspects (warnings), nobody drained, with the reason */
+  double two[] = {0.02};
+  CHECK(pair_judge(2, two, 1, drained, text, sizeof text, &d) && !drained[0] &&
+            has_finding(&d, "pair_suspect", SEV_WARN, "h0") == 1 && has_finding(&d, "pair_suspect", SEV_WARN, "h1") == 1 &&
+            strstr(text, "two nodes cannot tell"),
+        "2 nodes: both suspects, none drained: '%s'\n%s", drained, text);
+  result_free(&d);
+  /* every pair fails: the fabric, one finding for the job, nobody drained */
+  double all[] = {0.02, 0.02, 0.02};
+  CHECK(pair_judge(3, all, 1, drained, text, sizeof text, &d) && !drained[0] &&
+            has_finding(&d, "pair_suspect", SEV_WARN, "") == 1,
+        "every pair fails: one job warning, none drained: '%s'", drained);
+  result_free(&d);
+  /* relative checks only on 3 nodes: said, not passed in silence */
+  CHECK(pair_judge(3, slow2, 0, drained, text, sizeof text, &d), "judge without a baseline");
+  int said = 0;
+  for (int i = 0; i < d.findings.n; i++) said += strstr(d.findings.v[i].text, "need 4 nodes or more") != NULL;
+  CHECK(said == 1, "relative checks on 3 nodes say they cannot name a host");
+  result_free(&d);
+}
+
 int main(void) {
+  test_pair_structure();
   test_robust_z();
   test_stragglers();
   test_group_median();
