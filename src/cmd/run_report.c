@@ -242,13 +242,18 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
                         "other rank's p90 %.3g ms); two ranks cannot tell which one is off",
                         phase_name(p), what, v.excess * 100, named, st[k].p10, st[1 - k].p90);
   if (e == DDP_OK && !v.n_named && !v.pair_warn) {
-    char zs[48] = "two ranks: no z-score";
-    if (W >= 3) snprintf(zs, sizeof zs, "robust z-score %.1f", z[k]);
-    e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median, v.median,
-                        "ms",
-                        "%s: no straggler (slowest median %s %+.1f %% over the median rank, %s; a straggler is "
-                        "beyond %s, > 3.5 and slower beyond its steps' noise)",
-                        phase_name(p), what, v.excess * 100, zs, named);
+    if (W >= 3)
+      e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median,
+                          v.median, "ms",
+                          "%s: no straggler (slowest median %s %+.1f %% over the median rank, robust z-score %.1f; "
+                          "a straggler is beyond %s, > 3.5 and slower beyond its steps' noise)",
+                          phase_name(p), what, v.excess * 100, z[k], named);
+    else /* two ranks: nobody is ever named, the slower is a warning beyond the threshold and the noise */
+      e = findings_add_at(f, r->ranks[k].host, k, "slowest_rank", SEV_INFO, SCOPE_RANK, subject, st[k].median,
+                          v.median, "ms",
+                          "%s: nothing to warn of (slower median %s %+.1f %% over the two ranks' median; two ranks "
+                          "warn beyond %s and beyond noise, and never name a straggler)",
+                          phase_name(p), what, v.excess * 100, named);
   }
   free(z), free(who);
   return e;
