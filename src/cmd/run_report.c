@@ -203,7 +203,11 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
   straggler_rule rule = {r->cfg ? r->cfg->straggler_pct : 5, r->judge_floor_pct, r->judge_min_ms,
                          STRAGGLER_MIN_STEPS};
   straggler_verdict v;
-  straggler_judge(st, W, &rule, who, z, &v);
+  ddp_result e = straggler_judge(st, W, &rule, who, z, &v);
+  if (e != DDP_OK) {
+    free(z), free(who);
+    return e;
+  }
   const char *what = have_c ? "compute time" : "step time";
   const char *dev = r->device ? r->device : "this";
   char subject[128], named[160];
@@ -212,7 +216,6 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
              dev, rule.pct);
   else
     snprintf(named, sizeof named, "%g %% (--straggler-pct)", v.threshold_pct);
-  ddp_result e = DDP_OK;
   int k = v.slowest;
   snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
   if (v.too_short) {

@@ -349,11 +349,12 @@ static ddp_result node_exp(const gpu_views *vs, const node_layout *l, int node, 
 
 /* Issue 23 §4: the pairs' absolute or baseline verdicts (state[p]: 0 not judged, 1 passed, 2 failed) read with
  * the pair structure. A node all of whose judged pairs fail while a judged pair without it passes is the
- * culprit: a failing finding on its host (so the drain list has it). A failed pair with neither end a culprit
+ * culprit: a failing finding on its host (so the drain list has it), and its pairs' failures (fidx[p], the
+ * index of pair p's verdict in d->findings) are counted against that host. A failed pair with neither end a culprit
  * names both of its hosts as suspects (warnings, never drained), with why it cannot choose. With no judged pair
  * at all (relative checks only) and fewer than 4 nodes, says that relative checks cannot name anyone there. */
 static ddp_result pair_structure(result_doc *d, const node_layout *l, const node_pair *pairs, const int *state,
-                                 int np) {
+                                 const int *fidx, int np) {
   int N = l->nnodes, judged = 0, failed = 0;
   for (int p = 0; p < np; p++) judged += state[p] != 0, failed += state[p] == 2;
   char subj[160], text[320];
@@ -394,6 +395,10 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
   }
   for (int p = 0; r == DDP_OK && p < np; p++) {
     int a = pairs[p].a, b = pairs[p].b;
+    if (state[p] == 2 && (culprit[a] || culprit[b])) { /* the culprit's failure: counted against its host */
+      finding *x = &d->findings.v[fidx[p]];
+      snprintf(x->host, sizeof x->host, "%s", l->host[culprit[a] ? a : b]);
+    }
     if (state[p] != 2 || culprit[a] || culprit[b]) continue;
     /* the path when both ends pass with other partners; otherwise either end */
     int a_ok = 0, b_ok = 0;
@@ -495,7 +500,8 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
     value[np++] = rec->value;
   }
   int *state = calloc((size_t)npairs + 1, sizeof *state); /* the pairs' absolute or baseline verdicts */
-  if (r == DDP_OK && !state) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int *fidx = calloc((size_t)npairs + 1, sizeof *fidx); /* and where each is in d->findings */
+  if (r == DDP_OK && (!state || !fidx)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   accept_localization loc;
   if (r == DDP_OK && np && accept_localize(N, pairs, value, np, rules->rel_fail_pct, 3.5, &loc) == DDP_OK) {
     char subj[128], text[256];
@@ -526,12 +532,13 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
         accept_severity sv = accept_judge(value[p], floor_v, 1, 0, 0, &m);
         r = add(d, sv, "pair_busbw.abs", SCOPE_PAIR, "", -1, subj, value[p], floor_v, m, "GB/s", src);
         state[p] = isfinite(value[p]) ? (sv == ACCEPT_FAIL ? 2 : 1) : 0;
+        fidx[p] = d->findings.n - 1;
       }
     }
     accept_localization_free(&loc);
-    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, np);
+    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, fidx, np);
   }
-  free(pairs), free(value), free(exp), free(state);
+  free(pairs), free(value), free(exp), free(state), free(fidx);
   return r;
 }
 

@@ -40,19 +40,6 @@ static void line(FILE *out, const char *prefix, const char *who, const finding *
   fputc('\n', out);
 }
 
-/* A pair's finding ("hostA<->hostB nodes a-b") with a failing host at one end: the drain list covers it. */
-static int pair_of_failed_host(const result_doc *d, const finding *f) {
-  const char *sep = f->scope == SCOPE_PAIR ? strstr(f->subject, "<->") : NULL;
-  if (!sep) return 0;
-  const char *b = sep + 3, *b_end = strchr(b, ' ');
-  size_t la = (size_t)(sep - f->subject), lb = b_end ? (size_t)(b_end - b) : strlen(b);
-  for (int i = 0; i < d->nfailed_hosts; i++) {
-    const char *h = d->failed_hosts[i];
-    if ((strlen(h) == la && !strncmp(f->subject, h, la)) || (strlen(h) == lb && !strncmp(b, h, lb))) return 1;
-  }
-  return 0;
-}
-
 void hosts_print(FILE *out, const char *prefix, const result_doc *d, const char *const *hosts, int n,
                  const hosts_verdict *v) {
   fprintf(out, "# hosts: failing and warning checks\n");
@@ -70,7 +57,7 @@ void hosts_print(FILE *out, const char *prefix, const result_doc *d, const char 
     for (int k = 0; k < n && !known; k++) known = !strcmp(f->host, hosts[k]);
     if (f->severity != SEV_INFO && !known)
       line(out, prefix, f->host[0] ? f->host : f->scope == SCOPE_JOB ? "job" : finding_scope_name(f->scope), f);
-    hostless += f->severity == SEV_FAIL && !known && !pair_of_failed_host(d, f);
+    hostless += f->severity == SEV_FAIL && !known;
   }
   fprintf(out, "%shosts: %d pass, %d warn, %d fail", prefix, v->pass, v->warn, v->fail);
   if (hostless)

@@ -51,16 +51,17 @@ int accept_stragglers(const double *x, int n, double pct, double zmin, int *out,
   return k;
 }
 
-void straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
-                     straggler_verdict *v) {
+ddp_result straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
+                           straggler_verdict *v) {
   memset(v, 0, sizeof *v);
   v->threshold_pct = fmax(rule->pct, rule->floor_pct);
   v->median = NAN;
-  if (W < 1) return;
+  if (W < 1) return DDP_OK;
+  ddp_result r = DDP_OK;
   double *meds = malloc((size_t)W * sizeof *meds), *p90 = malloc((size_t)W * sizeof *p90);
   double *zz = z ? z : malloc((size_t)W * sizeof *zz);
-  if (!meds || !p90 || !zz) { /* out of memory: nobody named, and said so as too short */
-    v->too_short = 1;
+  if (!meds || !p90 || !zz) {
+    r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
     goto out;
   }
   v->steps = st[0].n;
@@ -89,6 +90,7 @@ void straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int
 out:
   free(meds), free(p90);
   if (zz != z) free(zz);
+  return r;
 }
 
 void accept_group_median(const double *x, const char *const *group, int n, double *ref) {

@@ -48,7 +48,7 @@ int accept_stragglers(const double *x, int n, double pct, double zmin, int *out,
  *  - 2 ranks: nobody can be named; pair_warn = 1 when the slower is beyond the threshold and its p10 above
  *    the other's p90 (one of the two is off, which one cannot be told).
  * slowest, excess (its median over the median rank's, minus 1), median and z[] (may be NULL) are filled in
- * every case. */
+ * every case. DDP_ERR_SYSTEM when out of memory (nothing judged). */
 typedef struct {
   double pct, floor_pct, min_ms;
   int min_steps;
@@ -58,8 +58,8 @@ typedef struct {
   double threshold_pct, median, excess;
 } straggler_verdict;
 enum { STRAGGLER_MIN_STEPS = 10 };
-void straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
-                     straggler_verdict *v);
+ddp_result straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
+                           straggler_verdict *v);
 
 /* Relative reference: ref[i] = median of the x[j] whose group[j] equals group[i] (the GPU model, say),
  * x[i] included. NaN values are ignored; a group with no finite value gives NaN. */

@@ -52,7 +52,8 @@ if [ "$mode" = three ]; then
   mn_shape "$h2" 20mbit
   accept_run slowb --baseline good.json --tolerance-pct 90 --failed-hosts slowb.hosts
   mn_eq "3 hosts, baseline, host 2 slowed: exit 4" "$(cat slowb.rc)" 4
-  mn_eq "baseline: host 2's two pairs below the floor" "$(grep -cE "^pair: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 2
+  mn_eq "baseline: host 2's two pairs below the floor, counted against host 2" \
+    "$(grep -cE "^$h2: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 2
   mn_eq "baseline: host 2 is the culprit host" "$(grep -E '^\S+: fail pair_busbw.abs node ' slowb.txt | cut -d: -f1 | sort -u | paste -sd' ')" "$h2"
   mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
   mn_eq "baseline: hosts line" "$(grep -c '^hosts: 2 pass, 0 warn, 1 fail' slowb.txt)" 1
@@ -93,7 +94,7 @@ mn_eq "no pair named alone" "$(failing_pairs slow.txt)" ""
 mn_eq "failed-hosts lists exactly host 2" "$(paste -sd' ' slow.hosts)" "$h2"
 accept_run slowb --baseline good.json --tolerance-pct 90 --failed-hosts slowb.hosts
 mn_eq "baseline, host 2 slowed: exit 4" "$(cat slowb.rc)" 4
-mn_eq "baseline: its three pairs below the baseline floor" \
-  "$(grep -cE "^pair: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 3
+mn_eq "baseline: its three pairs below the baseline floor, counted against host 2" \
+  "$(grep -cE "^$h2: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 3
 mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
 mn_done
