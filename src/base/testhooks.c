@@ -15,6 +15,7 @@ static const struct {
     [HOOK_STALL_COLLECTIVE] = {"DDPBENCH_TEST_STALL_COLLECTIVE", "RANK: stop before its first timed call"},
     [HOOK_WATCHDOG_TCP] = {"DDPBENCH_TEST_WATCHDOG_TCP", "1: ask this host's ranks over TCP too"},
     [HOOK_WRITE_DELAY] = {"DDPBENCH_TEST_WRITE_DELAY", "SECONDS: sleep before a written file is renamed into place"},
+    [HOOK_PEAK_FIRST] = {"DDPBENCH_TEST_PEAK_FIRST", "1: measure the GEMM peak before the phases (the order test)"},
 };
 
 const char *testhook_value(testhook h) {

@@ -19,6 +19,7 @@ typedef enum {
   HOOK_STALL_COLLECTIVE,   /* RANK: stop before its first timed call */
   HOOK_WATCHDOG_TCP,       /* 1: ask this host's ranks over TCP too, as other hosts' ranks are asked */
   HOOK_WRITE_DELAY,        /* SECONDS: sleep before renaming a written file into place (atomic_file.h) */
+  HOOK_PEAK_FIRST,         /* 1: measure a run's GEMM peak before its phases, not after (the order test) */
   HOOK_COUNT
 } testhook;
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "rules.h"
 #include "envcheck.h"
 #include "result.h"
@@ -60,8 +61,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   }
   char how[64] = "H x H x H GEMM";
   if (report_peak_sustained(r)) snprintf(how, sizeof how, "8192^3 GEMM sustained %g s", c->peak_seconds);
-  fprintf(out, "#\n# measured peak %s TFLOP/s (%s, %s, median over ranks); MFU peak %s\n#\n",
+  fprintf(out, "#\n# measured peak %s TFLOP/s (%s, %s, median over ranks, %s); MFU peak %s\n#\n",
           fmt_num(b1, sizeof b1, s->measured_peak_tflops, "%.4g"), how, precision_name(c->precision),
+          r->peak_first ? "before the phases" : "after the phases",
           r->table_peak_tflops > 0 && c->peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.4g TFLOP/s (given: --peak-tflops)")
           : r->table_peak_tflops > 0 ? fmt_num(b2, sizeof b2, r->table_peak_tflops, "%.4g TFLOP/s (datasheet, dense)")
                                      : "unknown (no datasheet figure for this device: --peak-tflops gives one)");
@@ -89,8 +91,16 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
       if (w && !seen) why_notes[nnotes++] = w;
     }
   }
-  fprintf(out, "#  (step time: the slowest rank's, per step; statistics over the %d timed steps. MFU: model TFLOP/s\n"
-               "#  over the MFU peak above. vs GEMM: over the measured peak, the run's own GEMM; %s)\n", c->steps,
+  char state[128]; /* the steady state the figures describe (docs/steady.md) */
+  if (r->settle_seconds > 0)
+    snprintf(state, sizeof state, "each phase after %g s of its own workload and %d warm-up steps", r->settle_seconds,
+             c->warmup);
+  else
+    snprintf(state, sizeof state, "each phase after %d warm-up steps", c->warmup);
+  fprintf(out, "#  (step time: the slowest rank's, per step; statistics over the %d timed steps,\n"
+               "#  %s. MFU: model TFLOP/s\n"
+               "#  over the MFU peak above. vs GEMM: over the measured peak, the run's own GEMM; %s)\n",
+          c->steps, state,
           report_peak_sustained(r) ? "that one ran at the power\n#  cap, so a step at higher clocks can pass 100 %"
                                    : "a step whose GEMMs run\n#  faster than that one can pass 100 %");
   for (int i = 0; i < nnotes; i++) fprintf(out, "#  MFU -: %s\n", why_notes[i]); /* one line per reason */
@@ -187,6 +197,68 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
 }
 
 /* ---- findings ---------------------------------------------------------------------------------- */
+/* The steady-state rule (steady_judge, docs/steady.md) over every rank's timed steps of phase p: the rank
+ * that drifted most among those beyond the floor and the noise (ndrift of them), or else the rank that drifted
+ * most. Not judged (v->judged = 0) below STEADY_MIN_STEPS steps. */
+static ddp_result phase_steady(const run_report *r, int p, steady_verdict *v, int *rank, int *ndrift) {
+  const phase_data *pd = &r->phases[p];
+  memset(v, 0, sizeof *v);
+  *rank = 0, *ndrift = 0;
+  for (int rk = 0; rk < r->world; rk++) {
+    steady_verdict x;
+    DDP_TRY(steady_judge(pd->step_ms + (size_t)rk * pd->steps, pd->steps, r->steady_floor_pct, &x));
+    if (!x.judged) continue;
+    *ndrift += x.drifted;
+    int better = !v->judged || (x.drifted > v->drifted) ||
+                 (x.drifted == v->drifted && fabs(x.drift) > fabs(v->drift));
+    if (better) *v = x, *rank = rk;
+  }
+  if (!v->judged) v->n = pd->steps;
+  return DDP_OK;
+}
+
+static ddp_result steady_finding(const run_report *r, int p, finding_list *f) {
+  steady_verdict v;
+  int k, nd;
+  DDP_TRY(phase_steady(r, p, &v, &k, &nd));
+  if (!v.drifted) return DDP_OK;
+  char subject[128], ranks[48] = "";
+  snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
+  if (r->world > 1) snprintf(ranks, sizeof ranks, "; %d of %d ranks drifted", nd, r->world);
+  return findings_add_at(f, r->ranks[k].host, k, "steady", SEV_WARN, SCOPE_RANK, subject, v.second_ms, v.first_ms, "ms",
+                         "phase %s not steady: step time drifted %+.1f %% within the phase (first half median %.4g ms, "
+                         "second half %.4g ms, z %.1f; steady within %g %% and the steps' noise%s); raise --steps or "
+                         "--warmup-seconds", phase_name((ddp_phase)p), v.drift * 100, v.first_ms, v.second_ms, v.z,
+                         r->steady_floor_pct, ranks);
+}
+
+/* The phase's settle time and steady-state verdict, into its JSON object. */
+static ddp_result steady_json(const run_report *r, int p, cJSON *o) {
+  steady_verdict v;
+  int k, nd;
+  DDP_TRY(phase_steady(r, p, &v, &k, &nd));
+  cJSON_AddItemToObject(o, "settle_seconds", json_number(r->phases[p].settle_s));
+  if (!v.judged) {
+    cJSON_AddNullToObject(o, "steady");
+    cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "why");
+    if (!why) why = cJSON_AddObjectToObject(o, "why");
+    char w[96];
+    snprintf(w, sizeof w, "%d timed steps: the steady-state check needs %d", v.n, STEADY_MIN_STEPS);
+    cJSON_AddStringToObject(why, "steady", w);
+    return DDP_OK;
+  }
+  cJSON *x = cJSON_AddObjectToObject(o, "steady");
+  cJSON_AddBoolToObject(x, "steady", !v.drifted);
+  cJSON_AddNumberToObject(x, "rank", k);
+  cJSON_AddItemToObject(x, "drift_pct", json_number(v.drift * 100));
+  cJSON_AddItemToObject(x, "z", json_number(v.z));
+  cJSON_AddItemToObject(x, "first_half_ms", json_number(v.first_ms));
+  cJSON_AddItemToObject(x, "second_half_ms", json_number(v.second_ms));
+  cJSON_AddItemToObject(x, "floor_pct", json_number(r->steady_floor_pct));
+  cJSON_AddNumberToObject(x, "ranks_drifted", nd);
+  return DDP_OK;
+}
+
 /* The straggler rule (straggler_judge, docs/straggler.md): too short to judge below the device's stated size;
  * above it, a rank is named (a failing finding) only beyond max(--straggler-pct, the device's run-to-run
  * floor), beyond a robust z-score of 3.5 and beyond its steps' noise; with two ranks the slower is at most a
@@ -299,6 +371,8 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
   }
   for (int p = 0; p < PHASE_COUNT && r->world > 1; p++)
     if (s->ph[p].present && p != PHASE_COMM) DDP_TRY(slowest_finding(r, &s->ph[p], (ddp_phase)p, f));
+  for (int p = 0; p < PHASE_COUNT; p++)
+    if (s->ph[p].present) DDP_TRY(steady_finding(r, p, f));
   /* A model step faster than the MFU peak: the peak (given or from the datasheet table) is wrong. */
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_summary *ps = &s->ph[p];
@@ -366,7 +440,14 @@ cJSON *report_sections(const run_report *r, const run_summary *s) {
   cJSON_AddItemToObject(legacy, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());
   cJSON *phases = cJSON_AddObjectToObject(legacy, "phases");
   for (int p = 0; p < PHASE_COUNT; p++)
-    if (s->ph[p].present) cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), report_phase_json(r, s, p));
+    if (s->ph[p].present) {
+      cJSON *o = report_phase_json(r, s, p);
+      cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), o);
+      if (steady_json(r, p, o) != DDP_OK) { /* out of memory, as a NULL document says */
+        cJSON_Delete(legacy);
+        return NULL;
+      }
+    }
   cJSON_AddItemToObject(legacy, "scaling_efficiency", num(s->scaling_efficiency));
   if (!isnan(s->efficiency_noise)) cJSON_AddItemToObject(legacy, "scaling_efficiency_noise", num(s->efficiency_noise));
   if (s->why_efficiency[0] || s->overlap_why[0]) {

@@ -161,6 +161,10 @@ typedef struct device_entry {
    * largest gap between the slowest rank and the median rank seen in identical healthy runs; a rank is
    * named only beyond it (and beyond --straggler-pct). */
   double judge_min_ms, judge_floor_pct;
+  /* The steady state (docs/steady.md): how long each phase first runs its own workload when --warmup-seconds
+   * is auto (-1), and the drift within a phase's timed steps that identical healthy runs stay within; a phase
+   * is called not steady only beyond it (and beyond the steps' noise). */
+  double settle_seconds, steady_floor_pct;
 } device_entry;
 
 /* Entry i of the table (built-in first, then registered), NULL past the end. */

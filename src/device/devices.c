@@ -22,13 +22,19 @@ static ddp_result cuda_create(ddp_device **out, int ordinal, int threads) {
 static const device_entry BUILTIN[] = {
     /* cpu: steps of >= 1 ms (a scheduler tick is 1-4 ms); floor 200 %: ranks share cores with each other and
      * with the machine's other work, and a rank sharing its core with k others is k+1 times slower. 160
-     * identical healthy runs on the 2-core CI machine showed up to +101 % (docs/straggler.md). */
-    {"cpu", 0, cpu_available, cpu_create, NULL, NULL, NULL, 1.0, 200},
+     * identical healthy runs on the 2-core CI machine showed up to +101 % (docs/straggler.md).
+     * Steady state: no settling by time (no clocks or power to settle, and CI runs hundreds of jobs); the same
+     * 200 % drift floor, since the other work on the machine comes and goes within a run as between runs. */
+    {"cpu", 0, cpu_available, cpu_create, NULL, NULL, NULL, 1.0, 200, 0, 200},
 #ifdef DDPBENCH_HAVE_CUDA
     /* cuda: steps of >= 0.1 ms (5 % of it is 5 us, ten times CUDA events' resolution); no floor measured yet
-     * beyond --straggler-pct (docs/straggler.md). */
+     * beyond --straggler-pct (docs/straggler.md). Steady state: 2 s of the phase's own workload first (a cold
+     * H200 took about 0.8 s to reach its step time); a drift floor of 4 %: under the power cap the 8192^3
+     * presets' step time moves between two levels about 5 % apart once a second or so, and the 20-step halves
+     * of healthy runs differed by up to 3.4 % (4.6 % right after the sustained peak GEMM);
+     * results/2026-12-02-h200x1-order. */
     {"cuda", 1, device_cuda_count, cuda_create, device_cuda_bus_id, device_cuda_versions, device_cuda_peer_matrix,
-     0.1, 0},
+     0.1, 0, 2, 4},
 #endif
 };
 enum { NBUILTIN = sizeof BUILTIN / sizeof BUILTIN[0], MAX_EXTRA = 4 };

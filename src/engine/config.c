@@ -26,6 +26,9 @@ static const opt_spec MODEL[] = {
 static const opt_spec SCHEDULE[] = {
     {"steps", NULL, 0, OPT_INT, OFF(steps), "20", 1, 1000000, .help = "timed steps per phase"},
     {"warmup", NULL, 0, OPT_INT, OFF(warmup), "5", 0, 1000000, .help = "untimed steps before them"},
+    {"warmup_seconds", NULL, 0, OPT_DOUBLE, OFF(warmup_seconds), "-1", -1, 3600, .arg = "SECONDS",
+     .help = "before its warm-up steps, each phase runs its own workload this long and restores the weights, so "
+             "it is timed at its own clocks and power (-1 = the device's: 2 on GPUs, 0 on the cpu device)"},
     {"seed", NULL, 0, OPT_U64, OFF(seed), "42", 0, 0, .help = "seed of the counter-based generator"},
     {"lr", NULL, 0, OPT_DOUBLE, OFF(lr), "0.01", 0, 1e6, .help = "SGD learning rate"},
     {"momentum", NULL, 0, OPT_DOUBLE, OFF(momentum), "0", 0, 1, .help = "SGD momentum (v = m*v + g; W -= lr*v)"},

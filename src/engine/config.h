@@ -29,6 +29,7 @@ typedef struct {
   int hidden, layers, batch; /* batch per rank */
   /* schedule */
   int steps, warmup;
+  double warmup_seconds; /* each phase first runs its own workload this long, weights restored (-1 = the device's) */
   unsigned long long seed;
   double lr, momentum;
   /* precision */

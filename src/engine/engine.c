@@ -42,6 +42,7 @@ struct engine {
   void *dz, *da;             /* B*H scratch of ct each */
   float *t;                  /* B*H targets */
   ddp_step_state *state;     /* device */
+  ddp_step_state *state0;    /* device: the state a phase starts from (engine_settle's blocks restart from it) */
   double *loss_hist;         /* device, [max steps] */
   float *scale_hist;
   int *skip_hist;
@@ -128,6 +129,7 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   DDP_TRY(dalloc(e, &e->da, e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, (void **)&e->t, e->BH * 4));
   DDP_TRY(dalloc(e, (void **)&e->state, sizeof *e->state));
+  DDP_TRY(dalloc(e, (void **)&e->state0, sizeof *e->state0));
   e->hist_len = cfg->warmup + cfg->steps;
   DDP_TRY(dalloc(e, (void **)&e->loss_hist, (size_t)e->hist_len * sizeof(double)));
   DDP_TRY(dalloc(e, (void **)&e->scale_hist, (size_t)e->hist_len * sizeof(float)));
@@ -173,7 +175,7 @@ void engine_free(engine *e) {
   ddp_device *d = e->dev;
   if (e->S) (void)d->stream_synchronize(d, e->S);
   if (e->C) (void)d->stream_synchronize(d, e->C);
-  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->G16, e->comm16, e->act, e->dz, e->da, e->t, e->state,
+  void *bufs[] = {e->W, e->G, e->V, e->bucket, e->W16, e->G16, e->comm16, e->act, e->dz, e->da, e->t, e->state, e->state0,
                   e->loss_hist, e->scale_hist, e->skip_hist};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (bufs[i]) d->free(d, bufs[i]);
@@ -339,6 +341,7 @@ static ddp_result phase_reset(engine *e, ddp_phase p) {
   size_t P = (size_t)e->L * e->HH;
   ddp_step_state st = {0, 0, (float)cfg->loss_scale_init, 0};
   DDP_TRY(d->copy(d, e->state, &st, sizeof st, e->S));
+  DDP_TRY(d->copy(d, e->state0, &st, sizeof st, e->S));
   if (p == PHASE_COMM) {
     DDP_TRY(d->generate(d, e->S, e->bucket, DT_F32, P, cfg->seed, TAG_FILL, 0, 1.0));
     if (e->comm16) DDP_TRY(d->generate(d, e->S, e->comm16, e->comm_t, P, cfg->seed, TAG_FILL, 0, 1.0));
@@ -449,6 +452,84 @@ ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r) {
     DDP_TRY(d->stream_synchronize(d, e->S));
   }
   return DDP_OK;
+}
+
+/* One block of engine_settle: n untimed steps, through the phase's graph when the run uses one (captured on
+ * the first call, as engine_run_phase does: the first step eager). */
+static ddp_result settle_steps(engine *e, ddp_phase p, long n, int use_graph, ddp_graph **graph) {
+  ddp_device *d = e->dev;
+  for (long s = 0; s < n; s++) {
+    if (use_graph && (*graph || s > 0)) {
+      if (!*graph) {
+        DDP_TRY(d->graph_begin(d, e->S));
+        ddp_result rr = step_run(e, p, 0, 0);
+        ddp_result re = d->graph_end(d, e->S, graph);
+        DDP_TRY(rr);
+        DDP_TRY(re);
+      }
+      DDP_TRY(d->graph_launch(d, *graph, e->S));
+    } else {
+      DDP_TRY(step_run(e, p, 0, 0));
+    }
+  }
+  return DDP_OK;
+}
+
+/* The state a block starts from, enqueued on S without a host sync: the phase's first state and, for the
+ * training phases, the initial weights (every rank makes the same ones from the seed) and zero momentum, so
+ * that a long settle trains no further than the phase itself does. */
+static ddp_result settle_restart(engine *e, ddp_phase p) {
+  ddp_device *d = e->dev;
+  DDP_TRY(d->copy(d, e->state, e->state0, sizeof *e->state, e->S));
+  if (p == PHASE_COMM) return DDP_OK;
+  DDP_TRY(weights_init(e, 0));
+  if (e->V) DDP_TRY(d->memset_zero(d, e->V, (size_t)e->L * e->HH * 4, e->S));
+  return DDP_OK;
+}
+
+static ddp_result settle_wait(engine *e, const char *what) {
+  ddp_device *d = e->dev;
+  DDP_TRY(d->event_record(d, e->ev_step[e->nev_steps], e->S));
+  DDP_TRY(engine_wait(e, e->ev_step[e->nev_steps], what));
+  return d->stream_synchronize(d, e->C);
+}
+
+ddp_result engine_settle(engine *e, ddp_phase p, double seconds, engine_agree_fn agree, void *ctx, double *spent) {
+  ddp_device *d = e->dev;
+  const long block = e->hist_len; /* the step counter indexes the histories: restart before it runs past */
+  int use_graph = e->cfg.cuda_graph && d->graph_begin;
+  ddp_graph *graph = NULL;
+  char what[96];
+  snprintf(what, sizeof what, "phase %s: settling (%g s of its workload, untimed)", phase_name(p), seconds);
+  watchdog_tick(what);
+  double t0 = ddp_now();
+  *spent = 0;
+  DDP_TRY(phase_reset(e, p));
+  DDP_TRY(e->comm->barrier(e->comm));
+  /* Chunks of steps until the time is spent, each sized from the last one's rate. Every rank must run the
+   * same number of steps (the ddp and comm phases' allreduces), so the slowest rank's clock and rate decide. */
+  ddp_result r = DDP_OK;
+  long chunk = block, run = 0;
+  while (r == DDP_OK) {
+    double c0 = ddp_now();
+    for (long done = 0; r == DDP_OK && done < chunk;) {
+      if (run > 0 && run % block == 0) r = settle_restart(e, p);
+      long n = block - run % block; /* what is left of the current block */
+      if (n > chunk - done) n = chunk - done;
+      if (r == DDP_OK) r = settle_steps(e, p, n, use_graph, &graph);
+      done += n, run += n;
+      if (r == DDP_OK && run % (64 * block) == 0) r = settle_wait(e, what); /* bounds the host's lead */
+    }
+    if (r == DDP_OK) r = settle_wait(e, what);
+    double v[2] = {ddp_now() - t0, (ddp_now() - c0) / (double)chunk};
+    if (r == DDP_OK) r = agree(ctx, v, 2);
+    if (r != DDP_OK || v[0] >= seconds || !(v[1] > 0)) break;
+    watchdog_tick(what);
+    chunk = (long)fmax(1, fmin(ceil((seconds - v[0]) / v[1]), 1e8));
+  }
+  if (graph) d->graph_destroy(d, graph);
+  *spent = ddp_now() - t0;
+  return r;
 }
 
 /* ---- results ------------------------------------------------------------------------------------ */

@@ -31,6 +31,16 @@ void engine_free(engine *e);
 /* Runs one phase from the initial weights (broadcast from rank 0) and fills r. */
 ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r);
 
+/* Agreement among the group's ranks: v[n] becomes the element-wise maximum over them (collective). */
+typedef ddp_result (*engine_agree_fn)(void *ctx, double *v, int n);
+
+/* The steady state before a phase (docs/steady.md): runs phase p's own steps, untimed, for about `seconds`
+ * (through the CUDA graph when the run uses one), in blocks that each restart from the phase's initial state
+ * and weights; engine_run_phase then starts from its initial weights as always, so the timed steps and the
+ * weights are the same as without it. Collective: every rank runs the same number of steps, from the
+ * slowest rank's rate (agree). *spent = the host time it took. */
+ddp_result engine_settle(engine *e, ddp_phase p, double seconds, engine_agree_fn agree, void *ctx, double *spent);
+
 /* Copies the current fp32 master weights to host memory (layer L first, each H x H row-major). */
 ddp_result engine_weights(engine *e, float *host);
 size_t engine_weight_count(const engine *e);

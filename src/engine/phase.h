@@ -29,6 +29,7 @@ typedef struct {
   float *scale;    /* [warmup + steps] fp16 loss scale used in each step (NULL unless fp16) */
   int *skipped;    /* [warmup + steps] 1 where the update was skipped (NULL unless fp16) */
   double wall_s;   /* enqueue to completion of the whole phase, host clock */
+  double settle_s; /* the untimed run of the phase's workload before it (engine_settle), host clock; 0 = none */
 } phase_result;
 
 void phase_result_free(phase_result *r);

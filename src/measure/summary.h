@@ -46,6 +46,7 @@ typedef struct {
   double *loss;       /* [warmup + steps] global loss (sum of the ranks' shares); NULL for comm */
   float *scale;       /* [warmup + steps] rank 0's fp16 loss scale, or NULL */
   int *skipped;       /* [warmup + steps] rank 0's skip flags, or NULL */
+  double settle_s;    /* the untimed run of its workload before it (rank 0's; every rank ran as many steps) */
 } phase_data;
 
 typedef struct {
@@ -54,6 +55,9 @@ typedef struct {
   const char *device, *comm; /* resolved kinds */
   int device_is_gpu;         /* the device's table entry says is_gpu (the measured peak is then sustained) */
   double judge_min_ms, judge_floor_pct; /* the device entry's: what the straggler rule may judge (rules.h) */
+  double steady_floor_pct; /* the device entry's: the drift a phase may show and still be steady (rules.h) */
+  int peak_first;          /* the measured peak ran before the phases (a test hook), not after them */
+  double settle_seconds;   /* what each phase's settle aimed at (--warmup-seconds or the device's) */
   const rank_info *ranks;    /* [world] */
   phase_data phases[PHASE_COUNT];
   const bucket_plan *plan;

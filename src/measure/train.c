@@ -31,6 +31,7 @@ ddp_result train_gather(MPI_Comm mpi, const phase_result *pr, phase_data *pd, in
   pd->warmup = pr->warmup;
   pd->steps = S;
   pd->nbuckets = nb;
+  pd->settle_s = pr->settle_s;
   if (rank == 0) {
     pd->step_ms = malloc((size_t)W * S * sizeof(double));
     pd->compute_ms = malloc((size_t)W * S * sizeof(double));
@@ -127,6 +128,18 @@ static ddp_result phase_records(const measure_env *env, const measure_group *g, 
   return r;
 }
 
+static ddp_result agree_max(void *ctx, double *v, int n) {
+  const measure_group *g = ctx;
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, g->mpi));
+  return DDP_OK;
+}
+
+/* --warmup-seconds, with -1 standing for the device's own (2 s on GPUs, 0 on the cpu device). */
+double train_settle_seconds(const ddp_config *cfg, const device_entry *device) {
+  if (cfg->warmup_seconds >= 0) return cfg->warmup_seconds;
+  return device ? device->settle_seconds : 0;
+}
+
 static ddp_result train_run(const measure_env *env, const measure_group *g, ddp_phase p, result_doc *out) {
   train_state scratch, *t = env->train ? env->train : &scratch;
   if (!env->train) memset(&scratch, 0, sizeof scratch);
@@ -138,7 +151,10 @@ static ddp_result train_run(const measure_env *env, const measure_group *g, ddp_
     r = engine_create(&t->eng, env->cfg, env->dev, g->comm, env->progress, env->progress_ctx);
   }
   phase_result_free(&t->res[p]);
+  double settle = train_settle_seconds(env->cfg, env->device), spent = 0;
+  if (r == DDP_OK && settle > 0) r = engine_settle(t->eng, p, settle, agree_max, (void *)g, &spent);
   if (r == DDP_OK) r = engine_run_phase(t->eng, p, &t->res[p]);
+  if (r == DDP_OK) t->res[p].settle_s = spent;
   if (r == DDP_OK) t->ran[p] = 1;
   if (r == DDP_OK && p == PHASE_DDP) {
     r = engine_weights_verify(t->eng, &t->checksum, &t->nonfinite);

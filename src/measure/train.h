@@ -31,6 +31,8 @@ void train_state_free(train_state *t);
  * loss as the sum of the ranks' shares in rank order, fp16 scale and skips). Free with phase_data_free. */
 ddp_result train_gather(MPI_Comm mpi, const phase_result *pr, phase_data *pd, int fp16);
 void phase_data_free(phase_data *pd);
+/* The settle time of each phase: --warmup-seconds, or the device's own for -1 (device may be NULL: 0). */
+double train_settle_seconds(const ddp_config *cfg, const device_entry *device);
 
 #ifdef __cplusplus
 }

@@ -93,6 +93,36 @@ out:
   return r;
 }
 
+/* One half's median and its standard error (robust sigma over sqrt of the count); tmp has room for n. */
+static void half_stats(const double *x, int n, double *tmp, double *med, double *se) {
+  *med = stats_percentile(x, n, 0.5);
+  for (int i = 0; i < n; i++) tmp[i] = fabs(x[i] - *med);
+  double mad = stats_percentile(tmp, n, 0.5);
+  *se = 1.2533 * 1.4826 * mad / sqrt((double)n);
+}
+
+ddp_result steady_judge(const double *x, int n, double floor_pct, steady_verdict *v) {
+  memset(v, 0, sizeof *v);
+  v->n = n;
+  v->first_ms = v->second_ms = v->drift = v->z = NAN;
+  for (int i = 0; i < n; i++)
+    if (!isfinite(x[i])) return DDP_OK;
+  if (n < STEADY_MIN_STEPS) return DDP_OK;
+  int h = n / 2; /* an odd count leaves the middle step out */
+  double *tmp = malloc((size_t)h * sizeof *tmp);
+  if (!tmp) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  double se1, se2;
+  half_stats(x, h, tmp, &v->first_ms, &se1);
+  half_stats(x + n - h, h, tmp, &v->second_ms, &se2);
+  free(tmp);
+  v->judged = 1;
+  v->drift = v->first_ms > 0 ? v->second_ms / v->first_ms - 1 : 0;
+  double se = sqrt(se1 * se1 + se2 * se2), d = v->second_ms - v->first_ms;
+  v->z = se > 0 ? d / se : d != 0 ? copysign(INFINITY, d) : 0;
+  v->drifted = fabs(v->drift) * 100 > floor_pct && fabs(v->z) > STEADY_ZMIN;
+  return DDP_OK;
+}
+
 void accept_group_median(const double *x, const char *const *group, int n, double *ref) {
   double *tmp = malloc((size_t)(n > 0 ? n : 1) * sizeof *tmp);
   for (int i = 0; i < n; i++) {

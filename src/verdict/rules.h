@@ -4,7 +4,7 @@
  * matrix, and the link checks. No measuring, no MPI, no printing here: callers measure, these
  * functions judge, and every verdict they return carries the numbers it was made from.
  *
- * defines: accept_robust_z, accept_stragglers, straggler_judge, accept_group_median, accept_judge, accept_pairs,
+ * defines: accept_robust_z, accept_stragglers, straggler_judge, steady_judge, accept_group_median, accept_judge, accept_pairs,
  *          accept_localize, accept_link_checks */
 #ifndef DDPBENCH_RULES_H
 #define DDPBENCH_RULES_H
@@ -60,6 +60,21 @@ typedef struct {
 enum { STRAGGLER_MIN_STEPS = 10 };
 ddp_result straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
                            straggler_verdict *v);
+
+/* The steady-state rule (docs/steady.md), over one rank's timed step times x[n] in the order they ran: the
+ * drift is the second half's median over the first half's, minus 1. Judged (judged = 1) from
+ * STEADY_MIN_STEPS steps on; the phase did not hold one state (drifted = 1) when |drift| is beyond floor_pct
+ * (the device's floor: what identical healthy runs drift by) and beyond the halves' noise,
+ * |z| > STEADY_ZMIN with z = (m2 - m1) / sqrt(se1^2 + se2^2) and se = 1.2533 * 1.4826 * MAD / sqrt(half), a
+ * median's standard error from a robust sigma (so a few outliers neither make nor hide a drift). NaN steps
+ * (none timed) judge nothing. DDP_ERR_SYSTEM when out of memory. */
+typedef struct {
+  int judged, drifted, n;
+  double first_ms, second_ms, drift, z;
+} steady_verdict;
+enum { STEADY_MIN_STEPS = 20 };
+#define STEADY_ZMIN 5.0
+ddp_result steady_judge(const double *x, int n, double floor_pct, steady_verdict *v);
 
 /* Relative reference: ref[i] = median of the x[j] whose group[j] equals group[i] (the GPU model, say),
  * x[i] included. NaN values are ignored; a group with no finite value gives NaN. */

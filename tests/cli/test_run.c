@@ -114,6 +114,43 @@ int main(int argc, char **argv) {
     CHECK(0, "default-config JSON");
   }
 
+  /* 3b. --warmup-seconds (docs/steady.md): each phase first runs its own workload, untimed, and the timed run
+   * starts from the same weights: identical final weights and losses with and without it (fp16 with momentum,
+   * so the scaler and the momentum are restored too), settle_seconds recorded, the state said in the text. */
+  {
+    char sums[2][32] = {"", ""}, *losses[2] = {NULL, NULL};
+    double settled[2][3] = {{-1, -1, -1}, {-1, -1, -1}};
+    const char *const names[3] = {"local", "comm", "ddp"};
+    for (int k = 0; k < 2; k++) {
+      snprintf(json, sizeof json, "%s/settle%d.json", dir, k);
+      snprintf(args, sizeof args,
+               "--config %s/configs/ci.ini --precision fp16 --momentum 0.9 --steps 24 --warmup-seconds %s --json %s",
+               src, k ? "0.3" : "0", json);
+      code = tl_job_run(&job, 2, NULL, args);
+      CHECK(code == 0, "--warmup-seconds %s: exit %d: %.500s", k ? "0.3" : "0", code, err);
+      CHECK(strstr(out, k ? "each phase after 0.3 s of its own workload and 2 warm-up steps"
+                          : "each phase after 2 warm-up steps") != NULL,
+            "the text says what state the figures describe (%s)", k ? "settled" : "steps only");
+      doc = tl_json_load(json);
+      if (!doc) continue;
+      cJSON *w = at(doc, "weights_checksum", NULL);
+      if (cJSON_IsString(w)) snprintf(sums[k], sizeof sums[k], "%s", w->valuestring);
+      losses[k] = cJSON_PrintUnformatted(at(at(doc, "phases", "ddp"), "loss", NULL));
+      for (int p = 0; p < 3; p++) {
+        cJSON *x = at(at(doc, "phases", names[p]), "settle_seconds", NULL);
+        settled[k][p] = cJSON_IsNumber(x) ? x->valuedouble : -1;
+      }
+      cJSON_Delete(doc);
+    }
+    CHECK(sums[0][0] && !strcmp(sums[0], sums[1]), "the same final weights with and without it: %s / %s", sums[0],
+          sums[1]);
+    CHECK(losses[0] && losses[1] && !strcmp(losses[0], losses[1]), "the same ddp losses with and without it");
+    for (int p = 0; p < 3; p++)
+      CHECK(settled[0][p] == 0 && settled[1][p] >= 0.29 && settled[1][p] < 5, "%s: settle_seconds %g / %g", names[p],
+            settled[0][p], settled[1][p]);
+    free(losses[0]), free(losses[1]);
+  }
+
   /* 4. fp16 fault injection from the command line */
   snprintf(json, sizeof json, "%s/fp16.json", dir);
   snprintf(args, sizeof args,

@@ -73,9 +73,9 @@ int main(void) {
   rep.table_peak_tflops = 1000;
   snprintf(rep.start_time, sizeof rep.start_time, "2026-11-29T00:00:00Z");
   phase_data *lo = &rep.phases[PHASE_LOCAL], *cm = &rep.phases[PHASE_COMM], *dd = &rep.phases[PHASE_DDP];
-  *lo = (phase_data){1, 1, S, 3, local_ms, compute, bucket_ms, loss, scale, skipped};
-  *cm = (phase_data){1, 1, S, 3, comm_ms, nan_ms, bucket_ms, NULL, NULL, NULL};
-  *dd = (phase_data){1, 1, S, 3, ddp_ms, compute, bucket_ms, loss, scale, skipped};
+  *lo = (phase_data){1, 1, S, 3, local_ms, compute, bucket_ms, loss, scale, skipped, 0};
+  *cm = (phase_data){1, 1, S, 3, comm_ms, nan_ms, bucket_ms, NULL, NULL, NULL, 0};
+  *dd = (phase_data){1, 1, S, 3, ddp_ms, compute, bucket_ms, loss, scale, skipped, 0};
 
   run_summary s;
   CHECK(report_summarize(&rep, &s) == DDP_OK, "summarize");

@@ -70,7 +70,7 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   rep.comm_bytes = 4000;
   rep.comm_type = DT_F32;
   rep.flops_per_step = 1e9;
-  rep.phases[PHASE_LOCAL] = (phase_data){1, 0, S, 1, step, compute, bucket, loss, NULL, NULL};
+  rep.phases[PHASE_LOCAL] = (phase_data){1, 0, S, 1, step, compute, bucket, loss, NULL, NULL, 0};
   run_summary sum;
   findings_init(fl);
   int ok = report_summarize(&rep, &sum) == DDP_OK && report_findings(&rep, &sum, fl) == DDP_OK;
