@@ -312,7 +312,11 @@ static int work(cmd_ctx *c, ddp_result parsed, const char *msg) {
     r = def->run(c);
   }
   int code = DDP_EXIT_OK;
-  if (r == DDP_OK && d->rank == 0) code = conclude(c);
+  if (r == DDP_OK && d->rank == 0) {
+    watchdog_busy("rank 0: the findings and the outputs (the other ranks wait for it)");
+    code = conclude(c);
+  }
+  if (d->rank == 0) watchdog_busy_end();
   if (r == DDP_OK) { /* rank 0's outcome travels to every rank */
     int status[2] = {r, code};
     int e = MPI_Bcast(status, 2, MPI_INT, 0, d->world);

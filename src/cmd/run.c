@@ -332,6 +332,7 @@ static ddp_result run_run(cmd_ctx *c) {
     if (j->train.ran[p]) r = train_gather(d->world, &j->train.res[p], &rep->phases[p], cfg->precision == PREC_FP16);
   for (int p = 0; p < PHASE_COUNT; p++) phase_result_free(&j->train.res[p]);
   if (r == DDP_OK && d->rank == 0) { /* figures, the report, the findings, the document */
+    watchdog_busy("rank 0: the report (the other ranks wait for it)"); /* ended by the skeleton, after the outputs */
     rep->cfg = cfg;
     rep->world = d->size;
     rep->nodes = d->node_count;

@@ -31,6 +31,12 @@ ddp_result watchdog_join(const ddp_dist *d);
 void watchdog_tick(const char *what);
 /* Records where this rank is without resetting the timer (a wait on peers is not progress); NULL: no change. */
 void watchdog_where(const char *what);
+/* A section where this rank works alone and its peers wait for it (rank 0 summarising and writing the outputs):
+ * it counts as progress, ticked by the watchdog thread, for up to max(--timeout, 600 s), so that a large report
+ * is not taken for a stall (hostile trial 2, M2) while a write that hangs for ever still ends the job.
+ * watchdog_busy_end closes it (and ticks). */
+void watchdog_busy(const char *what);
+void watchdog_busy_end(void);
 /* Blocking calls, so that a rank waiting for a stopped peer says in which collective: watchdog_enter (printf
  * format: "MPI_Allreduce(1 x MPI_INT, MPI_MIN) on world (4 ranks)") before the call and watchdog_leave(its
  * token) after it; the location then reads "phase ddp, step 3 of 8; waiting in ...". Any thread may call them.

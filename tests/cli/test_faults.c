@@ -10,6 +10,8 @@
  *     naming the rank and the keys;
  *   - SIGTERM and SIGINT to the launcher (launch/run.sh) during a phase and during the JSON write: 143 / 130,
  *     no temporary file, no half-written result;
+ *   - the whole job suspended longer than --timeout, and rank 0's report taking longer than it: exit 0, the
+ *     result written, nobody named;
  *   - outputs that cannot be written (missing folder, a FIFO, a symlink, /dev/null): exit 2 before any work;
  *   - inputs that are not regular files (a FIFO without a writer, /dev/zero) as --config, compare's result
  *     file and --hwloc-xml: exit 2 at once;
@@ -56,6 +58,7 @@ static int line_has(const char *text, const char *a, const char *b, const char *
  * holds (polled every 50 ms) and sends `sig` to the process. Kills the group after `limit` s. Returns the exit
  * code (128 + signal when killed), *secs the wall time. */
 typedef int (*trigger_fn)(void);
+static pid_t spawned; /* the process spawn runs (mpirun), for triggers that act on its children */
 static int spawn(const char *cmd, trigger_fn trigger, int sig, double limit, double *secs) {
   char pe[300], sh[8192];
   snprintf(pe, sizeof pe, "%s/stderr", dir);
@@ -73,6 +76,7 @@ static int spawn(const char *cmd, trigger_fn trigger, int sig, double limit, dou
     _exit(127);
   }
   setpgid(pid, pid);
+  spawned = pid;
   int st = 0, sent = 0;
   for (;;) {
     pid_t w = waitpid(pid, &st, WNOHANG);
@@ -121,6 +125,21 @@ static int phase_started(void) {
   return strstr(err, "test fault: stall in phase local") != NULL;
 }
 static int json_tmp_exists(void) { return tl_dir_count(dir, ".tmp.") > 0; }
+/* Once the job is in a phase: every rank (mpirun's children) stopped for 8 s, then continued, as scontrol
+ * suspend or a VM pause does; never asks spawn to signal. */
+static int suspended;
+static int suspend_all(void) {
+  char pe[300], c[128];
+  snprintf(pe, sizeof pe, "%s/stderr", dir);
+  tl_file_read(pe, err, sizeof err);
+  if (suspended || !strstr(err, "[ddpbench] local step")) return 0;
+  snprintf(c, sizeof c, "pkill -STOP -P %d", (int)spawned);
+  suspended = tl_sh(c) == 0 ? 1 : -1;
+  sleep(8);
+  snprintf(c, sizeof c, "pkill -CONT -P %d", (int)spawned);
+  if (tl_sh(c) != 0) suspended = -1;
+  return 0;
+}
 
 int main(int argc, char **argv) {
   if (argc < 4 || !mkdtemp(dir)) {
@@ -242,6 +261,26 @@ int main(int argc, char **argv) {
     expect(what, code, codes[i], secs, NULL);
     CHECK(!exists(json), "%s: no half-written result", what);
   }
+
+  /* The whole job suspended for 8 s with --timeout 3 (hostile trial 2, M1): the watchdog sees that its own
+   * process was stopped and does not count that time; the run ends as if nothing happened. */
+  snprintf(json, sizeof json, "%s/suspended.json", dir);
+  snprintf(cmd, sizeof cmd, "%s -np 3 --oversubscribe %s --config %s/configs/ci.ini --device cpu --steps 4000 "
+           "--straggler-pct 1000 --timeout 3 --json %s", mpiexec, prog, src, json);
+  code = spawn(cmd, suspend_all, 0, 60, &secs);
+  CHECK(suspended == 1, "every rank was stopped and continued (pkill: %d)", suspended);
+  CHECK(code == 0 && exists(json), "suspended 8 s under --timeout 3: exit %d, result %s: %.2000s", code,
+        exists(json) ? "written" : "missing", err);
+  CHECK(!strstr(err, "SUSPECT"), "suspended: nobody named: %.2000s", err);
+  /* Rank 0's report taking longer than --timeout (M2: the JSON held 8 s before its rename, --timeout 3): the
+   * report is progress, the others wait for it, and the result is written. */
+  snprintf(json, sizeof json, "%s/slow-report.json", dir);
+  snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_WRITE_DELAY=8 %s -np 3 --oversubscribe -x DDPBENCH_TEST_WRITE_DELAY %s "
+           "--config %s/configs/ci.ini --device cpu --timeout 3 --quiet --json %s", mpiexec, prog, src, json);
+  code = spawn(cmd, NULL, 0, 60, &secs);
+  CHECK(code == 0 && exists(json), "a report of 8 s under --timeout 3: exit %d, result %s: %.2000s", code,
+        exists(json) ? "written" : "missing", err);
+  CHECK(secs >= 8 && !strstr(err, "timeout:"), "the write was waited for (%.1f s), no timeout", secs);
 
   /* Outputs that cannot be written: exit 2 before any work. */
   const char *bad[] = {"/nonexistent-ddpbench/x.json", "fifo", "link", "/dev/null"};

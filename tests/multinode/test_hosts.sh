@@ -140,6 +140,25 @@ reports=$(awk -v sus="$sus" '
 mn_eq "a report names rank $stop on $last and shows a live rank of another host, asked over TCP" "${reports#* }" 1
 [ "${reports#* }" = 1 ] || sed "s/^/#   /" stop.err | head -40
 
+# --- rank 0 frozen, one rank per host (hostile trial 2, H2): the live ranks time out together and ask each
+# other at the same moment; each answers while it asks, so no report names a live rank. 4 runs.
+if [ "$N" -ge 3 ] && [ "$R" = 1 ]; then
+  false_named=0 named0=0
+  for t in 1 2 3 4; do
+    mn_mpirun 60 -np "$W" -x DDPBENCH_TEST_FAULT=stop:0:ddp -x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" \
+      --device cpu --straggler-pct 1000 --quiet --timeout 5 >stop0.txt 2>stop0.err
+    rc=$?
+    [ "$rc" = 3 ] || echo "# run $t: exit $rc"
+    grep -qE "^  SUSPECT rank 0 host " stop0.err && named0=$((named0 + 1))
+    if grep -E "^  SUSPECT rank [1-9][0-9]* host " stop0.err >/dev/null; then
+      false_named=$((false_named + 1))
+      sed "s/^/#   run $t: /" stop0.err | head -20
+    fi
+  done
+  mn_eq "rank 0 frozen: 4 of 4 runs name rank 0" "$named0" 4
+  mn_eq "rank 0 frozen: no live rank named in any of 4 runs" "$false_named" 0
+fi
+
 # --- launch/run-hosts.sh, the wrapper the README shows, with the interface pinned ---------------------
 # Only the rsh agent is added (a cluster has ssh); NCCL_DEBUG set on the launcher must reach every rank.
 timeout -k 5 120 ip netns exec "${MN_PREFIX}n0" env DDPBENCH_MPIRUN_ARGS="--mca plm_rsh_agent $MN_HERE/agent.sh" \
