@@ -200,10 +200,21 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
 /* The steady-state rule (steady_judge, docs/steady.md) over every rank's timed steps of phase p: the rank
  * that drifted most among those beyond the floor and the noise (ndrift of them), or else the rank that drifted
  * most. Not judged (v->judged = 0) below STEADY_MIN_STEPS steps. */
-static ddp_result phase_steady(const run_report *r, int p, steady_verdict *v, int *rank, int *ndrift) {
+static ddp_result phase_steady(const run_report *r, int p, steady_verdict *v, int *rank, int *ndrift, char *why,
+                               size_t whyn) {
   const phase_data *pd = &r->phases[p];
   memset(v, 0, sizeof *v);
   *rank = 0, *ndrift = 0;
+  v->n = pd->steps;
+  snprintf(why, whyn, "%d timed steps: the steady-state check needs %d", pd->steps, STEADY_MIN_STEPS);
+  if (pd->steps < STEADY_MIN_STEPS) return DDP_OK;
+  /* Steps below the device's least judged time (the straggler rule's) are launch jitter, not a state. */
+  double med = stats_percentile(pd->step_ms, r->world * pd->steps, 0.5);
+  if (r->judge_min_ms > 0 && !(med >= r->judge_min_ms)) {
+    snprintf(why, whyn, "steps of %.3g ms: below the least the steady-state check judges on the %s device (%g ms)",
+             med, r->device ? r->device : "this", r->judge_min_ms);
+    return DDP_OK;
+  }
   for (int rk = 0; rk < r->world; rk++) {
     steady_verdict x;
     DDP_TRY(steady_judge(pd->step_ms + (size_t)rk * pd->steps, pd->steps, r->steady_floor_pct, &x));
@@ -213,14 +224,15 @@ static ddp_result phase_steady(const run_report *r, int p, steady_verdict *v, in
                  (x.drifted == v->drifted && fabs(x.drift) > fabs(v->drift));
     if (better) *v = x, *rank = rk;
   }
-  if (!v->judged) v->n = pd->steps;
+  if (!v->judged) snprintf(why, whyn, "a step was not timed");
   return DDP_OK;
 }
 
 static ddp_result steady_finding(const run_report *r, int p, finding_list *f) {
   steady_verdict v;
   int k, nd;
-  DDP_TRY(phase_steady(r, p, &v, &k, &nd));
+  char why[160];
+  DDP_TRY(phase_steady(r, p, &v, &k, &nd, why, sizeof why));
   if (!v.drifted) return DDP_OK;
   char subject[128], ranks[48] = "";
   snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
@@ -236,14 +248,13 @@ static ddp_result steady_finding(const run_report *r, int p, finding_list *f) {
 static ddp_result steady_json(const run_report *r, int p, cJSON *o) {
   steady_verdict v;
   int k, nd;
-  DDP_TRY(phase_steady(r, p, &v, &k, &nd));
+  char w[160];
+  DDP_TRY(phase_steady(r, p, &v, &k, &nd, w, sizeof w));
   cJSON_AddItemToObject(o, "settle_seconds", json_number(r->phases[p].settle_s));
   if (!v.judged) {
     cJSON_AddNullToObject(o, "steady");
     cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "why");
     if (!why) why = cJSON_AddObjectToObject(o, "why");
-    char w[96];
-    snprintf(w, sizeof w, "%d timed steps: the steady-state check needs %d", v.n, STEADY_MIN_STEPS);
     cJSON_AddStringToObject(why, "steady", w);
     return DDP_OK;
   }

@@ -8,7 +8,8 @@
  *  - fewer than 20 steps, or a NaN step: not judged;
  *  - through the report: a drifting rank gets one "steady" warning naming the phase, the drift and the remedy,
  *    exit 4 under the findings' codes; the JSON phase carries steady {steady: false, rank, drift_pct, ...}
- *    and settle_seconds; under 20 steps it carries steady null and why.steady. */
+ *    and settle_seconds; under 20 steps, or with steps under the device's least judged time, it carries
+ *    steady null and why.steady. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@ static double urand(void) { /* xorshift64, [0, 1) */
 }
 
 enum { N = 40, W = 3 };
+static double base_ms = 10; /* each step's compute time; the step is 10 % longer */
 
 /* The report path over W ranks: rank `drifting` ramps by `ramp` over the phase, the others are steady. */
 static int report_case(int steps, int drifting, double ramp, finding_list *fl, cJSON **sections) {
@@ -47,7 +49,7 @@ static int report_case(int steps, int drifting, double ramp, finding_list *fl, c
     for (int s = 0; s < steps; s++) {
       double f = 1 + 0.002 * (urand() - 0.5);
       if (r == drifting) f *= 1 + ramp * s / (steps - 1);
-      compute[r * steps + s] = 10 * f, step[r * steps + s] = 11 * f, bucket[r * steps + s] = 0.5;
+      compute[r * steps + s] = base_ms * f, step[r * steps + s] = 1.1 * base_ms * f, bucket[r * steps + s] = 0.5;
     }
   for (int s = 0; s < steps; s++) loss[s] = 1;
   static run_report rep;
@@ -118,7 +120,7 @@ int main(void) {
 
   /* The report path. */
   finding_list fl;
-  cJSON *sec = NULL;
+  cJSON *sec = NULL, *why = NULL;
   int code = report_case(N, 1, 0.12, &fl, &sec);
   CHECK(count(&fl, "steady", SEV_WARN) == 1, "one steady warning (got %d)", count(&fl, "steady", SEV_WARN));
   CHECK(code == 4, "a warning: exit 4 under --strict's codes (got %d)", code);
@@ -149,11 +151,23 @@ int main(void) {
   cJSON_Delete(sec);
   findings_free(&fl);
 
+  base_ms = 0.03; /* steps of 33 us, under the cuda device's least judged 0.1 ms: launch jitter, not a state */
+  code = report_case(N, 1, 0.5, &fl, &sec);
+  CHECK(count(&fl, "steady", SEV_WARN) == 0, "33 us steps: not judged, no warning");
+  why = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "phases"), "local"),
+                                                "why"), "steady");
+  CHECK(cJSON_IsString(why) && strstr(why->valuestring, "below the least the steady-state check judges on the cuda "
+                                                        "device (0.1 ms)"), "why.steady: %s",
+        cJSON_IsString(why) ? why->valuestring : "(none)");
+  cJSON_Delete(sec);
+  findings_free(&fl);
+  base_ms = 10;
+
   code = report_case(12, 1, 0.5, &fl, &sec);
   CHECK(count(&fl, "steady", SEV_WARN) == 0, "12 steps: not judged, no warning");
   ph = cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "phases"), "local");
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(ph, "steady")), "12 steps: JSON steady null");
-  cJSON *why = cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "why"), "steady");
+  why = cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "why"), "steady");
   CHECK(cJSON_IsString(why) && strstr(why->valuestring, "needs 20"), "why.steady: %s",
         cJSON_IsString(why) ? why->valuestring : "(none)");
   cJSON_Delete(sec);
