@@ -24,6 +24,7 @@ for ((r = 1; r <= rounds; r++)); do
     [ "$p" = graph ] && args="--config $here/configs/h200-1024x32x1024-bf16.ini --cuda-graph"
     for ((k = 0; k < 3; k++)); do
       m=${modes[$(((k + r - 1) % 3))]}
+      [ -n "${ORDER_RESUME:-}" ] && [ -s "$out/runs/$p-$m-$r.json" ] && continue # ORDER_RESUME=1: keep done runs
       env=() extra=()
       [ "$m" = before ] && env=(DDPBENCH_TEST_PEAK_FIRST=1)
       [ "$m" = off ] && extra=(--peak-seconds 0)
