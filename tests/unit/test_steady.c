@@ -111,6 +111,8 @@ int main(void) {
   CHECK(iid200 == 0 && burst200 == 0 && late200 == 0, "noise on the cpu floor: %d, %d, %d of 2000 called drifting",
         iid200, burst200, late200);
   CHECK(iid4 <= 10, "i.i.d. +-30 %% noise over a 4 %% floor: %d of 2000 called drifting", iid4);
+  printf("noise alone, 2000 series each: i.i.d. over 4 %% %d, over 200 %%: i.i.d. %d, bursts %d, late bursts %d\n",
+         iid4, iid200, burst200, late200);
 
   CHECK(steady_judge(x, STEADY_MIN_STEPS - 1, 4, &v) == DDP_OK && !v.judged && !v.drifted, "19 steps: judged %d",
         v.judged);
