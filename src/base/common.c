@@ -176,3 +176,34 @@ int ddp_list_has(const char *list, const char *name) {
   }
   return 0;
 }
+
+int ddp_utf8_len(const char *s) {
+  const unsigned char *u = (const unsigned char *)s;
+  if (u[0] < 0x80) return 1;
+  int n = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3 : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0;
+  for (int i = 1; i < n; i++)
+    if ((u[i] & 0xc0) != 0x80) return 0;
+  if (n == 3 && ((u[0] == 0xe0 && u[1] < 0xa0) || (u[0] == 0xed && u[1] >= 0xa0))) return 0; /* overlong, surrogate */
+  if (n == 4 && ((u[0] == 0xf0 && u[1] < 0x90) || (u[0] == 0xf4 && u[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
+  return n;
+}
+
+char *ddp_utf8_clean(const char *s) {
+  size_t n = 0;
+  for (const char *p = s; *p;) {
+    int k = ddp_utf8_len(p);
+    n += k ? (size_t)k : 3, p += k ? k : 1;
+  }
+  char *out = malloc(n + 1), *o = out;
+  if (!out) return NULL;
+  for (const char *p = s; *p;) {
+    int k = ddp_utf8_len(p);
+    if (k) {
+      memcpy(o, p, (size_t)k), o += k, p += k;
+    } else {
+      memcpy(o, "\xef\xbf\xbd", 3), o += 3, p++;
+    }
+  }
+  *o = 0;
+  return out;
+}

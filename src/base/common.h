@@ -82,6 +82,12 @@ const char *ddp_fmt_bytes(char *buf, size_t n, double bytes);
 const char *ddp_fmt_figure(char *buf, size_t n, double v);
 /* 1 when the comma-separated list holds name as one of its items. */
 int ddp_list_has(const char *list, const char *name);
+/* The length of the valid UTF-8 sequence at s (1-4), 0 when the bytes there are not one (an overlong form, a
+ * surrogate, a stray continuation byte, a sequence cut short). s[0] must not be 0. */
+int ddp_utf8_len(const char *s);
+/* A copy of s in which every byte that does not start a valid UTF-8 sequence becomes U+FFFD; NULL when out of
+ * memory. For every text ddpbench writes: JSON readers refuse other bytes (hostile trial 2, L5). */
+char *ddp_utf8_clean(const char *s);
 /* Rank of this process as the launcher tells it (OMPI, PMI, Slurm), before MPI starts; 0 if unknown. */
 int ddp_launcher_rank(void);
 

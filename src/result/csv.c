@@ -3,7 +3,8 @@
  * with those cells empty. Columns: measurement, group, metric, unit, better, rank, host, gpu, bus_id,
  * labels (the record's other labels as key=value;key=value), value, median, p10, p90, min, max, mean, n.
  * Numbers as %.17g (they read back exactly); empty where NaN. Fields with a comma, quote or line break are
- * quoted (RFC 4180). Reads the result model only; writes through atomic_file.c. */
+ * quoted (RFC 4180); a text that a spreadsheet would run as a formula (=, +, -, @ first) is quoted with a ' in
+ * front; bytes that are not UTF-8 become U+FFFD. Reads the result model only; writes through atomic_file.c. */
 #include "csv.h"
 
 #include <math.h>
@@ -13,10 +14,22 @@
 
 #include "atomic_file.h"
 
+/* A text a spreadsheet would run as a formula: it starts with =, +, -, @, TAB or CR and is not a number. */
+static int formula_like(const char *s) {
+  if (!strchr("=+-@\t\r", s[0]) || !s[0]) return 0;
+  char *end;
+  (void)strtod(s, &end);
+  return end == s || *end;
+}
+
 void csv_quote(FILE *f, const char *s) {
   if (!s) s = "";
-  if (strpbrk(s, ",\"\r\n")) {
+  char *clean = ddp_utf8_clean(s);
+  if (clean) s = clean;
+  int formula = formula_like(s);
+  if (formula || strpbrk(s, ",\"\r\n")) {
     fputc('"', f);
+    if (formula) fputc('\'', f); /* shown as text, as OWASP advises against CSV injection */
     for (; *s; s++) {
       if (*s == '"') fputc('"', f);
       fputc(*s, f);
@@ -25,6 +38,7 @@ void csv_quote(FILE *f, const char *s) {
   } else {
     fputs(s, f);
   }
+  free(clean);
 }
 
 static void field(FILE *f, const char *s, int last) {
@@ -33,9 +47,8 @@ static void field(FILE *f, const char *s, int last) {
 }
 
 static void number(FILE *f, double v, int last) {
-  char b[40] = "";
-  if (!isnan(v)) snprintf(b, sizeof b, "%.17g", v);
-  field(f, b, last);
+  if (!isnan(v)) fprintf(f, "%.17g", v);
+  fputs(last ? "\r\n" : ",", f);
 }
 
 static const result_rank *rank_of(const result_doc *d, const char *rank) {

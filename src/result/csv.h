@@ -13,8 +13,9 @@ extern "C" {
 
 /* The text (malloc'd, *out). */
 ddp_result csv_format(const result_doc *d, char **out);
-/* One field, quoted (RFC 4180) when it holds a comma, a quote, CR or LF: the one quoting rule of every CSV
- * ddpbench writes (compare's too). */
+/* One field, quoted (RFC 4180) when it holds a comma, a quote, CR or LF, and with a ' in front when a spreadsheet
+ * would run it as a formula; not UTF-8 bytes as U+FFFD: the one quoting rule of every CSV ddpbench writes
+ * (compare's too). */
 void csv_quote(FILE *f, const char *s);
 
 #ifdef __cplusplus

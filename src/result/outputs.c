@@ -37,22 +37,36 @@ static const opt_spec OUTPUTS_JSON[] = {SPEC_JSON, SPEC_FORCE};
 const opt_table outputs_table = {"outputs", OUTPUTS, (int)(sizeof OUTPUTS / sizeof OUTPUTS[0])};
 const opt_table outputs_json_table = {"outputs", OUTPUTS_JSON, (int)(sizeof OUTPUTS_JSON / sizeof OUTPUTS_JSON[0])};
 
-/* The failing hosts, one per line; duplicates, empty names and names with a newline are left out (a line
- * that is not one host name would drain the wrong nodes). */
+/* The failing hosts, one per line, duplicates left out. A byte that no host name holds (a control character,
+ * a space, a comma, a backslash, DEL) is written as \xHH and said on stderr: such a name is never dropped (a
+ * failing host missing from the drain list passes for healthy, hostile trial 2, L12), and never splits into
+ * two lines or two entries of a comma list (`paste -sd,`, Slurm's host lists). */
+static int host_byte_ok(unsigned char c) { return c > 0x20 && c != 0x7f && c != ',' && c != '\\'; }
+
 static ddp_result hosts_text(const result_doc *d, char **out, size_t *n) {
   size_t len = 1;
-  for (int i = 0; i < d->nfailed_hosts; i++) len += strlen(d->failed_hosts[i]) + 1;
+  for (int i = 0; i < d->nfailed_hosts; i++) len += 4 * strlen(d->failed_hosts[i]) + 8;
   char *buf = malloc(len);
   DDP_CHECK_ALLOC(buf);
   size_t k = 0;
   for (int i = 0; i < d->nfailed_hosts; i++) {
     const char *h = d->failed_hosts[i];
-    int skip = !h[0] || strchr(h, '\n') != NULL;
+    int skip = 0, odd = !h[0];
     for (int j = 0; j < i && !skip; j++) skip = !strcmp(h, d->failed_hosts[j]);
     if (skip) continue;
-    size_t l = strlen(h);
-    memcpy(buf + k, h, l);
-    k += l;
+    size_t start = k;
+    if (!h[0]) k += (size_t)sprintf(buf + k, "\\x00"); /* an empty name, visible */
+    for (const unsigned char *c = (const unsigned char *)h; *c; c++) {
+      if (host_byte_ok(*c)) {
+        buf[k++] = (char)*c;
+      } else {
+        k += (size_t)sprintf(buf + k, "\\x%02x", *c);
+        odd = 1;
+      }
+    }
+    if (odd)
+      ddp_notice("--failed-hosts: a failing host's name holds a byte no host name has; written as %.*s",
+                 (int)(k - start), buf + start);
     buf[k++] = '\n';
   }
   buf[k] = 0;
@@ -73,6 +87,13 @@ ddp_result outputs_json_text(const result_doc *d, const cJSON *sections, char **
   cJSON_Delete(doc);
   if (r == DDP_OK && !s) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
   if (r != DDP_OK) return r;
+  /* JSON is UTF-8: bytes from argv or the environment that are not (cJSON copies them as they are) become
+   * U+FFFD, so that every JSON reader can read the document (hostile trial 2, L5). Outside strings cJSON
+   * writes ASCII only, so this touches string contents alone. */
+  char *u = ddp_utf8_clean(s);
+  free(s);
+  if (!u) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  s = u;
   size_t n = strlen(s);
   char *t = realloc(s, n + 2);
   if (!t) {

@@ -83,21 +83,35 @@ static void name_part(tbuf *t, const char *s) {
   for (; *s; s++) put(t, "%c", isalnum((unsigned char)*s) ? tolower((unsigned char)*s) : '_');
 }
 
-/* label="value" with \\, \" and \n escaped; nothing when value is empty. */
-static void label(tbuf *t, int *first, const char *key, const char *value) {
-  if (!value || !*value) return;
-  put(t, "%s", *first ? "{" : ",");
-  *first = 0;
-  name_part(t, key);
-  put(t, "=\"");
-  for (const char *s = value; *s; s++) {
-    if (*s == '\\' || *s == '"')
+/* Text of the exposition format (a label value, with quote; HELP without): \\ and \n escaped (and \" in a label
+ * value), bytes that are not UTF-8 as U+FFFD, so that a crafted record cannot add a line or break the file. */
+static void escaped(tbuf *t, const char *value, int quote) {
+  char *clean = ddp_utf8_clean(value);
+  if (!clean) {
+    t->oom = 1;
+    return;
+  }
+  for (const char *s = clean; *s; s++) {
+    if (*s == '\\' || (quote && *s == '"'))
       put(t, "\\%c", *s);
     else if (*s == '\n')
       put(t, "\\n");
     else
       put(t, "%c", *s);
   }
+  free(clean);
+}
+
+/* label="value"; nothing when value is empty. The key as a label name: [a-zA-Z0-9_], not starting with a digit,
+ * never empty. */
+static void label(tbuf *t, int *first, const char *key, const char *value) {
+  if (!value || !*value) return;
+  put(t, "%s", *first ? "{" : ",");
+  *first = 0;
+  if (!key[0] || isdigit((unsigned char)key[0])) put(t, "_");
+  name_part(t, key);
+  put(t, "=\"");
+  escaped(t, value, 1);
   put(t, "\"");
 }
 
@@ -306,7 +320,9 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     for (int i = 0; i < n; i++) {
       if (isnan(s[i].value)) continue; /* not measured or not defined (the JSON says why): absent, never NaN */
       if (!family || strcmp(s[i].name, family)) {
-        put(&t, "# HELP %s %s\n# TYPE %s gauge\n", s[i].name, s[i].help, s[i].name);
+        put(&t, "# HELP %s ", s[i].name);
+        escaped(&t, s[i].help, 0);
+        put(&t, "\n# TYPE %s gauge\n", s[i].name);
         family = s[i].name;
       }
       int dup = 0;

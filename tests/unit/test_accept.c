@@ -204,16 +204,18 @@ static void test_failed_hosts(void) { /* the one writer of the drain list: outpu
   snprintf(path, sizeof path, "%s/failed", dir);
   result_doc d;
   result_init(&d);
-  const char *hosts[] = {"node07", "node12", "node07", "node03", "two\nlines", ""};
+  const char *hosts[] = {"node07", "node12", "node07", "node03", "two\nlines", "", "a,b"};
   d.failed_hosts = (char **)hosts;
-  d.nfailed_hosts = 6;
+  d.nfailed_hosts = 7;
   result_outputs o;
   memset(&o, 0, sizeof o);
   snprintf(o.failed_hosts, sizeof o.failed_hosts, "%s", path);
   CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "write");
   char buf[128] = {0};
   long n = tl_file_read(path, buf, sizeof buf);
-  CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\n"), "one host per line, no duplicates, no odd names: '%s'", buf);
+  /* L12 (hostile trial 2): a name with a byte no host name has is written escaped, never dropped or split */
+  CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\ntwo\\x0alines\n\\x00\na\\x2cb\n"),
+        "one host per line, no duplicates, odd names escaped: '%s'", buf);
   d.nfailed_hosts = 1;
   CHECK(outputs_write(&o, &d, NULL, 1) == DDP_ERR_USAGE, "never overwritten silently");
   /* M5 (hostile trial 2): the drain file that appeared meanwhile costs no other output: the JSON is written. */

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""test_outputs_hostile: what a crafted result file or odd bytes from argv and the environment can do to the
+outputs (hostile trial 2, L4 and L5), through the one output layer (result/prom.c, csv.c, outputs.c):
+
+  - export --prom of a result whose record has a newline and a fake sample in its measurement, metric and unit,
+    label keys "" and "0x", a label value that is not UTF-8: promtool accepts the file, no line is a sample that
+    the record did not make, every label name is valid, every byte is UTF-8;
+  - export --csv of the same: a cell that a spreadsheet would run as a formula (=HYPERLINK(...), +, @, -x) is
+    quoted with a ' in front, negative numbers stay numbers, the file is UTF-8;
+  - a run with NCCL_FOO set to the byte 0xfe and a --json path holding 0xff 0xfe: Python's json module (strict
+    UTF-8) reads the document, and the value reads as U+FFFD.
+argv: ddpbench mpiexec source_dir. Exit 77 without promtool. Ends with "N passed, N failed".
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
+
+
+def main():
+    prog, mpiexec, src = sys.argv[1], sys.argv[2], sys.argv[3]
+    if not shutil.which("promtool"):
+        print("promtool not installed: skipped")
+        return 77
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    with tempfile.TemporaryDirectory(prefix="ddpbench-hostile-") as tmp:
+        base = os.path.join(tmp, "run.json")
+        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--quiet",
+                            "--json", base], env=env, capture_output=True, timeout=120)
+        check(r.returncode == 0, "the base run: exit %d %s" % (r.returncode, r.stderr[-500:]))
+        doc = json.load(open(base))
+        rec = dict(doc["records"][0])
+        rec["measurement"] = "evil\nddpbench_evil 1\n# HELP"
+        rec["metric"] = "x\ny"
+        rec["unit"] = "ms\nddpbench_evil2 2"
+        rec["labels"] = {"": "2", "0x": "3", "k": "v@@BAD@@", "cell": "=HYPERLINK(\"http://x\",\"y\")",
+                         "plus": "+1+2", "at": "@SUM(A1)", "dash": "-x", "neg": "-5"}
+        doc["records"].append(rec)
+        rec2 = dict(doc["records"][0])  # for the CSV: texts a spreadsheet would run, at the start of cells
+        rec2.update({"group": "=HYPERLINK(\"http://x\",\"y\")", "measurement": "+1+2", "metric": "@SUM(A1)",
+                     "unit": "-x", "labels": {"=cmd": "1", "neg": "-5"}})
+        doc["records"].append(rec2)
+        text = json.dumps(doc).replace("@@BAD@@", "\\u00ff")  # placeholder, made a raw 0xff byte below
+        raw = text.encode().replace("\\u00ff".encode(), b"\xff")
+        crafted = os.path.join(tmp, "crafted.json")
+        open(crafted, "wb").write(raw)
+        prom, csv = os.path.join(tmp, "x.prom"), os.path.join(tmp, "x.csv")
+        r = subprocess.run([prog, "export", crafted, "--prom", prom, "--csv", csv], env=env, capture_output=True,
+                           timeout=60)
+        check(r.returncode == 0, "export of the crafted file: exit %d %s" % (r.returncode, r.stderr[-500:]))
+        body = open(prom, "rb").read()
+        try:
+            ptext = body.decode("utf-8")
+            check(True, "the .prom file is UTF-8")
+        except UnicodeDecodeError as e:
+            check(False, "the .prom file is UTF-8: %s" % e)
+            ptext = body.decode("utf-8", "replace")
+        pt = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, timeout=60)
+        check(pt.returncode == 0 or b"error" not in (pt.stdout + pt.stderr).lower(),
+              "promtool accepts it: %s" % (pt.stdout + pt.stderr)[-800:])
+        lines = ptext.splitlines()
+        check(not any(re.match(r"ddpbench_evil2? ", l) for l in lines), "no injected sample line")
+        check(not any(l.startswith("# HELP") and "\n" in l for l in lines), "HELP lines are one line each")
+        helps = [l for l in lines if l.startswith("# HELP ddpbench_evil")]
+        check(len(helps) == 1 and "\\n" in helps[0], "the crafted HELP keeps its newlines escaped: %s" % helps)
+        names = set()
+        for l in lines:
+            if l.startswith("#") or "{" not in l:
+                continue
+            for k in re.findall(r'[{,]([^=,{}]*)="', l):
+                names.add(k)
+        check(names and all(re.fullmatch(r"[a-zA-Z_][a-zA-Z0-9_]*", k) for k in names),
+              "every label name is valid: %s" % sorted(names))
+        evil = [l for l in lines if l.startswith("ddpbench_evil")]
+        samples = [l for l in lines if "k=\"v" in l]
+        check(len(samples) == 1 and "v\ufffd" in samples[0], "the 0xff byte reads as U+FFFD: %s" % samples)
+        cbody = open(csv, "rb").read()
+        try:
+            ctext = cbody.decode("utf-8")
+            check(True, "the CSV is UTF-8")
+        except UnicodeDecodeError as e:
+            check(False, "the CSV is UTF-8: %s" % e)
+            ctext = cbody.decode("utf-8", "replace")
+        import csv as csvmod
+        rows = list(csvmod.reader(ctext.splitlines()))
+        row = [r for r in rows if len(r) > 3 and "HYPERLINK" in r[1]]
+        check(len(row) == 1, "the crafted row is there: %d" % len(row))
+        if row:
+            x = row[0]
+            check(x[0] == "'+1+2" and x[1].startswith("'=HYPERLINK(") and x[2] == "'@SUM(A1)" and x[3] == "'-x",
+                  "formula-like cells start with a ': %s" % x[:4])
+            check(any(c.startswith("'=cmd=1") for c in x), "the labels cell too: %s" % x)
+            nums = [c for c in x[10:] if c]
+            check(nums and all(re.fullmatch(r"-?[0-9.e+-]+", c) for c in nums), "numbers stay numbers: %s" % nums)
+        bad = [c for r in rows for c in r if c and c[0] in "=+@"]
+        check(not bad, "no cell starts with =, + or @: %s" % bad[:5])
+
+        # L5: bytes that are not UTF-8 from the environment and argv
+        odd = os.path.join(tmp.encode(), b"\xff\xfe.json")
+        envb = {k.encode(): v.encode() for k, v in env.items()}
+        envb[b"NCCL_FOO"] = b"\xfe"
+        r = subprocess.run([prog.encode(), b"--config", os.path.join(src, "configs/ci.ini").encode(), b"--device",
+                            b"cpu", b"--quiet", b"--json", odd], env=envb, capture_output=True, timeout=120)
+        check(r.returncode == 0, "a run with odd bytes: exit %d %s" % (r.returncode, r.stderr[-500:]))
+        try:
+            with open(odd, "rb") as f:
+                d = json.loads(f.read().decode("utf-8"))
+            check(True, "Python's json reads the document")
+            envd = json.dumps(d.get("environment", {}), ensure_ascii=False)
+            check("\ufffd" in envd, "NCCL_FOO's 0xfe reads as U+FFFD: %s" % envd[:300])
+            check("\ufffd" in " ".join(d.get("command_line", [])) if isinstance(d.get("command_line"), list)
+                  else "\ufffd" in str(d.get("command_line")), "the --json path's bytes read as U+FFFD")
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            check(False, "Python's json reads the document: %s" % e)
+    return pycheck.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
