@@ -365,6 +365,12 @@ static ddp_result acc_run(cmd_ctx *c) {
   ddp_result r = o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK; /* checked readable before any work */
   if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;
   if (r == DDP_OK) r = accept_judge_doc(&c->doc, &rules);
+  if (r == DDP_OK && c->doc.nrecords == 0) /* no evidence is no pass (hostile trial 2, L7) */
+    r = findings_add(&c->doc.findings, "measured", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
+                     "nothing was measured: every check was skipped (--skip %s) or does not apply here (%d rank%s on %d "
+                     "host%s, %s device, --precisions %s); a cluster is not accepted on no evidence",
+                     o->skip[0] ? o->skip : "none", d->size, d->size == 1 ? "" : "s", d->node_count,
+                     d->node_count == 1 ? "" : "s", c->pl.device->name, o->gemm.precisions);
   gpu_views vs;
   if (r == DDP_OK && (r = accept_views_build(&c->doc, &vs)) == DDP_OK) {
     print_gpus(o, &vs);

@@ -109,7 +109,8 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "--timeout 0.2 must be 0 or at least"), "--timeout 0.2: exit %d\n%s", rc, err);
   /* without --timeout, the default grows with --health-seconds (it was refused above 295 s) */
   rc = tl_job_run(&accept_job, 1, NULL, "--health-seconds 300 --skip gemm,copy,p2p,node,pairs");
-  CHECK(rc == 0, "--health-seconds 300 with the default --timeout: exit %d\n%s", rc, err);
+  CHECK(rc == 4 && strstr(out, "nothing was measured"), /* accepted (not 2); measuring nothing then fails (L7) */
+        "--health-seconds 300 with the default --timeout: exit %d\n%s", rc, err);
   /* outputs are checked before any work with the writer's rules; every rank's error is printed; ranks that run
    * different arguments (MPMD) are refused before any work */
   rc = tl_job_run(&accept_job, 2, NULL, "--json /dev/null --force");
@@ -224,6 +225,20 @@ int main(int argc, char **argv) {
   CHECK(!strcmp(drain, buf), "main run's failed-hosts: '%s'", drain);
   rc = tl_job_run(&main_job, 2, "", args);
   CHECK(rc == 2, "main run's failed-hosts is not overwritten without --force: exit %d", rc);
+
+  /* L7 (hostile trial 2): an accept that measured nothing does not pass (no GEMM in bf16 on the cpu device, no
+   * copies without a GPU, no allreduce on one rank; or everything skipped) */
+  char none_prog[1100];
+  snprintf(none_prog, sizeof none_prog, "%s accept --device cpu", prog);
+  tl_job none_job = accept_job;
+  none_job.prog = none_prog;
+  const char *none_args[] = {"--precisions bf16", "--skip gemm,copy,p2p,node,pairs"};
+  for (int i = 0; i < 2; i++) {
+    rc = tl_job_run(&none_job, 1, NULL, none_args[i]);
+    CHECK(rc == 4 && strstr(out, "fail  measured") && strstr(out, "nothing was measured") &&
+              strstr(out, "a cluster is not accepted on no evidence") && strstr(out, "nothing to drain"),
+          "accept %s that measures nothing: exit %d\n%s", none_args[i], rc, out);
+  }
 
   tl_rmtree(dir);
   return check_summary();
