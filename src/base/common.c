@@ -207,3 +207,67 @@ char *ddp_utf8_clean(const char *s) {
   *o = 0;
   return out;
 }
+
+/* One number from a file of the cgroup file system (NAN when absent, "max" or unlimited). */
+static double file_number(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NAN;
+  char buf[64] = "";
+  char *ok = fgets(buf, sizeof buf, f);
+  fclose(f);
+  if (!ok || !strncmp(buf, "max", 3)) return NAN;
+  double v = strtod(buf, NULL);
+  return v > 0 && v < 9e18 ? v : NAN; /* v1 says "no limit" as 2^63 - a page */
+}
+
+/* The room under this process's memory cgroup (v2, then v1), NAN when it has no limit or none can be read. */
+static double cgroup_room(void) {
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  if (!f) return NAN;
+  char line[512], v2[512] = "", v1[512] = "";
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = 0;
+    if (!strncmp(line, "0::", 3)) snprintf(v2, sizeof v2, "%s", line + 3);
+    char *m = strstr(line, ":memory:");
+    if (m) snprintf(v1, sizeof v1, "%s", m + 8);
+  }
+  fclose(f);
+  const char *roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/memory"};
+  const char *paths[] = {v2, v1};
+  const char *limit[] = {"memory.max", "memory.limit_in_bytes"}, *usage[] = {"memory.current", "memory.usage_in_bytes"};
+  for (int k = 0; k < 2; k++) {
+    if (k == 0 && !v2[0]) continue;
+    /* the process's own folder, else the root of the cgroup name space the container sees */
+    const char *at[] = {paths[k], ""};
+    for (int a = 0; a < 2; a++) {
+      char pl[1100], pu[1100];
+      snprintf(pl, sizeof pl, "%s%s/%s", roots[k], at[a], limit[k]);
+      snprintf(pu, sizeof pu, "%s%s/%s", roots[k], at[a], usage[k]);
+      double l = file_number(pl), u = file_number(pu);
+      if (!isnan(l)) return l - (isnan(u) ? 0 : u);
+      if (access(pu, R_OK) == 0) return NAN; /* that folder exists and has no limit */
+    }
+  }
+  return NAN;
+}
+
+double ddp_memory_available(char *why, size_t n) {
+  double avail = INFINITY;
+  FILE *f = fopen("/proc/meminfo", "r");
+  char line[256];
+  while (f && fgets(line, sizeof line, f)) {
+    double kb;
+    if (sscanf(line, "MemAvailable: %lf kB", &kb) == 1) avail = kb * 1024;
+  }
+  if (f) fclose(f);
+  double room = cgroup_room();
+  char a[32], b[32];
+  if (!isnan(room) && room < avail) {
+    snprintf(why, n, "the memory cgroup's limit leaves %s; MemAvailable %s", ddp_fmt_bytes(a, sizeof a, room),
+             isinf(avail) ? "unknown" : ddp_fmt_bytes(b, sizeof b, avail));
+    return room > 0 ? room : 0;
+  }
+  snprintf(why, n, "MemAvailable %s%s", isinf(avail) ? "unknown" : ddp_fmt_bytes(a, sizeof a, avail),
+           isnan(room) ? "" : ", under the memory cgroup's limit");
+  return avail;
+}

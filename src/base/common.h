@@ -82,6 +82,11 @@ const char *ddp_fmt_bytes(char *buf, size_t n, double bytes);
 const char *ddp_fmt_figure(char *buf, size_t n, double v);
 /* 1 when the comma-separated list holds name as one of its items. */
 int ddp_list_has(const char *list, const char *name);
+/* The host memory this process may still take, in bytes: the least of the kernel's MemAvailable and the room
+ * left under its memory cgroup's limit (v2 memory.max - memory.current, v1 memory.limit_in_bytes -
+ * memory.usage_in_bytes), as Slurm jobs and containers have one. *why says which bounds it (for messages).
+ * INFINITY when none can be read. */
+double ddp_memory_available(char *why, size_t n);
 /* The length of the valid UTF-8 sequence at s (1-4), 0 when the bytes there are not one (an overlong form, a
  * surrogate, a stray continuation byte, a sequence cut short). s[0] must not be 0. */
 int ddp_utf8_len(const char *s);

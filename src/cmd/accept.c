@@ -103,6 +103,11 @@ static ddp_result acc_validate(cmd_ctx *c) {
     return ddp_usage_error("accept: %s%s %g must be 0 or at least 2 x --health-seconds + 10 s (%g)", where,
                            where[0] == '-' ? "" : ": timeout", o->timeout, 2 * seconds + 10);
   }
+  if (o->rel_warn > o->rel_fail) { /* a warning comes before a failure (hostile trial 2, L14) */
+    const char *where = wh(c, "relative_warn_pct", w, sizeof w);
+    return ddp_usage_error("accept: %s%s %g is above relative_fail_pct %g: a figure would fail before it warns", where,
+                           where[0] == '-' ? "" : ": relative_warn_pct", o->rel_warn, o->rel_fail);
+  }
   char tmp[64];
   snprintf(tmp, sizeof tmp, "%s", o->skip);
   for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save))

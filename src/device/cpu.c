@@ -11,6 +11,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,8 @@ typedef struct {
   ddp_stream *streams;
   float *scratch[3];
   size_t scratch_n[3];
+  double budget, allocated; /* this rank's share of the host's memory (cpu_budget), and what it holds of it */
+  char budget_why[160];
 } cpu_impl;
 
 /* ---- in-flight host functions ------------------------------------------------------------------ */
@@ -95,13 +98,40 @@ static ddp_result op_begin(ddp_device *d, ddp_stream *s) {
 }
 
 /* ---- memory ------------------------------------------------------------------------------------- */
+/* A buffer that would take this rank past its share of the host's memory is bad input (exit 2, decided alike on
+ * every rank of a host), not a kill by the OOM killer (137) in the middle of the job: hostile trial 2, M6. */
 static ddp_result cpu_alloc(ddp_device *d, void **p, size_t bytes) {
+  cpu_impl *c = d->impl;
   *p = NULL;
+  if (c->allocated + (double)bytes > c->budget) {
+    char a[32], b[32], m[32];
+    return ddp_usage_error("the cpu device cannot take %s more for this rank (it holds %s): its share of this host's "
+                           "memory is %s (%s); lower the sizes (--hidden, --layers, --batch; accept's --gemm-n; "
+                           "collectives' -e) or run fewer ranks a host", ddp_fmt_bytes(a, sizeof a, (double)bytes),
+                           ddp_fmt_bytes(b, sizeof b, c->allocated), ddp_fmt_bytes(m, sizeof m, c->budget),
+                           c->budget_why);
+  }
   if (posix_memalign(p, 64, bytes ? bytes : 64) != 0)
     return DDP_FAIL(DDP_ERR_SYSTEM, "cannot allocate %zu bytes of host memory", bytes);
+  c->allocated += (double)malloc_usable_size(*p);
   return DDP_OK;
 }
-static void cpu_free(ddp_device *d, void *p) { free(p); }
+static void cpu_free(ddp_device *d, void *p) {
+  cpu_impl *c = d->impl;
+  if (p) c->allocated -= (double)malloc_usable_size(p);
+  free(p);
+}
+
+/* This rank's share of the host's memory: 90 % of what it may still take (ddp_memory_available) over the ranks
+ * of the host (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE; 1 without it). */
+static void cpu_budget(cpu_impl *c) {
+  char why[128];
+  double avail = ddp_memory_available(why, sizeof why);
+  const char *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  int local = ls && atoi(ls) > 0 ? atoi(ls) : 1;
+  c->budget = 0.9 * avail / local;
+  snprintf(c->budget_why, sizeof c->budget_why, "90 %% of %s, over %d rank%s", why, local, local == 1 ? "" : "s");
+}
 static ddp_result cpu_copy(ddp_device *d, void *dst, const void *src, size_t bytes, ddp_stream *s) {
   DDP_TRY(op_begin(d, s));
   memmove(dst, src, bytes);
@@ -404,6 +434,7 @@ ddp_result device_cpu_create(ddp_device **out, int threads) {
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
   if (threads > 0) openblas_set_num_threads(threads);
+  cpu_budget(c);
   d->name = "cpu";
   d->host_memory = 1;
   d->impl = c;

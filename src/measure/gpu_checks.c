@@ -110,7 +110,7 @@ static int precisions_parse(void *field, const char *v, char *err, size_t n) {
 static void precisions_format(const void *field, char *out, size_t n) { snprintf(out, n, "%s", (const char *)field); }
 
 static const opt_spec GEMM[] = {
-    {"health_seconds", NULL, 0, OPT_DOUBLE, offsetof(gemm_params, seconds), 0, "5", 1e-3, 86400, .arg = "SECONDS",
+    {"health_seconds", NULL, 0, OPT_DOUBLE, offsetof(gemm_params, seconds), 0, "5", GPU_CHECKS_INTERVAL_S, 86400, .arg = "SECONDS",
      .help = "seconds of sustained GEMM per precision"},
     {"precisions", NULL, 0, OPT_CUSTOM, offsetof(gemm_params, precisions), 0, "bf16,fp16,tf32,fp32",
      .parse = precisions_parse, .format = precisions_format, .arg = "LIST", .help = "GEMM precisions (cpu device: fp32 only)"},

@@ -103,6 +103,12 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "missing.ini: cannot read"), "unreadable: exit %d\n%s", rc, err);
   rc = tl_job_run(&accept_job, 1, NULL, "--precisions fp64");
   CHECK(rc == 2 && strstr(err, "fp64"), "bad precision: exit %d\n%s", rc, err);
+  /* L14 (hostile trial 2): a warn threshold above the fail one, and a GEMM check shorter than one interval */
+  rc = tl_job_run(&accept_job, 1, NULL, "--relative-warn-pct 50 --relative-fail-pct 1");
+  CHECK(rc == 2 && strstr(err, "--relative-warn-pct 50 is above relative_fail_pct 1") &&
+            tl_lines_starting(err, "ddpbench: ") == 1, "warn above fail: exit %d\n%s", rc, err);
+  rc = tl_job_run(&accept_job, 1, NULL, "--health-seconds 1e-300");
+  CHECK(rc == 2 && strstr(err, "health"), "--health-seconds 1e-300: exit %d\n%s", rc, err);
   /* a --timeout below accept's minimum is bad input (exit 2), even one shorter than MPI's start-up, which the
    * watchdog armed before MPI_Init must not turn into a timeout (exit 3) */
   rc = tl_job_run(&accept_job, 2, NULL, "--timeout 0.2");

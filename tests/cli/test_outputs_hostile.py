@@ -7,6 +7,8 @@ outputs (hostile trial 2, L4 and L5), through the one output layer (result/prom.
     the record did not make, every label name is valid, every byte is UTF-8;
   - export --csv of the same: a cell that a spreadsheet would run as a formula (=HYPERLINK(...), +, @, -x) is
     quoted with a ' in front, negative numbers stay numbers, the file is UTF-8;
+  - result files that JSON readers read differently (trailing garbage, two documents, a key twice): refused
+    with exit 2, naming the file (L6);
   - a run with NCCL_FOO set to the byte 0xfe and a --json path holding 0xff 0xfe: Python's json module (strict
     UTF-8) reads the document, and the value reads as U+FFFD.
 argv: ddpbench mpiexec source_dir. Exit 77 without promtool. Ends with "N passed, N failed".
@@ -22,6 +24,17 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import pycheck  # noqa: E402
 from pycheck import check  # noqa: E402
+
+
+def utf8(body, what):
+    """The text of body, checked to be UTF-8 (strictly, as Python's json and csv read it)."""
+    try:
+        text = body.decode("utf-8")
+        check(True, "%s is UTF-8" % what)
+    except UnicodeDecodeError as e:
+        check(False, "%s is UTF-8: %s" % (what, e))
+        text = body.decode("utf-8", "replace")
+    return text
 
 
 def main():
@@ -56,12 +69,7 @@ def main():
                            timeout=60)
         check(r.returncode == 0, "export of the crafted file: exit %d %s" % (r.returncode, r.stderr[-500:]))
         body = open(prom, "rb").read()
-        try:
-            ptext = body.decode("utf-8")
-            check(True, "the .prom file is UTF-8")
-        except UnicodeDecodeError as e:
-            check(False, "the .prom file is UTF-8: %s" % e)
-            ptext = body.decode("utf-8", "replace")
+        ptext = utf8(body, "the .prom file")
         pt = subprocess.run(["promtool", "check", "metrics"], input=body, capture_output=True, timeout=60)
         check(pt.returncode == 0 or b"error" not in (pt.stdout + pt.stderr).lower(),
               "promtool accepts it: %s" % (pt.stdout + pt.stderr)[-800:])
@@ -81,13 +89,7 @@ def main():
         evil = [l for l in lines if l.startswith("ddpbench_evil")]
         samples = [l for l in lines if "k=\"v" in l]
         check(len(samples) == 1 and "v\ufffd" in samples[0], "the 0xff byte reads as U+FFFD: %s" % samples)
-        cbody = open(csv, "rb").read()
-        try:
-            ctext = cbody.decode("utf-8")
-            check(True, "the CSV is UTF-8")
-        except UnicodeDecodeError as e:
-            check(False, "the CSV is UTF-8: %s" % e)
-            ctext = cbody.decode("utf-8", "replace")
+        ctext = utf8(open(csv, "rb").read(), "the CSV")
         import csv as csvmod
         rows = list(csvmod.reader(ctext.splitlines()))
         row = [r for r in rows if len(r) > 3 and "HYPERLINK" in r[1]]
@@ -101,6 +103,19 @@ def main():
             check(nums and all(re.fullmatch(r"-?[0-9.e+-]+", c) for c in nums), "numbers stay numbers: %s" % nums)
         bad = [c for r in rows for c in r if c and c[0] in "=+@"]
         check(not bad, "no cell starts with =, + or @: %s" % bad[:5])
+
+        # L6: a file that JSON readers read differently is refused, naming the file and why (exit 2)
+        good = open(base, "rb").read().rstrip()
+        cases = {"garbage": good + b" xyz", "two": good + b"\n" + good,
+                 "dupkey": b'{"schema_version": 3, "schema_version": 99, ' + good.lstrip()[1:]}
+        for name, body in cases.items():
+            f = os.path.join(tmp, name + ".json")
+            open(f, "wb").write(body)
+            r = subprocess.run([prog, "export", f, "--csv", os.path.join(tmp, name + ".csv")], env=env,
+                               capture_output=True, timeout=60)
+            want = b"appears twice in one object" if name == "dupkey" else b"more after the JSON document"
+            check(r.returncode == 2 and want in r.stderr and f.encode() in r.stderr,
+                  "%s: exit %d, %s" % (name, r.returncode, r.stderr[-300:]))
 
         # L5: bytes that are not UTF-8 from the environment and argv
         odd = os.path.join(tmp.encode(), b"\xff\xfe.json")

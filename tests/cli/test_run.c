@@ -151,6 +151,13 @@ int main(int argc, char **argv) {
     free(losses[0]), free(losses[1]);
   }
 
+  /* 4a. L9 (hostile trial 2): a loss scale so large that every step overflows is said as that, not as an
+   * underflow */
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1e30 --quiet", src);
+  code = tl_job_run(&job, 1, NULL, args);
+  CHECK(strstr(out, "skipped the update") && !strstr(out, "underflow"),
+        "loss scale 1e30: overflow said, no underflow advice (exit %d): %.3000s", code, out);
+
   /* 4. fp16 fault injection from the command line */
   snprintf(json, sizeof json, "%s/fp16.json", dir);
   snprintf(args, sizeof args,
@@ -230,6 +237,16 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --groups first:4", src);
   code = tl_job_run(&job, 3, NULL, args);
   CHECK(code == 2 && strstr(err, "groups") && strstr(err, "first:4"), "--groups first:4 of 3 ranks: exit %d: %.500s", code, err);
+  /* L11 (hostile trial 2): node pairs on one node, and an unknown --group-measure without --groups, are bad input */
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --groups pairs", src);
+  code = tl_job_run(&job, 2, NULL, args);
+  CHECK(code == 2 && strstr(err, "--groups pairs needs ranks on at least 2 nodes (this job has 1)") &&
+            tl_lines_starting(err, "ddpbench: ") == 1,
+        "--groups pairs on one node: exit %d: %.500s", code, err);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --quiet --group-measure bogus", src);
+  code = tl_job_run(&job, 1, NULL, args);
+  CHECK(code == 2 && strstr(err, "group_measure: no measurement 'bogus'"), "--group-measure bogus: exit %d: %.500s",
+        code, err);
 
   /* 7. a stalled rank ends the job with its name */
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --timeout 3 --quiet", src);

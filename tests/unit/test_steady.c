@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "findings_of.h"
 #include "rules.h"
 #include "run_report.h"
 
@@ -73,12 +74,6 @@ static int report_case(int steps, int drifting, double ramp, finding_list *fl, c
   return findings_exit_code(fl);
 }
 
-static int count(const finding_list *fl, const char *check, finding_severity sev) {
-  int n = 0;
-  for (int i = 0; i < fl->n; i++) n += !strcmp(fl->v[i].check, check) && fl->v[i].severity == sev;
-  return n;
-}
-
 int main(void) {
   double x[N];
   steady_verdict v;
@@ -124,7 +119,7 @@ int main(void) {
   finding_list fl;
   cJSON *sec = NULL, *why = NULL;
   int code = report_case(N, 1, 0.12, &fl, &sec);
-  CHECK(count(&fl, "steady", SEV_WARN) == 1, "one steady warning (got %d)", count(&fl, "steady", SEV_WARN));
+  CHECK(findings_of(&fl, "steady", SEV_WARN) == 1, "one steady warning (got %d)", findings_of(&fl, "steady", SEV_WARN));
   CHECK(code == 4, "a warning: exit 4 under --strict's codes (got %d)", code);
   for (int i = 0; i < fl.n; i++)
     if (!strcmp(fl.v[i].check, "steady")) {
@@ -146,8 +141,8 @@ int main(void) {
   findings_free(&fl);
 
   code = report_case(N, -1, 0, &fl, &sec);
-  CHECK(count(&fl, "steady", SEV_WARN) == 0 && code == 0, "steady ranks: no warning, exit 0 (got %d, %d)",
-        count(&fl, "steady", SEV_WARN), code);
+  CHECK(findings_of(&fl, "steady", SEV_WARN) == 0 && code == 0, "steady ranks: no warning, exit 0 (got %d, %d)",
+        findings_of(&fl, "steady", SEV_WARN), code);
   st = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "phases"), "local"), "steady");
   CHECK(cJSON_IsTrue(cJSON_GetObjectItem(st, "steady")), "JSON steady true");
   cJSON_Delete(sec);
@@ -155,7 +150,7 @@ int main(void) {
 
   base_ms = 0.03; /* steps of 33 us, under the cuda device's least judged 0.1 ms: launch jitter, not a state */
   code = report_case(N, 1, 0.5, &fl, &sec);
-  CHECK(count(&fl, "steady", SEV_WARN) == 0, "33 us steps: not judged, no warning");
+  CHECK(findings_of(&fl, "steady", SEV_WARN) == 0, "33 us steps: not judged, no warning");
   why = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "phases"), "local"),
                                                 "why"), "steady");
   CHECK(cJSON_IsString(why) && strstr(why->valuestring, "below the least the steady-state check judges on the cuda "
@@ -166,7 +161,7 @@ int main(void) {
   base_ms = 10;
 
   code = report_case(12, 1, 0.5, &fl, &sec);
-  CHECK(count(&fl, "steady", SEV_WARN) == 0, "12 steps: not judged, no warning");
+  CHECK(findings_of(&fl, "steady", SEV_WARN) == 0, "12 steps: not judged, no warning");
   ph = cJSON_GetObjectItem(cJSON_GetObjectItem(sec, "phases"), "local");
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(ph, "steady")), "12 steps: JSON steady null");
   why = cJSON_GetObjectItem(cJSON_GetObjectItem(ph, "why"), "steady");

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "findings_of.h"
 #include "hosts.h"
 #include "run_report.h"
 #include "result.h"
@@ -99,12 +100,6 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   return findings_exit_code(fl);
 }
 
-static int count(const finding_list *fl, const char *check, finding_severity sev) {
-  int n = 0;
-  for (int i = 0; i < fl->n; i++) n += !strcmp(fl->v[i].check, check) && fl->v[i].severity == sev;
-  return n;
-}
-
 int main(void) {
   finding_list fl;
   char text[8192];
@@ -113,7 +108,7 @@ int main(void) {
 
   double slow[W] = {10, 10.01, 9.99, 10.02, 10, 13, 9.98, 10.01};
   int code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && count(&fl, "slowest_rank", SEV_INFO) == 0, "one straggler");
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 1 && findings_of(&fl, "slowest_rank", SEV_INFO) == 0, "one straggler");
   for (int i = 0; i < fl.n; i++)
     if (!strcmp(fl.v[i].check, "straggler"))
       CHECK(!strcmp(fl.v[i].subject, "rank 5 (node2)") && fabs(fl.v[i].measured - 13) < 0.01, "rank 5 on node2: %s %g",
@@ -126,20 +121,20 @@ int main(void) {
 
   double quiet[W] = {10, 10.01, 10.02, 10.0, 9.99, 10.02, 10.01, 10.0};
   code = judge(quiet, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && count(&fl, "slowest_rank", SEV_INFO) == 1, "quiet: nobody named");
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && findings_of(&fl, "slowest_rank", SEV_INFO) == 1, "quiet: nobody named");
   CHECK(code == 0 && nfailed == 0 && strstr(text, "hosts: 4 pass, 0 warn, 0 fail"), "quiet: all pass\n%s", text);
   findings_free(&fl);
 
   double four[W] = {10, 10.01, 10.02, 10.0, 9.99, 10.4, 10.01, 10.0};
   code = judge(four, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "4 %% slower, under --straggler-pct 5: nobody");
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "4 %% slower, under --straggler-pct 5: nobody");
   findings_free(&fl);
   code = judge(four, 3, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "4 %% slower, --straggler-pct 3: named");
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "4 %% slower, --straggler-pct 3: named");
   findings_free(&fl);
   noisy_rank = 5;
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "slower median but within its own step noise: nobody");
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "slower median but within its own step noise: nobody");
   findings_free(&fl);
   noisy_rank = -1;
 
@@ -147,29 +142,29 @@ int main(void) {
    * time, are too short to judge: the 30 % straggler is not named, the slowest rank is information. */
   S = 6;
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && count(&fl, "slowest_rank", SEV_INFO) == 1 &&
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && findings_of(&fl, "slowest_rank", SEV_INFO) == 1 &&
             strstr(fl.v[fl.n - 1].text, "too short to judge") && strstr(fl.v[fl.n - 1].text, "6 timed steps"),
         "6 steps: too short to judge: %s", fl.n ? fl.v[fl.n - 1].text : "");
   findings_free(&fl);
   S = 10, min_ms = 1, scale = 0.005; /* 0.05 ms steps on a device that judges >= 1 ms */
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "too short to judge"),
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "too short to judge"),
         "0.05 ms steps: too short to judge");
   findings_free(&fl);
   scale = 1;
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "10 ms steps, 10 of them: judged, named");
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "10 ms steps, 10 of them: judged, named");
   findings_free(&fl);
 
   /* The run-to-run floor: 30 % is within the cpu device's 200 %, a throttled rank (25 x) is beyond it. */
   floor_pct = 200;
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "run-to-run floor"),
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "run-to-run floor"),
         "30 %% under a 200 %% floor: nobody: %s", fl.n ? fl.v[fl.n - 1].text : "");
   findings_free(&fl);
   double throttled[W] = {10, 10.01, 9.99, 10.02, 10, 250, 9.98, 10.01};
   code = judge(throttled, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "straggler", SEV_FAIL) == 1 && code == 4 && nfailed == 1 && !strcmp(failed[0], "node2"),
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 1 && code == 4 && nfailed == 1 && !strcmp(failed[0], "node2"),
         "25 x slower, beyond the floor: named on node2");
   findings_free(&fl);
 
@@ -177,12 +172,12 @@ int main(void) {
   nranks = 2, floor_pct = 0;
   double pair[W] = {10, 13};
   code = judge(pair, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "slowest_rank", SEV_WARN) == 1 && count(&fl, "straggler", SEV_FAIL) == 0 && code == 0,
+  CHECK(findings_of(&fl, "slowest_rank", SEV_WARN) == 1 && findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0,
         "2 ranks, 30 %% apart: a warning, nobody named");
   findings_free(&fl);
   floor_pct = 200;
   code = judge(pair, 5, &fl, text, sizeof text, &nfailed, failed);
-  CHECK(count(&fl, "slowest_rank", SEV_WARN) == 0 && count(&fl, "slowest_rank", SEV_INFO) == 1 && code == 0,
+  CHECK(findings_of(&fl, "slowest_rank", SEV_WARN) == 0 && findings_of(&fl, "slowest_rank", SEV_INFO) == 1 && code == 0,
         "2 ranks, 30 %% apart under a 200 %% floor: information");
   findings_free(&fl);
   return check_summary();

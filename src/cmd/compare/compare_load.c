@@ -332,16 +332,41 @@ typedef struct {
 
 typedef struct {
   metric *v;
-  int n;
+  int n, cap;
   int runs[2];
+  int *slot;    /* open addressing over the names: index + 1 into v, 0 = empty; nslot a power of two */
+  size_t nslot; /* (a linear search per record made compare quadratic: hostile trial 2, M8) */
 } metric_table;
 
+static size_t name_hash(const char *s) { return (size_t)ddp_fnv1a64(s, strlen(s), DDP_FNV1A64_INIT); }
+
+/* Keeps the table at most half full; 0, or -1 when out of memory. */
+static int slots_grow(metric_table *t) {
+  if ((size_t)(t->n + 1) * 2 <= t->nslot) return 0;
+  size_t ns = t->nslot ? t->nslot * 2 : 64;
+  int *sl = calloc(ns, sizeof *sl);
+  if (!sl) return -1;
+  for (int i = 0; i < t->n; i++) {
+    size_t h = name_hash(t->v[i].name) & (ns - 1);
+    while (sl[h]) h = (h + 1) & (ns - 1);
+    sl[h] = i + 1;
+  }
+  free(t->slot);
+  t->slot = sl, t->nslot = ns;
+  return 0;
+}
+
 static metric *metric_get(metric_table *t, const char *name, const char *unit, cmp_better better) {
-  for (int i = 0; i < t->n; i++)
-    if (strcmp(t->v[i].name, name) == 0) return &t->v[i];
-  metric *g = realloc(t->v, (size_t)(t->n + 1) * sizeof *g);
-  if (!g) return NULL;
-  t->v = g;
+  size_t h = t->nslot ? name_hash(name) & (t->nslot - 1) : 0;
+  for (; t->nslot && t->slot[h]; h = (h + 1) & (t->nslot - 1))
+    if (strcmp(t->v[t->slot[h] - 1].name, name) == 0) return &t->v[t->slot[h] - 1];
+  if (slots_grow(t) != 0) return NULL;
+  if (t->n == t->cap) {
+    int cap = t->cap ? t->cap * 2 : 64;
+    metric *g = realloc(t->v, (size_t)cap * sizeof *g);
+    if (!g) return NULL;
+    t->v = g, t->cap = cap;
+  }
   metric *m = &t->v[t->n];
   memset(m, 0, sizeof *m);
   m->name = strdup(name), m->unit = strdup(unit), m->better = better;
@@ -356,6 +381,9 @@ static metric *metric_get(metric_table *t, const char *name, const char *unit, c
     return NULL;
   }
   t->n++;
+  h = name_hash(m->name) & (t->nslot - 1);
+  while (t->slot[h]) h = (h + 1) & (t->nslot - 1);
+  t->slot[h] = t->n;
   return m;
 }
 
@@ -365,6 +393,7 @@ static void metric_table_free(metric_table *t) {
     for (int s = 0; s < 2; s++) free(t->v[i].val[s]), free(t->v[i].seen[s]), free(t->v[i].pool[s]);
   }
   free(t->v);
+  free(t->slot);
 }
 
 /* "<measurement>[@<group>] <metric>[ k=v ...]", leaving out the rank and host labels; host appended when given. */
