@@ -11,14 +11,19 @@
 #         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes.
 #   pair: only the traffic between hosts 1 and 2 shaped (htb class per destination, mn_shape_pair). Asserts:
 #         the pair 1<->2 is named (scope pair), neither host fails, failed-hosts is empty, exit 4.
+#   many N: issue 23 §4 on N emulated hosts (8 and 16 in the full test command): unshaped, nobody named; host 3's
+#         link shaped: host 3 named and nothing else (the only line of --failed-hosts, no pair alone); then only
+#         the path between hosts 1 and 2 shaped: that pair named and nothing else (no host fails, an empty drain
+#         list). All with the relative checks (no baseline): N >= 4 nodes can name.
 # Exits 77 with the reason when the machine refuses namespaces or the shaping.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-mn_bound 170 "$@"
 mode=${1:-host}
+if [ "$mode" = many ]; then mn_bound 900 "$@"; else mn_bound 170 "$@"; fi
 mn_init
 nhosts=4
 [ "$mode" = three ] && nhosts=3
+[ "$mode" = many ] && nhosts=${2:-8} acc_limit=300
 mn_hosts_up $nhosts 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
 cd "$MN_DIR" || exit 1
 h1=${MN_HOSTS[0]} h2=${MN_HOSTS[1]}
@@ -39,7 +44,7 @@ acc=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1 "$MN_BIN" accep
 accept_run() {
   local name=$1
   shift
-  mn_mpirun 60 -np $nhosts "${acc[@]}" "$@" >"$name.txt" 2>"$name.err"
+  mn_mpirun "${acc_limit:-60}" -np $nhosts "${acc[@]}" "$@" >"$name.txt" 2>"$name.err"
   echo $? >"$name.rc"
   sed -n '/^# allreduce over node pairs/,/^# findings/p; /^# hosts/,$p' "$name.txt" | sed 's/^/#   /'
 }
@@ -60,6 +65,34 @@ if [ "$mode" = three ]; then
   accept_run slow --failed-hosts slow.hosts
   mn_eq "no baseline: the relative checks say they cannot name a host on 3 nodes" \
     "$(grep -c 'cannot name a host on 3 nodes' slow.txt)" 1
+  mn_done
+  exit
+fi
+
+if [ "$mode" = many ]; then
+  h3=${MN_HOSTS[2]}
+  unshape() { # the tbf of mn_shape on host $1's link, both ends
+    ip netns exec "$1" tc qdisc del dev "$MN_PREFIX" root 2>/dev/null
+    ip netns exec "${MN_PREFIX}sw" tc qdisc del dev "${MN_PREFIX}b${1##*n}" root 2>/dev/null
+  }
+  accept_run good --failed-hosts good.hosts
+  mn_eq "$nhosts hosts unshaped: exit 0" "$(cat good.rc)" 0
+  mn_eq "$nhosts hosts unshaped: nobody named" "$(failing_hosts good.txt)$(failing_pairs good.txt)" ""
+  mn_shape "$h3" 20mbit
+  accept_run slow --failed-hosts slow.hosts
+  mn_eq "$nhosts hosts, host 3 slowed: exit 4" "$(cat slow.rc)" 4
+  mn_eq "$nhosts hosts: host 3 named as failing, nothing else" "$(failing_hosts slow.txt)" "$h3"
+  mn_eq "$nhosts hosts: no pair named alone" "$(failing_pairs slow.txt)" ""
+  mn_eq "$nhosts hosts: failed-hosts lists exactly host 3" "$(paste -sd' ' slow.hosts)" "$h3"
+  mn_eq "$nhosts hosts: hosts line" "$(grep -c "^hosts: $((nhosts - 1)) pass, 0 warn, 1 fail" slow.txt)" 1
+  unshape "$h3"
+  mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"
+  accept_run path --failed-hosts path.hosts
+  mn_eq "$nhosts hosts, path 1-2 slowed: exit 4" "$(cat path.rc)" 4
+  mn_eq "$nhosts hosts: the path is named, nothing else" "$(failing_pairs path.txt)" "$h1<->$h2"
+  mn_eq "$nhosts hosts: no host fails on the path" "$(failing_hosts path.txt)" ""
+  mn_eq "$nhosts hosts: failed-hosts empty" "$(paste -sd' ' path.hosts 2>/dev/null)" ""
+  mn_eq "$nhosts hosts: no suspect named" "$(grep -c 'pair_suspect' path.txt)" 0
   mn_done
   exit
 fi
