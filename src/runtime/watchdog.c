@@ -20,6 +20,7 @@
 #include "testhooks.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -626,11 +627,33 @@ static int listen_any(void) {
 /* The host's board: local rank 0 creates a file in /dev/shm (else /tmp), every local rank maps it, then it is
  * unlinked. Without one, each rank keeps a board of its own: the query then learns about the other ranks of
  * this host over TCP only. */
+/* Boards that a job which died while setting them up left behind (a rank killed between the create and the
+ * unlink: hostile trial 2, L2): a board whose creator's pid is gone is removed. Only this user's files of the
+ * board's exact name form. */
+static void boards_sweep(const char *dir) {
+  DIR *dh = opendir(dir);
+  if (!dh) return;
+  struct dirent *e;
+  while ((e = readdir(dh))) {
+    long pid = 0;
+    unsigned long long ns = 0;
+    int k = 0;
+    if (sscanf(e->d_name, "ddpbench-watchdog-%ld-%llx%n", &pid, &ns, &k) != 2 || e->d_name[k] || pid <= 0) continue;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to judge */
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) unlink(path);
+  }
+  closedir(dh);
+}
+
 static ddp_result board_map(const ddp_dist *d) {
   char name[128] = "";
   if (d->local_rank == 0) {
     struct stat st;
     const char *dir = stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp";
+    boards_sweep(dir);
     snprintf(name, sizeof name, "%s/ddpbench-watchdog-%ld-%llx", dir, (long)getpid(),
              (unsigned long long)(ddp_now() * 1e9));
   }

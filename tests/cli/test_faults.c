@@ -10,6 +10,7 @@
  *     naming the rank and the keys;
  *   - SIGTERM and SIGINT to the launcher (launch/run.sh) during a phase and during the JSON write: 143 / 130,
  *     no temporary file, no half-written result;
+ *   - a status board left in /dev/shm by a job that died in its set-up: removed by the next job;
  *   - the whole job suspended longer than --timeout, and rank 0's report taking longer than it: exit 0, the
  *     result written, nobody named;
  *   - outputs that cannot be written (missing folder, a FIFO, a symlink, /dev/null): exit 2 before any work;
@@ -281,6 +282,25 @@ int main(int argc, char **argv) {
   CHECK(code == 0 && exists(json), "a report of 8 s under --timeout 3: exit %d, result %s: %.2000s", code,
         exists(json) ? "written" : "missing", err);
   CHECK(secs >= 8 && !strstr(err, "timeout:"), "the write was waited for (%.1f s), no timeout", secs);
+
+  /* L2 (hostile trial 2): a status board that a job which died in its set-up left in /dev/shm is removed by the
+   * next job on the host; one whose creator is alive (a job setting up now) is left alone. */
+  {
+    pid_t dead = fork();
+    if (dead == 0) _exit(0);
+    waitpid(dead, NULL, 0);
+    char stale[128], live[128];
+    snprintf(stale, sizeof stale, "/dev/shm/ddpbench-watchdog-%d-1a2b3c", (int)dead);
+    snprintf(live, sizeof live, "/dev/shm/ddpbench-watchdog-%d-4d5e6f", (int)getpid());
+    int made = tl_file_write(stale, "x") && tl_file_write(live, "x");
+    snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --quiet", mpiexec,
+             prog, src);
+    code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
+    CHECK(made && code == 0, "a job beside old boards: exit %d", code);
+    CHECK(!exists(stale), "the dead job's board %s is removed", stale);
+    CHECK(exists(live), "a live creator's board %s is kept", live);
+    unlink(stale), unlink(live);
+  }
 
   /* Outputs that cannot be written: exit 2 before any work. */
   const char *bad[] = {"/nonexistent-ddpbench/x.json", "fifo", "link", "/dev/null"};
