@@ -251,10 +251,12 @@ static ddp_result wait_event(coll_ctx *x, ddp_event *e, const char *what) {
     }
     if ((r = x->comm->check(x->comm)) != DDP_OK) break;
     if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout) {
-      char last[160];
+      char last[160], why[200];
       watchdog_started_text(last, sizeof last);
-      r = DDP_FAIL(DDP_ERR_TIMEOUT, "%s did not complete within %g s (a peer stopped answering?); last collective "
-                   "started: %s", what, x->o.timeout, last[0] ? last : "none");
+      snprintf(why, sizeof why, "collectives: %s did not complete within -T %g s (a peer stopped answering?)", what,
+               x->o.timeout);
+      watchdog_report_abort(why); /* asks every rank where it is and names who stopped (aborts) */
+      r = DDP_FAIL(DDP_ERR_TIMEOUT, "%s; last collective started: %s", why, last[0] ? last : "none");
       break;
     }
     if (ddp_now() - t0 > 0.01) { /* spin for the first 10 ms: a sleep would add its granularity to short timings */
@@ -280,9 +282,13 @@ static ddp_result ctl_barrier(coll_ctx *x) {
       watchdog_tick(NULL);
       return DDP_OK;
     }
-    if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout)
-      return DDP_FAIL(DDP_ERR_TIMEOUT, "the barrier before timing did not complete within %g s (a peer stopped "
-                      "answering?)", x->o.timeout);
+    if (x->o.timeout > 0 && ddp_now() - t0 > x->o.timeout) {
+      char why[160];
+      snprintf(why, sizeof why, "collectives: the barrier before timing did not complete within -T %g s (a peer "
+               "stopped answering?)", x->o.timeout);
+      watchdog_report_abort(why);
+      return DDP_FAIL(DDP_ERR_TIMEOUT, "%s", why);
+    }
     if (ddp_now() - t0 > 0.01) {
       struct timespec ts = {0, 20000};
       nanosleep(&ts, NULL);

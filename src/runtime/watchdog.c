@@ -64,6 +64,8 @@ static struct {
   _Atomic double timeout;
   _Atomic double last;
   _Atomic double busy_since; /* watchdog_busy: this rank works alone (0 = not) */
+  _Atomic int forced;         /* watchdog_report_abort: report and abort now, with forced_why */
+  char forced_why[400];
   char what[128];
   /* The blocking calls this process is in now (a thread each at most: the main thread, a device's worker),
    * and the last collective it started without blocking (NCCL's, MPI's non-blocking ones). */
@@ -195,6 +197,16 @@ void watchdog_busy(const char *what) {
 void watchdog_busy_end(void) {
   atomic_store(&g_wd.busy_since, 0.0);
   watchdog_tick(NULL);
+}
+
+void watchdog_report_abort(const char *why) {
+  if (!atomic_load(&g_wd.joined)) return;
+  snprintf(g_wd.forced_why, sizeof g_wd.forced_why, "%s", why);
+  atomic_store(&g_wd.forced, 1);
+  for (int i = 0; i < 200; i++) { /* the thread asks (8 s at most), prints and aborts; not returning is the rule */
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, NULL);
+  }
 }
 
 void watchdog_started_call(const wd_call *c) {
@@ -495,14 +507,14 @@ static void culprit_report(FILE *out, rank_state *st) {
 
 /* The timer ran out: unless another rank made progress within the timeout (then the job is alive and this rank
  * only waits for it: the timer is set back to that progress), print where every rank is and end the job. */
-static void timer_expired(double seen, double idle) {
+static void timer_expired(double seen, double idle, const char *forced) {
   int joined = atomic_load(&g_wd.joined);
   rank_state *st = joined ? calloc((size_t)g_wd.world, sizeof *st) : NULL;
   char *buf = joined ? malloc(65536) : NULL;
   if (st && buf) {
     states_gather(st, buf, 65536);
     double age = job_progress_age(st);
-    if (age < g_wd.timeout) {
+    if (!forced && age < g_wd.timeout) {
       double now = ddp_now(), next = now - age; /* check again when that progress is `timeout` old, */
       if (next + g_wd.timeout < now + 1.0) next = now + 1.0 - g_wd.timeout; /* and not within the second */
       atomic_compare_exchange_strong(&g_wd.last, &seen, next); /* unless this rank ticked meanwhile */
@@ -515,7 +527,10 @@ static void timer_expired(double seen, double idle) {
   compose(where, sizeof where);
   pthread_mutex_unlock(&g_wd.lock);
   int rank = ddp_rank() >= 0 ? ddp_rank() : ddp_launcher_rank();
-  if (st && buf)
+  if (forced)
+    fprintf(stderr, "[ddpbench rank %d host %s] %s; this rank is in %s; aborting the job\n", rank, ddp_host(), forced,
+            where);
+  else if (st && buf)
     fprintf(stderr, "[ddpbench rank %d host %s] timeout: no progress on any rank for %.0f s (--timeout %g); this "
                     "rank is in %s; aborting the job\n", rank, ddp_host(), fmin(idle, job_progress_age(st)),
             g_wd.timeout, where);
@@ -573,7 +588,8 @@ static void *watchdog_main(void *arg) {
       if (joined) atomic_store(&g_wd.board[g_wd.local_rank].progress, t);
     }
     double last = atomic_load(&g_wd.last), idle = ddp_now() - last;
-    if (g_wd.timeout > 0 && idle > g_wd.timeout) timer_expired(last, idle);
+    if (atomic_load(&g_wd.forced)) timer_expired(last, idle, g_wd.forced_why);
+    if (g_wd.timeout > 0 && idle > g_wd.timeout) timer_expired(last, idle, NULL);
     mark = ddp_now();
   }
   return NULL;

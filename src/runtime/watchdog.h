@@ -37,6 +37,11 @@ void watchdog_where(const char *what);
  * watchdog_busy_end closes it (and ticks). */
 void watchdog_busy(const char *what);
 void watchdog_busy_end(void);
+/* A wait of this rank's own ran out (collectives' -T): the watchdog thread asks every rank where it is, prints
+ * the report after `why` (one line, no newline), names the suspects and aborts the job, as a timeout does
+ * (hostile trial 2, L3: a stopped rank was never named there). Returns only when the watchdog is not joined, or
+ * after 20 s without the abort; the caller then fails as before. */
+void watchdog_report_abort(const char *why);
 /* Blocking calls, so that a rank waiting for a stopped peer says in which collective: watchdog_enter (printf
  * format: "MPI_Allreduce(1 x MPI_INT, MPI_MIN) on world (4 ranks)") before the call and watchdog_leave(its
  * token) after it; the location then reads "phase ddp, step 3 of 8; waiting in ...". Any thread may call them.

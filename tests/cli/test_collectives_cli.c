@@ -237,8 +237,12 @@ int main(int argc, char **argv) {
   double t0 = tl_now();
   rc = tl_job_run(&job, 3, "DDPBENCH_TEST_STALL_COLLECTIVE=1", "-b 1K -e 1K -T 3");
   double took = tl_now() - t0;
-  CHECK(rc == 3 && strstr(err, "did not complete within 3 s (a peer stopped answering?)"),
+  CHECK(rc == 3 && strstr(err, "did not complete within -T 3 s (a peer stopped answering?)"),
         "stalled rank: exit %d: %s", rc, err);
+  /* ... and names it (hostile trial 2, L3: the -T wait fired before the watchdog ever asked): every rank is asked
+   * where it is, and the stalled one is elsewhere than the others */
+  CHECK(strstr(err, "asked every rank where it is") && strstr(err, "SUSPECT rank 1 host"),
+        "stalled rank: named: %s", err);
   /* the ranks that timed out abort at once (not at the watchdog's -T + 30 s: freeing a stream that holds the
    * unanswered collective used to wait for it) */
   CHECK(took < 20, "stalled rank: the job ended %.1f s after it started (want well under the watchdog's 33 s)", took);
