@@ -507,9 +507,14 @@ ddp_result engine_settle(engine *e, ddp_phase p, double seconds, engine_agree_fn
   DDP_TRY(phase_reset(e, p));
   DDP_TRY(e->comm->barrier(e->comm));
   /* Chunks of steps until the time is spent, each sized from the last one's rate. Every rank must run the
-   * same number of steps (the ddp and comm phases' allreduces), so the slowest rank's clock and rate decide. */
+   * same number of steps (the ddp and comm phases' allreduces), so the slowest rank's clock and rate decide.
+   * The first chunk is two steps, not a block: a block of a long phase (the GPU default job's) lasts many
+   * times --warmup-seconds. Its rate, slowed by the first launch or the graph's capture, sizes the next chunk
+   * short rather than long. Each chunk then aims at half the time left (all of it under 0.1 s): a rate that
+   * changes from one chunk to the next (steps of microseconds, launch-bound at first, then GPU-bound: a comm
+   * phase overran its 2 s by 1.1 s on the H200) overruns by a share of a short last chunk only. */
   ddp_result r = DDP_OK;
-  long chunk = block, run = 0;
+  long chunk = block < 2 ? block : 2, run = 0;
   while (r == DDP_OK) {
     double c0 = ddp_now();
     for (long done = 0; r == DDP_OK && done < chunk;) {
@@ -525,7 +530,8 @@ ddp_result engine_settle(engine *e, ddp_phase p, double seconds, engine_agree_fn
     if (r == DDP_OK) r = agree(ctx, v, 2);
     if (r != DDP_OK || v[0] >= seconds || !(v[1] > 0)) break;
     watchdog_tick(what);
-    chunk = (long)fmax(1, fmin(ceil((seconds - v[0]) / v[1]), 1e8));
+    double left = seconds - v[0], aim = left > 0.1 ? left / 2 : left;
+    chunk = (long)fmax(1, fmin(ceil(aim / v[1]), 1e8));
   }
   if (graph) d->graph_destroy(d, graph);
   *spent = ddp_now() - t0;

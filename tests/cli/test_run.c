@@ -151,6 +151,22 @@ int main(int argc, char **argv) {
     free(losses[0]), free(losses[1]);
   }
 
+  /* 3c. The settle lasts --warmup-seconds, not a block: with 400 steps of about 6 ms a block (warmup + steps)
+   * takes over 2 s, and a settle whose first chunk was a whole block took all of it. */
+  snprintf(json, sizeof json, "%s/settle-long.json", dir);
+  snprintf(args, sizeof args, "--hidden 512 --layers 4 --batch 64 --steps 400 --warmup 2 --phases local "
+                              "--warmup-seconds 0.3 --peak-seconds 0 --quiet --json %s", json);
+  code = tl_job_run(&job, 1, NULL, args);
+  CHECK(code == 0, "long block: exit %d: %.500s", code, err);
+  doc = tl_json_load(json);
+  {
+    cJSON *x = doc ? at(at(doc, "phases", "local"), "settle_seconds", NULL) : NULL;
+    cJSON *med = doc ? at(at(at(doc, "phases", "local"), "step_ms", NULL), "median", NULL) : NULL;
+    double s = cJSON_IsNumber(x) ? x->valuedouble : -1, block = cJSON_IsNumber(med) ? 402 * med->valuedouble / 1e3 : -1;
+    CHECK(s >= 0.29 && s < 1.2, "settle_seconds %g for --warmup-seconds 0.3 (a block is %.2f s)", s, block);
+  }
+  cJSON_Delete(doc);
+
   /* 4a. L9 (hostile trial 2): a loss scale so large that every step overflows is said as that, not as an
    * underflow */
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1e30 --quiet", src);
