@@ -16,7 +16,8 @@
  *     pids and whereabouts (hostile trial 2, L1). A connection that does not send the token within 1 s is
  *     closed with nothing sent; the thread never waits for one (see "the listener" below).
  * Ranks that do not answer, or whose heartbeat is stale, are named as suspects with host, pid and last known
- * location; the others say where they wait.
+ * location; the others say where they wait. When every rank answers from the shutdown (MPI_Finalize), the
+ * launcher is the one not answering, and the report says so (hostile trial 2, L15).
  *
  * The thread never touches the engine, the device or the comm. The signal handlers use async-signal-safe
  * calls only (unlink, write, _exit). */
@@ -180,6 +181,12 @@ void watchdog_where(const char *what) {
   publish();
   pthread_mutex_unlock(&g_wd.lock);
 }
+
+/* The shutdown's locations: culprit_report knows a job that has finished by them. */
+#define WD_SHUTDOWN "the shutdown after the work"
+#define WD_SHUTDOWN_WRITTEN WD_SHUTDOWN " (the results are written)"
+
+void watchdog_shutdown(int written) { watchdog_where(written ? WD_SHUTDOWN_WRITTEN : WD_SHUTDOWN); }
 
 void watchdog_tick(const char *what) {
   double now = ddp_now();
@@ -596,8 +603,22 @@ static void culprit_report(FILE *out, rank_state *st) {
   if (nsus == 0 && major >= 0 && major_n < W && 2 * major_n > W)
     for (int r = 0; r < W; r++)
       if (st[r].known && strcmp(st[r].what, st[major].what) != 0) st[r].behind = 1, nsus++;
-  fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
-          nsus, nsus == 1 ? "" : "s");
+  /* Every rank alive and in the shutdown: the work is done and what MPI_Finalize waits for is the launcher
+   * (its exit fence goes through mpirun's daemons or srun's step daemon). Nobody else to suspect (L15). */
+  int down = nsus == 0, in_finalize = 1, written = 1;
+  for (int r = 0; r < W && down; r++) {
+    down = st[r].known && !strncmp(st[r].what, WD_SHUTDOWN, strlen(WD_SHUTDOWN));
+    in_finalize &= strstr(st[r].what, "waiting in MPI_Finalize") != NULL;
+    written &= !strncmp(st[r].what, WD_SHUTDOWN_WRITTEN, strlen(WD_SHUTDOWN_WRITTEN));
+  }
+  if (down)
+    fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: every rank has finished and waits in %s: "
+                 "the launcher (mpirun, its daemons or srun's step daemon) is not answering; %s\n", g_wd.rank,
+            ddp_host(), in_finalize ? "MPI_Finalize" : "the shutdown",
+            written ? "the results were written" : "not every result was written (see above)");
+  else
+    fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
+            nsus, nsus == 1 ? "" : "s");
   int lines = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int r = 0; r < W && lines < 32; r++) {

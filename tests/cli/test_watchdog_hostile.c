@@ -1,5 +1,5 @@
-/* test_watchdog_hostile: the watchdog's query port against hostile trial 2, L1, on the real program under
- * mpirun (CPU device, configs/ci.ini):
+/* test_watchdog_hostile: the watchdog against hostile trial 2, L1 (its query port) and L15 (a frozen
+ * launcher), on the real program under mpirun (CPU device, configs/ci.ini):
  *   - "strangers": while a 2-rank job runs (btl self,vader, so that a rank's one TCP listener is the
  *     watchdog's), each rank's query port is bound to the address its peers dial, not 0.0.0.0, and a
  *     connection that sends nothing, garbage, a wrong token or a short one gets no byte back and is closed
@@ -7,7 +7,13 @@
  *     (reopened as the listener drops them); the job still ends with exit 0, its JSON written;
  *   - "askers": 3 ranks that ask each other over TCP (DDPBENCH_TEST_WATCHDOG_TCP), rank 2 stopped in the ddp
  *     phase, 50 idle connections held on every rank's port through the timeout: exit 3, rank 2 named as the
- *     suspect and rank 0 and rank 1 not (their token-bearing queries got through the idle holders).
+ *     suspect and rank 0 and rank 1 not (their token-bearing queries got through the idle holders);
+ *   - "launcher": mpirun stopped (SIGSTOP) while rank 0 writes the JSON, --timeout 3: every rank ends on its
+ *     own within 30 s, the JSON is there, each says in one line that every rank has finished and waits in
+ *     MPI_Finalize, that the launcher is not answering and that the results were written, nobody is named
+ *     SUSPECT, and the job's code (mpirun continued afterwards) is 3. The stop is made while the temporary
+ *     file exists (DDPBENCH_TEST_WRITE_DELAY holds its rename 2 s): a stop after the file appears would race
+ *     MPI_Finalize, which needs mpirun for only a few milliseconds once the file is in place.
  * Every process started is ended by pid (the ranks, then mpirun's process group), also when a check fails.
  * argv: mpiexec ddpbench srcdir. */
 #include <arpa/inet.h>
@@ -94,6 +100,17 @@ static int job_end(double limit) {
   launcher = -1;
   tl_file_read(tl_path(dir, "stderr"), err, sizeof err);
   return code;
+}
+
+/* Every rank found by job_ranks has exited (gone, or a zombie of the stopped launcher). */
+static int ranks_gone(void) {
+  for (int i = 0; i < nranks; i++) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)ranks[i]);
+    const char *p = tl_file_read(path, buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
+    if (p && p[1] == ' ' && p[2] != 'Z') return 0;
+  }
+  return 1;
 }
 
 /* ---- a rank's query port, from its socket inodes and its network namespace's /proc/net/tcp ---- */
@@ -221,7 +238,8 @@ int main(int argc, char **argv) {
   struct sockaddr_in port[MAX_RANKS];
 
   /* strangers: a 2-rank job of ~10 s (60000 steps of ci.ini), its ports asked without the token */
-  const char *json = tl_path(dir, "strangers.json");
+  char json[512];
+  snprintf(json, sizeof json, "%s/strangers.json", dir);
   snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe --mca btl self,vader %s --config %s/configs/ci.ini --device cpu "
            "--steps 60000 --timeout 30 --quiet --json %s", mpiexec, prog, src, json);
   job_start(cmd);
@@ -275,6 +293,31 @@ int main(int argc, char **argv) {
         "askers: rank 2 named, the live ranks not (their answers came through the holders): %.3000s", err);
   CHECK(strstr(err, "  rank 0 host") && strstr(err, "  rank 1 host"), "askers: ranks 0 and 1 reported alive: %.3000s",
         err);
+
+  /* launcher: mpirun stopped while the JSON is being written; the ranks finish, then wait in MPI_Finalize */
+  snprintf(json, sizeof json, "%s/launcher.json", dir);
+  snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_WRITE_DELAY=2 %s -np 2 --oversubscribe -x DDPBENCH_TEST_WRITE_DELAY %s "
+           "--config %s/configs/ci.ini --device cpu --timeout 3 --quiet --json %s", mpiexec, prog, src, json);
+  job_start(cmd);
+  int stopped = 0, gone = 0;
+  for (double t0 = tl_now(); tl_now() - t0 < 30 && !stopped && !job_done(); usleep(20000))
+    if (tl_dir_count(dir, ".tmp.") > 0 && job_ranks() == 2) stopped = kill(launcher, SIGSTOP) == 0;
+  CHECK(stopped, "launcher: mpirun stopped during the JSON write");
+  for (double t0 = tl_now(); stopped && tl_now() - t0 < 30 && !gone;) {
+    usleep(100000);
+    gone = ranks_gone();
+  }
+  CHECK(gone, "launcher: every rank ended on its own within 30 s of mpirun's stop");
+  CHECK(access(json, F_OK) == 0, "launcher: the JSON was written");
+  kill(launcher, SIGCONT); /* it reaps the ranks and passes their output and exit code on */
+  code = job_end(30);
+  CHECK(code == 3, "launcher: exit %d (want 3, the runtime code): %.3000s", code, err);
+  CHECK(tl_lines_starting(err, "[ddpbench rank ") >= 2 &&
+            strstr(err, "asked every rank where it is: every rank has finished and waits in MPI_Finalize: the "
+                        "launcher (mpirun, its daemons or srun's step daemon) is not answering; the results were "
+                        "written\n"),
+        "launcher: the report names the launcher and says the results were written: %.3000s", err);
+  CHECK(!strstr(err, "SUSPECT") && !strstr(err, "suspect"), "launcher: no rank suspected: %.3000s", err);
 
   tl_rmtree(dir);
   return check_summary();
