@@ -265,6 +265,7 @@ static int conclude(cmd_ctx *c) {
   fflush(stdout);
   if (c->def->flags & CMD_MPI) c->doc.end_epoch = (double)time(NULL);
   ddp_result r = outputs_write(&c->out, &c->doc, c->sections, c->quiet);
+  c->written = r == DDP_OK;
   if (r != DDP_OK) code = worse(code, r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : DDP_EXIT_RUNTIME);
   return code;
 }
@@ -318,11 +319,11 @@ static int work(cmd_ctx *c, ddp_result parsed, const char *msg) {
   }
   if (d->rank == 0) watchdog_busy_end();
   if (r == DDP_OK) { /* rank 0's outcome travels to every rank */
-    int status[2] = {r, code};
-    int e = MPI_Bcast(status, 2, MPI_INT, 0, d->world);
+    int status[3] = {r, code, c->written};
+    int e = MPI_Bcast(status, 3, MPI_INT, 0, d->world);
     if (e != MPI_SUCCESS) r = mpi_fail(e, "MPI_Bcast(the outcome)", __FILE__, __LINE__);
     else if (status[0] != DDP_OK) r = DDP_ERR_INTERNAL; /* rank 0 is aborting */
-    else code = status[1];
+    else code = status[1], c->written = status[2];
   }
   if (r == DDP_ERR_USAGE || r == DDP_ERR_EXPECT) { /* decided collectively: every rank leaves cleanly */
     ctx_free(c);
@@ -399,6 +400,7 @@ int cmd_main(const cmd_def *const *cmds, int argc, char **argv) {
   if (watchdog_join(&c.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
   dist_emulate_nodes(&c.dist);
   int code = work(&c, parsed, msg);
+  watchdog_shutdown(c.written); /* a launcher that stops answering now holds MPI_Finalize: the report says so */
   dist_finalize(&c.dist);
   return code;
 }

@@ -104,6 +104,7 @@ struct cmd_ctx {
   int strict;             /* a warning fails a host too (the subcommand sets it from its options) */
   int quiet;              /* no "wrote FILE" lines */
   int exit_code;
+  int written;            /* every rank: rank 0 printed the results and wrote every output (the shutdown says so) */
   char start_time[32];
 };
 

@@ -9,10 +9,15 @@
  *     location ("phase ddp, step 3 of 8") and two clocks, the main thread's last progress and the watchdog
  *     thread's heartbeat (every 250 ms). A stale heartbeat means the process itself stopped (SIGSTOP, a
  *     frozen node), not just its main thread;
- *   - each watchdog thread also listens on a TCP port (addresses exchanged at start-up) and answers any
- *     connection with its host's board, so that ranks on other hosts are asked too (1 s per host, 8 s in all).
+ *   - each watchdog thread also listens on a TCP port, on the address its peers dial (addresses exchanged at
+ *     start-up), and answers with its host's board only a connection that first sends the job's token (16
+ *     random bytes drawn by rank 0 at start-up and shared over MPI, never printed or written anywhere), so
+ *     that ranks on other hosts are asked too (1 s per host, 8 s in all) and nobody else learns the ranks'
+ *     pids and whereabouts (hostile trial 2, L1). A connection that does not send the token within 1 s is
+ *     closed with nothing sent; the thread never waits for one (see "the listener" below).
  * Ranks that do not answer, or whose heartbeat is stale, are named as suspects with host, pid and last known
- * location; the others say where they wait.
+ * location; the others say where they wait. When every rank answers from the shutdown (MPI_Finalize), the
+ * launcher is the one not answering, and the report says so (hostile trial 2, L15).
  *
  * The thread never touches the engine, the device or the comm. The signal handlers use async-signal-safe
  * calls only (unlink, write, _exit). */
@@ -37,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,7 +50,7 @@
 #include "atomic_file.h"
 #include "common.h"
 
-enum { WD_WHAT = 320, WD_COLL = 160, WD_NCOLL = 4 };
+enum { WD_WHAT = 320, WD_COLL = 160, WD_NCOLL = 4, WD_TOKEN = 16 };
 
 typedef struct {
   _Atomic int pid;
@@ -56,6 +62,7 @@ typedef struct {
 
 typedef struct {
   int node_index, port;
+  int any; /* the listener is on every address: this host's own could not be bound */
   char ip[48];
   char host[64];
 } wd_peer;
@@ -90,6 +97,7 @@ static struct {
   int board_private; /* the board could not be shared: only this rank's slot is filled */
   wd_peer *peers;   /* [world] */
   int listen_fd;
+  char token_line[2 * WD_TOKEN + 1]; /* the job's token as an asker sends it: hex, then '\n' (no NUL) */
 } g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
 void wd_call_text(const wd_call *c, char *out, size_t n) {
@@ -173,6 +181,12 @@ void watchdog_where(const char *what) {
   publish();
   pthread_mutex_unlock(&g_wd.lock);
 }
+
+/* The shutdown's locations: culprit_report knows a job that has finished by them. */
+#define WD_SHUTDOWN "the shutdown after the work"
+#define WD_SHUTDOWN_WRITTEN WD_SHUTDOWN " (the results are written)"
+
+void watchdog_shutdown(int written) { watchdog_where(written ? WD_SHUTDOWN_WRITTEN : WD_SHUTDOWN); }
 
 void watchdog_tick(const char *what) {
   double now = ddp_now();
@@ -311,24 +325,115 @@ static size_t board_text(char *buf, size_t n) {
   return o < n ? o : n - 1;
 }
 
-/* Answers one pending connection; 0 when there was none (the listening socket is non-blocking). */
-static int serve_one(void) {
-  int c = accept(g_wd.listen_fd, NULL, NULL);
-  if (c < 0) return 0;
-  publish_if_changed();
-  struct timeval tv = {1, 0};
-  setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  static char buf[65536]; /* this thread only */
-  size_t n = board_text(buf, sizeof buf);
-  ssize_t w = send(c, buf, n, MSG_NOSIGNAL); /* an asker that gave up must not SIGPIPE us */
-  (void)w;
-  close(c);
-  return 1;
+/* ---- the listener: the board for a rank of this job, nothing for anyone else ----
+ * An asker sends the job's token line (g_wd.token_line) as soon as it is connected; the board goes only to a
+ * connection whose first bytes are that line, within WD_PENDING_S. Until then a connection waits in a small
+ * table whose sockets are in the same poll() as the listening one (serve_fds, serve_polled: this thread's
+ * loop, the query's waves, the last second before an abort) and are read as their bytes arrive, so that idle
+ * holders, floods and 1-byte windows never hold the thread: the timer and the real askers go on. A full
+ * table closes its oldest connection. Only this thread touches the table. */
+enum { WD_PENDING = 32, WD_SERVE_FDS = 1 + WD_PENDING };
+#define WD_PENDING_S 1.0
+typedef struct {
+  int fd; /* -1: free */
+  double since;
+  size_t got;
+  char buf[sizeof g_wd.token_line];
+} wd_pending;
+static wd_pending g_pend[WD_PENDING];
+
+static void pending_close(wd_pending *p) {
+  close(p->fd);
+  p->fd = -1;
 }
 
-/* A query in flight: a non-blocking connection to one rank's listener and the answer read so far. */
+/* The board for a connection that sent the token, then close. Only a rank of this job gets here, and its answer
+ * (a line per local rank) fits a socket's buffer; the send is bounded all the same. */
+static void pending_answer(wd_pending *p) {
+  static char buf[65536]; /* this thread only */
+  publish_if_changed();
+  size_t n = board_text(buf, sizeof buf);
+  struct timeval tv = {0, 500000};
+  int fl = fcntl(p->fd, F_GETFL);
+  if (fl >= 0) fcntl(p->fd, F_SETFL, fl & ~O_NONBLOCK);
+  setsockopt(p->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ssize_t w = send(p->fd, buf, n, MSG_NOSIGNAL); /* an asker that gave up must not SIGPIPE us */
+  (void)w;
+  pending_close(p);
+}
+
+/* Reads what connection p has sent; answers it once the whole token line is there and right; closes it on
+ * anything else: a wrong line, end of file, an error. */
+static void pending_read(wd_pending *p) {
+  ssize_t r = recv(p->fd, p->buf + p->got, sizeof p->buf - p->got, 0);
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (r <= 0) {
+    pending_close(p);
+    return;
+  }
+  p->got += (size_t)r;
+  if (p->got < sizeof p->buf) return;
+  unsigned char diff = 0; /* compared in constant time: the time taken says nothing of how much of a guess was right */
+  for (size_t i = 0; i < sizeof p->buf; i++) diff |= (unsigned char)(p->buf[i] ^ g_wd.token_line[i]);
+  if (diff == 0)
+    pending_answer(p);
+  else
+    pending_close(p);
+}
+
+/* Takes every connection waiting on the listening socket into the table. */
+static void pending_accept(void) {
+  for (int k = 0; k < 1024; k++) {
+    int c = accept4(g_wd.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) return;
+    wd_pending *p = NULL;
+    for (int i = 0; i < WD_PENDING && !p; i++)
+      if (g_pend[i].fd < 0) p = &g_pend[i];
+    if (!p) { /* full: the oldest has had the longest to send its token */
+      p = &g_pend[0];
+      for (int i = 1; i < WD_PENDING; i++)
+        if (g_pend[i].since < p->since) p = &g_pend[i];
+      pending_close(p);
+    }
+    *p = (wd_pending){.fd = c, .since = ddp_now()};
+    pending_read(p); /* an asker sends its token at once: it is often here already */
+  }
+}
+
+/* The listening socket and the pending connections as pf[0 .. WD_SERVE_FDS), for a poll() that may wait on
+ * other sockets too; fd -1 (which poll ignores) where there is nothing. */
+static void serve_fds(struct pollfd *pf) {
+  int on = atomic_load(&g_wd.joined);
+  pf[0] = (struct pollfd){on ? g_wd.listen_fd : -1, POLLIN, 0};
+  for (int i = 0; i < WD_PENDING; i++) pf[1 + i] = (struct pollfd){on ? g_pend[i].fd : -1, POLLIN, 0};
+}
+
+/* After that poll: reads the pending connections that have something, closes those older than WD_PENDING_S,
+ * then takes the new ones. */
+static void serve_polled(const struct pollfd *pf) {
+  if (!atomic_load(&g_wd.joined)) return;
+  double now = ddp_now();
+  for (int i = 0; i < WD_PENDING; i++) {
+    wd_pending *p = &g_pend[i];
+    if (p->fd >= 0 && pf[1 + i].fd == p->fd && pf[1 + i].revents) pending_read(p);
+    if (p->fd >= 0 && now - p->since > WD_PENDING_S) pending_close(p);
+  }
+  if (pf[0].revents & POLLIN) pending_accept();
+}
+
+/* Serves for up to ms milliseconds (0: what is there now). */
+static void serve_for(int ms) {
+  struct pollfd pf[WD_SERVE_FDS];
+  serve_fds(pf);
+  if (poll(pf, WD_SERVE_FDS, ms) < 0)
+    for (int i = 0; i < WD_SERVE_FDS; i++) pf[i].revents = 0;
+  serve_polled(pf);
+}
+
+/* A query in flight: a non-blocking connection to one rank's listener, whether the token went out, and the
+ * answer read so far. */
 typedef struct {
-  int fd, rank;
+  int fd, rank, sent;
   size_t got;
   char *buf;
 } wd_query;
@@ -343,6 +448,17 @@ static int query_open(const wd_peer *p) {
     return -1;
   }
   return fd;
+}
+
+/* The connection is writable: sends the token line once the connect has succeeded. 0: the query failed. */
+static int query_send_token(wd_query *q) {
+  int e = 0;
+  socklen_t len = sizeof e;
+  if (getsockopt(q->fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 || e != 0) return 0;
+  /* 33 bytes into a new connection's empty buffer: all or an error */
+  if (send(q->fd, g_wd.token_line, sizeof g_wd.token_line, MSG_NOSIGNAL) != (ssize_t)sizeof g_wd.token_line) return 0;
+  q->sent = 1;
+  return 1;
 }
 
 /* ---- the verdict ---- */
@@ -384,7 +500,7 @@ static void states_gather(rank_state *st, char *buf, size_t n) {
   double deadline = ddp_now() + 8.0;
   publish_if_changed();
   atomic_store(&g_wd.board[g_wd.local_rank].heartbeat, ddp_now());
-  while (serve_one()) continue;
+  serve_for(0);
   board_text(buf, n);
   parse_board(buf, st, W);
   if (remote_test || g_wd.board_private) { /* this rank alone from the board; the others of its host are asked */
@@ -413,7 +529,7 @@ static void states_gather(rank_state *st, char *buf, size_t n) {
       int fd = query_open(p);
       if (fd < 0) continue;
       wave[node]++;
-      q[nq] = (wd_query){fd, r, 0, space + (size_t)nq * n};
+      q[nq] = (wd_query){fd, r, 0, 0, space + (size_t)nq * n};
       nq++;
     }
     if (nq == 0) break;
@@ -422,14 +538,25 @@ static void states_gather(rank_state *st, char *buf, size_t n) {
     while (open > 0) {
       int ms = (int)((end - ddp_now()) * 1000);
       if (ms <= 0) break;
-      struct pollfd pf[WD_ASK_WAVE + 1];
-      for (int k = 0; k < nq; k++) pf[k] = (struct pollfd){q[k].fd, POLLIN, 0};
-      pf[nq] = (struct pollfd){g_wd.listen_fd, POLLIN, 0};
-      if (poll(pf, (nfds_t)nq + 1, ms) <= 0) break;
-      if (pf[nq].revents & POLLIN)
-        for (int k = 0; k < 1024 && serve_one(); k++) continue;
+      struct pollfd pf[WD_ASK_WAVE + WD_SERVE_FDS]; /* the queries, then what this rank serves */
+      for (int k = 0; k < nq; k++) pf[k] = (struct pollfd){q[k].fd, q[k].sent ? POLLIN : POLLOUT, 0};
+      serve_fds(pf + nq);
+      /* woken at least every 250 ms, so that the pending connections' 1 s runs out on time */
+      if (poll(pf, (nfds_t)(nq + WD_SERVE_FDS), ms < 250 ? ms : 250) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      serve_polled(pf + nq);
       for (int k = 0; k < nq; k++) {
-        if (q[k].fd < 0 || !(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (q[k].fd < 0 || !pf[k].revents) continue;
+        if (!q[k].sent) { /* connected (or refused): the token first */
+          if (query_send_token(&q[k])) continue;
+          close(q[k].fd);
+          q[k].fd = -1;
+          open--;
+          continue;
+        }
+        if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         ssize_t r = read(q[k].fd, q[k].buf + q[k].got, n - 1 - q[k].got);
         if (r > 0) q[k].got += (size_t)r;
         if (r > 0 && q[k].got < n - 1) continue;
@@ -476,8 +603,22 @@ static void culprit_report(FILE *out, rank_state *st) {
   if (nsus == 0 && major >= 0 && major_n < W && 2 * major_n > W)
     for (int r = 0; r < W; r++)
       if (st[r].known && strcmp(st[r].what, st[major].what) != 0) st[r].behind = 1, nsus++;
-  fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
-          nsus, nsus == 1 ? "" : "s");
+  /* Every rank alive and in the shutdown: the work is done and what MPI_Finalize waits for is the launcher
+   * (its exit fence goes through mpirun's daemons or srun's step daemon). Nobody else to suspect (L15). */
+  int down = nsus == 0, in_finalize = 1, written = 1;
+  for (int r = 0; r < W && down; r++) {
+    down = st[r].known && !strncmp(st[r].what, WD_SHUTDOWN, strlen(WD_SHUTDOWN));
+    in_finalize &= strstr(st[r].what, "waiting in MPI_Finalize") != NULL;
+    written &= !strncmp(st[r].what, WD_SHUTDOWN_WRITTEN, strlen(WD_SHUTDOWN_WRITTEN));
+  }
+  if (down)
+    fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: every rank has finished and waits in %s: "
+                 "the launcher (mpirun, its daemons or srun's step daemon) is not answering; %s\n", g_wd.rank,
+            ddp_host(), in_finalize ? "MPI_Finalize" : "the shutdown",
+            written ? "the results were written" : "not every result was written (see above)");
+  else
+    fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
+            nsus, nsus == 1 ? "" : "s");
   int lines = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int r = 0; r < W && lines < 32; r++) {
@@ -552,11 +693,7 @@ static void timer_expired(double seen, double idle, const char *forced) {
   fflush(stderr);
   /* Peers that timed out a moment later may be asking this rank now: answer them for a second before the
    * abort ends this process, so that none of them takes this live rank for stopped. */
-  for (double until = ddp_now() + 1.0; joined && ddp_now() < until;) {
-    struct pollfd pf = {g_wd.listen_fd, POLLIN, 0};
-    if (poll(&pf, 1, 100) > 0 && (pf.revents & POLLIN))
-      for (int k = 0; k < 1024 && serve_one(); k++) continue;
-  }
+  for (double until = ddp_now() + 1.0; joined && ddp_now() < until;) serve_for(100);
   atomic_file_abandon();
   dist_abort(DDP_EXIT_RUNTIME);
 }
@@ -568,9 +705,7 @@ static void *watchdog_main(void *arg) {
     int joined = atomic_load(&g_wd.joined);
     if (joined) atomic_store(&g_wd.board[g_wd.local_rank].heartbeat, ddp_now());
     publish_if_changed(); /* the board lags the rank by at most one poll (250 ms) */
-    struct pollfd pf = {joined ? g_wd.listen_fd : -1, POLLIN, 0};
-    if (poll(&pf, 1, 250) > 0 && (pf.revents & POLLIN))
-      for (int k = 0; k < 1024 && serve_one(); k++) continue; /* everyone who is asking now */
+    serve_for(250); /* everyone who is asking now */
     /* A turn of this loop that should take 250 ms took seconds: this process was stopped as a whole (scontrol
      * suspend, gang scheduling, a VM pause, a debugger) while the clock ran on. That time is no rank's stall:
      * the timer moves on by it (hostile trial 2, M1). A rank stopped alone is still found: the others'
@@ -626,18 +761,38 @@ static void my_ip(const char *host, char *ip, size_t n) {
   freeifaddrs(ifs);
 }
 
-static int listen_any(void) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY), .sin_port = 0};
-  socklen_t len = sizeof a;
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 64) != 0 ||
-      getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+/* Listens on ip, the address peers dial (my_ip), so that the port is not open on every network of the host
+ * (hostile trial 2, L1); on every address when ip is not this host's to bind (*any set; the token still keeps
+ * strangers out). Returns the port, -1 when there is none. */
+static int listen_on(const char *ip, int *any) {
+  for (*any = 0; *any < 2; ++*any) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY), .sin_port = 0};
+    socklen_t len = sizeof a;
+    if ((*any || inet_pton(AF_INET, ip, &a.sin_addr) == 1) && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        listen(fd, 64) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0) {
+      g_wd.listen_fd = fd;
+      return ntohs(a.sin_port);
+    }
     close(fd);
-    return -1;
   }
-  g_wd.listen_fd = fd;
-  return ntohs(a.sin_port);
+  *any = 0;
+  return -1;
+}
+
+/* The job's token: WD_TOKEN bytes from the kernel's generator (getrandom, else /dev/urandom). 0: none to be had. */
+static int token_draw(unsigned char *t) {
+  if (getrandom(t, WD_TOKEN, 0) == WD_TOKEN) return 1;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  size_t got = 0;
+  while (fd >= 0 && got < WD_TOKEN) {
+    ssize_t r = read(fd, t + got, WD_TOKEN - got);
+    if (r <= 0 && !(r < 0 && errno == EINTR)) break;
+    if (r > 0) got += (size_t)r;
+  }
+  if (fd >= 0) close(fd);
+  return got == WD_TOKEN;
 }
 
 /* The host's board: local rank 0 creates a file in /dev/shm (else /tmp), every local rank maps it, then it is
@@ -701,15 +856,39 @@ ddp_result watchdog_join(const ddp_dist *d) {
   g_wd.world = d->size;
   g_wd.local_rank = d->local_rank;
   g_wd.local_size = d->local_size;
+  for (int i = 0; i < WD_PENDING; i++) g_pend[i].fd = -1;
+  /* The token: rank 0 draws it, every rank learns it here. Without one nobody listens (port -1): this host's
+   * ranks are still read from the board. */
+  unsigned char tok[WD_TOKEN + 1] = {0}; /* the bytes, then whether there are any */
+  if (d->rank == 0) tok[WD_TOKEN] = (unsigned char)token_draw(tok);
+  DDP_CHECK_MPI(MPI_Bcast(tok, (int)sizeof tok, MPI_BYTE, 0, d->world));
+  for (int i = 0; i < WD_TOKEN; i++) {
+    static const char hex[] = "0123456789abcdef";
+    g_wd.token_line[2 * i] = hex[tok[i] >> 4];
+    g_wd.token_line[2 * i + 1] = hex[tok[i] & 15];
+  }
+  g_wd.token_line[2 * WD_TOKEN] = '\n';
+  int have_token = tok[WD_TOKEN];
+  memset(tok, 0, sizeof tok);
   wd_peer me;
   memset(&me, 0, sizeof me);
   me.node_index = d->node_index;
-  me.port = listen_any();
   snprintf(me.host, sizeof me.host, "%.63s", d->host);
   my_ip(d->host, me.ip, sizeof me.ip);
+  me.port = have_token ? listen_on(me.ip, &me.any) : -1;
   g_wd.peers = calloc((size_t)d->size, sizeof *g_wd.peers);
   DDP_CHECK_ALLOC(g_wd.peers);
   DDP_CHECK_MPI(MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, g_wd.peers, (int)sizeof me, MPI_BYTE, d->world));
+  if (!have_token)
+    ddp_notice("watchdog: no random bytes for the query's token (getrandom and /dev/urandom failed); a timeout will "
+               "not ask other hosts' ranks");
+  for (int r = 0; r < d->size; r++) /* rank 0 speaks for every rank, once */
+    if (g_wd.peers[r].any) {
+      ddp_notice("watchdog: rank %d (host %s) cannot listen on %s, the address its peers dial; its query port %d "
+                 "listens on every address (only this job's token is answered)", r, g_wd.peers[r].host,
+                 g_wd.peers[r].ip, g_wd.peers[r].port);
+      break;
+    }
   DDP_TRY(board_map(d));
   wd_slot *s = &g_wd.board[d->local_rank];
   s->rank = d->rank;

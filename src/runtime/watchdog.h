@@ -27,6 +27,10 @@ void watchdog_set_timeout(double timeout);
 /* Collective, right after MPI starts: shares this host's status board and every rank's query address, so that
  * a timeout can ask every rank where it is (see watchdog.c) and name the ranks that do not answer. */
 ddp_result watchdog_join(const ddp_dist *d);
+/* The shutdown after the work (MPI_Finalize): the location says so, and whether the results were written
+ * (printed, and every output file in place), so that a timeout there names the launcher, which MPI_Finalize
+ * waits for, instead of no one (hostile trial 2, L15). Not progress. */
+void watchdog_shutdown(int written);
 /* Progress: resets the timer and, when what != NULL, records where this rank is ("phase ddp, step 3 of 8"). */
 void watchdog_tick(const char *what);
 /* Records where this rank is without resetting the timer (a wait on peers is not progress); NULL: no change. */
