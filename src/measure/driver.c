@@ -34,13 +34,17 @@ static ddp_result group_split(const ddp_dist *d, ddp_comm *world, int color, con
 
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds) {
-  /* node pairs: the acceptance schedule (accept.h), rounds of disjoint pairs that run at the same time */
-  node_pairs_mode mode = kind == GROUP_PAIR && (k == PAIRS_TOURNAMENT || k == PAIRS_RING)
-                              ? (node_pairs_mode)k
-                              : node_pairs_default(d->node_count);
-  int npairs = kind == GROUP_PAIR ? node_pairs(mode, d->node_count, NULL, 0) : 0;
-  int n = kind == GROUP_PAIR ? npairs : 1;
-  *rounds = calloc((size_t)(n > 0 ? n : 1), sizeof **rounds);
+  if (kind == GROUP_PAIR) { /* the acceptance schedule (pairs.h): tournament up to 16 nodes, ring beyond */
+    node_pairs_mode mode = k == PAIRS_TOURNAMENT || k == PAIRS_RING ? (node_pairs_mode)k : node_pairs_default(d->node_count);
+    int npairs = node_pairs(mode, d->node_count, NULL, 0);
+    node_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
+    DDP_CHECK_ALLOC(pairs);
+    node_pairs(mode, d->node_count, pairs, npairs);
+    ddp_result r = measure_pair_rounds_build(d, world, pairs, npairs, rounds, nrounds);
+    free(pairs);
+    return r;
+  }
+  *rounds = calloc(1, sizeof **rounds);
   *nrounds = 0;
   DDP_CHECK_ALLOC(*rounds);
   char name[64];
@@ -77,27 +81,27 @@ ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_grou
       *nrounds = 1;
       break;
     }
-    case GROUP_PAIR: { /* tournament up to 16 nodes, ring beyond; this rank's group in each round */
-      node_pair *pairs = calloc((size_t)npairs + 1, sizeof *pairs);
-      DDP_CHECK_ALLOC(pairs);
-      node_pairs(mode, d->node_count, pairs, npairs);
-      for (int p = 0; p < npairs;) {
-        int round = pairs[p].round, color = -1;
-        for (; p < npairs && pairs[p].round == round; p++)
-          if (d->node_index == pairs[p].a || d->node_index == pairs[p].b) {
-            color = p;
-            snprintf(name, sizeof name, "pair:%d-%d", pairs[p].a, pairs[p].b);
-          }
-        ddp_result r = group_split(d, world, color, name, &(*rounds)[*nrounds]);
-        if (r != DDP_OK) {
-          free(pairs);
-          return r;
-        }
-        (*nrounds)++;
-      }
-      free(pairs);
+    case GROUP_PAIR: /* above */
       break;
-    }
+  }
+  return DDP_OK;
+}
+
+ddp_result measure_pair_rounds_build(const ddp_dist *d, ddp_comm *world, const node_pair *pairs, int npairs,
+                                     measure_round **rounds, int *nrounds) {
+  *rounds = calloc((size_t)(npairs > 0 ? npairs : 1), sizeof **rounds);
+  *nrounds = 0;
+  DDP_CHECK_ALLOC(*rounds);
+  char name[64] = "";
+  for (int p = 0; p < npairs;) { /* this rank's group in each round */
+    int round = pairs[p].round, color = -1;
+    for (; p < npairs && pairs[p].round == round; p++)
+      if (d->node_index == pairs[p].a || d->node_index == pairs[p].b) {
+        color = p;
+        snprintf(name, sizeof name, "pair:%d-%d", pairs[p].a, pairs[p].b);
+      }
+    DDP_TRY(group_split(d, world, color, name, &(*rounds)[*nrounds]));
+    (*nrounds)++;
   }
   return DDP_OK;
 }

@@ -10,7 +10,7 @@
  * the device.
  *
  * defines: measurement, measure_env, measure_group, measure_round, measure_group_kind,
- *          measure_{register,find,at,rounds_build,rounds_free,run,groups_run,print_records,params} */
+ *          measure_{register,find,at,rounds_build,pair_rounds_build,rounds_free,run,groups_run,print_records,params} */
 #ifndef DDPBENCH_MEASURE_H
 #define DDPBENCH_MEASURE_H
 
@@ -21,6 +21,7 @@
 #include "device.h"
 #include "dist.h"
 #include "options.h"
+#include "pairs.h"
 #include "phase.h"
 #include "result.h"
 
@@ -103,6 +104,10 @@ void measure_names(char *buf, size_t n);
  * n-1 rounds of disjoint pairs; ring beyond), each rank in its node's pair of the round; nodes run all at once. */
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,
                                 measure_round **rounds, int *nrounds);
+/* Collective over d->world: the rounds of the given node pairs (a < b, sorted by round; every rank passes the same
+ * list), as GROUP_PAIR builds its schedule's: acceptance's confirmation pass. */
+ddp_result measure_pair_rounds_build(const ddp_dist *d, ddp_comm *world, const node_pair *pairs, int npairs,
+                                     measure_round **rounds, int *nrounds);
 void measure_rounds_free(measure_round *rounds, int nrounds);
 
 /* Collective over d->world: runs m in every round; the records of every group reach doc on world rank 0

@@ -353,8 +353,60 @@ static ddp_result node_exp(const gpu_views *vs, const node_layout *l, int node, 
  * index of pair p's verdict in d->findings) are counted against that host. A failed pair with neither end a culprit
  * names both of its hosts as suspects (warnings, never drained), with why it cannot choose. With no judged pair
  * at all (relative checks only) and fewer than 4 nodes, says that relative checks cannot name anyone there. */
+/* The confirmation pass's plan (accept_confirm_plan): pairs to measure next, at most cap. */
+typedef struct {
+  node_pair *v;
+  int n, cap;
+} confirm_plan;
+
+static int pair_measured(const node_pair *pairs, int np, int a, int b) {
+  for (int p = 0; p < np; p++)
+    if ((pairs[p].a == a && pairs[p].b == b) || (pairs[p].a == b && pairs[p].b == a)) return 1;
+  return 0;
+}
+
+/* Issue 23 §4, the confirmation pass: a node that the pairs name or leave a suspect (need[n]), none of whose failed
+ * pairs is with a node that passed with another partner, is not proven: its partners may be the slow ones (a ring
+ * with slow hosts two apart names the healthy host between them). Each such node is paired with a node that passed
+ * and that it has not met yet, the least used first, in rounds of disjoint pairs. */
+static void confirm_pairs(confirm_plan *cp, int N, const node_pair *pairs, const int *state, int np, const int *need) {
+  int *good = calloc((size_t)N + 1, sizeof *good), *uses = calloc((size_t)N + 1, sizeof *uses);
+  if (!good || !uses) goto out;
+  for (int p = 0; p < np; p++)
+    if (state[p] == 1) good[pairs[p].a] = good[pairs[p].b] = 1;
+  for (int n = 0; n < N && cp->n < cp->cap; n++) {
+    if (!need[n]) continue;
+    int proven = 0;
+    for (int p = 0; p < np; p++)
+      if (state[p] == 2 && (pairs[p].a == n || pairs[p].b == n)) proven |= good[pairs[p].a == n ? pairs[p].b : pairs[p].a];
+    if (proven) continue;
+    int g = -1;
+    for (int m = 0; m < N; m++)
+      if (m != n && good[m] && !need[m] && !pair_measured(pairs, np, n, m) && !pair_measured(cp->v, cp->n, n, m) &&
+          (g < 0 || uses[m] < uses[g]))
+        g = m;
+    if (g < 0) continue;
+    uses[g]++;
+    node_pair x = {0, n < g ? n : g, n < g ? g : n};
+    for (int busy = 1; busy; ) { /* the first round in which neither end is paired yet */
+      busy = 0;
+      for (int q = 0; q < cp->n; q++)
+        busy |= cp->v[q].round == x.round && (cp->v[q].a == x.a || cp->v[q].b == x.a || cp->v[q].a == x.b || cp->v[q].b == x.b);
+      x.round += busy;
+    }
+    cp->v[cp->n++] = x;
+  }
+  for (int i = 1; i < cp->n; i++) /* by round: the order the rounds run in */
+    for (int k = i; k > 0 && cp->v[k - 1].round > cp->v[k].round; k--) {
+      node_pair t = cp->v[k];
+      cp->v[k] = cp->v[k - 1], cp->v[k - 1] = t;
+    }
+out:
+  free(good), free(uses);
+}
+
 static ddp_result pair_structure(result_doc *d, const node_layout *l, const node_pair *pairs, const int *state,
-                                 const int *fidx, int np) {
+                                 const int *fidx, int np, confirm_plan *cp) {
   int N = l->nnodes, judged = 0, failed = 0;
   for (int p = 0; p < np; p++) judged += state[p] != 0, failed += state[p] == 2;
   char subj[160], text[320];
@@ -393,6 +445,9 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
              l->host[ok->a], l->host[ok->b]);
     r = add(d, ACCEPT_FAIL, "pair_busbw.abs", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "GB/s", text);
   }
+  int *need = cp ? calloc((size_t)N + 1, sizeof *need) : NULL; /* culprits and suspects, for the plan */
+  if (cp && !need) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int n = 0; need && n < N; n++) need[n] = culprit[n];
   for (int p = 0; r == DDP_OK && p < np; p++) {
     int a = pairs[p].a, b = pairs[p].b;
     if (state[p] == 2 && (culprit[a] || culprit[b])) { /* the culprit's failure: counted against its host */
@@ -412,6 +467,7 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
                                "pair each with a node that passed"
                              : "no pair of either node passed to tell which end (or the path) is slow: pair each "
                                "with a node that passed";
+    if (need) need[a] = need[b] = 1;
     for (int e = 0; r == DDP_OK && e < 2; e++) {
       int n = e ? b : a, other = e ? a : b;
       snprintf(subj, sizeof subj, "node %d (suspect)", n);
@@ -419,8 +475,24 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
       r = add(d, ACCEPT_WARN, "pair_suspect", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "", text);
     }
   }
-  free(culprit);
+  if (r == DDP_OK && need) confirm_pairs(cp, N, pairs, state, np, need);
+  free(culprit), free(need);
   return r;
+}
+
+/* The median of the baseline's node-pair busbw figures; NaN when it has none. */
+static double baseline_pairs_median(const result_doc *b) {
+  int n = 0;
+  double *v = b && b->nrecords ? malloc((size_t)b->nrecords * sizeof *v) : NULL;
+  for (int i = 0; v && i < b->nrecords; i++) {
+    const result_record *x = &b->records[i];
+    if (!strcmp(x->measurement, "allreduce") && !strncmp(x->group, "pair:", 5) && !strcmp(x->metric, "busbw_gbs") &&
+        isfinite(x->value))
+      v[n++] = x->value;
+  }
+  double m = n ? stats_percentile(v, n, 0.5) : NAN;
+  free(v);
+  return m;
 }
 
 /* The baseline's busbw for the node pair of hosts ha and hb (its allreduce record: group pair:<a>-<b>, label
@@ -439,7 +511,8 @@ static double baseline_pair(const result_doc *b, const char *ha, const char *hb)
   return NAN;
 }
 
-static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gpu_views *vs, const node_layout *l) {
+static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gpu_views *vs, const node_layout *l,
+                              confirm_plan *cp) {
   /* the sizes the node allreduce ran at */
   double sizes[16];
   int nsizes = 0;
@@ -502,6 +575,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
   int *state = calloc((size_t)npairs + 1, sizeof *state); /* the pairs' absolute or baseline verdicts */
   int *fidx = calloc((size_t)npairs + 1, sizeof *fidx); /* and where each is in d->findings */
   if (r == DDP_OK && (!state || !fidx)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  double bmed = baseline_pairs_median(rules->baseline);
   accept_localization loc;
   if (r == DDP_OK && np && accept_localize(N, pairs, value, np, rules->rel_fail_pct, 3.5, &loc) == DDP_OK) {
     char subj[128], text[256];
@@ -527,6 +601,10 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       if (isfinite(bv)) { /* --baseline: the same pair's figure in the good run, less the tolerance */
         floor_v = bv * (1 - rules->tolerance_pct / 100);
         snprintf(src, sizeof src, "floor from baseline %.3g - %g %%", bv, rules->tolerance_pct);
+      } else if (isfinite(bmed)) { /* a pair the good run did not measure (a confirmation pair): its pairs' median */
+        floor_v = bmed * (1 - rules->tolerance_pct / 100);
+        snprintf(src, sizeof src, "floor from the baseline's pair median %.3g - %g %% (the pair is not in it)", bmed,
+                 rules->tolerance_pct);
       }
       if (r == DDP_OK && isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
         accept_severity sv = accept_judge(value[p], floor_v, 1, 0, 0, &m);
@@ -536,13 +614,13 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       }
     }
     accept_localization_free(&loc);
-    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, fidx, np);
+    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, fidx, np, cp);
   }
   free(pairs), free(value), free(exp), free(state), free(fidx);
   return r;
 }
 
-ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules) {
+static ddp_result judge_doc(result_doc *d, const accept_rules *rules, confirm_plan *cp) {
   gpu_views vs, bs;
   memset(&bs, 0, sizeof bs);
   DDP_TRY(accept_views_build(d, &vs));
@@ -552,11 +630,22 @@ ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules) {
   node_layout l;
   if (r == DDP_OK) r = layout_build(d, &l);
   if (r == DDP_OK) {
-    r = judge_nodes(d, rules, &vs, &l);
+    r = judge_nodes(d, rules, &vs, &l, cp);
     layout_free(&l);
   }
   accept_views_free(&vs);
   accept_views_free(&bs);
+  return r;
+}
+
+ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules) { return judge_doc(d, rules, NULL); }
+
+ddp_result accept_confirm_plan(result_doc *d, const accept_rules *rules, node_pair *out, int cap, int *n) {
+  confirm_plan cp = {out, 0, cap};
+  int kept = d->findings.n; /* a trial judgement: its findings go again (they own no memory) */
+  ddp_result r = judge_doc(d, rules, &cp);
+  d->findings.n = kept;
+  *n = r == DDP_OK ? cp.n : 0;
   return r;
 }
 

@@ -8,11 +8,12 @@
  * is named as a path, and every pair against its absolute floor. A check that passed is an info finding
  * marked passed (its figure and bound stay in the document). Pure: no MPI, no measuring, no printing.
  *
- * defines: accept_rules, accept_judge_doc, accept_baseline_usable, gpu_view(s), accept_view(s)_* */
+ * defines: accept_rules, accept_judge_doc, accept_confirm_plan, accept_baseline_usable, gpu_view(s), accept_view(s)_* */
 #ifndef DDPBENCH_ACCEPT_VERDICTS_H
 #define DDPBENCH_ACCEPT_VERDICTS_H
 
 #include "expect.h"
+#include "pairs.h"
 #include "result.h"
 
 #ifdef __cplusplus
@@ -49,6 +50,13 @@ int accept_view_has(const gpu_view *g, const char *metric);
 /* Appends the findings of d's acceptance records (measurement "accept" per GPU, "allreduce" over node:<host>
  * and pair:<a>-<b> groups) to d->findings. d's ranks (provenance) give each rank's node and host. */
 ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules);
+/* Issue 23 §4, the confirmation pass: judges d as accept_judge_doc does (d's findings are left as they were) and
+ * writes to out (at most cap; *n of them) the node pairs to measure before the judgement: each node that the pairs
+ * would name as the culprit, or leave a suspect, none of whose failed pairs is with a node that passed with another
+ * partner (a ring with two slow hosts two apart would name the healthy host between them), paired with a node
+ * that passed and that it has not met, in rounds of disjoint pairs (a < b, sorted by round). Only the pairs'
+ * absolute or baseline verdicts ask for it; none on 2 nodes (no third) or when every pair fails. */
+ddp_result accept_confirm_plan(result_doc *d, const accept_rules *rules, node_pair *out, int cap, int *n);
 /* The number of acceptance figures in a document (per-GPU or node and pair allreduces): 0 means it cannot
  * serve as a --baseline. */
 int accept_baseline_usable(const result_doc *b);

@@ -11,6 +11,10 @@
 #         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes.
 #   pair: only the traffic between hosts 1 and 2 shaped (htb class per destination, mn_shape_pair). Asserts:
 #         the pair 1<->2 is named (scope pair), neither host fails, failed-hosts is empty, exit 4.
+#   confirm: issue 23 §4's confirmation pass on six hosts with --pairs ring (each node with its two neighbours),
+#         hosts 2 and 4 shaped: all four pairs of hosts 2, 3 and 4 fail, so the healthy host 3 between them looks
+#         like a culprit too. With --baseline, the pass pairs host 3 with a node that passed; it passes, and only
+#         hosts 2 and 4 are drained (exit 4), the confirmation pair printed and judged against the baseline.
 #   many N: issue 23 §4 on N emulated hosts (8 and 16 in the full test command): unshaped, nobody named; host 3's
 #         link shaped: host 3 named and nothing else (the only line of --failed-hosts, no pair alone); then only
 #         the path between hosts 1 and 2 shaped: that pair named and nothing else (no host fails, an empty drain
@@ -23,6 +27,7 @@ if [ "$mode" = many ]; then mn_bound 900 "$@"; else mn_bound 170 "$@"; fi
 mn_init
 nhosts=4
 [ "$mode" = three ] && nhosts=3
+[ "$mode" = confirm ] && nhosts=6 acc_limit=200
 [ "$mode" = many ] && nhosts=${2:-8} acc_limit=300
 mn_hosts_up $nhosts 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
 cd "$MN_DIR" || exit 1
@@ -65,6 +70,27 @@ if [ "$mode" = three ]; then
   accept_run slow --failed-hosts slow.hosts
   mn_eq "no baseline: the relative checks say they cannot name a host on 3 nodes" \
     "$(grep -c 'cannot name a host on 3 nodes' slow.txt)" 1
+  mn_done
+  exit
+fi
+
+if [ "$mode" = confirm ]; then
+  h3=${MN_HOSTS[2]} h4=${MN_HOSTS[3]}
+  accept_run good --pairs ring --json good.json --failed-hosts good.hosts
+  mn_eq "6 hosts, ring, unshaped: exit 0" "$(cat good.rc)" 0
+  mn_eq "unshaped: nothing to confirm" "$(grep -c '^# confirmation pairs' good.txt)" 0
+  mn_shape "$h2" 20mbit
+  mn_shape "$h4" 20mbit
+  accept_run slowb --pairs ring --baseline good.json --tolerance-pct 90 --json slowb.json --failed-hosts slowb.hosts
+  mn_eq "ring, hosts 2 and 4 slowed: exit 4" "$(cat slowb.rc)" 4
+  mn_eq "a confirmation pair for host 3, with a node that passed" \
+    "$(grep -cE "^ confirm +(\S+ - $h3|$h3 - \S+): " slowb.txt)" 1
+  mn_eq "the confirmation pair judged against the baseline's pair median, and passed (JSON)" \
+    "$(jq '[.findings[] | select(.passed and (.text | test("baseline.s pair median")))] | length' slowb.json)" 1
+  mn_eq "failed-hosts lists exactly hosts 2 and 4" "$(sort slowb.hosts | paste -sd' ')" "$(printf '%s\n' "$h2" "$h4" | sort | paste -sd' ')"
+  mn_eq "host 3 not failing" "$(grep -cE "^$h3: fail " slowb.txt)" 0
+  mn_eq "JSON: seven pair records (six of the ring, one confirmation)" \
+    "$(jq '[.records[] | select(.measurement == "allreduce" and (.group | startswith("pair:")))] | length' slowb.json)" 7
   mn_done
   exit
 fi

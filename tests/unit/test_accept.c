@@ -239,7 +239,7 @@ static void test_failed_hosts(void) { /* the one writer of the drain list: outpu
 
 /* Issue 23 §4: pair verdicts (--baseline) read with the pair structure, on N nodes of one rank each (host hK).
  * v[] holds the pairs' busbw in the order 0-1, 0-2, ..., 1-2, ...; the baseline has 10 GB/s for every pair. */
-static void pair_doc(result_doc *d, int N, const double *v) {
+static void ranks_doc(result_doc *d, int N) {
   result_init(d);
   d->ranks = calloc((size_t)N, sizeof *d->ranks);
   d->nranks = N;
@@ -248,15 +248,21 @@ static void pair_doc(result_doc *d, int N, const double *v) {
     snprintf(h, sizeof h, "h%d", i);
     d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
   }
+}
+
+/* A node-pair record of d: pair:a-b, hosts "ha,hb". */
+static void pair_add(result_doc *d, int a, int b, double v) {
+  char g[32], hosts[32];
+  snprintf(g, sizeof g, "pair:%d-%d", a, b);
+  snprintf(hosts, sizeof hosts, "h%d,h%d", a, b);
+  result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v, NULL, NULL, 0, "hosts", hosts, NULL);
+}
+
+static void pair_doc(result_doc *d, int N, const double *v) {
+  ranks_doc(d, N);
   int p = 0;
   for (int a = 0; a < N; a++)
-    for (int b = a + 1; b < N; b++, p++) {
-      char g[32], hosts[32];
-      snprintf(g, sizeof g, "pair:%d-%d", a, b);
-      snprintf(hosts, sizeof hosts, "h%d,h%d", a, b);
-      result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v ? v[p] : 10, NULL, NULL, 0, "hosts", hosts,
-                 NULL);
-    }
+    for (int b = a + 1; b < N; b++, p++) pair_add(d, a, b, v ? v[p] : 10);
 }
 
 /* Judges the pairs; returns the drain list joined by ',' in drained, the hosts block in text. */
@@ -335,8 +341,82 @@ static void test_pair_structure(void) {
   result_free(&d);
 }
 
+/* A ring's pairs only (i with i+1 mod N), as --pairs ring measures them. */
+static void ring_doc(result_doc *d, int N, const double *v) {
+  ranks_doc(d, N);
+  for (int i = 0; i < N; i++) {
+    int a = i < (i + 1) % N ? i : (i + 1) % N, b = i < (i + 1) % N ? (i + 1) % N : i;
+    pair_add(d, a, b, v ? v[i] : 10);
+  }
+}
+
+static void drain_list(const result_doc *d, char *out) {
+  out[0] = 0;
+  for (int i = 0; i < d->nfailed_hosts; i++) strcat(strcat(out, i ? "," : ""), d->failed_hosts[i]);
+}
+
+/* Issue 23 §4, the confirmation pass: on a ring of 6 (--pairs ring), hosts 1 and 3 slow. Pairs 0-1, 1-2, 2-3 and 3-4
+ * fail, so every pair of the healthy host 2 fails too: without a confirmation it is drained with 1 and 3. The plan
+ * pairs 2 with a node that passed (0, the least used); measured healthy, host 2 is cleared and 1, 3 stay. */
+static void test_confirmation(void) {
+  double v[6] = {0.02, 0.02, 0.02, 0.02, 10, 10}; /* 0-1 1-2 2-3 3-4 4-5 0-5 */
+  result_doc b, d;
+  ring_doc(&b, 6, NULL);
+  accept_rules rules = {5, 10, 10, NULL, &b};
+  const char *hosts[6] = {"h0", "h1", "h2", "h3", "h4", "h5"};
+  hosts_verdict hv;
+  char drained[128];
+  /* without the pass: the healthy host between the slow ones is drained too */
+  ring_doc(&d, 6, v);
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK && hosts_judge(&d, hosts, 6, 0, &hv) == DDP_OK, "judge the ring");
+  drain_list(&d, drained);
+  CHECK(!strcmp(drained, "h1,h2,h3"), "ring, no confirmation: '%s' (the flaw the pass is for)", drained);
+  result_free(&d);
+  /* the plan */
+  ring_doc(&d, 6, v);
+  node_pair plan[6];
+  int n = -1, kept = d.findings.n;
+  CHECK(accept_confirm_plan(&d, &rules, plan, 6, &n) == DDP_OK && n == 1 && plan[0].a == 0 && plan[0].b == 2 &&
+            plan[0].round == 0,
+        "plan: node 2 with node 0, one round: %d pair(s), first %d-%d", n, n > 0 ? plan[0].a : -1, n > 0 ? plan[0].b : -1);
+  CHECK(d.findings.n == kept, "the trial judgement leaves no findings (%d, was %d)", d.findings.n, kept);
+  /* measured healthy: host 2 cleared (the pair is not in the baseline: the baseline's pair median is its floor) */
+  pair_add(&d, 0, 2, 9.5);
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK && hosts_judge(&d, hosts, 6, 0, &hv) == DDP_OK, "judge with the pair");
+  drain_list(&d, drained);
+  CHECK(!strcmp(drained, "h1,h3"), "confirmed: drain list 'h1,h3': '%s'", drained);
+  int median_floor = 0;
+  for (int i = 0; i < d.findings.n; i++)
+    median_floor += strstr(d.findings.v[i].text, "baseline's pair median 10 - 10 %") != NULL;
+  CHECK(median_floor == 1, "the confirmation pair judged against the baseline's pair median");
+  /* measured slow as well: host 2 stays drained, now proven against a node that passed */
+  result_free(&d);
+  ring_doc(&d, 6, v);
+  pair_add(&d, 0, 2, 0.02);
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK && hosts_judge(&d, hosts, 6, 0, &hv) == DDP_OK, "judge, slow 0-2");
+  drain_list(&d, drained);
+  CHECK(!strcmp(drained, "h1,h2,h3"), "host 2 slow with a good node too: drained: '%s'", drained);
+  n = -1;
+  CHECK(accept_confirm_plan(&d, &rules, plan, 6, &n) == DDP_OK && n == 0, "nothing left to confirm: %d", n);
+  result_free(&d);
+  /* a tournament (every pair measured) and two nodes: nothing to confirm */
+  double slow3[] = {10, 10, 0.02, 10, 0.02, 0.02};
+  pair_doc(&d, 4, slow3);
+  result_doc tb;
+  pair_doc(&tb, 4, NULL);
+  rules.baseline = &tb;
+  CHECK(accept_confirm_plan(&d, &rules, plan, 6, &n) == DDP_OK && n == 0, "tournament: no confirmation pairs (%d)", n);
+  result_free(&d), result_free(&tb);
+  double two[] = {0.02};
+  pair_doc(&d, 2, two);
+  pair_doc(&tb, 2, NULL);
+  CHECK(accept_confirm_plan(&d, &rules, plan, 6, &n) == DDP_OK && n == 0, "2 nodes: no third to confirm with (%d)", n);
+  result_free(&d), result_free(&tb), result_free(&b);
+}
+
 int main(void) {
   test_pair_structure();
+  test_confirmation();
   test_robust_z();
   test_stragglers();
   test_group_median();
