@@ -8,7 +8,8 @@
 #         its failed-hosts file lists exactly host 2.
 #   three: issue 23 §4 on three hosts, host 2's link shaped: with --baseline both of its pairs fail and the third
 #         passes, so host 2 is the culprit: named as a failing host, the only line of --failed-hosts, exit 4,
-#         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes.
+#         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes; then
+#         only the path between hosts 1 and 2 shaped: with --baseline that pair fails, no host, an empty drain list.
 #   pair: only the traffic between hosts 1 and 2 shaped (htb class per destination, mn_shape_pair). Asserts:
 #         the pair 1<->2 is named (scope pair), neither host fails, failed-hosts is empty, exit 4.
 #   confirm: issue 23 §4's confirmation pass on six hosts with --pairs ring (each node with its two neighbours),
@@ -54,6 +55,10 @@ accept_run() {
   sed -n '/^# allreduce over node pairs/,/^# findings/p; /^# hosts/,$p' "$name.txt" | sed 's/^/#   /'
 }
 failing_hosts() { grep -E '^\S+: fail pair_busbw node ' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
+unshape() { # the tbf of mn_shape on host $1's link, both ends
+  ip netns exec "$1" tc qdisc del dev "$MN_PREFIX" root 2>/dev/null
+  ip netns exec "${MN_PREFIX}sw" tc qdisc del dev "${MN_PREFIX}b${1##*n}" root 2>/dev/null
+}
 failing_pairs() { grep -E '^pair: fail pair_busbw \S+<->\S+ nodes ' "$1" | awk '{print $4}' | paste -sd' '; }
 
 if [ "$mode" = three ]; then
@@ -70,6 +75,14 @@ if [ "$mode" = three ]; then
   accept_run slow --failed-hosts slow.hosts
   mn_eq "no baseline: the relative checks say they cannot name a host on 3 nodes" \
     "$(grep -c 'cannot name a host on 3 nodes' slow.txt)" 1
+  unshape "$h2"
+  mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"
+  accept_run pathb --baseline good.json --tolerance-pct 90 --failed-hosts pathb.hosts
+  mn_eq "3 hosts, baseline, the path 1-2 slowed: exit 4" "$(cat pathb.rc)" 4
+  mn_eq "baseline: the path's pair fails" "$(grep -cE "fail pair_busbw.abs $h1<->$h2 " pathb.txt)" 1
+  mn_eq "baseline, path: no host fails" "$(grep -E '^\S+: fail ' pathb.txt | grep -vc "<->")" 0
+  mn_eq "baseline, path: failed-hosts empty" "$(paste -sd' ' pathb.hosts 2>/dev/null)" ""
+  mn_eq "baseline, path: the bottom line says there is no culprit host" "$(grep -c 'no culprit host' pathb.txt)" 1
   mn_done
   exit
 fi
@@ -97,10 +110,6 @@ fi
 
 if [ "$mode" = many ]; then
   h3=${MN_HOSTS[2]}
-  unshape() { # the tbf of mn_shape on host $1's link, both ends
-    ip netns exec "$1" tc qdisc del dev "$MN_PREFIX" root 2>/dev/null
-    ip netns exec "${MN_PREFIX}sw" tc qdisc del dev "${MN_PREFIX}b${1##*n}" root 2>/dev/null
-  }
   accept_run good --failed-hosts good.hosts
   mn_eq "$nhosts hosts unshaped: exit 0" "$(cat good.rc)" 0
   mn_eq "$nhosts hosts unshaped: nobody named" "$(failing_hosts good.txt)$(failing_pairs good.txt)" ""
