@@ -382,7 +382,7 @@ static void confirm_pairs(confirm_plan *cp, int N, const node_pair *pairs, const
     if (proven) continue;
     int g = -1;
     for (int m = 0; m < N; m++)
-      if (m != n && good[m] && !need[m] && !pair_measured(pairs, np, n, m) && !pair_measured(cp->v, cp->n, n, m) &&
+      if (m != n && good[m] && !need[m] && !pair_measured(pairs, np, n, m) &&
           (g < 0 || uses[m] < uses[g]))
         g = m;
     if (g < 0) continue;
