@@ -22,6 +22,7 @@
 #include "train.h"
 #include "scaling.h"
 #include "expect.h"
+#include "run_baseline.h"
 #include "run_report.h"
 #include "testhooks.h"
 #include "topo.h"
@@ -131,9 +132,39 @@ typedef struct {
   cJSON *topo_json;
   char *topo_text;
   size_t topo_text_len;
+  run_baseline base; /* --baseline's spreads, the same on every rank */
 } job;
 
 static job g_job;
+
+/* --baseline: rank 0 reads the files and checks that they are runs of this job (run_baseline_read), before any
+ * measuring; the outcome and the spreads go to every rank, so that a baseline that does not fit is a usage
+ * error on every rank alike and every rank holds the figures the rule judges with. */
+static ddp_result baseline_share(cmd_ctx *c, const ddp_config *cfg, run_baseline *b) {
+  memset(b, 0, sizeof *b);
+  if (!cfg->baseline[0]) return DDP_OK;
+  struct {
+    int rc;
+    run_baseline b;
+  } msg;
+  memset(&msg, 0, sizeof msg);
+  if (c->dist.rank == 0) {
+    watchdog_tick("rank 0: reading --baseline");
+    run_baseline_job want = {c->dist.size, cfg->hidden, cfg->layers, cfg->batch, c->pl.device->name,
+                             precision_name(cfg->precision), {0}};
+    int order[3], n = config_phases(cfg, order);
+    for (int k = 0; k < n; k++) want.judged[order[k]] = order[k] != PHASE_COMM;
+    char w[1100], where[1200] = "--baseline";
+    const char *at = opt_where(&c->opts, "baseline", w, sizeof w);
+    if (at && at[0] != '-') snprintf(where, sizeof where, "%s: baseline", at);
+    msg.rc = run_baseline_read(cfg->baseline, where, &want, &msg.b);
+  }
+  DDP_CHECK_MPI(MPI_Bcast(&msg, (int)sizeof msg, MPI_BYTE, 0, c->dist.world));
+  if (msg.rc == DDP_ERR_USAGE) return DDP_ERR_USAGE; /* rank 0 said why */
+  if (msg.rc != DDP_OK) return c->dist.rank == 0 ? (ddp_result)msg.rc : DDP_ERR_INTERNAL;
+  *b = msg.b;
+  return DDP_OK;
+}
 
 /* Bound near the GPU before any device context exists (the skeleton creates the device next). */
 static ddp_result run_placed(cmd_ctx *c) {
@@ -149,6 +180,7 @@ static ddp_result run_placed(cmd_ctx *c) {
   }
   if (ddp_list_has(cfg->groups, "pairs") && c->dist.node_count < 2) /* measuring nothing silently (L11) */
     return ddp_usage_error("--groups pairs needs ranks on at least 2 nodes (this job has %d)", c->dist.node_count);
+  DDP_TRY(baseline_share(c, cfg, &j->base));
   topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,
                        cfg->topo_xml[0] ? cfg->topo_xml : NULL, c->out.force};
   return topo_rank_init(&c->dist, &topt, c->pl.device->is_gpu ? c->pl.bus_id : NULL, &j->topo);
@@ -343,6 +375,9 @@ static ddp_result run_run(cmd_ctx *c) {
     rep->judge_min_ms = c->pl.device->judge_min_ms;
     rep->judge_floor_pct = c->pl.device->judge_floor_pct;
     rep->steady_floor_pct = c->pl.device->steady_floor_pct;
+    rep->baseline = cfg->baseline;
+    rep->baseline_runs = j->base.runs;
+    memcpy(rep->baseline_spread_pct, j->base.spread_pct, sizeof rep->baseline_spread_pct);
     rep->peak_first = testhook_int(HOOK_PEAK_FIRST, 0) == 1;
     rep->settle_seconds = train_settle_seconds(cfg, c->pl.device);
     rep->comm = c->comm->name;

@@ -23,6 +23,12 @@ static const char *fmt_num(char *buf, size_t n, double v, const char *f) {
   return buf;
 }
 
+/* The run-to-run floor of phase p's straggler rule: --baseline's (straggler_baseline_floor of the baselines'
+ * spread) when given, else the device's. */
+static double straggler_floor(const run_report *r, int p) {
+  return r->baseline_runs > 0 ? straggler_baseline_floor(r->baseline_spread_pct[p]) : r->judge_floor_pct;
+}
+
 void report_print(FILE *out, const run_report *r, const run_summary *s) {
   const ddp_config *c = r->cfg;
   char b1[32], b2[96], b3[32], b4[32], b5[32];
@@ -149,6 +155,19 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
       fprintf(out, "%s%d:%.3f", rk ? " " : "", rk, have_c ? ps->rank_compute[rk].median : ps->rank_step[rk].median);
     fputc('\n', out);
   }
+  if (r->baseline_runs > 0 && r->world > 1) { /* which floor the straggler rule used, once */
+    fprintf(out, "# straggler floor from --baseline (%d run%s: %s), instead of the %s device's %g %%:", r->baseline_runs,
+            r->baseline_runs == 1 ? "" : "s", r->baseline, r->device ? r->device : "this", r->judge_floor_pct);
+    const char *sep = "";
+    for (int p = 0; p < PHASE_COUNT; p++) {
+      if (!s->ph[p].present || p == PHASE_COMM) continue;
+      double f = straggler_floor(r, p), pct = c->straggler_pct;
+      fprintf(out, "%s %s spread %+.1f %% -> named above %.1f %%%s", sep, phase_name((ddp_phase)p),
+              r->baseline_spread_pct[p], fmax(f, pct), pct >= f ? " (--straggler-pct)" : "");
+      sep = ";";
+    }
+    fprintf(out, " (spread + half of it + %g point)\n", STRAGGLER_BASELINE_MARGIN_PP);
+  }
   for (int p = 0; p < PHASE_COUNT; p++) {
     const phase_data *pd = &r->phases[p];
     if (!pd->present || !pd->loss) continue;
@@ -270,9 +289,43 @@ static ddp_result steady_json(const run_report *r, int p, cJSON *o) {
   return DDP_OK;
 }
 
+/* The threshold that applied and where it came from, for the findings: "200 % (the cpu device's run-to-run
+ * floor; --straggler-pct 5)", "9.3 % (the spread of 2 baseline runs, +5.5 %, plus half of it and 1 point;
+ * --straggler-pct 5)", "5 % (--straggler-pct)". */
+static void straggler_named(const run_report *r, int p, const straggler_rule *rule, char *out, size_t n) {
+  double t = fmax(rule->pct, rule->floor_pct);
+  const char *dev = r->device ? r->device : "this";
+  int k = r->baseline_runs;
+  double s = r->baseline_spread_pct[p];
+  if (k > 0 && rule->floor_pct > rule->pct)
+    snprintf(out, n, "%.1f %% (the spread of %d baseline run%s, %+.1f %%, plus half of it and %g point; "
+             "--straggler-pct %g)", t, k, k == 1 ? "" : "s", s, STRAGGLER_BASELINE_MARGIN_PP, rule->pct);
+  else if (k > 0)
+    snprintf(out, n, "%g %% (--straggler-pct; above the spread of %d baseline run%s, %+.1f %%, plus half of it and "
+             "%g point: %.1f %%)", t, k, k == 1 ? "" : "s", s, STRAGGLER_BASELINE_MARGIN_PP, rule->floor_pct);
+  else if (rule->floor_pct > rule->pct)
+    snprintf(out, n, "%g %% (the %s device's run-to-run floor; --straggler-pct %g)", t, dev, rule->pct);
+  else
+    snprintf(out, n, "%g %% (--straggler-pct)", t);
+}
+
+/* --baseline: the floor phase p's straggler rule used, into its JSON object (only then: without --baseline the
+ * device's floor applies, as the finding says). */
+static void straggler_json(const run_report *r, int p, cJSON *o) {
+  if (r->baseline_runs <= 0 || r->world < 2 || p == PHASE_COMM) return;
+  double f = straggler_floor(r, p), pct = r->cfg ? r->cfg->straggler_pct : 5;
+  cJSON *x = cJSON_AddObjectToObject(o, "straggler");
+  cJSON_AddStringToObject(x, "floor", "baseline");
+  cJSON_AddNumberToObject(x, "baseline_runs", r->baseline_runs);
+  cJSON_AddItemToObject(x, "baseline_spread_pct", json_number(r->baseline_spread_pct[p]));
+  cJSON_AddItemToObject(x, "floor_pct", json_number(f));
+  cJSON_AddItemToObject(x, "straggler_pct", json_number(pct));
+  cJSON_AddItemToObject(x, "threshold_pct", json_number(fmax(f, pct)));
+}
+
 /* The straggler rule (straggler_judge, docs/straggler.md): too short to judge below the device's stated size;
- * above it, a rank is named (a failing finding) only beyond max(--straggler-pct, the device's run-to-run
- * floor), beyond a robust z-score of 3.5 and beyond its steps' noise; with two ranks the slower is at most a
+ * above it, a rank is named (a failing finding) only beyond max(--straggler-pct, the run-to-run floor: the
+ * device's, or --baseline's), beyond a robust z-score of 3.5 and beyond its steps' noise; with two ranks the slower is at most a
  * warning. Otherwise the slowest rank is information, with the reason. */
 static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, ddp_phase p, finding_list *f) {
   int have_c = ps->rank_compute[0].n > 0, W = r->world;
@@ -283,7 +336,7 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
     free(z), free(who);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
-  straggler_rule rule = {r->cfg ? r->cfg->straggler_pct : 5, r->judge_floor_pct, r->judge_min_ms,
+  straggler_rule rule = {r->cfg ? r->cfg->straggler_pct : 5, straggler_floor(r, p), r->judge_min_ms,
                          STRAGGLER_MIN_STEPS};
   straggler_verdict v;
   ddp_result e = straggler_judge(st, W, &rule, who, z, &v);
@@ -294,11 +347,7 @@ static ddp_result slowest_finding(const run_report *r, const phase_summary *ps, 
   const char *what = have_c ? "compute time" : "step time";
   const char *dev = r->device ? r->device : "this";
   char subject[128], named[160];
-  if (rule.floor_pct > rule.pct)
-    snprintf(named, sizeof named, "%g %% (the %s device's run-to-run floor; --straggler-pct %g)", v.threshold_pct,
-             dev, rule.pct);
-  else
-    snprintf(named, sizeof named, "%g %% (--straggler-pct)", v.threshold_pct);
+  straggler_named(r, p, &rule, named, sizeof named);
   int k = v.slowest;
   snprintf(subject, sizeof subject, "rank %d (%s)", k, r->ranks[k].host);
   if (v.too_short) {
@@ -456,6 +505,7 @@ cJSON *report_sections(const run_report *r, const run_summary *s) {
     if (s->ph[p].present) {
       cJSON *o = report_phase_json(r, s, p);
       cJSON_AddItemToObject(phases, phase_name((ddp_phase)p), o);
+      straggler_json(r, p, o);
       if (steady_json(r, p, o) != DDP_OK) { /* out of memory, as a NULL document says */
         cJSON_Delete(legacy);
         return NULL;

@@ -64,7 +64,12 @@ static const opt_spec CHECKS[] = {
     {"peak_seconds", NULL, 0, OPT_DOUBLE, OFF(peak_seconds), "2", 0, 600,
      .help = "GPU: the measured peak behind MFU is an 8192^3 GEMM sustained this long (0 = one H x H x H burst)"},
     {"straggler_pct", NULL, 0, OPT_DOUBLE, OFF(straggler_pct), "5", 0, 1000,
-     .help = "a straggler is this far above the median compute time, or beyond the device's run-to-run floor where that is higher (docs/straggler.md)"},
+     .help = "a straggler is this far above the median compute time, or beyond the run-to-run floor (the device's, "
+             "or --baseline's) where that is higher (docs/straggler.md)"},
+    {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILES",
+     .help = "--json files of earlier healthy runs of this same job, comma-separated (rank 0 reads them): the "
+             "straggler floor is their largest slowest-over-median-rank gap per phase, plus half of it and 1 point, "
+             "instead of the device's run-to-run floor (docs/straggler.md)"},
     {"strict", NULL, 0, OPT_BOOL, OFF(strict), "false", .help = "a warning fails the run too (exit 4)"},
     {"inject_nonfinite", NULL, 0, OPT_INT, OFF(inject_nonfinite), "-1", -1, INT_MAX, .arg = "K",
      .help = "put a NaN into rank 0's gradient after step K's backward (-1 = off)"},

@@ -47,6 +47,7 @@ typedef struct {
   double peak_tflops;   /* 0 = from the table of known GPUs */
   double peak_seconds;  /* GPU: sustained 8192^3 GEMM for the measured peak; 0 = H x H x H burst */
   double straggler_pct; /* straggler rule: % above the median compute time (with robust z > 3.5) */
+  char baseline[1024];  /* --baseline: comma list of earlier healthy runs' JSON (the straggler floor); "" = none */
   int strict;           /* warnings fail (exit 4) */
   ddp_bind bind;
   int pcie;              /* topology matrix by PCIe path alone */

@@ -56,6 +56,11 @@ typedef struct {
   int device_is_gpu;         /* the device's table entry says is_gpu (the measured peak is then sustained) */
   double judge_min_ms, judge_floor_pct; /* the device entry's: what the straggler rule may judge (rules.h) */
   double steady_floor_pct; /* the device entry's: the drift a phase may show and still be steady (rules.h) */
+  /* --baseline (docs/straggler.md): the straggler floor of each judged phase is straggler_baseline_floor of the
+   * baselines' spread instead of judge_floor_pct. */
+  const char *baseline;    /* the files as given; NULL or "": none */
+  int baseline_runs;       /* how many; 0: none */
+  double baseline_spread_pct[PHASE_COUNT]; /* per judged phase, in %; NaN: not judged */
   int peak_first;          /* the measured peak ran before the phases (a test hook), not after them */
   double settle_seconds;   /* what each phase's settle aimed at (--warmup-seconds or the device's) */
   const rank_info *ranks;    /* [world] */

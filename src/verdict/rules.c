@@ -93,6 +93,27 @@ out:
   return r;
 }
 
+double straggler_gap(const double *med, int W) {
+  if (W < 1) return NAN;
+  double m = stats_percentile(med, W, 0.5), hi = med[0];
+  for (int i = 1; i < W; i++) hi = fmax(hi, med[i]);
+  return m > 0 ? 100 * (hi / m - 1) : NAN;
+}
+
+double straggler_spread(const double *med, int nruns, int W) {
+  double s = NAN;
+  for (int k = 0; k < nruns; k++) {
+    double g = straggler_gap(med + (size_t)k * W, W);
+    if (!isfinite(g)) return NAN;
+    s = k ? fmax(s, g) : g;
+  }
+  return s;
+}
+
+double straggler_baseline_floor(double spread_pct) {
+  return spread_pct * (1 + STRAGGLER_BASELINE_MARGIN) + STRAGGLER_BASELINE_MARGIN_PP;
+}
+
 /* One half's median and its standard error (robust sigma over sqrt of the count); tmp has room for n. */
 static void half_stats(const double *x, int n, double *tmp, double *med, double *se) {
   *med = stats_percentile(x, n, 0.5);

@@ -4,7 +4,8 @@
  * matrix, and the link checks. No measuring, no MPI, no printing here: callers measure, these
  * functions judge, and every verdict they return carries the numbers it was made from.
  *
- * defines: accept_robust_z, accept_stragglers, straggler_judge, steady_judge, accept_group_median, accept_judge, accept_pairs,
+ * defines: accept_robust_z, accept_stragglers, straggler_judge, straggler_gap, straggler_spread,
+ *          straggler_baseline_floor, steady_judge, accept_group_median, accept_judge, accept_pairs,
  *          accept_localize, accept_link_checks */
 #ifndef DDPBENCH_RULES_H
 #define DDPBENCH_RULES_H
@@ -41,7 +42,8 @@ int accept_stragglers(const double *x, int n, double pct, double zmin, int *out,
  *  - too short to judge (too_short = 1, nobody named) below min_steps timed steps, or when the median rank's
  *    median is below min_ms: a few steps of microseconds give gaps that flip from run to run;
  *  - otherwise the gap that may name a rank is threshold_pct = max(pct, floor_pct): the user's --straggler-pct
- *    and the device's run-to-run floor (the largest gap identical healthy runs showed);
+ *    and the run-to-run floor (the largest gap identical healthy runs showed: the device's, or a --baseline's
+ *    straggler_baseline_floor);
  *  - 3 ranks or more: rank i is named (who[], n_named) when its median is beyond the threshold over the
  *    median rank's, its robust z-score exceeds 3.5 (accept_stragglers), and its p10 is above the median
  *    rank's p90 (slower beyond the steps' noise);
@@ -60,6 +62,19 @@ typedef struct {
 enum { STRAGGLER_MIN_STEPS = 10 };
 ddp_result straggler_judge(const ddp_stats *st, int W, const straggler_rule *rule, int *who, double *z,
                            straggler_verdict *v);
+
+/* --baseline (docs/straggler.md, "A baseline's spread"): the floor from earlier healthy runs of the same job
+ * instead of the device's. straggler_gap: the slowest of med[W] over their median, minus 1, in % (the excess
+ * straggler_judge measures; NaN when W < 1 or the median is not above 0). straggler_spread: the largest gap over
+ * nruns runs, med[nruns][W] (each run's per-rank medians, run-major); NaN when a run has no gap.
+ * straggler_baseline_floor: spread x (1 + STRAGGLER_BASELINE_MARGIN) + STRAGGLER_BASELINE_MARGIN_PP, the floor_pct
+ * of the rule (the largest of a few runs' gaps underestimates the next healthy run's: half again covers that; the
+ * point covers a spread near 0, where timer and scheduler jitter alone move a gap by a fraction of a percent). */
+#define STRAGGLER_BASELINE_MARGIN 0.5
+#define STRAGGLER_BASELINE_MARGIN_PP 1.0
+double straggler_gap(const double *med, int W);
+double straggler_spread(const double *med, int nruns, int W);
+double straggler_baseline_floor(double spread_pct);
 
 /* The steady-state rule (docs/steady.md), over one rank's timed step times x[n] in the order they ran: the
  * drift is the second half's median over the first half's, minus 1. Judged (judged = 1) from

@@ -161,6 +161,14 @@ rejected(run, "a phase of an unknown name", lambda d: d["phases"].__setitem__("w
 rejected(run, "a ddp phase without per_rank", lambda d: d["phases"]["ddp"].pop("per_rank"))
 rejected(run, "a comm phase with a FLOP rate", lambda d: d["phases"]["comm"].__setitem__("tflops_per_rank", 1.0))
 rejected(run, "a phase with an unknown key", lambda d: d["phases"]["ddp"].__setitem__("steps_ms", 1.0))
+STRAGGLER_FLOOR = {"floor": "baseline", "baseline_runs": 2, "baseline_spread_pct": 4.8, "floor_pct": 8.2, "straggler_pct": 5, "threshold_pct": 8.2}  # --baseline's floor (docs/straggler.md)
+accepted(run, "a --baseline straggler floor", lambda d: d["phases"]["ddp"].__setitem__("straggler", dict(STRAGGLER_FLOOR)))
+rejected(run, "a straggler floor with an unknown key", lambda d: d["phases"]["ddp"].__setitem__(
+    "straggler", dict(STRAGGLER_FLOOR, spread=1.0)))
+rejected(run, "a straggler floor of another source", lambda d: d["phases"]["ddp"].__setitem__(
+    "straggler", dict(STRAGGLER_FLOOR, floor="device")))
+rejected(run, "a straggler floor without its runs", lambda d: d["phases"]["ddp"].__setitem__(
+    "straggler", {k: x for k, x in STRAGGLER_FLOOR.items() if k != "baseline_runs"}))
 rejected(run, "weights identical with mismatched ranks", set_("weights_mismatched_ranks", [1]))
 rejected(run, "weights verified without weights_mismatched_ranks", del_("weights_mismatched_ranks"))
 rejected(run, "a hidden fraction above 1", set_("hidden_comm_fraction", 1.5))

@@ -10,22 +10,34 @@
  *    p90: step-to-step noise, as when ranks share a core now and then): nobody;
  *  - fewer than 10 steps, or steps below the device's least judged time: too short to judge, nobody;
  *  - a device floor of 200 %: 30 % slower is nobody, 25 x slower is named;
- *  - two ranks: a warning beyond the threshold and the noise, information under the floor. */
+ *  - two ranks: a warning beyond the threshold and the noise, information under the floor;
+ *  - --baseline (docs/straggler.md): the gap, the spread over runs and the floor (spread + half + 1 point) on
+ *    synthetic figures; through the run's path, a rank 2 x slower is nobody under the cpu device's 200 % floor
+ *    and named above a baseline spread of 4 % (floor 7 %), the finding and the phase's JSON saying the baseline's
+ *    floor applied; a baseline spread of 80 % (floor 121 %) names nobody; a spread of 2 % (floor 4 %) leaves
+ *    --straggler-pct 5 as the threshold, and the finding says so; no JSON "straggler" object without one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cJSON.h>
 
 #include "check.h"
 #include "findings_of.h"
 #include "hosts.h"
 #include "run_report.h"
 #include "result.h"
+#include "rules.h"
 
 enum { W = 8, SMAX = 12 };
 static int noisy_rank = -1; /* its steps 1 and 4 run at 10 ms, whatever its base */
 static int S = 10, nranks = W;          /* timed steps, ranks of the job */
 static double floor_pct, min_ms, scale = 1; /* the device entry's judge_floor_pct, judge_min_ms; base x scale */
+static int base_runs;                      /* --baseline: how many runs (0: none), their local phase's spread */
+static double base_spread = NAN;
+static cJSON *local_json;                  /* when want_json: the local phase's JSON object (report_sections) */
+static int want_json;
 
 /* compute[r][s] = base[r] * (1 + tiny noise); returns the findings' exit code, the findings in fl, the hosts
  * block in text and the failing hosts in failed (copies: W entries of 64 bytes). */
@@ -64,6 +76,10 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   rep.nodes = (nranks + 1) / 2;
   rep.judge_floor_pct = floor_pct;
   rep.judge_min_ms = min_ms;
+  rep.baseline = base_runs ? "a.json,b.json" : "";
+  rep.baseline_runs = base_runs;
+  for (int p = 0; p < PHASE_COUNT; p++) rep.baseline_spread_pct[p] = NAN;
+  rep.baseline_spread_pct[PHASE_LOCAL] = base_spread;
   rep.device = "cpu";
   rep.comm = "mpi";
   rep.ranks = ranks;
@@ -76,6 +92,12 @@ static int judge(const double *base, double pct, finding_list *fl, char *text, s
   findings_init(fl);
   int ok = report_summarize(&rep, &sum) == DDP_OK && report_findings(&rep, &sum, fl) == DDP_OK;
   CHECK(ok, "summarize and findings");
+  if (ok && want_json) {
+    cJSON *sec = report_sections(&rep, &sum);
+    cJSON *ph = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sec, "phases"), "local");
+    local_json = ph ? cJSON_Duplicate(ph, 1) : NULL;
+    cJSON_Delete(sec);
+  }
   result_doc d; /* the skeleton's path: the findings in a document, judged per host */
   result_init(&d);
   for (int i = 0; i < fl->n; i++) {
@@ -179,6 +201,70 @@ int main(void) {
   code = judge(pair, 5, &fl, text, sizeof text, &nfailed, failed);
   CHECK(findings_of(&fl, "slowest_rank", SEV_WARN) == 0 && findings_of(&fl, "slowest_rank", SEV_INFO) == 1 && code == 0,
         "2 ranks, 30 %% apart under a 200 %% floor: information");
+  findings_free(&fl);
+  nranks = W;
+
+  /* --baseline: the figures. The gap is the slowest over the median rank, as straggler_judge's excess. */
+  double g3[] = {10, 12, 10.5};
+  CHECK(fabs(straggler_gap(g3, 3) - 100 * (12 / 10.5 - 1)) < 1e-9, "gap: slowest over the median rank (%g)",
+        straggler_gap(g3, 3));
+  double g0[] = {0, 0, 1};
+  CHECK(isnan(straggler_gap(g0, 3)) && isnan(straggler_gap(g3, 0)), "gap: NaN with a median of 0 or no ranks");
+  double runs3[] = {10, 10.4, 10.2, /* +2 % */ 10, 11, 10, /* +10 % */ 10, 10, 10.1 /* +1 % */};
+  CHECK(fabs(straggler_spread(runs3, 3, 3) - 10) < 1e-9, "spread: the largest gap over the runs (%g)",
+        straggler_spread(runs3, 3, 3));
+  CHECK(fabs(straggler_spread(runs3, 1, 3) - 100 * (10.4 / 10.2 - 1)) < 1e-9, "spread of a single run: its gap");
+  double runs_bad[] = {10, 10.4, 10.2, 0, 0, 0};
+  CHECK(isnan(straggler_spread(runs_bad, 2, 3)), "spread: NaN when a run has no gap");
+  CHECK(fabs(straggler_baseline_floor(10) - 16) < 1e-12 && fabs(straggler_baseline_floor(0) - 1) < 1e-12,
+        "floor: spread + half of it + 1 point (10 -> %g, 0 -> %g)", straggler_baseline_floor(10),
+        straggler_baseline_floor(0));
+
+  /* Through the run's path: a rank 2 x slower on the cpu device's 200 % floor. */
+  floor_pct = 200;
+  double twice[W] = {10, 10.01, 9.99, 10.02, 10, 20, 9.98, 10.01};
+  want_json = 1;
+  code = judge(twice, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0, "2 x slower under the cpu floor, no baseline: nobody");
+  CHECK(local_json && !cJSON_GetObjectItemCaseSensitive(local_json, "straggler"),
+        "no baseline: no \"straggler\" object in the phase's JSON");
+  cJSON_Delete(local_json), local_json = NULL;
+  findings_free(&fl);
+  base_runs = 2, base_spread = 4;
+  code = judge(twice, 5, &fl, text, sizeof text, &nfailed, failed);
+  const char *t = NULL;
+  for (int i = 0; i < fl.n; i++)
+    if (!strcmp(fl.v[i].check, "straggler")) t = fl.v[i].text;
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 1 && code == 4 && nfailed == 1 && !strcmp(failed[0], "node2"),
+        "2 x slower, baseline spread 4 %%: named on node2 (exit %d)", code);
+  CHECK(t && strstr(t, "named above 7.0 % (the spread of 2 baseline runs, +4.0 %, plus half of it and 1 point; "
+                       "--straggler-pct 5)"), "the finding says the baseline's floor applied: %s", t ? t : "");
+  char *printed = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(local_json, "straggler"));
+  cJSON *sj = printed ? cJSON_Parse(printed) : NULL; /* as a reader sees it (numbers are written raw) */
+  CHECK(sj && !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sj, "floor")), "baseline") &&
+            cJSON_GetObjectItemCaseSensitive(sj, "baseline_runs")->valuedouble == 2 &&
+            fabs(cJSON_GetObjectItemCaseSensitive(sj, "floor_pct")->valuedouble - 7) < 1e-9 &&
+            fabs(cJSON_GetObjectItemCaseSensitive(sj, "threshold_pct")->valuedouble - 7) < 1e-9 &&
+            fabs(cJSON_GetObjectItemCaseSensitive(sj, "baseline_spread_pct")->valuedouble - 4) < 1e-9,
+        "the phase's JSON records the baseline's floor: %s", printed ? printed : "none");
+  free(printed), cJSON_Delete(sj);
+  cJSON_Delete(local_json), local_json = NULL;
+  want_json = 0;
+  findings_free(&fl);
+  base_spread = 80; /* floor 121 %: 2 x is within it */
+  code = judge(twice, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0 && strstr(fl.v[fl.n - 1].text, "beyond 121.0 %"),
+        "2 x slower, baseline spread 80 %%: nobody: %s", fl.n ? fl.v[fl.n - 1].text : "");
+  findings_free(&fl);
+  base_spread = 2; /* floor 4 %: --straggler-pct 5 is the threshold; 4 % slower is nobody, 30 % is named */
+  code = judge(four, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 0 && code == 0 &&
+            strstr(fl.v[fl.n - 1].text, "beyond 5 % (--straggler-pct; above the spread of 2 baseline runs, +2.0 %, "
+                                        "plus half of it and 1 point: 4.0 %)"),
+        "baseline floor under --straggler-pct: the percentage applies: %s", fl.n ? fl.v[fl.n - 1].text : "");
+  findings_free(&fl);
+  code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
+  CHECK(findings_of(&fl, "straggler", SEV_FAIL) == 1 && code == 4, "30 %% slower over that threshold: named");
   findings_free(&fl);
   return check_summary();
 }
