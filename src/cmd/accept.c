@@ -16,6 +16,7 @@
 #include "rules.h"
 #include "accept_verdicts.h"
 #include "allreduce.h"
+#include "bottom_figures.h"
 #include "commands.h"
 #include "expect.h"
 #include "gpu_checks.h"
@@ -449,6 +450,7 @@ static ddp_result acc_run(cmd_ctx *c) {
 }
 
 const cmd_def cmd_accept = {
+    .bottom = accept_bottom,
     .name = "accept",
     .summary = "cluster acceptance: per-GPU, per-node and node-pair checks with verdicts and a drain list",
     .usage = "usage: mpirun -np N ddpbench accept [options]\n",

@@ -11,6 +11,7 @@
 
 #include "coll_verdicts.h"
 #include "collectives.h"
+#include "bottom_figures.h"
 #include "commands.h"
 #include "measure.h"
 #include "watchdog.h"
@@ -144,6 +145,7 @@ static ddp_result run(cmd_ctx *c) {
 }
 
 const cmd_def cmd_collectives = {
+    .bottom = collectives_bottom,
     .name = "collectives",
     .summary = "nccl-tests' sweep through the comm interface, with exact data checks and --under-load",
     .usage = "usage: mpirun -np N ddpbench collectives [COLLECTIVE ...] [options]\n"

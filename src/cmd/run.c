@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "bottom.h"
+#include "bottom_figures.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
@@ -410,17 +412,24 @@ static ddp_result run_run(cmd_ctx *c) {
 /* The GPU default job: the acceptance checks after the training, one exit code for both. */
 static int run_after(cmd_ctx *c, int code) {
   if (!((run_args *)c->args)->cfg.gpu_default) return code;
-  static char a0[] = "accept", a1[] = "--health-seconds", a2[] = "3";
-  char *aargv[] = {a0, a1, a2, NULL};
+  static char a0[] = "accept", a1[] = "--health-seconds", a2[] = "3", a3[] = "--quiet";
+  char *aargv[] = {a0, a1, a2, a3, NULL};
   watchdog_tick("the acceptance checks of the default job"); /* bounded as a whole by --timeout */
-  int acode = cmd_nested(c, &cmd_accept, 3, aargv);
+  int acode = cmd_nested(c, &cmd_accept, c->quiet ? 4 : 3, aargv);
   /* one exit code: weights differ (1) before bad input (2) before a failed check (4) */
-  return code == DDP_EXIT_CHECK || acode == DDP_EXIT_CHECK ? DDP_EXIT_CHECK
-         : code == DDP_EXIT_USAGE || acode == DDP_EXIT_USAGE ? DDP_EXIT_USAGE
-         : code != DDP_EXIT_OK ? code : acode;
+  int both = code == DDP_EXIT_CHECK || acode == DDP_EXIT_CHECK ? DDP_EXIT_CHECK
+             : code == DDP_EXIT_USAGE || acode == DDP_EXIT_USAGE ? DDP_EXIT_USAGE
+             : code != DDP_EXIT_OK ? code : acode;
+  if (c->dist.rank == 0 && c->verdict && c->nested_verdict) { /* one bottom line for the job */
+    printf("ddpbench: %s  training %s, acceptance %s  (the default job; exit %d)\n",
+           bottom_worst(c->verdict, c->nested_verdict), c->verdict, c->nested_verdict, both);
+    fflush(stdout);
+  }
+  return both;
 }
 
 const cmd_def cmd_run = {
+    .bottom = run_bottom,
     .name = "run",
     .summary = "the training run (the default): local, comm and ddp phases, scaling, verdicts",
     .usage = "usage: mpirun -np N ddpbench [--config FILE] [--key value ...]\n"
