@@ -32,6 +32,7 @@ missing=""
 /usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
 python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing="$missing python3-matplotlib"
+/usr/bin/python3 -c "import pandas" 2>/dev/null || missing="$missing python3-pandas"
 command -v promtool >/dev/null || missing="$missing prometheus"
 command -v prometheus-node-exporter >/dev/null || missing="$missing prometheus-node-exporter"
 if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then

@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   }
   CHECK(doc != NULL, "JSON parses");
   if (doc) {
-    CHECK(at(doc, "schema_version", NULL)->valueint == 3 && at(doc, "world_size", NULL)->valueint == 2, "header");
+    CHECK(at(doc, "schema_version", NULL)->valueint == 4 && at(doc, "world_size", NULL)->valueint == 2, "header");
     CHECK(at(doc, "config", "hidden")->valueint == 64 && at(doc, "config", "layers")->valueint == 3,
           "config from the file");
     CHECK(cJSON_GetArraySize(at(doc, "ranks", NULL)) == 2, "two ranks");
