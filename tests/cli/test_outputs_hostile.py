@@ -99,7 +99,7 @@ def main():
             check(x[0] == "'+1+2" and x[1].startswith("'=HYPERLINK(") and x[2] == "'@SUM(A1)" and x[3] == "'-x",
                   "formula-like cells start with a ': %s" % x[:4])
             check(any(c.startswith("'=cmd=1") for c in x), "the labels cell too: %s" % x)
-            nums = [c for c in x[10:] if c]
+            nums = [c for c in x[10:18] if c]  # value .. n (then run_id, start_time, run_labels)
             check(nums and all(re.fullmatch(r"-?[0-9.e+-]+", c) for c in nums), "numbers stay numbers: %s" % nums)
         bad = [c for r in rows for c in r if c and c[0] in "=+@"]
         check(not bad, "no cell starts with =, + or @: %s" % bad[:5])
