@@ -133,7 +133,7 @@ static int suspend_all(void) {
   char pe[300], c[128];
   snprintf(pe, sizeof pe, "%s/stderr", dir);
   tl_file_read(pe, err, sizeof err);
-  if (suspended || !strstr(err, "[ddpbench] local step")) return 0;
+  if (suspended || !strstr(err, "[ddpbench] run: phase local: start")) return 0;
   snprintf(c, sizeof c, "pkill -STOP -P %d", (int)spawned);
   suspended = tl_sh(c) == 0 ? 1 : -1;
   sleep(8);
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
   expect("different configurations", code, 2, secs, "rank 1 (host");
   CHECK(strstr(err, "lr = 0.1 (rank 0: 0.05)") && strstr(err, "precision = bf16 (rank 0: fp32)"),
         "names the keys: %.2000s", err);
-  CHECK(strstr(err, "[ddpbench] local") == NULL && strstr(err, "final weights") == NULL, "no work was done");
+  CHECK(strstr(err, "[ddpbench] run: phase local") == NULL && strstr(err, "final weights") == NULL, "no work was done");
   snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --device cpu : -np 1 %s --config %s/nope.ini",
            mpiexec, prog, src, prog, dir);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
@@ -316,7 +316,7 @@ int main(int argc, char **argv) {
     code = mpi("X=1", 2, args, NULL, 0, &secs);
     snprintf(what, sizeof what, "unwritable output %s", bad[i]);
     expect(what, code, 2, secs, why[i]);
-    CHECK(strstr(err, "[ddpbench] local") == NULL, "%s: refused before any work", what);
+    CHECK(strstr(err, "[ddpbench] run: phase local") == NULL, "%s: refused before any work", what);
   }
   struct stat st;
   CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode) && lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode) &&

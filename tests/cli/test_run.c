@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   CHECK(code == 0, "--force: exit %d", code);
   doc = tl_json_load(json);
   CHECK(doc && at(doc, "config", "hidden")->valueint == 48, "--force replaced it");
-  CHECK(strstr(err, "[ddpbench] local") == NULL, "--quiet: no progress lines");
+  CHECK(strstr(err, "[ddpbench] run: phase local") == NULL, "--quiet: no progress lines");
   cJSON_Delete(doc);
 
   /* 3. the default config: the loss falls */
