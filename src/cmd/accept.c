@@ -441,7 +441,7 @@ static ddp_result acc_run(cmd_ctx *c) {
   /* rank 0 judges (the confirmation pass too); the file was checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK;
   if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;
-  progress_start(d->rank == 0 ? (progress_mode)o->progress : PROGRESS_NONE, NULL, "accept");
+  progress_start(d->rank == 0 && !c->quiet ? (progress_mode)o->progress : PROGRESS_NONE, NULL, "accept");
   if (r == DDP_OK) r = measure_all(c, o, &rules);
   progress_end(); /* before the report (tty: the line's newline) */
   if (r != DDP_OK || d->rank != 0) {

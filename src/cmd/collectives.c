@@ -130,7 +130,7 @@ static ddp_result run(cmd_ctx *c) {
   int n = 0;
   static const measure_group_kind kinds[] = {GROUP_WORLD, GROUP_NODE, GROUP_PAIR};
   ddp_result r = measure_rounds_build(d, c->comm, kinds[a->group], 0, &rounds, &n);
-  progress_start(d->rank == 0 ? (progress_mode)a->progress : PROGRESS_NONE, NULL, "collectives");
+  progress_start(d->rank == 0 && !c->quiet ? (progress_mode)a->progress : PROGRESS_NONE, NULL, "collectives");
   if (r == DDP_OK && a->group == 0) { /* the world: rows printed as they come (world rank 0 leads the world) */
     env.emit = emit_rows;
     r = measure_run(&env, &measure_collectives, rounds, n, doc);

@@ -45,7 +45,7 @@ def main():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     with tempfile.TemporaryDirectory(prefix="ddpbench-hostile-") as tmp:
         base = os.path.join(tmp, "run.json")
-        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--quiet",
+        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--progress", "none",
                             "--json", base], env=env, capture_output=True, timeout=120)
         check(r.returncode == 0, "the base run: exit %d %s" % (r.returncode, r.stderr[-500:]))
         doc = json.load(open(base))
@@ -122,7 +122,7 @@ def main():
         envb = {k.encode(): v.encode() for k, v in env.items()}
         envb[b"NCCL_FOO"] = b"\xfe"
         r = subprocess.run([prog.encode(), b"--config", os.path.join(src, "configs/ci.ini").encode(), b"--device",
-                            b"cpu", b"--quiet", b"--json", odd], env=envb, capture_output=True, timeout=120)
+                            b"cpu", b"--progress", "none", b"--json", odd], env=envb, capture_output=True, timeout=120)
         check(r.returncode == 0, "a run with odd bytes: exit %d %s" % (r.returncode, r.stderr[-500:]))
         try:
             with open(odd, "rb") as f:
