@@ -252,7 +252,9 @@ static void test_formats_and_noise_file(void) {
 
   /* --noise: a recorded A/A (same_provenance) gives each metric the larger |CI end| as its floor */
   rep.same_provenance = 1;
+  rep.opt.wide = 1; /* the A/A noise column is --wide's */
   char *aa_text = print_to_string(&rep, CMP_TEXT), want_spread[32];
+  rep.opt.wide = 0;
   snprintf(want_spread, sizeof want_spread, "+-%.2f%%",
            fmax(fabs(rep.lines[0].row.ci_lo_pct), fabs(rep.lines[0].row.ci_hi_pct)));
   CHECK(strstr(aa_text, "A/A noise") && strstr(aa_text, want_spread), "A/A text lacks the noise column (%s):\n%s",

@@ -229,17 +229,17 @@ static void print_provenance(const cmp_report *r, FILE *out, int width) {
   if (r->nprov_same) fprintf(out, "  same on both sides: %d keys\n", r->nprov_same);
   if (r->same_provenance)
     put_wrapped(out, "", "  ", "A/A: both sides have the same provenance, so each metric's CI is its noise between "
-                               "identical stacks (column A/A noise; record it with --format json and pass it as "
-                               "--noise FILE)", width);
+                               "identical stacks (--wide: column A/A noise; record it with --format json and pass it "
+                               "as --noise FILE)", width);
   for (int i = 0; i < r->nnotes; i++) put_wrapped(out, "note: ", "  ", r->notes[i], width);
 }
 
-/* The floor (when floor: any_floor) and A/A columns of a row ("" when the report has neither). */
-static void extra_columns(const cmp_report *r, int floor, const cmp_row *w, char *fl, size_t n) {
+/* The floor (when floor: any_floor) and A/A (when aa) columns of a row ("" when neither). */
+static void extra_columns(int floor, int aa, const cmp_row *w, char *fl, size_t n) {
   char ch[32], sp[32];
   fl[0] = 0;
   if (floor) snprintf(fl, n, "%-7s ", w->floor_pct > 0 ? fmt_pct(ch, sizeof ch, w->floor_pct) + 1 : "-");
-  if (r->same_provenance) {
+  if (aa) {
     double a = aa_spread(w);
     if (isnan(a)) snprintf(sp, sizeof sp, "n/a");
     else snprintf(sp, sizeof sp, "+-%.2f%%", a);
@@ -248,12 +248,12 @@ static void extra_columns(const cmp_report *r, int floor, const cmp_row *w, char
 }
 
 /* The compact table: one row per metric the compact view keeps, at most width columns (a longer name gets a
- * line of its own). */
+ * line of its own). No A/A noise column: in an A/A it is the CI's larger end (--wide and the JSON give it). */
 static void print_compact_table(const cmp_report *r, FILE *out, int width) {
   static const char *verdicts[] = {"- REGRESSION", "- worse", "+ better", "~", "? worse", "?"};
   char fl[64];
   int floor = any_floor(r);
-  extra_columns(r, floor, &(cmp_row){0}, fl, sizeof fl);
+  extra_columns(floor, 0, &(cmp_row){0}, fl, sizeof fl);
   int vw = 7, nw = 6, hidden = 0; /* the verdict column: as wide as the widest shown ("verdict" at least) */
   for (int i = 0; i < r->nlines; i++) {
     if (r->lines[i].detail) {
@@ -274,7 +274,7 @@ static void print_compact_table(const cmp_report *r, FILE *out, int width) {
     put_wrapped(out, "  ", "  ", t, width);
   }
   fprintf(out, "%-*s  %9s  %9s  %8s  %-18s  %6s  %s%s%s\n", nw, "metric", "A median", "B median", "change",
-          "95% CI of change", "p", floor ? "floor   " : "", r->same_provenance ? "A/A noise " : "", "verdict");
+          "95% CI of change", "p", floor ? "floor   " : "", "", "verdict");
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];
     if (l->detail) continue;
@@ -282,7 +282,7 @@ static void print_compact_table(const cmp_report *r, FILE *out, int width) {
     char ma[32], mb[32], ch[32], ci[64], p[32];
     const char *name = line_name(r, l);
     if ((int)strlen(name) > nw) put_wrapped(out, "", "  ", name, width), name = "";
-    extra_columns(r, floor, w, fl, sizeof fl);
+    extra_columns(floor, 0, w, fl, sizeof fl);
     if (w->tested)
       fprintf(out, "%-*s  %9s  %9s  %8s  %-18s  %6s  %s%s\n", nw, name, fmt_value(ma, sizeof ma, w->med_a),
               fmt_value(mb, sizeof mb, w->med_b), fmt_change_short(ch, sizeof ch, w), fmt_ci_short(ci, sizeof ci, w),
@@ -306,7 +306,7 @@ static void print_wide_table(const cmp_report *r, FILE *out) {
     const cmp_row *w = &l->row;
     char ma[32], mb[32], ch[32], ci[64], p[32], n[32], fl[64];
     snprintf(n, sizeof n, "%d+%d", l->na, l->nb);
-    extra_columns(r, floor, w, fl, sizeof fl);
+    extra_columns(floor, aa, w, fl, sizeof fl);
     if (w->tested)
       fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, l->name, l->unit,
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
