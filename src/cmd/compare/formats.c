@@ -356,14 +356,13 @@ static void print_md(const cmp_report *r, FILE *out) {
   for (int c = 0; c < CMP_NCLASS; c++) {
     if (!s.n[c]) continue;
     fprintf(out, "- %d %s", s.n[c], what[c]);
-    int shown = 0;
-    for (int i = 0; c != CMP_SAME && c != CMP_UNTESTED && i < r->nlines && shown < 10; i++) {
-      const cmp_line *l = &r->lines[i];
-      if ((int)cmp_line_class(l) != c) continue;
+    int *idx = NULL, m = c != CMP_SAME && c != CMP_UNTESTED ? cmp_class_lines(r, (cmp_class)c, &idx) : 0, shown = 0;
+    for (; shown < m && shown < 10; shown++) {
+      const cmp_line *l = &r->lines[idx[shown]];
       char ch[32];
       fprintf(out, "%s`%s` %s", shown ? ", " : ": ", l->name, fmt_change(ch, sizeof ch, &l->row));
-      shown++;
     }
+    free(idx);
     fprintf(out, "%s\n", s.n[c] > shown && shown ? ", ..." : "");
   }
   fprintf(out, "\n### What differs\n\n");

@@ -238,11 +238,14 @@ void cmp_noise_words(const cmp_report *r, char *buf, size_t n) {
     double f = r->lines[i].row.floor_pct;
     if (f > 0) lo = fmin(lo, f), hi = fmax(hi, f);
   }
+  char range[64];
+  if (lo == hi) snprintf(range, sizeof range, "%.2g %%", hi);
+  else snprintf(range, sizeof range, "%.2g %% to %.2g %%", lo, hi);
   if (r->opt.noise_file && hi > 0 && r->opt.noise_pct > 0)
-    snprintf(buf, n, "%.2g %% to %.2g %% per metric (--noise %s, at least --noise-pct %g %%)", lo, hi,
-             r->opt.noise_file, r->opt.noise_pct);
+    snprintf(buf, n, "%s per metric (--noise %s, at least --noise-pct %g %%)", range, r->opt.noise_file,
+             r->opt.noise_pct);
   else if (r->opt.noise_file && hi > 0)
-    snprintf(buf, n, "%.2g %% to %.2g %% per metric (--noise %s)", lo, hi, r->opt.noise_file);
+    snprintf(buf, n, "%s per metric (--noise %s)", range, r->opt.noise_file);
   else if (r->opt.noise_pct > 0)
     snprintf(buf, n, "%g %% (--noise-pct)", r->opt.noise_pct);
   else if (r->opt.noise_file)
