@@ -1,6 +1,7 @@
 /* compare_load.c: result files -> the runs of each side -> provenance diff and one line per metric, for
- * compare.c. Reads result files only through the project's one reader (result_load in result.h) and never
- * parses a result itself; never writes a file.
+ * compare.c. Reads result files through the project's one reader (result_load in result.h); the one exception,
+ * a run's top-level "labels", is read here only while the reader does not keep them (before schema version 4).
+ * Never writes a file.
  *
  * A metric is a record whose direction is known (better lower or higher), named
  *   "<measurement>[@<group>] <metric>[ <label>=<value> ...]"     e.g. "comm allreduce_busbw_gbs bytes=4194304 type=fp32"
