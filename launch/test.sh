@@ -27,7 +27,8 @@ case "$secs" in '' | *[!0-9]*) echo "launch/test.sh: DDPBENCH_FUZZ_SECONDS must 
 t0=$(date +%s)
 # Test-only helpers from Debian, installed before the configure step (which looks for Python): scipy, the
 # oracle for compare's statistics (tests/unit/compare_oracle.py); jsonschema, the JSON Schema check of result
-# files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot).
+# files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot);
+# pandas, which reads compare's CSV as it is (test_compare_report).
 missing=""
 /usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
 python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"

@@ -7,7 +7,8 @@
  *   - the runs are interleaved ABBA (order.txt);
  *   - the provenance diff is exactly env.OMPI_MCA_btl (self,vader | self,tcp), the TCP interface
  *     (OMPI_MCA_btl_tcp_if_include: (unset) | lo) and the two buffer sizes, and it is printed first;
- *   - compare calls the comm phase's step time and 32 KiB allreduce time significantly worse, exit 5;
+ *   - compare calls the comm phase's step time and 32 KiB allreduce time significantly worse, exit 5; its text
+ *     leads with the summary and ends with the FAIL bottom line;
  *   - an A/A run (--aa, with a library folder) has the same provenance on both sides, an empty diff, and
  *     records the folder in both sides' environments;
  *   - ab.sh refuses bad usage with exit 2 and never overwrites a results folder.
@@ -111,8 +112,14 @@ int main(int argc, char **argv) {
   }
   snprintf(path, sizeof path, "%s/ab/compare.txt", tmp);
   char *text = tl_file_slurp(path);
-  char *diff_at = text ? strstr(text, "env.OMPI_MCA_btl") : NULL, *rows_at = text ? strstr(text, "comm step_ms") : NULL;
-  CHECK(diff_at && rows_at && diff_at < rows_at, "compare.txt: the provenance diff must come before the metrics");
+  char *sum_at = text ? strstr(text, "summary: FAIL") : NULL, *diff_at = text ? strstr(text, "env.OMPI_MCA_btl") : NULL;
+  char *rows_at = diff_at ? strstr(diff_at, "\ncomm step_ms ") : NULL;
+  CHECK(sum_at && diff_at && rows_at && sum_at < diff_at,
+        "compare.txt: the summary, then the provenance diff, then the metrics");
+  const char *last = text ? text + strlen(text) : NULL;
+  if (last && last > text && last[-1] == '\n') last--;
+  while (last && last > text && last[-1] != '\n') last--;
+  CHECK(last && !strncmp(last, "ddpbench compare: FAIL  ", 24), "compare.txt: its last line is not the FAIL bottom line");
   if (text) printf("%s", text);
   free(text);
 

@@ -269,7 +269,9 @@ static void test_bad_inputs(void) {
   CHECK(rc == 0 && j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "metrics")) > 0, "--format json: exit %d", rc);
   cJSON_Delete(j);
   rc = compare("--format csv %s -- %s", a, b);
-  CHECK(rc == 0 && strstr(out_text, "\nmetric,unit,better,n_a,n_b,"), "--format csv: exit %d", rc);
+  CHECK(rc == 0 && !strncmp(out_text, "metric,unit,better,n_a,n_b,", 27) && !strchr(out_text, '#') &&
+            tl_newlines(err_text) == 1 && !strncmp(err_text, "ddpbench compare: PASS", 22),
+        "--format csv: exit %d, the header first, no '#', the bottom line on stderr: %s", rc, err_text);
   rc = compare("--format md %s -- %s", a, b);
   CHECK(rc == 0 && strstr(out_text, "| metric | unit |"), "--format md: exit %d", rc);
   /* the two-argument form */

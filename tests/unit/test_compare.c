@@ -4,7 +4,10 @@
  *     right sign for the metric's direction, and the CI covers the shift;
  *   - A/A with the same noise is '~' in at least 95 of 100 seeded trials;
  *   - a 0.5 % shift inside a 2 % noise floor is '~' although its p is tiny; the same through --noise FILE;
- *   - fewer than 4 runs a side: medians only, no verdict, no regression exit, whatever the shift. */
+ *   - fewer than 4 runs a side: medians and changes, no verdict, no regression exit, whatever the shift; marked
+ *     "not enough runs to test", and WARN on the bottom line when a median is worse beyond the threshold;
+ *   - the summary (before the detail) and the bottom line (the last line) say FAIL with the regressions, PASS
+ *     when nothing regressed; the text fits CMP_TEXT_COLS columns but for the bottom line, --wide does not. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,8 +131,18 @@ static void test_few_runs(void) {
   FILE *f = open_memstream(&buf, &len);
   cmp_report_print(&rep, CMP_TEXT, f);
   fclose(f);
-  CHECK(strstr(buf, "no significance can be claimed") && strstr(buf, "(n<4)"),
-        "text output does not say that no significance can be claimed:\n%s", buf);
+  CHECK(strstr(buf, "no significance can be claimed") && strstr(buf, "not enough runs to test") &&
+            strstr(buf, "+100.5%") && strstr(buf, "? worse"),
+        "text output does not show the change marked not enough runs to test:\n%s", buf);
+  CHECK(w->moved_worse, "100 %% slower on 3 runs: not moved worse");
+  char bottom[1024];
+  cmp_bottom_line(&rep, bottom, sizeof bottom);
+  CHECK(strstr(bottom, "ddpbench compare: WARN  1 median worse beyond 2 %, not enough runs to test (local step_ms "
+                       "+100.5 %)") == bottom && strstr(bottom, "0 fail, 1 warn)"),
+        "3 runs, 100 %% slower: bottom line %s", bottom);
+  const char *last = buf + strlen(buf) - 1;
+  while (last > buf && last[-1] != '\n') last--;
+  CHECK(!strncmp(last, bottom, strlen(bottom)), "the bottom line is not the text's last line:\n%s", last);
   free(buf);
   cmp_report_free(&rep);
 
@@ -178,16 +191,46 @@ static void test_formats_and_noise_file(void) {
   cmp_report_add_diff(&rep, "env.NCCL_ALGO", "Ring (3 runs), Tree (7 runs)", "Ring", 1, 0, 0);
 
   char *text = print_to_string(&rep, CMP_TEXT);
-  char *diff_at = strstr(text, "versions.nccl_runtime"), *rows_at = strstr(text, "ddp step_ms");
-  CHECK(diff_at && rows_at && diff_at < rows_at, "text: the provenance diff must come before the metrics:\n%s", text);
+  char *sum_at = strstr(text, "summary: FAIL"), *diff_at = strstr(text, "versions.nccl_runtime"),
+       *rows_at = strstr(text, "\nddp step_ms");
+  CHECK(sum_at && diff_at && rows_at && sum_at < diff_at && diff_at < rows_at,
+        "text: the summary, then the provenance diff, then the metrics:\n%s", text);
+  CHECK(strstr(text, "1 regressed beyond 2 %:\n    ddp step_ms") != NULL, "text: the summary does not list it:\n%s", text);
   CHECK(strstr(text, "(A's runs disagree)") != NULL, "text: a side whose runs disagree is not flagged");
-  CHECK(strstr(text, "worse, beyond threshold") != NULL, "text: the regression is not named:\n%s", text);
+  CHECK(strstr(text, "- REGRESSION") != NULL, "text: the regression is not named:\n%s", text);
+  char bottom[1024];
+  cmp_bottom_line(&rep, bottom, sizeof bottom);
+  CHECK(strstr(bottom, "ddpbench compare: FAIL  1 regression beyond 2 % (ddp step_ms +5.4 %)  1 unchanged") == bottom &&
+            strstr(bottom, "(A: 10 runs, B: 10 runs; noise floor none; 1 fail, 0 warn)"),
+        "bottom line: %s", bottom);
+  int widest = 0, lines = 0;
+  for (const char *p = text; *p; lines++) {
+    const char *e = strchr(p, '\n');
+    int len = e ? (int)(e - p) : (int)strlen(p);
+    if (e && e[1] && len > widest) widest = len; /* every line but the last (the bottom line) */
+    p = e ? e + 1 : p + len;
+  }
+  CHECK(widest <= CMP_TEXT_COLS, "text: a line of %d columns (limit %d)", widest, CMP_TEXT_COLS);
   printf("%s", text);
   free(text);
+  rep.opt.wide = 1;
+  text = print_to_string(&rep, CMP_TEXT);
+  CHECK(strstr(text, "worse, beyond threshold") && strstr(text, "unit      better"), "--wide: the full table:\n%s", text);
+  free(text);
+  rep.opt.wide = 0;
+  /* nothing worse: PASS */
+  cmp_report pass;
+  cmp_report_init(&pass, &o);
+  pass.runs_a = pass.runs_b = N;
+  cmp_report_add(&pass, "comm busbw_gbs 1 MiB", "GB/s", &bw);
+  cmp_bottom_line(&pass, bottom, sizeof bottom);
+  CHECK(strstr(bottom, "ddpbench compare: PASS  no regression beyond 2 %") == bottom && cmp_report_exit_code(&pass) == 0,
+        "nothing worse: %s", bottom);
+  cmp_report_free(&pass);
 
   char *csv = print_to_string(&rep, CMP_CSV);
-  CHECK(strstr(csv, "\nmetric,unit,better,") && strstr(csv, "\nddp step_ms,ms,lower,10,10,") &&
-            strstr(csv, "\"# ") == NULL,
+  CHECK(!strncmp(csv, "metric,unit,better,", 19) && strstr(csv, "\nddp step_ms,ms,lower,10,10,") &&
+            strstr(csv, "#") == NULL && strstr(csv, ",regressed,1,A,B,10,10,2\n"),
         "csv rows missing:\n%s", csv);
   free(csv);
   char *md = print_to_string(&rep, CMP_MD);
@@ -199,14 +242,19 @@ static void test_formats_and_noise_file(void) {
   cJSON *ms = cJSON_GetObjectItem(doc, "metrics");
   CHECK(doc && cJSON_GetArraySize(ms) == 2 &&
             strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 0), "verdict")->valuestring, "-") == 0 &&
-            cJSON_IsTrue(cJSON_GetObjectItem(doc, "regression")),
+            cJSON_IsTrue(cJSON_GetObjectItem(doc, "regression")) &&
+            !strcmp(cJSON_GetObjectItem(doc, "verdict")->valuestring, "FAIL") &&
+            cJSON_GetObjectItem(doc, "exit_code")->valueint == 5 &&
+            !strncmp(cJSON_GetObjectItem(doc, "bottom_line")->valuestring, "ddpbench compare: FAIL", 22),
         "json: metrics/verdict/regression wrong:\n%s", js);
   cJSON_Delete(doc);
   free(js);
 
   /* --noise: a recorded A/A (same_provenance) gives each metric the larger |CI end| as its floor */
   rep.same_provenance = 1;
+  rep.opt.wide = 1; /* the A/A noise column is --wide's */
   char *aa_text = print_to_string(&rep, CMP_TEXT), want_spread[32];
+  rep.opt.wide = 0;
   snprintf(want_spread, sizeof want_spread, "+-%.2f%%",
            fmax(fabs(rep.lines[0].row.ci_lo_pct), fabs(rep.lines[0].row.ci_hi_pct)));
   CHECK(strstr(aa_text, "A/A noise") && strstr(aa_text, want_spread), "A/A text lacks the noise column (%s):\n%s",

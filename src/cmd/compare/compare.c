@@ -2,9 +2,11 @@
  * model is model.c, the files compare_load.c, the formats formats.c. */
 #include "compare.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "common.h"
@@ -15,7 +17,7 @@ typedef struct {
   int format;
   double threshold_pct, alpha, noise_pct;
   char noise[1024];
-  int pool_steps, allow_config_diff;
+  int pool_steps, allow_config_diff, wide;
 } cmp_args;
 
 #define OFF(f) offsetof(cmp_args, f), 0
@@ -37,6 +39,9 @@ static const opt_spec CMP[] = {
      .help = "use every step of every run as a sample instead of one per run (step times only; steps are not "
              "independent, so p-values overstate significance)"},
     {"allow_config_diff", NULL, 0, OPT_BOOL, OFF(allow_config_diff), "false", .help = "compare sides whose model configs differ"},
+    {"wide", NULL, 0, OPT_BOOL, OFF(wide), "false",
+     .help = "text: every metric (each collectives figure, not only the out-of-place busbw) with every column, and "
+             "the provenance unwrapped; the default fits 120 columns"},
 };
 static const opt_table CMP_TABLE = {"comparison", CMP, (int)(sizeof CMP / sizeof CMP[0])};
 
@@ -57,6 +62,8 @@ static ddp_result cmp_run(cmd_ctx *c) {
   o.alpha = g->alpha;
   o.noise_pct = g->noise_pct;
   o.pool_steps = g->pool_steps;
+  o.wide = g->wide;
+  o.noise_file = g->noise[0] ? g->noise : NULL;
   static const cmp_format fmts[] = {CMP_TEXT, CMP_MD, CMP_CSV, CMP_JSON};
   enum { MAXF = 4096 };
   char **a = calloc(MAXF, sizeof *a), **b = calloc(MAXF, sizeof *b);
@@ -75,8 +82,19 @@ static ddp_result cmp_run(cmd_ctx *c) {
   cmp_report_init(&r, &o);
   if (!rc) rc = cmp_load(a, na, b, nb, g->noise[0] ? &noise : NULL, g->allow_config_diff, &r);
   if (!rc) {
-    cmp_report_print(&r, fmts[g->format & 3], stdout);
+    snprintf(r.start_time, sizeof r.start_time, "%s", c->start_time);
+    time_t now = time(NULL);
+    struct tm t0 = {0};
+    strftime(r.end_time, sizeof r.end_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    r.duration_s = strptime(c->start_time, "%Y-%m-%dT%H:%M:%SZ", &t0) ? difftime(now, timegm(&t0)) : NAN;
+    cmp_format f = fmts[g->format & 3];
+    cmp_report_print(&r, f, stdout);
     fflush(stdout);
+    if (f == CMP_CSV || f == CMP_JSON) { /* stdout is data for pandas or jq: the bottom line goes to stderr */
+      char bottom[2048];
+      cmp_bottom_line(&r, bottom, sizeof bottom);
+      fprintf(stderr, "%s\n", bottom);
+    }
     rc = cmp_report_exit_code(&r);
   }
   cmp_report_free(&r);
@@ -97,11 +115,15 @@ const cmd_def cmd_compare = {
     .about = "Compares two sets of result files, benchstat's way. Each run is one sample: its median step, "
              "because steps inside one run are not independent. Per metric: the medians of A and B, the change, "
              "its 95 % confidence interval, the two-sided Mann-Whitney U p-value and a verdict (~ no significant "
-             "change, + better, - worse). With fewer than 4 runs a side only the medians are printed: no "
-             "significance can be claimed. Run 10 or more per side, interleaved (launch/ab.sh does). The "
-             "provenance diff (versions, NCCL_* and transport environment, config, hosts, GPUs) is printed first. "
-             "Exit 5: a significant regression beyond --threshold-pct.\nExample: ddpbench compare runs/nccl-2.27/ "
-             "runs/nccl-2.28/\n",
+             "change, + better, - worse). With fewer than 4 runs a side the medians and changes are printed, marked "
+             "not enough runs to test: no significance can be claimed. Run 10 or more per side, interleaved "
+             "(launch/ab.sh does). The report leads with a summary (regressions beyond --threshold-pct, worse within "
+             "it, better, unchanged, the noise floor), then the provenance diff (versions, NCCL_* and transport "
+             "environment, config, hosts, GPUs) and the table, and ends with one bottom line: FAIL (a significant "
+             "regression beyond --threshold-pct, exit 5), WARN (too few runs to test, and a median worse beyond the "
+             "threshold) or PASS. Sides whose runs carry --label values that tell them apart are named by them. "
+             "--format csv and json print the data alone on stdout and the bottom line on stderr.\nExample: "
+             "ddpbench compare runs/nccl-2.27/ runs/nccl-2.28/\n",
     .args_size = sizeof(cmp_args),
     .tables = cmp_tables,
     .run = cmp_run,

@@ -6,9 +6,19 @@
  * 4 runs a side; never calls a change inside the noise floor. Reads result files, prints a report, writes
  * nothing else; no MPI, no device.
  *
+ * The text report says what happened first: a summary (regressions beyond the threshold, worse within it,
+ * better, unchanged, not tested, with the noise floor used), then the detail (provenance diff, notes, the
+ * table: compact by default, at most CMP_TEXT_COLS columns, --wide for every metric and column), and ends with
+ * the bottom line, "ddpbench compare: VERDICT  figures  (context; N fail, N warn)":
+ *   FAIL  a significant regression beyond --threshold-pct (exit CMP_EXIT_REGRESSION, as before);
+ *   WARN  none, but a metric that could not be tested (fewer than CMP_MIN_RUNS runs a side) has medians worse
+ *         beyond the threshold and the noise floor: a regression the runs can neither confirm nor rule out
+ *         (exit 0); an untested improvement does not warn;
+ *   PASS  otherwise (exit 0).
+ *
  * Layers, each usable alone (tests drive the inner two with synthetic samples):
  *   cmp_evaluate      one metric's samples -> medians, change, CI, p, verdict          (compare_stats.h)
- *   cmp_report_*      rows + provenance diff -> text | md | csv | json, exit code
+ *   cmp_report_*      rows + provenance diff -> summary, text | md | csv | json, exit code, bottom line
  *   compare_main      command line, result files -> runs -> metrics and provenance -> report */
 #ifndef DDPBENCH_COMPARE_H
 #define DDPBENCH_COMPARE_H
@@ -23,6 +33,8 @@ extern "C" {
 enum { CMP_EXIT_REGRESSION = 5 };
 /* Fewer runs than this on a side: medians only, no significance claimed (benchstat's limit at alpha 0.05). */
 enum { CMP_MIN_RUNS = 4 };
+/* The default text report's widest line (--wide: no limit). */
+enum { CMP_TEXT_COLS = 120 };
 
 typedef enum { CMP_LOWER_BETTER = -1, CMP_HIGHER_BETTER = 1 } cmp_better;
 typedef enum { CMP_TEXT, CMP_MD, CMP_CSV, CMP_JSON } cmp_format;
@@ -32,6 +44,8 @@ typedef struct {
   double threshold_pct; /* a significant regression beyond this exits CMP_EXIT_REGRESSION; 2 */
   double noise_pct;     /* floor for every metric, below which no change is called; 0 */
   int pool_steps;       /* samples are the steps of every run, not one value per run */
+  int wide;             /* text: every metric with every column, as wide as it takes */
+  const char *noise_file; /* --noise FILE (the per-metric floors' origin, for the summary), or NULL */
 } cmp_options;
 
 void cmp_options_defaults(cmp_options *o);
@@ -58,6 +72,8 @@ typedef struct {
   int exact;                   /* p from the exact distribution */
   char verdict;                /* '~', '+', '-'; ' ' when not tested */
   int regression;              /* verdict '-' and |change| > threshold */
+  int moved_worse;             /* not tested, and the medians are worse beyond the threshold and the floor (from
+                                * 0: any worse change): what makes the bottom line WARN */
 } cmp_row;
 
 /* Medians, change, CI of the change (of log values when every sample is positive, so that the interval is
@@ -77,15 +93,27 @@ typedef struct {
 
 typedef struct {
   char *name, *unit;
+  char *brief; /* the compact view's name ("allreduce 32 KiB busbw"), or NULL: name */
+  int detail;  /* shown only with --wide (a collectives figure other than the out-of-place busbw) */
   cmp_better better;
   int na, nb; /* samples */
   cmp_row row;
 } cmp_line;
 
+/* One label (--label key=value) that every run of a side carries. */
+typedef struct {
+  char *key, *value;
+} cmp_label;
+
 typedef struct {
   cmp_options opt;
   char *label_a, *label_b; /* what each side was given as */
+  char *name_a, *name_b;   /* the labels that tell the sides apart ("nccl=2.21.5"), or NULL (both or neither) */
+  cmp_label *labels[2];    /* the labels every run of side A (0) or B (1) shares, sorted by key */
+  int nlabels[2];
   int runs_a, runs_b;
+  char start_time[32], end_time[32]; /* ISO 8601 UTC; "" when not set (the JSON then leaves them out) */
+  double duration_s;
   int same_provenance;     /* A/A: the CIs are the noise floor of each metric */
   int nprov_same;          /* provenance keys equal everywhere */
   cmp_prov_diff *diff;
@@ -94,6 +122,7 @@ typedef struct {
   int nnotes;
   cmp_line *lines;
   int nlines;
+  char *brief_note; /* the compact view's one line on what it leaves out, or NULL */
 } cmp_report;
 
 void cmp_report_init(cmp_report *r, const cmp_options *o);
@@ -104,8 +133,31 @@ void cmp_report_note(cmp_report *r, const char *fmt, ...) __attribute__((format(
 void cmp_report_add_diff(cmp_report *r, const char *key, const char *a, const char *b, int mixed_a, int mixed_b,
                          int refused);
 void cmp_report_print(const cmp_report *r, cmp_format f, FILE *out);
+/* Sets the last line's compact name (copied; NULL: its name) and whether only --wide shows it. */
+void cmp_report_brief(cmp_report *r, const char *brief, int detail);
 /* 0, or CMP_EXIT_REGRESSION when any line is a significant regression beyond the threshold. */
 int cmp_report_exit_code(const cmp_report *r);
+
+/* What the lines add up to: each line in exactly one class. */
+typedef enum { CMP_REGRESSED, CMP_WORSE, CMP_BETTER, CMP_SAME, CMP_UNTESTED_WORSE, CMP_UNTESTED, CMP_NCLASS } cmp_class;
+cmp_class cmp_line_class(const cmp_line *l);
+typedef struct {
+  int n[CMP_NCLASS];
+  int untested;        /* n[CMP_UNTESTED_WORSE] + n[CMP_UNTESTED] */
+  const char *verdict; /* "PASS", "WARN" or "FAIL" */
+  int exit_code;       /* cmp_report_exit_code */
+} cmp_summary;
+void cmp_report_summarize(const cmp_report *r, cmp_summary *s);
+/* The lines of class c in the order a person reads them: the compact view's rows before the details, each by
+ * the size of its change (from 0 first). Returns how many, with their indexes in *idx (malloc'ed; NULL and 0
+ * when none or out of memory). */
+int cmp_class_lines(const cmp_report *r, cmp_class c, int **idx);
+/* The noise floor used, in words ("none", "2 % (--noise-pct)", "per metric from aa.json (0.4 % to 3.1 %)"). */
+void cmp_noise_words(const cmp_report *r, char *buf, size_t n);
+/* The last line of the report (no newline): "ddpbench compare: VERDICT  figures  (context; N fail, N warn)". */
+void cmp_bottom_line(const cmp_report *r, char *buf, size_t n);
+/* A side's name for people: its distinguishing labels, else "A" / "B" (side 0 / 1). */
+const char *cmp_side_name(const cmp_report *r, int side);
 
 /* Reads a recorded A/A comparison (`compare --format json`) into per-metric floors: for each metric with a
  * bounded CI, the larger of |CI end|. Returns 0, or 2 after a one-line error naming the file. */

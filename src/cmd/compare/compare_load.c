@@ -1,6 +1,7 @@
 /* compare_load.c: result files -> the runs of each side -> provenance diff and one line per metric, for
- * compare.c. Reads result files only through the project's one reader (result_load in result.h) and never
- * parses a result itself; never writes a file.
+ * compare.c. Reads result files through the project's one reader (result_load in result.h); the one exception,
+ * a run's top-level "labels", is read here only while the reader does not keep them (before schema version 4).
+ * Never writes a file.
  *
  * A metric is a record whose direction is known (better lower or higher), named
  *   "<measurement>[@<group>] <metric>[ <label>=<value> ...]"     e.g. "comm allreduce_busbw_gbs bytes=4194304 type=fp32"
@@ -11,15 +12,25 @@
  *
  * Provenance of a run: "ddpbench_version", "job.*" (device, comm, world_size, nodes), "versions.*" (every rank's
  * library versions; distinct values joined), "env.*" (the recorded NCCL_*, CUDA_*, UCX_* and transport
- * variables; Slurm's job and step ids left out), "config.*" (every key but output paths), "hosts", "gpus". */
+ * variables; Slurm's job and step ids left out), "config.*" (every key but output paths), "hosts", "gpus".
+ * A run's "labels" (--label key=value) are names given by people, not provenance: an A/A whose sides are
+ * labelled side=A and side=B is still an A/A. The labels every run of a side shares, where some of them are not
+ * the other side's, name the sides ("nccl=2.21.5" against "nccl=2.23.4").
+ *
+ * The compact view (compare's default text) keeps one row per collective and size: the out-of-place busbw
+ * ("allreduce 32 KiB busbw"; the labels that vary between rows are named, the others said once); the other
+ * collectives figures are details that --wide shows. */
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include <cjson/cJSON.h>
+
 #include "common.h"
 #include "compare.h"
+#include "input_file.h"
 #include "result.h"
 
 /* ---- config keys ------------------------------------------------------------------------------------- */
@@ -29,7 +40,7 @@
 static const char *model_keys[] = {"hidden", "layers", "batch", "precision", "seed", "lr", "momentum",
                                    "loss_scale_init", "loss_scale_growth_factor", "loss_scale_backoff",
                                    "loss_scale_growth_interval", "inject_nonfinite"};
-static const char *output_keys[] = {"json", "topo_xml", "force", "quiet", "config_file"};
+static const char *output_keys[] = {"json", "topo_xml", "force", "quiet", "progress", "label", "config_file"};
 
 static int in_list(const char *k, const char **list, size_t n) {
   for (size_t i = 0; i < n; i++)
@@ -319,6 +330,102 @@ static int prov_diff(side *sa, side *sb, int allow_config_diff, cmp_report *r) {
   return rc;
 }
 
+/* ---- labels ------------------------------------------------------------------------------------------ */
+#if RESULT_SCHEMA_VERSION >= 4
+/* The reader keeps a run's labels (schema version 4). */
+static int run_labels(const side *s, int i, kvlist *out) {
+  const result_doc *d = &s->docs[i];
+  for (int k = 0; k < d->nlabels; k++)
+    if (kv_put(out, d->labels[k].key, d->labels[k].value)) return ddp_usage_error("compare: out of memory"), 2;
+  return 0;
+}
+#else
+/* This reader does not keep labels yet: the file's top-level "labels" object (string -> string), read here.
+ * Returns 0, or 2 after one line naming the file. */
+static int run_labels(const side *s, int i, kvlist *out) {
+  const char *path = s->files.v[i];
+  char why[300];
+  size_t len = 0;
+  char *text = input_file_read(path, INPUT_MAX_RESULT, &len, why, sizeof why);
+  if (!text) return ddp_usage_error("compare: %s: %s", path, why), 2;
+  cJSON *doc = cJSON_ParseWithLength(text, len);
+  free(text);
+  const cJSON *lab = cJSON_GetObjectItemCaseSensitive(doc, "labels"), *e;
+  int rc = lab && !cJSON_IsObject(lab) ? 2 : 0;
+  if (rc) lab = NULL;
+  cJSON_ArrayForEach(e, lab) {
+    if (!cJSON_IsString(e) || !e->string) rc = 2;
+    else if (kv_put(out, e->string, e->valuestring)) rc = 3;
+    if (rc) break;
+  }
+  cJSON_Delete(doc);
+  if (rc == 2) ddp_usage_error("compare: %s: labels: not an object of strings (--label key=value)", path);
+  if (rc == 3) rc = 2, ddp_usage_error("compare: out of memory");
+  return rc;
+}
+#endif
+
+static int kv_by_key(const void *a, const void *b) { return strcmp(((const kv *)a)->key, ((const kv *)b)->key); }
+
+/* The labels every run of side s shares into r->labels[si], sorted by key. Returns 0 or 2. */
+static int side_labels(const side *s, int si, cmp_report *r) {
+  kvlist common = {0};
+  int rc = 0;
+  for (int i = 0; i < s->n && !rc; i++) {
+    kvlist mine = {0};
+    rc = run_labels(s, i, &mine);
+    if (!rc && i == 0) {
+      common = mine, mine = (kvlist){0};
+    } else if (!rc) { /* keep what this run has too, with the same value */
+      int k = 0;
+      for (int j = 0; j < common.n; j++) {
+        const char *v = kv_get(&mine, common.v[j].key);
+        if (v && !strcmp(v, common.v[j].value)) common.v[k++] = common.v[j];
+        else free(common.v[j].key), free(common.v[j].value);
+      }
+      common.n = k;
+    }
+    kv_free_list(&mine);
+  }
+  if (!rc && common.n) {
+    qsort(common.v, (size_t)common.n, sizeof *common.v, kv_by_key);
+    if (!(r->labels[si] = calloc((size_t)common.n, sizeof *r->labels[si]))) rc = 2, ddp_usage_error("compare: out of memory");
+    for (int j = 0; !rc && j < common.n; j++) {
+      r->labels[si][j] = (cmp_label){strdup(common.v[j].key), strdup(common.v[j].value)};
+      r->nlabels[si]++;
+    }
+  }
+  kv_free_list(&common);
+  return rc;
+}
+
+/* "k=v k=v": the labels of side s that the other side does not share (key and value); NULL when none. */
+static char *side_name(const cmp_report *r, int s) {
+  char buf[512] = "";
+  size_t u = 0;
+  for (int i = 0; i < r->nlabels[s]; i++) {
+    const cmp_label *l = &r->labels[s][i];
+    int shared = 0;
+    for (int j = 0; j < r->nlabels[!s] && !shared; j++)
+      shared = !strcmp(l->key, r->labels[!s][j].key) && !strcmp(l->value, r->labels[!s][j].value);
+    if (!shared && u < sizeof buf)
+      u += (size_t)snprintf(buf + u, sizeof buf - u, "%s%s=%s", u ? " " : "", l->key, l->value);
+  }
+  if (u >= sizeof buf) strcpy(buf + sizeof buf - 4, "...");
+  return u ? strdup(buf) : NULL;
+}
+
+/* Names both sides by their labels when each has some the other lacks; else neither (today's naming). */
+static int name_sides(side *sa, side *sb, cmp_report *r) {
+  int rc = side_labels(sa, 0, r);
+  if (!rc) rc = side_labels(sb, 1, r);
+  if (rc) return rc;
+  char *a = side_name(r, 0), *b = side_name(r, 1);
+  if (a && b) r->name_a = a, r->name_b = b;
+  else free(a), free(b);
+  return 0;
+}
+
 /* ---- metrics ----------------------------------------------------------------------------------------- */
 typedef struct {
   char *name, *unit;
@@ -328,6 +435,7 @@ typedef struct {
   double *pool[2]; /* --pool-steps: steps of every run */
   int npool[2];
   int pooled_runs[2];
+  const result_record *rec; /* the first record seen (the compact view's name); valid while the runs are loaded */
 } metric;
 
 typedef struct {
@@ -472,6 +580,7 @@ static int collect_run(metric_table *t, int s, int run, const result_doc *d, int
     metric_name(name, sizeof name, rec, host);
     metric *m = metric_get(t, name, rec->unit, better);
     if (!m) return -1;
+    if (!m->rec) m->rec = rec;
     double v = rec->value, *old = &m->val[s][run];
     if (!host || !m->seen[s][run] || isnan(*old))
       *old = v;
@@ -488,10 +597,76 @@ static int collect_run(metric_table *t, int s, int run, const result_doc *d, int
   return 0;
 }
 
+/* ---- the compact view's collectives rows --------------------------------------------------------------- */
+/* The labels of a collectives record that may vary inside one collective's rows (bytes always does). */
+static const char *const COLL_KEYS[] = {"type", "redop", "root", "cycle"};
+enum { NCOLL_KEYS = sizeof COLL_KEYS / sizeof *COLL_KEYS, MAX_COLLS = 16 };
+
+typedef struct {
+  const char *name;                  /* the collective */
+  const char *first[NCOLL_KEYS + 1]; /* each key's first value; [NCOLL_KEYS] the group */
+  int varies[NCOLL_KEYS + 1];
+} coll_rows;
+
+static const char *coll_value(const result_record *rec, int k) {
+  const char *v = k < NCOLL_KEYS ? result_record_label(rec, COLL_KEYS[k]) : rec->group;
+  return v ? v : "";
+}
+
+static int is_coll(const metric *m) {
+  return m->rec && !strcmp(m->rec->measurement, "collectives") && result_record_label(m->rec, "collective") &&
+         result_record_label(m->rec, "bytes");
+}
+
+/* Which labels vary inside each collective's rows; n of them; a collective past MAX_COLLS gets all named. */
+static int coll_scan(const metric_table *t, coll_rows *c) {
+  int n = 0;
+  for (int i = 0; i < t->n; i++) {
+    if (!is_coll(&t->v[i])) continue;
+    const result_record *rec = t->v[i].rec;
+    const char *name = result_record_label(rec, "collective");
+    int j = 0;
+    while (j < n && strcmp(c[j].name, name)) j++;
+    if (j == MAX_COLLS) continue;
+    if (j == n) {
+      c[n].name = name;
+      for (int k = 0; k <= NCOLL_KEYS; k++) c[n].first[k] = coll_value(rec, k), c[n].varies[k] = 0;
+      n++;
+    }
+    for (int k = 0; k <= NCOLL_KEYS; k++) c[j].varies[k] |= strcmp(c[j].first[k], coll_value(rec, k)) != 0;
+  }
+  return n;
+}
+
+/* "allreduce 32 KiB busbw_gbs" (+ " in-place", the labels that vary, the group when it varies); *detail: not the
+ * out-of-place busbw (shown only with --wide). */
+static void coll_brief(const metric *m, const coll_rows *c, int nc, char *buf, size_t n, int *detail) {
+  const result_record *rec = m->rec;
+  const char *name = result_record_label(rec, "collective"), *place = result_record_label(rec, "placement");
+  int j = 0;
+  while (j < nc && strcmp(c[j].name, name)) j++;
+  size_t u = (size_t)snprintf(buf, n, "%s", name);
+  for (int k = 0; k <= NCOLL_KEYS && u < n; k++) {
+    if (j < nc && !c[j].varies[k]) continue;
+    if (k == NCOLL_KEYS) u += (size_t)snprintf(buf + u, n - u, "@%s", rec->group);
+    else u += (size_t)snprintf(buf + u, n - u, " %s=%s", COLL_KEYS[k], coll_value(rec, k));
+  }
+  unsigned long long b = strtoull(result_record_label(rec, "bytes"), NULL, 10), unit = 1;
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int ui = 0;
+  while (ui < 4 && b >= unit * 1024 && b % (unit * 1024) == 0) unit *= 1024, ui++;
+  if (u < n) u += (size_t)snprintf(buf + u, n - u, " %llu %s %s", b / unit, units[ui], rec->metric);
+  int in_place = place && !strcmp(place, "in_place");
+  if (in_place && u < n) snprintf(buf + u, n - u, " in-place");
+  *detail = in_place || (strcmp(rec->metric, "busbw_gbs") && strcmp(rec->metric, "load_busbw_gbs"));
+}
+
 /* Per metric: consistency inside each side, then one report line. Returns 0 or 2. */
 static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, cmp_report *r) {
-  int only[2] = {0, 0}, skipped_nan = 0;
+  int only[2] = {0, 0}, skipped_nan = 0, ncoll_rows = 0;
   const char *only_name[2] = {NULL, NULL}, *nan_name = NULL;
+  coll_rows colls[MAX_COLLS];
+  int ncolls = coll_scan(t, colls);
   for (int i = 0; i < t->n; i++) {
     metric *m = &t->v[i];
     int seen[2] = {0, 0}, finite = 1;
@@ -526,7 +701,17 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
                     .floor_pct = cmp_noise_floor(noise, m->name)};
     if (cmp_report_add(r, m->name, m->unit, &in) != 0)
       return ddp_usage_error("compare: %s: cannot evaluate", m->name), 2;
+    if (is_coll(m)) {
+      char brief[512];
+      int detail;
+      coll_brief(m, colls, ncolls, brief, sizeof brief, &detail);
+      cmp_report_brief(r, brief, detail);
+      ncoll_rows++;
+    }
   }
+  if (ncoll_rows && !r->brief_note)
+    r->brief_note = strdup("collectives: one row per collective and size, its out-of-place busbw_gbs (in the names: "
+                           "any label that varies inside a collective's rows)");
   for (int s = 0; s < 2; s++)
     if (only[s])
       cmp_report_note(r, "%d metric%s only in %c, not compared (e.g. %s)", only[s], only[s] == 1 ? "" : "s",
@@ -608,6 +793,9 @@ int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int all
     r->label_a = side_label(a, na), r->label_b = side_label(b, nb);
     r->runs_a = sa.n, r->runs_b = sb.n;
     rc = prov_diff(&sa, &sb, allow_config_diff, r);
+  }
+  if (!rc) {
+    rc = name_sides(&sa, &sb, r);
   }
   if (!rc) {
     t.runs[0] = sa.n, t.runs[1] = sb.n;

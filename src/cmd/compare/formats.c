@@ -19,7 +19,7 @@
 /* A value with four significant digits and no exponent. */
 static const char *fmt_value(char *buf, size_t n, double v) {
   double a = fabs(v);
-  int d = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : a >= 1 ? 3 : a >= 0.01 ? 4 : 6;
+  int d = a >= 1000 || a == 0 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : a >= 1 ? 3 : a >= 0.01 ? 4 : 6;
   snprintf(buf, n, "%.*f", d, v);
   return buf;
 }
@@ -37,6 +37,7 @@ static const char *fmt_pct(char *buf, size_t n, double v) {
 /* The change column: a percentage, or "from 0" where side A's median is 0. */
 static const char *fmt_change(char *buf, size_t n, const cmp_row *w) {
   if (w->from_zero) return snprintf(buf, n, "from 0"), buf;
+  if (w->med_a == 0 && w->med_b == 0) return snprintf(buf, n, "0"), buf;
   return fmt_pct(buf, n, w->change_pct);
 }
 
@@ -74,40 +75,227 @@ static int any_floor(const cmp_report *r) {
   return 0;
 }
 
-static void print_header_lines(const cmp_report *r, FILE *out, const char *lead) {
-  fprintf(out, "%sddpbench compare: A = %d run%s (%s), B = %d run%s (%s)\n", lead, r->runs_a, r->runs_a == 1 ? "" : "s",
-          r->label_a ? r->label_a : "-", r->runs_b, r->runs_b == 1 ? "" : "s", r->label_b ? r->label_b : "-");
-  if (r->opt.pool_steps)
-    fprintf(out, "%ssamples: POOLED per-step samples of every run (--pool-steps): steps inside a run are not "
-                 "independent, so p-values overstate significance\n", lead);
-  else
-    fprintf(out, "%ssamples: one per run (its median step); steps inside a run are not independent\n", lead);
-  if (r->runs_a < CMP_MIN_RUNS || r->runs_b < CMP_MIN_RUNS)
-    fprintf(out, "%sfewer than %d runs on a side: medians only, no significance can be claimed\n", lead,
-            CMP_MIN_RUNS);
+/* ---- text -------------------------------------------------------------------------------------------- */
+
+/* text word-wrapped to width columns (0: one line), the first line led by lead, the others by more. */
+static void put_wrapped(FILE *out, const char *lead, const char *more, const char *text, int width) {
+  int col = fprintf(out, "%s", lead), lw = (int)strlen(more), first = 1;
+  for (const char *p = text; *p;) {
+    while (*p == ' ') p++;
+    size_t k = strcspn(p, " ");
+    if (!k) break;
+    if (!first && width > 0 && col + 1 + (int)k > width) {
+      fprintf(out, "\n%s", more);
+      col = lw;
+    } else if (!first) {
+      fputc(' ', out), col++;
+    }
+    fwrite(p, 1, k, out);
+    col += (int)k, p += k, first = 0;
+  }
+  fputc('\n', out);
 }
 
-static void print_text(const cmp_report *r, FILE *out) {
-  print_header_lines(r, out, "");
+/* A percentage in at most 7 columns: 2 decimals under 10 %, 1 under 1000 %, none above. */
+static const char *fmt_pct_short(char *buf, size_t n, double v) {
+  if (isnan(v)) snprintf(buf, n, "n/a");
+  else if (isinf(v)) snprintf(buf, n, "%sinf", v < 0 ? "-" : "+");
+  else snprintf(buf, n, "%+.*f%%", fabs(v) < 9.995 ? 2 : fabs(v) < 999.95 ? 1 : 0, v);
+  return buf;
+}
+
+static const char *fmt_change_short(char *buf, size_t n, const cmp_row *w) {
+  if (w->from_zero) return snprintf(buf, n, "from 0"), buf;
+  if (w->med_a == 0 && w->med_b == 0) return snprintf(buf, n, "0"), buf;
+  return fmt_pct_short(buf, n, w->change_pct);
+}
+
+static const char *fmt_ci_short(char *buf, size_t n, const cmp_row *w) {
+  char lo[32], hi[32];
+  if (isinf(w->ci_lo_pct)) snprintf(buf, n, "unbounded");
+  else snprintf(buf, n, "[%s, %s]", fmt_pct_short(lo, sizeof lo, w->ci_lo_pct), fmt_pct_short(hi, sizeof hi, w->ci_hi_pct));
+  return buf;
+}
+
+static const char *line_name(const cmp_report *r, const cmp_line *l) {
+  return !r->opt.wide && l->brief ? l->brief : l->name;
+}
+
+/* What a side is, in at most width columns (0: whole): "nccl=2.21.5: 4 runs (runs/a)". */
+static void print_side(const cmp_report *r, FILE *out, int s, int width) {
+  char line[1400];
+  const char *given = s ? r->label_b : r->label_a, *name = s ? r->name_b : r->name_a;
+  int runs = s ? r->runs_b : r->runs_a;
+  int k = snprintf(line, sizeof line, "  %c = %s%s%d run%s (%s)", s ? 'B' : 'A', name ? name : "", name ? ": " : "", runs,
+                   runs == 1 ? "" : "s", given ? given : "-");
+  if (width > 0 && k > width && width < (int)sizeof line) strcpy(line + width - 4, "...)");
+  fprintf(out, "%s\n", line);
+}
+
+static void print_header_lines(const cmp_report *r, FILE *out, int width) {
+  fprintf(out, "compare: B against A\n");
+  print_side(r, out, 0, width);
+  print_side(r, out, 1, width);
+  if (r->opt.pool_steps)
+    put_wrapped(out, "", "  ", "samples: POOLED per-step samples of every run (--pool-steps): steps inside a run are not "
+                               "independent, so p-values overstate significance", width);
+  else
+    fprintf(out, "samples: one per run (its median step); steps inside a run are not independent\n");
+  if (r->runs_a < CMP_MIN_RUNS || r->runs_b < CMP_MIN_RUNS)
+    fprintf(out, "fewer than %d runs on a side: medians and changes only, not enough runs to test (no significance "
+                 "can be claimed)\n", CMP_MIN_RUNS);
+}
+
+/* One line of the summary: name, the medians, the change, and the CI and p when tested. */
+static void summary_row(const cmp_report *r, const cmp_line *l, FILE *out, int nw) {
+  const cmp_row *w = &l->row;
+  char ma[32], mb[32], ch[32], ci[64], p[32];
+  const char *name = line_name(r, l);
+  if ((int)strlen(name) > nw) fprintf(out, "    %s\n    %-*s", name, nw, "");
+  else fprintf(out, "    %-*s", nw, name);
+  fprintf(out, "  %10s -> %-10s  %7s", fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
+          fmt_change_short(ch, sizeof ch, w));
+  if (w->tested) fprintf(out, "  %-18s  p %s\n", fmt_ci_short(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p));
+  else fprintf(out, "  not enough runs to test\n");
+}
+
+/* The lines of one class in reading order (cmp_class_lines), at most max of them (0: all). */
+static void summary_class(const cmp_report *r, FILE *out, cmp_class c, int count, const char *what, int max, int nw) {
+  if (!count) return;
+  fprintf(out, "  %d %s:\n", count, what);
+  int *idx, m = cmp_class_lines(r, c, &idx), shown = 0;
+  for (; shown < m && (max == 0 || shown < max); shown++) summary_row(r, &r->lines[idx[shown]], out, nw);
+  free(idx);
+  if (shown < count)
+    fprintf(out, "    ... and %d more (%s)\n", count - shown, r->opt.wide ? "the table below" : "--wide lists every one");
+}
+
+static void print_summary(const cmp_report *r, FILE *out, int width) {
+  cmp_summary s;
+  cmp_report_summarize(r, &s);
+  char noise[700], head[1000], what[64];
+  cmp_noise_words(r, noise, sizeof noise);
+  double t = r->opt.threshold_pct;
+  int max = r->opt.wide ? 0 : 10, nw = 0;
+  for (int i = 0; i < r->nlines; i++) {
+    cmp_class c = cmp_line_class(&r->lines[i]);
+    int k = (int)strlen(line_name(r, &r->lines[i]));
+    if (c != CMP_SAME && c != CMP_UNTESTED && k > nw) nw = k;
+  }
+  if (!r->opt.wide && nw > 50) nw = 50; /* 50 + the figures' 68 columns */
+  snprintf(head, sizeof head, "summary: %s, %d metric%s, threshold %g %%, noise floor %s", s.verdict, r->nlines,
+           r->nlines == 1 ? "" : "s", t, noise);
+  fputc('\n', out);
+  put_wrapped(out, "", "  ", head, width);
+  if (s.untested)
+    fprintf(out, "  not enough runs to test: A %d run%s, B %d run%s (%d a side are needed)\n", r->runs_a,
+            r->runs_a == 1 ? "" : "s", r->runs_b, r->runs_b == 1 ? "" : "s", CMP_MIN_RUNS);
+  snprintf(what, sizeof what, "regressed beyond %g %%", t);
+  summary_class(r, out, CMP_REGRESSED, s.n[CMP_REGRESSED], what, max, nw);
+  snprintf(what, sizeof what, "worse, within %g %%", t);
+  summary_class(r, out, CMP_WORSE, s.n[CMP_WORSE], what, max, nw);
+  summary_class(r, out, CMP_BETTER, s.n[CMP_BETTER], "better", max, nw);
+  if (s.n[CMP_SAME])
+    fprintf(out, "  %d unchanged (no significant change, or within the noise floor)\n", s.n[CMP_SAME]);
+  snprintf(what, sizeof what, "with medians worse beyond %g %%, not tested", t);
+  summary_class(r, out, CMP_UNTESTED_WORSE, s.n[CMP_UNTESTED_WORSE], what, max, nw);
+  if (s.n[CMP_UNTESTED])
+    fprintf(out, "  %d not tested, medians within %g %% or better\n", s.n[CMP_UNTESTED], t);
+}
+
+static void print_provenance(const cmp_report *r, FILE *out, int width) {
   if (r->ndiff) {
     int w = 8;
     for (int i = 0; i < r->ndiff; i++) w = (int)strlen(r->diff[i].key) > w ? (int)strlen(r->diff[i].key) : w;
+    if (width > 0 && w > 40) w = 40;
     fprintf(out, "\nwhat differs (A | B):\n");
     for (int i = 0; i < r->ndiff; i++) {
       const cmp_prov_diff *d = &r->diff[i];
-      fprintf(out, "  %c %-*s  %s | %s%s%s%s\n", d->refused ? '!' : ' ', w, d->key, d->a, d->b,
-              d->mixed_a ? "   (A's runs disagree)" : "", d->mixed_b ? "   (B's runs disagree)" : "",
-              d->refused ? "   (model config)" : "");
+      char lead[128], text[4096];
+      snprintf(lead, sizeof lead, "  %c %-*s  ", d->refused ? '!' : ' ', w, d->key);
+      snprintf(text, sizeof text, "%s | %s%s%s%s", d->a, d->b, d->mixed_a ? "   (A's runs disagree)" : "",
+               d->mixed_b ? "   (B's runs disagree)" : "", d->refused ? "   (model config)" : "");
+      if (width > 0 && (int)strlen(lead) > w + 6) { /* a key longer than the column: on its own line */
+        fprintf(out, "  %c %s\n", d->refused ? '!' : ' ', d->key);
+        snprintf(lead, sizeof lead, "  %c %-*s  ", ' ', w, "");
+      }
+      char more[128];
+      snprintf(more, sizeof more, "%*s", (int)strlen(lead) + 2, "");
+      put_wrapped(out, lead, more, text, width);
     }
   } else {
     fprintf(out, "\nwhat differs: nothing in the provenance (versions, environment, config, hosts, GPUs)\n");
   }
   if (r->nprov_same) fprintf(out, "  same on both sides: %d keys\n", r->nprov_same);
   if (r->same_provenance)
-    fprintf(out, "A/A: both sides have the same provenance, so each metric's CI is its noise between identical "
-                 "stacks (column A/A noise; record it with --format json and pass it as --noise FILE)\n");
-  for (int i = 0; i < r->nnotes; i++) fprintf(out, "note: %s\n", r->notes[i]);
+    put_wrapped(out, "", "  ", "A/A: both sides have the same provenance, so each metric's CI is its noise between "
+                               "identical stacks (--wide: column A/A noise; record it with --format json and pass it "
+                               "as --noise FILE)", width);
+  for (int i = 0; i < r->nnotes; i++) put_wrapped(out, "note: ", "  ", r->notes[i], width);
+}
 
+/* The floor (when floor: any_floor) and A/A (when aa) columns of a row ("" when neither). */
+static void extra_columns(int floor, int aa, const cmp_row *w, char *fl, size_t n) {
+  char ch[32], sp[32];
+  fl[0] = 0;
+  if (floor) snprintf(fl, n, "%-7s ", w->floor_pct > 0 ? fmt_pct(ch, sizeof ch, w->floor_pct) + 1 : "-");
+  if (aa) {
+    double a = aa_spread(w);
+    if (isnan(a)) snprintf(sp, sizeof sp, "n/a");
+    else snprintf(sp, sizeof sp, "+-%.2f%%", a);
+    snprintf(fl + strlen(fl), n - strlen(fl), "%-9s ", sp);
+  }
+}
+
+/* The compact table: one row per metric the compact view keeps, at most width columns (a longer name gets a
+ * line of its own). No A/A noise column: in an A/A it is the CI's larger end (--wide and the JSON give it). */
+static void print_compact_table(const cmp_report *r, FILE *out, int width) {
+  static const char *verdicts[] = {"- REGRESSION", "- worse", "+ better", "~", "? worse", "?"};
+  char fl[64];
+  int floor = any_floor(r);
+  extra_columns(floor, 0, &(cmp_row){0}, fl, sizeof fl);
+  int vw = 7, nw = 6, hidden = 0; /* the verdict column: as wide as the widest shown ("verdict" at least) */
+  for (int i = 0; i < r->nlines; i++) {
+    if (r->lines[i].detail) {
+      hidden++;
+      continue;
+    }
+    int k = (int)strlen(line_name(r, &r->lines[i])), v = (int)strlen(verdicts[cmp_line_class(&r->lines[i])]);
+    nw = k > nw ? k : nw;
+    vw = v > vw ? v : vw;
+  }
+  int fixed = 2 + 9 + 2 + 9 + 2 + 8 + 2 + 18 + 2 + 6 + 2 + (int)strlen(fl) + vw;
+  if (nw > width - fixed) nw = width - fixed > 20 ? width - fixed : 20;
+  fputc('\n', out);
+  if (hidden && r->brief_note) put_wrapped(out, "", "  ", r->brief_note, width);
+  if (hidden) {
+    char t[200];
+    snprintf(t, sizeof t, "%d more metric%s with --wide (every metric and column)", hidden, hidden == 1 ? "" : "s");
+    put_wrapped(out, "  ", "  ", t, width);
+  }
+  fprintf(out, "%-*s  %9s  %9s  %8s  %-18s  %6s  %s%s%s\n", nw, "metric", "A median", "B median", "change",
+          "95% CI of change", "p", floor ? "floor   " : "", "", "verdict");
+  for (int i = 0; i < r->nlines; i++) {
+    const cmp_line *l = &r->lines[i];
+    if (l->detail) continue;
+    const cmp_row *w = &l->row;
+    char ma[32], mb[32], ch[32], ci[64], p[32];
+    const char *name = line_name(r, l);
+    if ((int)strlen(name) > nw) put_wrapped(out, "", "  ", name, width), name = "";
+    extra_columns(floor, 0, w, fl, sizeof fl);
+    if (w->tested)
+      fprintf(out, "%-*s  %9s  %9s  %8s  %-18s  %6s  %s%s\n", nw, name, fmt_value(ma, sizeof ma, w->med_a),
+              fmt_value(mb, sizeof mb, w->med_b), fmt_change_short(ch, sizeof ch, w), fmt_ci_short(ci, sizeof ci, w),
+              fmt_p(p, sizeof p, w->p), fl, verdicts[cmp_line_class(l)]);
+    else
+      fprintf(out, "%-*s  %9s  %9s  %8s  %-26s  %s%s\n", nw, name, fmt_value(ma, sizeof ma, w->med_a),
+              fmt_value(mb, sizeof mb, w->med_b), fmt_change_short(ch, sizeof ch, w), "not enough runs to test", fl,
+              verdicts[cmp_line_class(l)]);
+  }
+}
+
+/* --wide: every metric, every column (as wide as the names). */
+static void print_wide_table(const cmp_report *r, FILE *out) {
   int nw = 6, floor = any_floor(r), aa = r->same_provenance;
   for (int i = 0; i < r->nlines; i++) nw = (int)strlen(r->lines[i].name) > nw ? (int)strlen(r->lines[i].name) : nw;
   fprintf(out, "\n%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%s%s\n", nw, "metric", "unit", "better",
@@ -116,34 +304,67 @@ static void print_text(const cmp_report *r, FILE *out) {
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];
     const cmp_row *w = &l->row;
-    char ma[32], mb[32], ch[32], ci[64], p[32], n[32], fl[48] = "", sp[32];
+    char ma[32], mb[32], ch[32], ci[64], p[32], n[32], fl[64];
     snprintf(n, sizeof n, "%d+%d", l->na, l->nb);
-    if (floor) snprintf(fl, sizeof fl, "%-7s ", w->floor_pct > 0 ? fmt_pct(ch, sizeof ch, w->floor_pct) + 1 : "-");
-    if (aa) {
-      double a = aa_spread(w);
-      if (isnan(a)) snprintf(sp, sizeof sp, "n/a");
-      else snprintf(sp, sizeof sp, "+-%.2f%%", a);
-      snprintf(fl + strlen(fl), sizeof fl - strlen(fl), "%-9s ", sp);
-    }
-    if (w->tested) {
-      fmt_p(p, sizeof p, w->p);
+    extra_columns(floor, aa, w, fl, sizeof fl);
+    if (w->tested)
       fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, l->name, l->unit,
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
-              fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), p, n, fl, w->verdict,
+              fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), n, fl, w->verdict,
               verdict_word(w));
-    } else {
-      fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s(n<%d)\n", nw, l->name, l->unit,
-              better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b), "", "",
-              "", n, fl, CMP_MIN_RUNS);
-    }
+    else
+      fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-31s  %7s  %s?%s\n", nw, l->name, l->unit,
+              better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
+              fmt_change(ch, sizeof ch, w), "not enough runs to test", n, fl,
+              w->moved_worse ? " worse beyond threshold" : "");
   }
-  fprintf(out, "\nverdict: + better, - worse, ~ no significant change (p >= %g, or |change| within the noise floor); "
-               "two-sided Mann-Whitney U, 95%% CI of the ratio B/A by inverting it; exit %d when a '-' exceeds %g%%\n",
-          r->opt.alpha, CMP_EXIT_REGRESSION, r->opt.threshold_pct);
 }
 
+static void print_text(const cmp_report *r, FILE *out) {
+  int width = r->opt.wide ? 0 : CMP_TEXT_COLS;
+  print_header_lines(r, out, width);
+  print_summary(r, out, width);
+  print_provenance(r, out, width);
+  if (r->opt.wide) print_wide_table(r, out);
+  else print_compact_table(r, out, width);
+  char legend[600], bottom[2048];
+  snprintf(legend, sizeof legend,
+           "verdict: + better, - worse (REGRESSION: beyond the %g %% threshold, exit %d), ~ no significant change "
+           "(p >= %g, or |change| within the noise floor), ? not enough runs to test (fewer than %d a side); "
+           "two-sided Mann-Whitney U, 95%% CI of the ratio B/A by inverting it",
+           r->opt.threshold_pct, CMP_EXIT_REGRESSION, r->opt.alpha, CMP_MIN_RUNS);
+  fputc('\n', out);
+  put_wrapped(out, "", "  ", legend, width);
+  cmp_bottom_line(r, bottom, sizeof bottom);
+  fprintf(out, "%s\n", bottom);
+}
+
+static const char *const STATUS[] = {"regressed", "worse", "better", "unchanged", "untested_worse", "untested"};
+
 static void print_md(const cmp_report *r, FILE *out) {
-  print_header_lines(r, out, "");
+  cmp_summary s;
+  cmp_report_summarize(r, &s);
+  char noise[700], bottom[2048];
+  cmp_noise_words(r, noise, sizeof noise);
+  print_header_lines(r, out, 0);
+  fprintf(out, "\n### Summary: %s\n\n", s.verdict);
+  fprintf(out, "- threshold %g %%, noise floor %s\n", r->opt.threshold_pct, noise);
+  if (s.untested)
+    fprintf(out, "- not enough runs to test: A %d, B %d (%d a side are needed)\n", r->runs_a, r->runs_b, CMP_MIN_RUNS);
+  static const char *what[] = {"regressed beyond the threshold", "worse, within the threshold", "better", "unchanged",
+                               "medians worse beyond the threshold, not tested", "not tested, within the threshold"};
+  for (int c = 0; c < CMP_NCLASS; c++) {
+    if (!s.n[c]) continue;
+    fprintf(out, "- %d %s", s.n[c], what[c]);
+    int *idx = NULL, m = c != CMP_SAME && c != CMP_UNTESTED ? cmp_class_lines(r, (cmp_class)c, &idx) : 0, shown = 0;
+    for (; shown < m && shown < 10; shown++) {
+      const cmp_line *l = &r->lines[idx[shown]];
+      char ch[32];
+      fprintf(out, "%s`%s` %s", shown ? ", " : ": ", l->name, fmt_change(ch, sizeof ch, &l->row));
+    }
+    free(idx);
+    fprintf(out, "%s\n", s.n[c] > shown && shown ? ", ..." : "");
+  }
   fprintf(out, "\n### What differs\n\n");
   if (!r->ndiff) fprintf(out, "Nothing in the provenance (versions, environment, config, hosts, GPUs).\n");
   else {
@@ -169,26 +390,27 @@ static void print_md(const cmp_report *r, FILE *out) {
               fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), l->na,
               l->nb, fl + 1, w->verdict, verdict_word(w));
     else
-      fprintf(out, "| %s | %s | %s | %s | %s | | | | %d+%d | %s | n<%d |\n", l->name, l->unit, better_name(l->better),
-              fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b), l->na, l->nb, fl + 1,
-              CMP_MIN_RUNS);
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | not enough runs to test | | %d+%d | %s | ?%s |\n", l->name, l->unit,
+              better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
+              fmt_change(ch, sizeof ch, w), l->na, l->nb, fl + 1, w->moved_worse ? " worse beyond threshold" : "");
   }
+  cmp_bottom_line(r, bottom, sizeof bottom);
+  fprintf(out, "\n%s\n", bottom);
 }
 
-
+/* One row per metric, every column named in the header, no comment lines (pandas.read_csv reads it as it is):
+ * the sides' names and run counts repeat on every row; the provenance diff and the notes are in the text and
+ * JSON reports only. */
 static void print_csv(const cmp_report *r, FILE *out) {
-  print_header_lines(r, out, "# ");
-  for (int i = 0; i < r->ndiff; i++)
-    fprintf(out, "# differs: %s: %s | %s%s\n", r->diff[i].key, r->diff[i].a, r->diff[i].b,
-            r->diff[i].mixed_a || r->diff[i].mixed_b ? " (runs disagree)" : "");
-  for (int i = 0; i < r->nnotes; i++) fprintf(out, "# note: %s\n", r->notes[i]);
   fprintf(out, "metric,unit,better,n_a,n_b,median_a,median_b,change_pct,ci_lo_pct,ci_hi_pct,p,exact,floor_pct,"
-               "verdict,regression\n");
+               "verdict,regression,status,tested,side_a,side_b,runs_a,runs_b,threshold_pct\n");
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];
     const cmp_row *w = &l->row;
     csv_quote(out, l->name);
-    fprintf(out, ",%s,%s,%d,%d,%.9g,%.9g,", l->unit, better_name(l->better), l->na, l->nb, w->med_a, w->med_b);
+    fputc(',', out);
+    csv_quote(out, l->unit);
+    fprintf(out, ",%s,%d,%d,%.9g,%.9g,", better_name(l->better), l->na, l->nb, w->med_a, w->med_b);
     if (isfinite(w->change_pct)) fprintf(out, "%.6g", w->change_pct); /* empty where not defined (from 0) */
     fputc(',', out);
     if (w->tested && isfinite(w->ci_lo_pct))
@@ -199,7 +421,12 @@ static void print_csv(const cmp_report *r, FILE *out) {
       fprintf(out, "%.6g,%d,", w->p, w->exact);
     else
       fprintf(out, ",,");
-    fprintf(out, "%.6g,%c,%d\n", w->floor_pct, w->tested ? w->verdict : '?', w->regression);
+    fprintf(out, "%.6g,%c,%d,%s,%d,", w->floor_pct, w->tested ? w->verdict : '?', w->regression,
+            STATUS[cmp_line_class(l)], w->tested);
+    csv_quote(out, cmp_side_name(r, 0));
+    fputc(',', out);
+    csv_quote(out, cmp_side_name(r, 1));
+    fprintf(out, ",%d,%d,%g\n", r->runs_a, r->runs_b, r->opt.threshold_pct);
   }
 }
 
@@ -209,11 +436,30 @@ static void print_json(const cmp_report *r, FILE *out) {
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddStringToObject(doc, "kind", "compare");
   cJSON_AddNumberToObject(doc, "ddpbench_compare", 1);
-  cJSON *a = cJSON_AddObjectToObject(doc, "a"), *b = cJSON_AddObjectToObject(doc, "b");
-  cJSON_AddStringToObject(a, "label", r->label_a ? r->label_a : "");
-  cJSON_AddNumberToObject(a, "runs", r->runs_a);
-  cJSON_AddStringToObject(b, "label", r->label_b ? r->label_b : "");
-  cJSON_AddNumberToObject(b, "runs", r->runs_b);
+  cmp_summary sum;
+  cmp_report_summarize(r, &sum);
+  char bottom[2048];
+  cmp_bottom_line(r, bottom, sizeof bottom);
+  cJSON_AddStringToObject(doc, "verdict", sum.verdict);
+  cJSON_AddNumberToObject(doc, "exit_code", sum.exit_code);
+  cJSON_AddStringToObject(doc, "bottom_line", bottom);
+  if (r->start_time[0]) cJSON_AddStringToObject(doc, "start_time", r->start_time);
+  if (r->end_time[0]) {
+    cJSON_AddStringToObject(doc, "end_time", r->end_time);
+    cJSON_AddItemToObject(doc, "duration_s", num_or_null(r->duration_s));
+  }
+  cJSON_AddObjectToObject(doc, "labels"); /* compare takes no --label: its sides' labels are in a and b */
+  for (int s = 0; s < 2; s++) {
+    cJSON *side = cJSON_AddObjectToObject(doc, s ? "b" : "a");
+    const char *given = s ? r->label_b : r->label_a, *name = s ? r->name_b : r->name_a;
+    cJSON_AddStringToObject(side, "label", name ? name : given ? given : "");
+    cJSON_AddStringToObject(side, "paths", given ? given : "");
+    cJSON_AddNumberToObject(side, "runs", s ? r->runs_b : r->runs_a);
+    cJSON *lab = cJSON_AddObjectToObject(side, "labels");
+    for (int i = 0; lab && i < r->nlabels[s]; i++) cJSON_AddStringToObject(lab, r->labels[s][i].key, r->labels[s][i].value);
+  }
+  cJSON *su = cJSON_AddObjectToObject(doc, "summary");
+  for (int c = 0; su && c < CMP_NCLASS; c++) cJSON_AddNumberToObject(su, STATUS[c], sum.n[c]);
   cJSON_AddNumberToObject(doc, "alpha", r->opt.alpha);
   cJSON_AddNumberToObject(doc, "threshold_pct", r->opt.threshold_pct);
   cJSON_AddNumberToObject(doc, "noise_pct", r->opt.noise_pct);
@@ -261,6 +507,7 @@ static void print_json(const cmp_report *r, FILE *out) {
     char v[2] = {w->tested ? w->verdict : '?', 0};
     cJSON_AddStringToObject(m, "verdict", v);
     cJSON_AddBoolToObject(m, "regression", w->regression);
+    cJSON_AddStringToObject(m, "status", STATUS[cmp_line_class(l)]);
     cJSON_AddItemToArray(ms, m);
   }
   cJSON_AddBoolToObject(doc, "regression", cmp_report_exit_code(r) == CMP_EXIT_REGRESSION);

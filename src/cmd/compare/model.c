@@ -5,7 +5,8 @@
  * The verdict, in order: fewer than CMP_MIN_RUNS runs on a side -> medians only (' '); p >= alpha -> '~';
  * the CI of the change not on the side of the change of medians -> '~'; |change| <= noise floor -> '~';
  * otherwise '+' or '-' by the metric's direction. A '-' beyond
- * --threshold-pct is a regression and makes the exit code 5. */
+ * --threshold-pct is a regression and makes the exit code 5. Untested lines whose medians are worse beyond the
+ * threshold and the floor are "moved worse": the bottom line's WARN (compare.h). */
 #include "compare.h"
 
 #include <math.h>
@@ -51,7 +52,13 @@ int cmp_evaluate(const cmp_input *in, const cmp_options *o, cmp_row *out) {
   out->floor_pct = fmax(o->noise_pct, in->floor_pct);
   if (out->med_a != 0) out->change_pct = 100.0 * (out->med_b / out->med_a - 1.0);
   out->from_zero = out->med_a == 0 && out->med_b != 0;
-  if (in->runs_a < CMP_MIN_RUNS || in->runs_b < CMP_MIN_RUNS) return 0;
+  if (in->runs_a < CMP_MIN_RUNS || in->runs_b < CMP_MIN_RUNS) {
+    /* the direction from the medians themselves (a negative median A flips the sign of the change) */
+    int up = out->med_b > out->med_a, worse = out->med_b != out->med_a && up == (in->better == CMP_LOWER_BETTER);
+    out->moved_worse = worse && (out->from_zero || (isfinite(out->change_pct) &&
+                                                    fabs(out->change_pct) > fmax(o->threshold_pct, out->floor_pct)));
+    return 0;
+  }
 
   mwu_result m;
   if (mwu_test(in->a, in->na, in->b, in->nb, &m) != 0) return -1;
@@ -117,8 +124,13 @@ void cmp_report_init(cmp_report *r, const cmp_options *o) {
 void cmp_report_free(cmp_report *r) {
   for (int i = 0; i < r->ndiff; i++) free(r->diff[i].key), free(r->diff[i].a), free(r->diff[i].b);
   for (int i = 0; i < r->nnotes; i++) free(r->notes[i]);
-  for (int i = 0; i < r->nlines; i++) free(r->lines[i].name), free(r->lines[i].unit);
+  for (int i = 0; i < r->nlines; i++) free(r->lines[i].name), free(r->lines[i].unit), free(r->lines[i].brief);
+  for (int s = 0; s < 2; s++) {
+    for (int i = 0; i < r->nlabels[s]; i++) free(r->labels[s][i].key), free(r->labels[s][i].value);
+    free(r->labels[s]);
+  }
   free(r->diff), free(r->notes), free(r->lines), free(r->label_a), free(r->label_b);
+  free(r->name_a), free(r->name_b), free(r->brief_note);
   memset(r, 0, sizeof *r);
 }
 
@@ -156,10 +168,148 @@ void cmp_report_add_diff(cmp_report *r, const char *key, const char *a, const ch
   r->diff[r->ndiff++] = (cmp_prov_diff){strdup(key), strdup(a), strdup(b), mixed_a, mixed_b, refused};
 }
 
+void cmp_report_brief(cmp_report *r, const char *brief, int detail) {
+  if (r->nlines == 0) return;
+  cmp_line *l = &r->lines[r->nlines - 1];
+  free(l->brief);
+  l->brief = brief ? strdup(brief) : NULL; /* out of memory: the full name is shown, nothing lost */
+  l->detail = detail;
+}
+
 int cmp_report_exit_code(const cmp_report *r) {
   for (int i = 0; i < r->nlines; i++)
     if (r->lines[i].row.regression) return CMP_EXIT_REGRESSION;
   return 0;
+}
+
+/* ---- summary and bottom line ------------------------------------------------------------------------- */
+
+cmp_class cmp_line_class(const cmp_line *l) {
+  const cmp_row *w = &l->row;
+  if (!w->tested) return w->moved_worse ? CMP_UNTESTED_WORSE : CMP_UNTESTED;
+  if (w->verdict == '-') return w->regression ? CMP_REGRESSED : CMP_WORSE;
+  return w->verdict == '+' ? CMP_BETTER : CMP_SAME;
+}
+
+void cmp_report_summarize(const cmp_report *r, cmp_summary *s) {
+  memset(s, 0, sizeof *s);
+  for (int i = 0; i < r->nlines; i++) s->n[cmp_line_class(&r->lines[i])]++;
+  s->untested = s->n[CMP_UNTESTED_WORSE] + s->n[CMP_UNTESTED];
+  s->exit_code = cmp_report_exit_code(r);
+  s->verdict = s->exit_code == CMP_EXIT_REGRESSION ? "FAIL" : s->n[CMP_UNTESTED_WORSE] ? "WARN" : "PASS";
+}
+
+static const cmp_report *g_order; /* qsort has no context argument */
+
+static double change_size(const cmp_line *l) {
+  return l->row.from_zero ? INFINITY : isfinite(l->row.change_pct) ? fabs(l->row.change_pct) : 0;
+}
+
+static int by_reading_order(const void *x, const void *y) {
+  const cmp_line *a = &g_order->lines[*(const int *)x], *b = &g_order->lines[*(const int *)y];
+  if (a->detail != b->detail) return a->detail - b->detail;
+  double ca = change_size(a), cb = change_size(b);
+  if (ca != cb) return ca > cb ? -1 : 1;
+  return *(const int *)x - *(const int *)y;
+}
+
+int cmp_class_lines(const cmp_report *r, cmp_class c, int **idx) {
+  int n = 0;
+  *idx = NULL;
+  for (int i = 0; i < r->nlines; i++) n += cmp_line_class(&r->lines[i]) == c;
+  if (!n || !(*idx = malloc((size_t)n * sizeof **idx))) return 0;
+  n = 0;
+  for (int i = 0; i < r->nlines; i++)
+    if (cmp_line_class(&r->lines[i]) == c) (*idx)[n++] = i;
+  g_order = r;
+  qsort(*idx, (size_t)n, sizeof **idx, by_reading_order);
+  g_order = NULL;
+  return n;
+}
+
+const char *cmp_side_name(const cmp_report *r, int side) {
+  const char *n = side ? r->name_b : r->name_a;
+  return n ? n : side ? "B" : "A";
+}
+
+void cmp_noise_words(const cmp_report *r, char *buf, size_t n) {
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < r->nlines; i++) {
+    double f = r->lines[i].row.floor_pct;
+    if (f > 0) lo = fmin(lo, f), hi = fmax(hi, f);
+  }
+  char range[64];
+  if (lo == hi) snprintf(range, sizeof range, "%.2g %%", hi);
+  else snprintf(range, sizeof range, "%.2g %% to %.2g %%", lo, hi);
+  if (r->opt.noise_file && hi > 0 && r->opt.noise_pct > 0)
+    snprintf(buf, n, "%s per metric (--noise %s, at least --noise-pct %g %%)", range, r->opt.noise_file,
+             r->opt.noise_pct);
+  else if (r->opt.noise_file && hi > 0)
+    snprintf(buf, n, "%s per metric (--noise %s)", range, r->opt.noise_file);
+  else if (r->opt.noise_pct > 0)
+    snprintf(buf, n, "%g %% (--noise-pct)", r->opt.noise_pct);
+  else if (r->opt.noise_file)
+    snprintf(buf, n, "none (--noise %s bounds no metric compared here)", r->opt.noise_file);
+  else
+    snprintf(buf, n, "none");
+}
+
+/* Appends to buf (used so far *u) like snprintf, never past n. */
+static void add(char *buf, size_t n, size_t *u, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add(char *buf, size_t n, size_t *u, const char *fmt, ...) {
+  if (*u >= n) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(buf + *u, n - *u, fmt, ap);
+  va_end(ap);
+  *u = k < 0 ? n : *u + (size_t)k >= n ? n : *u + (size_t)k;
+}
+
+/* " (name +7.9 %, name -6.1 %, +3 more)": the first lines of a class in reading order (cmp_class_lines). */
+static void add_names(const cmp_report *r, cmp_class c, int count, char *buf, size_t n, size_t *u) {
+  enum { SHOW = 2 };
+  int *idx, m = cmp_class_lines(r, c, &idx), shown = 0;
+  for (; shown < m && shown < SHOW; shown++) {
+    const cmp_line *l = &r->lines[idx[shown]];
+    const char *name = l->brief ? l->brief : l->name;
+    if (l->row.from_zero)
+      add(buf, n, u, "%s%s from 0", shown ? ", " : " (", name);
+    else
+      add(buf, n, u, "%s%s %+.1f %%", shown ? ", " : " (", name, l->row.change_pct);
+  }
+  free(idx);
+  if (count > shown) add(buf, n, u, "%s+%d more", shown ? ", " : " (", count - shown);
+  if (count) add(buf, n, u, ")");
+}
+
+void cmp_bottom_line(const cmp_report *r, char *buf, size_t n) {
+  cmp_summary s;
+  cmp_report_summarize(r, &s);
+  size_t u = 0;
+  double t = r->opt.threshold_pct;
+  add(buf, n, &u, "ddpbench compare: %s  ", s.verdict);
+  int reg = s.n[CMP_REGRESSED], mw = s.n[CMP_UNTESTED_WORSE];
+  if (reg) {
+    add(buf, n, &u, "%d regression%s beyond %g %%", reg, reg == 1 ? "" : "s", t);
+    add_names(r, CMP_REGRESSED, reg, buf, n, &u);
+  } else if (mw) {
+    add(buf, n, &u, "%d median%s worse beyond %g %%, not enough runs to test", mw, mw == 1 ? "" : "s", t);
+    add_names(r, CMP_UNTESTED_WORSE, mw, buf, n, &u);
+  } else if (s.untested) {
+    add(buf, n, &u, "no median worse beyond %g %%, not enough runs to test", t);
+  } else {
+    add(buf, n, &u, "no regression beyond %g %%", t);
+  }
+  if (s.n[CMP_WORSE]) add(buf, n, &u, "  %d worse within %g %%", s.n[CMP_WORSE], t);
+  if (s.n[CMP_BETTER]) add(buf, n, &u, "  %d better", s.n[CMP_BETTER]);
+  if (s.n[CMP_SAME]) add(buf, n, &u, "  %d unchanged", s.n[CMP_SAME]);
+  char noise[600];
+  cmp_noise_words(r, noise, sizeof noise);
+  char *paren = strstr(noise, " ("); /* the bottom line keeps the floor; the summary says where it came from */
+  if (paren) *paren = 0;
+  add(buf, n, &u, "  (A%s%s: %d run%s, B%s%s: %d run%s; noise floor %s; %d fail, %d warn)", r->name_a ? " " : "",
+      r->name_a ? r->name_a : "", r->runs_a, r->runs_a == 1 ? "" : "s", r->name_b ? " " : "", r->name_b ? r->name_b : "",
+      r->runs_b, r->runs_b == 1 ? "" : "s", noise, reg, mw);
 }
 
 /* ---- the A/A noise file ------------------------------------------------------------------------------ */
