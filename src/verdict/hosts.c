@@ -42,7 +42,9 @@ static void line(FILE *out, const char *prefix, const char *who, const finding *
 
 void hosts_print(FILE *out, const char *prefix, const result_doc *d, const char *const *hosts, int n,
                  const hosts_verdict *v) {
-  fprintf(out, "# hosts: failing and warning checks\n");
+  int notable = 0; /* the header only above something (an empty one sent users looking for what failed) */
+  for (int i = 0; i < d->findings.n; i++) notable += d->findings.v[i].severity != SEV_INFO;
+  if (notable) fprintf(out, "# hosts: failing and warning checks\n");
   for (int k = 0; k < n; k++) {
     if (seen_before(hosts, k)) continue;
     for (int i = 0; i < d->findings.n; i++) {
