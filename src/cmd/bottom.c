@@ -53,7 +53,8 @@ void bottom_si(double v, char *out, size_t n) {
     return;
   }
   int s = 0;
-  while (fabs(v) >= 10000 && s < 4) v /= 1000, s++;
+  if (fabs(v) >= 10000)
+    while (fabs(v) >= 1000 && s < 4) v /= 1000, s++;
   if (s == 0) snprintf(out, n, "%.4g", v);
   else snprintf(out, n, "%.3g%s", v, suffix[s]);
 }
