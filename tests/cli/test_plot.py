@@ -115,6 +115,35 @@ def main():
         check(bpts and all(close(p["y"], lookup(doc, p["record"])) and p["x"] == float(p["record"]["labels"]["bytes"])
                            for p in bpts), "busbw points = records (%d)" % len(bpts))
 
+        # 1b. an A/B of files of one name in two folders (as launch/ab.sh writes them): sides named by the result's
+        #     "labels" where it has them, else by the folder; one colour a side; per-side heat maps never overwrite
+        for side, labels in (("A", None), ("B", {"side": "B"})):
+            os.makedirs(os.path.join(tmp, "ab", side), exist_ok=True)
+            d = dict(doc)
+            if labels:
+                d["labels"] = labels
+            json.dump(d, open(os.path.join(tmp, "ab", side, "run-01.json"), "w"))
+        out = os.path.join(tmp, "p1b")
+        run_plot(py, src, out, [os.path.join(tmp, "ab", s, "run-01.json") for s in "AB"] + ["--ddpbench", prog])
+        bw = files_ok(out, "busbw", ["A vs side=B", "side: series"])
+        check(bw.get("sides") == ["A", "side=B"], "sides by folder and by labels: %s" % bw.get("sides"))
+        ser = bw.get("series", [])
+        cols = {s["side"]: {x["colour"] for x in ser if x["side"] == s["side"]} for s in ser}
+        check(len(cols) == 2 and all(len(c) == 1 for c in cols.values()) and cols["A"] != cols["side=B"],
+              "one colour a side, two sides two colours: %s" % cols)
+        check(all(s["label"].startswith(s["side"] + ": ") for s in ser), "every legend entry starts with its side")
+        check(all(len(line) <= 90 for line in bw.get("title", "").split("\n")), "the title's lines fit the figure")
+        check(all(os.path.exists(os.path.join(out, "heatmap-%s-run-01.png" % s)) for s in ("A", "side=B")),
+              "a heat map per side: heatmap-A-run-01, heatmap-side=B-run-01")
+        # Matplotlib missing: one line naming the package, exit 2
+        fake = os.path.join(tmp, "nompl", "matplotlib")
+        os.makedirs(fake)
+        open(os.path.join(fake, "__init__.py"), "w").write("raise ImportError('no')\n")
+        p = subprocess.run([py, os.path.join(src, "launch/plot.py"), js], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(fake)))
+        check(p.returncode == 2 and "python3-matplotlib" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              "no Matplotlib: exit 2, one line naming python3-matplotlib: %d %r" % (p.returncode, p.stderr))
+
         # 2. the 3-host fixture: heat map with the straggler, pair matrix
         fx = os.path.join(src, "tests/data/fixtures/result-pairs.json")
         out = os.path.join(tmp, "p2")
@@ -187,6 +216,7 @@ def main():
         want = {m["name"]: m for m in cdoc["metrics"]}
         got = cm.get("points", [])
         check(len(got) == 4, "a point per metric with a change")
+        check(cm.get("xscale") == "symlog", "compare: a symmetric log axis (small and large changes together)")
         check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
                   for p in got), "change and CI = the compare file's")
 
