@@ -27,13 +27,15 @@ case "$secs" in '' | *[!0-9]*) echo "launch/test.sh: DDPBENCH_FUZZ_SECONDS must 
 t0=$(date +%s)
 # Test-only helpers from Debian, installed before the configure step (which looks for Python): scipy, the
 # oracle for compare's statistics (tests/unit/compare_oracle.py); jsonschema, the JSON Schema check of result
-# files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot).
+# files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot);
+# Chromium, the browser that renders launch/report.py's page (test_report).
 missing=""
 /usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
 python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"
 /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing="$missing python3-matplotlib"
 command -v promtool >/dev/null || missing="$missing prometheus"
 command -v prometheus-node-exporter >/dev/null || missing="$missing prometheus-node-exporter"
+command -v chromium >/dev/null || missing="$missing chromium"
 if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
   echo "ddpbench: installing$missing (test-only)" >&2
   apt-get update -qq
