@@ -420,7 +420,7 @@ def plot_busbw(rs, out):
             med = ys[len(ys) // 2] if len(ys) % 2 else (ys[len(ys) // 2 - 1] + ys[len(ys) // 2]) / 2
             rows.append({"x": xv, "y": med, "min": ys[0], "max": ys[-1], "record": runs[0]["record"], "runs": runs})
         nfiles = len({v["file"] for p in rows for v in p["runs"]})
-        series.append({"side": side, "label": "%s: %s %s%s%s" % (side, m, g, " " + extra if extra else "",
+        series.append({"side": side, "label": "%s%s %s%s%s" % (side + ": " if len(sides) > 1 else "", m, g, " " + extra if extra else "",
                                                                " (median of %d runs)" % nfiles if nfiles > 1 else ""),
                        "points": rows})
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
@@ -455,7 +455,8 @@ def plot_busbw(rs, out):
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.grid(alpha=0.3, which="both")
     # the legend beside the axes, never on the data
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, title="side: series",
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+              title="side: series" if len(sides) > 1 else "series",
               title_fontsize=7)
     t = title("Bus bandwidth vs message size" + (" (%s)" % " vs ".join(sides) if len(sides) > 1 else ""), rs)
     ax.set_title(t, fontsize=9)
@@ -499,6 +500,7 @@ def plot_compare(paths, out):
         lo = min(min(p["y"], p["ci"][0] if p["ci"][0] is not None else p["y"]) for p in pts)
         hi = max(max(p["y"], p["ci"][1] if p["ci"][1] is not None else p["y"]) for p in pts)
         ax.set_xlim(min(-15, lo * 1.8 if lo < 0 else -15), max(15, hi * 1.8 if hi > 0 else 15))
+        ax.set_ylim(-0.6, len(rows) - 0.2)  # room above the top row for its value
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([m["name"] for m in reversed(rows)], fontsize=7)
         ax.set_xlabel("change B vs A (%), with its confidence interval (symmetric log beyond +-10 %)")
