@@ -28,10 +28,10 @@ for c in "${configs[@]}"; do
   [ "$H" = 1024 ] && extra="--cuda-graph"
   if [ "$mode" = one ]; then
     export CUDA_VISIBLE_DEVICES=0
-    $bin --config "configs/$c.ini" --phases local $extra --json "$out/$c-ddpbench-1gpu.json" --force --quiet \
+    $bin --config "configs/$c.ini" --phases local $extra --json "$out/$c-ddpbench-1gpu.json" --force --progress none \
       >"$out/$c-ddpbench-1gpu.log" 2>&1 || { echo "ddpbench failed: $c"; tail -20 "$out/$c-ddpbench-1gpu.log"; }
     [ -n "$extra" ] && $bin --config "configs/$c.ini" --phases local --json "$out/$c-ddpbench-1gpu-eager.json" --force \
-      --quiet >"$out/$c-ddpbench-1gpu-eager.log" 2>&1
+      --progress none >"$out/$c-ddpbench-1gpu-eager.log" 2>&1
     python3 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" --lr "${LR:-0.01}" \
       --json "$out/$c-pytorch-1gpu.json" >"$out/$c-pytorch-1gpu.log" 2>&1 || tail -5 "$out/$c-pytorch-1gpu.log"
     d=$(jq_py "$out/$c-ddpbench-1gpu.json" "d['phases']['local']['step_ms']['median']")
@@ -42,7 +42,7 @@ for c in "${configs[@]}"; do
     python3 -c "print(f'{\"$c\":26s} ddpbench {float(\"$d\"):8.3f} ms (eager $e)  pytorch {float(\"$t\"):8.3f} ms  ratio {float(\"$t\")/float(\"$d\"):5.2f}x  {float(\"$tf\"):6.1f} TFLOP/s of measured GEMM peak {float(\"$pk\"):6.1f} ({100*float(\"$tf\")/float(\"$pk\"):.1f} %)')" | tee -a "$table"
   else
     unset CUDA_VISIBLE_DEVICES
-    mpirun -np 2 $bin --config "configs/$c.ini" $extra --json "$out/$c-ddpbench-2gpu.json" --force --quiet \
+    mpirun -np 2 $bin --config "configs/$c.ini" $extra --json "$out/$c-ddpbench-2gpu.json" --force --progress none \
       >"$out/$c-ddpbench-2gpu.log" 2>&1 || { echo "ddpbench failed: $c"; tail -20 "$out/$c-ddpbench-2gpu.log"; }
     torchrun --nproc_per_node 2 launch/pytorch_ref.py --hidden "$H" --layers "$L" --batch "$B" --precision "$P" --lr "${LR:-0.01}" \
       --json "$out/$c-pytorch-2gpu.json" >"$out/$c-pytorch-2gpu.log" 2>&1 || tail -5 "$out/$c-pytorch-2gpu.log"

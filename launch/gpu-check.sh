@@ -35,7 +35,7 @@ step "compute-sanitizer memcheck, one rank, small runs"
 for args in "--comm mpi --precision fp16 --cuda-graph --inject-nonfinite 3" \
             "--comm nccl --precision bf16 --gradient-as-bucket-view --momentum 0.9" "--comm nccl --precision fp32"; do
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 build/gpu/ddpbench \
-    --config configs/ci.ini --device cuda --quiet $args >"$out/memcheck.log" 2>&1
+    --config configs/ci.ini --device cuda --progress none $args >"$out/memcheck.log" 2>&1
   rc=$?
   echo "memcheck $args: $(grep -E "ERROR SUMMARY" "$out/memcheck.log") (exit $rc)"
   [ $rc -eq 0 ] || { fail=1; grep -E "=========" "$out/memcheck.log" | head -30; }

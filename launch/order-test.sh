@@ -30,7 +30,7 @@ for ((r = 1; r <= rounds; r++)); do
       [ "$m" = off ] && extra=(--peak-seconds 0)
       t=$(date +%s.%N)
       env "${env[@]}" "$bin" $args --phases local,ddp "${extra[@]}" --json "$out/runs/$p-$m-$r.json" --force \
-        --quiet >"$out/runs/$p-$m-$r.txt" 2>&1
+        --progress none >"$out/runs/$p-$m-$r.txt" 2>&1
       echo "$p $m round $r: exit $? in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t}") s"
     done
   done

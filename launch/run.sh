@@ -31,7 +31,8 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 sig=0 pid=
 trap 'sig=130; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' INT # (bash starts background jobs with SIGINT ignored)
 trap 'sig=143; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' TERM
-mpirun -np "$np" "${flags[@]}" "$bin" "$@" &
+# -q: Open MPI's help text after a rank's non-zero exit would follow every clear one-line error
+mpirun -q -np "$np" "${flags[@]}" "$bin" "$@" &
 pid=$!
 [ $sig -ne 0 ] && kill -TERM $pid 2>/dev/null
 rc=0

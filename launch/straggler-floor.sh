@@ -12,7 +12,7 @@ out=${2:-$(mktemp -d /tmp/ddpbench-floor-XXXXXX)}
 bin=${DDPBENCH_BIN:-build/dev/ddpbench}
 mkdir -p "$out" || exit 1
 export OPENBLAS_NUM_THREADS=1
-job=(--config configs/ci.ini --device cpu --hidden 512 --batch 64 --steps 10 --warmup 2 --quiet --force --timeout 60)
+job=(--config configs/ci.ini --device cpu --hidden 512 --batch 64 --steps 10 --warmup 2 --progress none --force --timeout 60)
 worst=0
 for load in idle busy; do
   for np in 2 3; do

@@ -19,7 +19,7 @@ ngpu=$(nvidia-smi -L | wc -l)
 [ "$ngpu" -ge 1 ] || { echo "sweep-gpu.sh: no GPU visible" >&2; exit 77; }
 name=$(basename "$cfg" .ini)-sweep-${ngpu}gpu
 rm -f "$out/$name".{json,prom,csv}
-launch/run.sh -np "$ngpu" --config "$cfg" --sweep --quiet --json "$out/$name.json" --prom "$out/$name.prom" \
+launch/run.sh -np "$ngpu" --config "$cfg" --sweep --progress none --json "$out/$name.json" --prom "$out/$name.prom" \
   --csv "$out/$name.csv" >"$out/$name.txt" 2>"$out/$name.err"
 rc=$?
 sed -n '/scaling sweep/,/busbw: GB/p' "$out/$name.txt"

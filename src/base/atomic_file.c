@@ -26,6 +26,46 @@ void atomic_file_abandon(void) {
   g_tmp_live = 0;
 }
 
+/* The names of the standard streams that are links (/dev/stdout, /dev/fd/1, /proc/self/fd/1): refused like
+ * any link, with the hint to give "-". */
+static int std_name(const char *path) {
+  return !strncmp(path, "/dev/std", 8) || !strncmp(path, "/dev/fd/", 8) || !strncmp(path, "/proc/self/fd/", 14);
+}
+
+/* ---- standard output ("-") --------------------------------------------------------------------------- */
+static int g_stdout_fd = -1; /* the process's standard output, once atomic_file_stdout_take moved it here */
+
+ddp_result atomic_file_stdout_take(void) {
+  if (g_stdout_fd >= 0) return DDP_OK;
+  fflush(stdout);
+  int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0) return DDP_FAIL(DDP_ERR_SYSTEM, "cannot keep standard output for -: %s", strerror(errno));
+  if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    int e = errno;
+    close(fd);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot send the report to standard error: %s", strerror(e));
+  }
+  g_stdout_fd = fd;
+  return DDP_OK;
+}
+
+int atomic_file_is_stdout(const char *path) { return path && !strcmp(path, ATOMIC_FILE_STDOUT); }
+
+/* The whole text to standard output (the one kept by atomic_file_stdout_take, else fd 1). A pipe is not a
+ * file: there is nothing to make atomic, but a short write is never left unsaid. */
+static ddp_result stdout_write(const char *data, size_t n) {
+  int fd = g_stdout_fd >= 0 ? g_stdout_fd : STDOUT_FILENO;
+  fflush(stdout);
+  while (n > 0) {
+    ssize_t w = write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write to standard output (-): %s", strerror(errno));
+    data += w;
+    n -= (size_t)w;
+  }
+  return DDP_OK;
+}
+
 /* 0 when path may be (over)written under the rules; else -1 with the reason in err. */
 static int path_allowed(const char *path, int force, char *err, size_t errn) {
   struct stat st;
@@ -36,7 +76,8 @@ static int path_allowed(const char *path, int force, char *err, size_t errn) {
   }
   if (S_ISLNK(st.st_mode))
     return snprintf(err, errn, "%s is a symbolic link: ddpbench neither writes through nor replaces one "
-                               "(give the path of the real file)", path), -1;
+                               "(%s)", path, std_name(path) ? "give - to write to standard output"
+                                                             : "give the path of the real file"), -1;
   if (!S_ISREG(st.st_mode))
     return snprintf(err, errn, "%s is %s, not a regular file: ddpbench replaces regular files only", path,
                     input_file_kind(st.st_mode)), -1;
@@ -63,6 +104,7 @@ static int tmp_create(const char *path, char *err, size_t errn) {
 }
 
 ddp_result atomic_file_check(const char *path, int force, char *err, size_t errn) {
+  if (atomic_file_is_stdout(path)) return DDP_OK;
   if (path_allowed(path, force, err, errn) != 0) return DDP_ERR_USAGE;
   int fd = tmp_create(path, err, errn);
   if (fd < 0) return DDP_ERR_USAGE;
@@ -72,6 +114,7 @@ ddp_result atomic_file_check(const char *path, int force, char *err, size_t errn
 }
 
 ddp_result atomic_file_write(const char *path, const char *data, size_t n, int force) {
+  if (atomic_file_is_stdout(path)) return stdout_write(data, n);
   char err[4400];
   if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);
   int fd = tmp_create(path, err, sizeof err);

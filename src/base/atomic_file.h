@@ -9,6 +9,10 @@
  * writing through it would let whoever planted it (in /tmp, say) aim a root-run benchmark at any file.
  * Give the path of the real file instead. Links in the folders above the file are followed as usual.
  *
+ * The path "-" is standard output (a pipe to jq, promtool or pandas): written whole, never a file named "-".
+ * atomic_file_stdout_take keeps the process's standard output for it and sends what the program prints to
+ * stdout on to standard error from then on, so that the report and the document do not mix.
+ *
  * atomic_file_check is the pre-flight: it runs the same rules, and creates and removes a probe temporary
  * file, so that an output that cannot be written is found before any work starts. */
 #ifndef DDPBENCH_ATOMIC_FILE_H
@@ -29,6 +33,11 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
 /* The pre-flight check of atomic_file_write's rules; writes nothing that stays. DDP_ERR_USAGE with the
  * message in err (nothing printed) when `path` cannot be written. */
 ddp_result atomic_file_check(const char *path, int force, char *err, size_t errn);
+#define ATOMIC_FILE_STDOUT "-"
+/* 1 when path is "-" (standard output). */
+int atomic_file_is_stdout(const char *path);
+/* Keeps standard output for "-" and points file descriptor 1 (stdout) at standard error. Once per process. */
+ddp_result atomic_file_stdout_take(void);
 /* Async-signal-safe: removes the temporary file being written right now, if any (signal handlers call it). */
 void atomic_file_abandon(void);
 

@@ -16,11 +16,13 @@
 #include "rules.h"
 #include "accept_verdicts.h"
 #include "allreduce.h"
+#include "bottom_figures.h"
 #include "commands.h"
 #include "expect.h"
 #include "gpu_checks.h"
 #include "measure.h"
 #include "nvml_dl.h"
+#include "progress.h"
 #include "watchdog.h"
 
 /* ---- options: acceptance's own, then those of the measurements it runs ---- */
@@ -28,6 +30,7 @@ typedef struct {
   double rel_warn, rel_fail, tolerance, timeout;
   int pair_mib, allreduce_iters, pair_repeats, strict;
   int pairs; /* 0 auto, 1 tournament, 2 ring, 3 none */
+  int progress; /* progress_mode */
   char node_mib[64], skip[64], expect[512], baseline[512];
   gemm_params gemm;
   copy_params copy;
@@ -71,7 +74,8 @@ static ddp_result acc_tables(opt_set *s, void *args) {
   DDP_TRY(opt_set_add(s, measure_host_copy.options, &o->copy));
   DDP_TRY(opt_set_add(s, measure_p2p.options, &o->p2p));
   DDP_TRY(opt_set_add(s, &COLL_TABLE, o));
-  return opt_set_add(s, &JUDGE_TABLE, o);
+  DDP_TRY(opt_set_add(s, &JUDGE_TABLE, o));
+  return opt_set_add(s, &progress_table, &o->progress);
 }
 
 static double acc_timeout(const void *args) { return ((const acc_opts *)args)->timeout; }
@@ -144,14 +148,21 @@ static void on_waiting(void *ctx, const char *what) {
   watchdog_where(what);
 }
 
+/* One stage: m over the rounds of one kind of group, one round at a time (as measure_run runs them), named
+ * `stage` in the progress lines, its rounds their steps. */
 static ddp_result over(const measure_env *env, ddp_comm *world, measure_group_kind kind, int mode, const measurement *m,
-                       const void *params, result_doc *doc) {
+                       const void *params, result_doc *doc, const char *stage) {
   measure_round *rounds = NULL;
   int n = 0;
   measure_env e = *env;
   e.params = params;
   ddp_result r = measure_rounds_build(env->dist, world, kind, mode, &rounds, &n);
-  if (r == DDP_OK) r = measure_run(&e, m, rounds, n, doc);
+  progress_phase(stage, n > 1 ? n : 0, "round");
+  for (int i = 0; r == DDP_OK && i < n; i++) {
+    r = measure_run(&e, m, &rounds[i], 1, doc);
+    if (n > 1) progress_step(i + 1);
+  }
+  if (r == DDP_OK) progress_phase_end();
   measure_rounds_free(rounds, n);
   return r;
 }
@@ -213,9 +224,14 @@ static ddp_result confirm_pass(cmd_ctx *c, const acc_opts *o, const accept_rules
     char what[112];
     snprintf(what, sizeof what, "accept: confirmation pairs (%d), pass %d of %d", n, pass + 1, o->pair_repeats);
     watchdog_tick(what);
+    progress_phase(what + 8, nrounds > 1 ? nrounds : 0, "round");
     result_doc one;
     result_init(&one);
-    r = measure_run(&e, &measure_allreduce, rounds, nrounds, d->rank == 0 ? &one : NULL);
+    for (int i = 0; r == DDP_OK && i < nrounds; i++) {
+      r = measure_run(&e, &measure_allreduce, &rounds[i], 1, d->rank == 0 ? &one : NULL);
+      if (nrounds > 1) progress_step(i + 1);
+    }
+    if (r == DDP_OK) progress_phase_end();
     if (r == DDP_OK && d->rank == 0) r = best_of(&c->doc, &one);
     result_free(&one);
   }
@@ -229,16 +245,22 @@ static ddp_result measure_all(cmd_ctx *c, const acc_opts *o, const accept_rules 
   int gpu = c->pl.device->is_gpu;
   result_doc *doc = d->rank == 0 ? &c->doc : NULL;
   measure_env env = {.dist = d, .dev = c->dev, .device = c->pl.device, .waiting = on_waiting};
+  char stage[96];
+  snprintf(stage, sizeof stage, "sustained GEMM, %g s per precision", o->gemm.seconds);
   /* per GPU, every node at once (groups of ranks only: no data-plane comm needed) */
-  if (!ddp_list_has(o->skip, "gemm")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gemm, &o->gemm, doc));
-  if (!ddp_list_has(o->skip, "copy")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_host_copy, &o->copy, doc));
-  DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gpu, NULL, doc)); /* links under the load just ended */
-  if (!ddp_list_has(o->skip, "p2p")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_p2p, &o->p2p, doc));
+  if (!ddp_list_has(o->skip, "gemm")) DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gemm, &o->gemm, doc, stage));
+  if (!ddp_list_has(o->skip, "copy"))
+    DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_host_copy, &o->copy, doc, "pinned host<->device copies"));
+  /* links under the load just ended */
+  DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_gpu, NULL, doc, "GPU links and memory health"));
+  if (!ddp_list_has(o->skip, "p2p"))
+    DDP_TRY(over(&env, NULL, GROUP_NODE, 0, &measure_p2p, &o->p2p, doc, "the GPU-to-GPU copy matrix"));
   if (d->size < 2) return DDP_OK;
   allreduce_params np, pp = {1, {o->pair_mib ? o->pair_mib : gpu ? 64 : 4}, o->allreduce_iters};
   node_sizes(o, gpu, &np);
   watchdog_tick("accept: allreduce on each node");
-  if (!ddp_list_has(o->skip, "node")) DDP_TRY(over(&env, c->comm, GROUP_NODE, 0, &measure_allreduce, &np, doc));
+  if (!ddp_list_has(o->skip, "node"))
+    DDP_TRY(over(&env, c->comm, GROUP_NODE, 0, &measure_allreduce, &np, doc, "allreduce inside each node"));
   node_pairs_mode mode = ddp_list_has(o->skip, "pairs") ? PAIRS_NONE : pairs_mode(o, d->node_count);
   if (mode == PAIRS_NONE || node_pairs(mode, d->node_count, NULL, 0) == 0) return DDP_OK;
   /* every pass over the pair schedule; a pair keeps its best pass (a healthy pair slowed once by a neighbour's
@@ -249,7 +271,8 @@ static ddp_result measure_all(cmd_ctx *c, const acc_opts *o, const accept_rules 
     watchdog_tick(what);
     result_doc one;
     result_init(&one);
-    ddp_result r = over(&env, c->comm, GROUP_PAIR, (int)mode, &measure_allreduce, &pp, d->rank == 0 ? &one : NULL);
+    ddp_result r = over(&env, c->comm, GROUP_PAIR, (int)mode, &measure_allreduce, &pp, d->rank == 0 ? &one : NULL,
+                        what + 8);
     if (r == DDP_OK && doc) r = best_of(doc, &one);
     result_free(&one);
     DDP_TRY(r);
@@ -418,7 +441,9 @@ static ddp_result acc_run(cmd_ctx *c) {
   /* rank 0 judges (the confirmation pass too); the file was checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK;
   if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;
+  progress_start(d->rank == 0 && !c->quiet ? (progress_mode)o->progress : PROGRESS_NONE, NULL, "accept");
   if (r == DDP_OK) r = measure_all(c, o, &rules);
+  progress_end(); /* before the report (tty: the line's newline) */
   if (r != DDP_OK || d->rank != 0) {
     result_free(&base);
     return r;
@@ -449,6 +474,7 @@ static ddp_result acc_run(cmd_ctx *c) {
 }
 
 const cmd_def cmd_accept = {
+    .bottom = accept_bottom,
     .name = "accept",
     .summary = "cluster acceptance: per-GPU, per-node and node-pair checks with verdicts and a drain list",
     .usage = "usage: mpirun -np N ddpbench accept [options]\n",

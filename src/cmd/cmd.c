@@ -2,12 +2,15 @@
  * provenance, the work, the verdict and outputs, the exit protocol. In that order, the same for everyone. */
 #include "cmd.h"
 
+#include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "bottom.h"
 #include "envcheck.h"
 #include "hosts.h"
 #include "preflight.h"
@@ -31,13 +34,26 @@ const char *cmd_rank_host(const cmd_ctx *c, int rank) {
 /* ---- options ---------------------------------------------------------------------------------------- */
 static int is_run(const cmd_def *def) { return !strcmp(def->name, "run"); }
 
-/* A set over fresh structs for def: its tables, then the skeleton's. */
+/* The value of key in s as text ("" when s has no such key). */
+static const char *set_value(const opt_set *s, const char *key, char *buf, size_t n) {
+  const char *k;
+  buf[0] = 0;
+  for (int i = 0; opt_key_at(s, i, &k, buf, n, NULL); i++)
+    if (!strcmp(k, key)) return buf;
+  buf[0] = 0;
+  return buf;
+}
+
+/* A set over fresh structs for def: its tables, then the skeleton's (--quiet for those that have none). */
 static ddp_result set_build(const cmd_def *def, opt_set *s, void *args, result_outputs *out, placement_choice *want) {
   opt_set_init(s, is_run(def) ? NULL : def->name);
   DDP_TRY(def->tables(s, args));
   if (def->flags & CMD_PLACE) DDP_TRY(opt_set_add(s, def->flags & CMD_COMM ? &placement_table : &placement_device_table, want));
   if (def->flags & CMD_OUTPUTS) DDP_TRY(opt_set_add(s, &outputs_table, out));
   else if (def->flags & CMD_JSON) DDP_TRY(opt_set_add(s, &outputs_json_table, out));
+  char v[8];
+  if ((def->flags & (CMD_OUTPUTS | CMD_JSON)) && !set_value(s, "quiet", v, sizeof v)[0])
+    DDP_TRY(opt_set_add(s, &outputs_quiet_table, out));
   return DDP_OK;
 }
 
@@ -94,6 +110,8 @@ static ddp_result ctx_parse(cmd_ctx *c, const cmd_def *def, int argc, char **arg
   DDP_TRY(others_build(def, &o));
   ddp_result r = opt_parse(&c->opts, argc, argv, o.list);
   others_free(&o);
+  char q[8];
+  c->quiet = r == DDP_OK && !strcmp(set_value(&c->opts, "quiet", q, sizeof q), "true");
   if (r == DDP_OK && !c->opts.help && !c->opts.version && def->validate) r = def->validate(c);
   return r;
 }
@@ -245,7 +263,47 @@ static int worse(int a, int b) {
   return a ? a : b;
 }
 
-/* The findings table, the hosts' verdict and the outputs; returns the exit code. */
+/* The run's name among others: its start, command line, rank 0's host and pid. */
+static void run_id(const cmd_ctx *c, char out[17]) {
+  uint64_t h = DDP_FNV1A64_INIT;
+  const char *parts[] = {c->start_time, c->opts.command_line, cmd_rank_host(c, 0)};
+  for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) h = ddp_fnv1a64(parts[i], strlen(parts[i]) + 1, h);
+  int pid = c->ranks ? c->ranks[0].pid : (int)getpid(), world = c->dist.size;
+  h = ddp_fnv1a64(&pid, sizeof pid, h);
+  h = ddp_fnv1a64(&world, sizeof world, h);
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* The bottom line for code; its verdict in c->verdict. */
+static void bottom_line(cmd_ctx *c, int code, char *line, size_t n) {
+  c->verdict = bottom_verdict(code, &c->doc.findings);
+  char figs[1024] = "", ctx[160];
+  if (c->def->bottom) c->def->bottom(c, figs, sizeof figs);
+  bottom_context(ctx, sizeof ctx, c->def->flags & CMD_MPI ? c->dist.size : 0, c->dist.node_count, &c->doc.findings);
+  bottom_compose(line, n, c->def->name, c->verdict, figs, ctx);
+}
+
+/* The outcome into the document (a document rewritten from another, an export, keeps its source's). */
+static ddp_result outcome_record(cmd_ctx *c, int code, const char *line) {
+  result_doc *d = &c->doc;
+  DDP_TRY(outputs_labels_apply(&c->out, d));
+  if (d->source_kind) return DDP_OK;
+  time_t end = (time_t)(isfinite(d->end_epoch) ? d->end_epoch : (double)time(NULL));
+  char when[32], id[17];
+  strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&end));
+  run_id(c, id);
+  free(d->verdict), free(d->bottom_line), free(d->end_time), free(d->run_id);
+  d->verdict = strdup(c->verdict);
+  d->bottom_line = strdup(line);
+  d->end_time = strdup(when);
+  d->run_id = strdup(id);
+  DDP_CHECK_ALLOC(d->verdict && d->bottom_line && d->end_time && d->run_id);
+  d->exit_code = code;
+  d->duration_s = ddp_now() - c->t0;
+  return DDP_OK;
+}
+
+/* The findings table, the hosts' verdict, the outputs and the bottom line; returns the exit code. */
 static int conclude(cmd_ctx *c) {
   int code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&c->doc.findings);
   if (c->def->flags & CMD_VERDICT) {
@@ -254,7 +312,9 @@ static int conclude(cmd_ctx *c) {
     for (int i = 0; hosts && i < n; i++) hosts[i] = cmd_rank_host(c, i);
     hosts_verdict v;
     ddp_result r = hosts ? hosts_judge(&c->doc, hosts, n, c->strict, &v) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-    if (r == DDP_OK) {
+    if (r == DDP_OK && c->quiet) {
+      findings_print_notable(stdout, &c->doc.findings);
+    } else if (r == DDP_OK) {
       findings_print(stdout, &c->doc.findings);
       hosts_print(stdout, c->def->flags & CMD_HASH_LINES ? "# " : "", &c->doc, hosts, n, &v);
     }
@@ -264,9 +324,20 @@ static int conclude(cmd_ctx *c) {
   }
   fflush(stdout);
   if (c->def->flags & CMD_MPI) c->doc.end_epoch = (double)time(NULL);
-  ddp_result r = outputs_write(&c->out, &c->doc, c->sections, c->quiet);
+  char line[1400];
+  bottom_line(c, code, line, sizeof line);
+  ddp_result r = outcome_record(c, code, line);
+  if (r == DDP_OK) r = outputs_write(&c->out, &c->doc, c->sections, c->quiet);
   c->written = r == DDP_OK;
-  if (r != DDP_OK) code = worse(code, r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : DDP_EXIT_RUNTIME);
+  if (r != DDP_OK) {
+    code = worse(code, r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : DDP_EXIT_RUNTIME);
+    bottom_line(c, code, line, sizeof line); /* the outputs' error is above it */
+  }
+  if (c->def->bottom) {
+    FILE *o = c->report_stderr ? stderr : stdout;
+    fprintf(o, "%s\n", line);
+    fflush(o);
+  }
   return code;
 }
 
@@ -288,11 +359,35 @@ static void ctx_free(cmd_ctx *c) {
   c->args = NULL;
 }
 
+/* --quiet: the report that run() prints goes nowhere (fd 1 to /dev/null); the findings that are not passes and
+ * the bottom line follow it. Returns the saved stdout for quiet_end (-1: nothing to restore). */
+static int quiet_begin(void) {
+  fflush(stdout);
+  int saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (saved < 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0) {
+    ddp_notice("--quiet: cannot silence the report (%s): printing it", ddp_strerror_errno());
+    if (null >= 0) close(null);
+    if (saved >= 0) close(saved);
+    return -1;
+  }
+  close(null);
+  return saved;
+}
+
+static void quiet_end(int saved) {
+  if (saved < 0) return;
+  fflush(stdout);
+  if (dup2(saved, STDOUT_FILENO) < 0) ddp_notice("--quiet: cannot restore standard output: %s", ddp_strerror_errno());
+  close(saved);
+}
+
 /* Steps 3 to 5 (cmd.h) on a started MPI job; returns the exit code, or ends the job. */
 static int work(cmd_ctx *c, ddp_result parsed, const char *msg) {
   const cmd_def *def = c->def;
   ddp_dist *d = &c->dist;
   time_t now = time(NULL);
+  c->t0 = ddp_now();
   strftime(c->start_time, sizeof c->start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
   result_init(&c->doc);
   watchdog_tick("checking the options and outputs on every rank");
@@ -310,7 +405,9 @@ static int work(cmd_ctx *c, ddp_result parsed, const char *msg) {
   if (r == DDP_OK && d->rank == 0) r = provenance(c);
   if (r == DDP_OK) {
     watchdog_tick("start-up");
+    int saved = d->rank == 0 && c->quiet ? quiet_begin() : -1;
     r = def->run(c);
+    quiet_end(saved);
   }
   int code = DDP_EXIT_OK;
   if (r == DDP_OK && d->rank == 0) {
@@ -349,6 +446,7 @@ int cmd_nested(cmd_ctx *outer, const cmd_def *def, int argc, char **argv) {
   ddp_usage_capture(NULL, 0);
   c->dist = outer->dist;
   int code = work(c, parsed, msg);
+  outer->nested_verdict = c->verdict;
   free(c);
   return code;
 }
@@ -378,6 +476,11 @@ int cmd_main(const cmd_def *const *cmds, int argc, char **argv) {
     free(c.args);
     return DDP_EXIT_OK;
   }
+  /* One output to "-": standard output is the document's; the report goes to stderr from here on. */
+  if (parsed == DDP_OK && outputs_to_stdout(&c.out) == 1 && atomic_file_stdout_take() != DDP_OK) {
+    free(c.args);
+    return DDP_EXIT_RUNTIME;
+  }
   if (!(def->flags & CMD_MPI)) { /* a plain program: the message, or the work, here */
     if (parsed != DDP_OK) {
       if (msg[0]) fprintf(stderr, "ddpbench: %s\n", msg);
@@ -386,8 +489,11 @@ int cmd_main(const cmd_def *const *cmds, int argc, char **argv) {
     }
     result_init(&c.doc);
     time_t now = time(NULL);
+    c.t0 = ddp_now();
     strftime(c.start_time, sizeof c.start_time, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    int saved = c.quiet ? quiet_begin() : -1;
     ddp_result r = def->run(&c);
+    quiet_end(saved);
     int code = r == DDP_OK ? conclude(&c) : ddp_exit_code(r);
     ctx_free(&c);
     return code;

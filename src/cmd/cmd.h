@@ -82,6 +82,9 @@ typedef struct cmd_def {
   /* On every rank after the outcome is known and this rank's device and comm are gone (the GPU default job's
    * acceptance checks): returns the exit code, from the one run() decided. NULL: none. */
   int (*after)(cmd_ctx *c, int code);
+  /* The figures of its bottom line (bottom.h) from c->doc, on rank 0 after run(): "ddp 126.6 ms/step ...".
+   * NULL: the subcommand prints no bottom line of the skeleton's (compare prints its own). */
+  void (*bottom)(const cmd_ctx *c, char *figures, size_t n);
 } cmd_def;
 
 struct cmd_ctx {
@@ -102,10 +105,14 @@ struct cmd_ctx {
   result_doc doc;
   cJSON *sections;
   int strict;             /* a warning fails a host too (the subcommand sets it from its options) */
-  int quiet;              /* no "wrote FILE" lines */
+  int quiet;              /* --quiet: the findings that are not passes and the bottom line; no "wrote FILE" */
+  int report_stderr;      /* the bottom line goes to stderr (stdout holds a document: topo --json) */
+  const char *verdict;    /* rank 0, after the outputs: the bottom line's verdict (a static string) */
+  const char *nested_verdict; /* rank 0: the verdict of the last cmd_nested (NULL: none ran) */
   int exit_code;
   int written;            /* every rank: rank 0 printed the results and wrote every output (the shutdown says so) */
   char start_time[32];
+  double t0;              /* ddp_now() at the start (the document's duration_s) */
 };
 
 /* The program: finds argv[1] among cmds (NULL-terminated; the entry named "run" when argv[1] is an option or

@@ -11,13 +11,16 @@
 
 #include "coll_verdicts.h"
 #include "collectives.h"
+#include "bottom_figures.h"
 #include "commands.h"
 #include "measure.h"
+#include "progress.h"
 #include "watchdog.h"
 
 typedef struct {
   coll_opts o;
   int group; /* 0 world, 1 each node, 2 node pairs */
+  int progress; /* progress_mode */
 } coll_args;
 
 static const opt_spec GROUP[] = {
@@ -29,7 +32,8 @@ static const opt_table GROUP_TABLE = {"groups", GROUP, 1};
 static ddp_result tables(opt_set *s, void *args) {
   coll_args *a = args;
   DDP_TRY(opt_set_add(s, &collectives_options, &a->o));
-  return opt_set_add(s, &GROUP_TABLE, a);
+  DDP_TRY(opt_set_add(s, &GROUP_TABLE, a));
+  return opt_set_add(s, &progress_table, &a->progress);
 }
 
 static double timeout(const void *args) {
@@ -102,7 +106,12 @@ static ddp_result groups_check(const cmd_ctx *c, const coll_args *a) {
   return DDP_OK;
 }
 
-static void emit_rows(void *ctx, const result_doc *recs) { coll_printer_feed(ctx, recs); }
+/* A row on stdout: the progress line (tty) makes way for it, and is drawn again below it by the next row's step. */
+static void emit_rows(void *ctx, const result_doc *recs) {
+  progress_clear();
+  coll_printer_feed(ctx, recs);
+  fflush(stdout);
+}
 
 static ddp_result run(cmd_ctx *c) {
   coll_args *a = c->args;
@@ -121,6 +130,7 @@ static ddp_result run(cmd_ctx *c) {
   int n = 0;
   static const measure_group_kind kinds[] = {GROUP_WORLD, GROUP_NODE, GROUP_PAIR};
   ddp_result r = measure_rounds_build(d, c->comm, kinds[a->group], 0, &rounds, &n);
+  progress_start(d->rank == 0 && !c->quiet ? (progress_mode)a->progress : PROGRESS_NONE, NULL, "collectives");
   if (r == DDP_OK && a->group == 0) { /* the world: rows printed as they come (world rank 0 leads the world) */
     env.emit = emit_rows;
     r = measure_run(&env, &measure_collectives, rounds, n, doc);
@@ -128,11 +138,17 @@ static ddp_result run(cmd_ctx *c) {
   for (int i = 0; r == DDP_OK && a->group && i < n; i++) { /* groups run at once: their tables after the round */
     result_doc round;
     result_init(&round);
+    char label[80]; /* rank 0's group of the round (a rank of a node pair's round may sit it out) */
+    snprintf(label, sizeof label, "%s", rounds[i].member ? rounds[i].g.name : "(rank 0 waits)");
+    progress_group(i, n, label);
     r = measure_run(&env, &measure_collectives, &rounds[i], 1, doc ? &round : NULL);
+    progress_group_end();
+    progress_clear();
     if (r == DDP_OK && doc) coll_printer_feed(&pr, &round);
     for (int k = 0; r == DDP_OK && doc && k < round.nrecords; k++) r = result_add_record(doc, &round.records[k]);
     result_free(&round);
   }
+  progress_end(); /* before the table's end (tty: the line's newline) */
   if (r == DDP_OK) measure_rounds_free(rounds, n); /* on failure the job is aborted: peers may be in a call */
   if (r == DDP_OK && doc) {
     coll_printer_end(&pr);
@@ -144,6 +160,7 @@ static ddp_result run(cmd_ctx *c) {
 }
 
 const cmd_def cmd_collectives = {
+    .bottom = collectives_bottom,
     .name = "collectives",
     .summary = "nccl-tests' sweep through the comm interface, with exact data checks and --under-load",
     .usage = "usage: mpirun -np N ddpbench collectives [COLLECTIVE ...] [options]\n"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bottom_figures.h"
 #include "commands.h"
 #include "topo.h"
 #include "watchdog.h"
@@ -81,6 +82,7 @@ static ddp_result doctor_run(cmd_ctx *c) {
 }
 
 const cmd_def cmd_doctor = {
+    .bottom = doctor_bottom,
     .name = "doctor",
     .summary = "environment and topology checks across the ranks (versions, NCCL_*, wiring, links)",
     .usage = "usage: mpirun -np N ddpbench doctor [--topo-xml DIR] [--pcie] [--json FILE] [--force] [--timeout S]\n",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bottom_figures.h"
 #include "commands.h"
 
 typedef struct {
@@ -53,6 +54,7 @@ static ddp_result export_run(cmd_ctx *c) {
 }
 
 const cmd_def cmd_export = {
+    .bottom = export_bottom,
     .name = "export",
     .summary = "a result file as a node_exporter textfile, CSV or the current schema's JSON",
     .usage = "usage: ddpbench export RESULT.json [--prom FILE] [--csv FILE] [--json FILE] [--force]\n",

@@ -13,12 +13,15 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "bottom.h"
+#include "bottom_figures.h"
 #include "commands.h"
 #include "config.h"
 #include "engine.h"
 #include "gpu_default.h"
 #include "health.h"
 #include "measure.h"
+#include "progress.h"
 #include "train.h"
 #include "scaling.h"
 #include "expect.h"
@@ -34,8 +37,7 @@ typedef struct {
 
 /* ---- progress ----------------------------------------------------------------------------------- */
 static struct {
-  int quiet, rank;
-  double phase_start;
+  int rank;
 } g_watch;
 
 /* Test hook for the fault tests (watchdog_test_fault): DDPBENCH_TEST_FAULT=ACTION:RANK:PHASE acts in phase
@@ -47,6 +49,9 @@ static void maybe_fault(ddp_phase p, int step) {
   watchdog_test_fault(g_watch.rank, phase_name(p));
 }
 
+/* The engine's step callback, as each step is enqueued: the watchdog's location, and the progress lines (a
+ * phase begins at its first step; progress.h: a clock read and a compare unless a line is due). The phase
+ * ends where its caller says so, or when the next one begins. */
 static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
   (void)ctx;
   maybe_fault(p, step);
@@ -57,14 +62,12 @@ static void on_progress(void *ctx, ddp_phase p, int step, int nsteps) {
     snprintf(what, sizeof what, "phase %s: all %d steps enqueued, then waiting (device, allreduces or the next "
              "collective)", phase_name(p), nsteps);
   watchdog_tick(what);
-  if (g_watch.quiet || g_watch.rank != 0) return;
-  if (step == 0) g_watch.phase_start = ddp_now();
-  int every = nsteps > 10 ? nsteps / 10 : 1;
-  if ((step + 1) % every == 0 || step + 1 == nsteps) {
-    fprintf(stderr, "[ddpbench] %-5s step %4d/%d  %6.1f s\n", phase_name(p), step + 1, nsteps,
-            ddp_now() - g_watch.phase_start);
-    fflush(stderr);
+  if (step == 0) {
+    char name[64];
+    snprintf(name, sizeof name, "phase %s", phase_name(p));
+    progress_phase(name, nsteps, "step");
   }
+  progress_step(step + 1);
 }
 
 /* A rank outside a measurement's group waits (measure_run). Its location is recorded, but the timer is not
@@ -88,6 +91,7 @@ static const char *first_where(const cmd_ctx *c, const char *k1, const char *k2,
 static ddp_result run_validate(cmd_ctx *c) {
   ddp_config *cfg = &((run_args *)c->args)->cfg;
   DDP_TRY(config_finish(cfg, &c->opts));
+  if (cfg->quiet) cfg->progress = PROGRESS_NONE; /* --quiet: no progress lines, whatever --progress says */
   /* What an explicitly chosen device or comm needs comes from its table entry. */
   const device_entry *de = device_chosen(c->want.device);
   const comm_entry *ce = comm_chosen(c->want.comm);
@@ -319,8 +323,10 @@ static ddp_result job_measure(job *j, rank_outcome *mine, const measurement **gr
   int nworld = 0;
   ddp_result r = measure_rounds_build(d, c->comm, GROUP_WORLD, 0, &world, &nworld);
   int order[3], nphases = config_phases(cfg, order); /* validated with the options */
-  for (int k = 0; k < nphases && r == DDP_OK; k++)
+  for (int k = 0; k < nphases && r == DDP_OK; k++) {
     r = measure_run(&env, measure_find(phase_name((ddp_phase)order[k])), world, nworld, NULL);
+    progress_phase_end();
+  }
   measure_rounds_free(world, nworld);
   if (r == DDP_OK && cfg->sweep) { /* groups of growing size, each on its own engine */
     measure_env senv = env;
@@ -351,8 +357,9 @@ static ddp_result run_run(cmd_ctx *c) {
   ddp_config *cfg = j->cfg;
   ddp_dist *d = &c->dist;
   run_report *rep = &j->rep;
-  g_watch.quiet = cfg->quiet;
   g_watch.rank = d->rank;
+  /* rank 0 alone; --quiet is none (run_validate) */
+  progress_start(d->rank == 0 ? (progress_mode)cfg->progress : PROGRESS_NONE, NULL, "run");
   c->strict = cfg->strict;
   c->quiet = cfg->quiet;
   result_init(&j->extra);
@@ -360,6 +367,7 @@ static ddp_result run_run(cmd_ctx *c) {
   rank_outcome mine = {NAN, 0, 0, 0};
   const measurement *grouped = NULL;
   ddp_result r = job_measure(j, &mine, &grouped);
+  progress_end(); /* before anything else is printed (tty: the line's newline) */
   watchdog_tick("gathering results");
   if (r == DDP_OK) r = outcome_gather(j, &mine);
   for (int p = 0; p < PHASE_COUNT && r == DDP_OK; p++)
@@ -410,17 +418,24 @@ static ddp_result run_run(cmd_ctx *c) {
 /* The GPU default job: the acceptance checks after the training, one exit code for both. */
 static int run_after(cmd_ctx *c, int code) {
   if (!((run_args *)c->args)->cfg.gpu_default) return code;
-  static char a0[] = "accept", a1[] = "--health-seconds", a2[] = "3";
-  char *aargv[] = {a0, a1, a2, NULL};
+  static char a0[] = "accept", a1[] = "--health-seconds", a2[] = "3", a3[] = "--quiet";
+  char *aargv[] = {a0, a1, a2, a3, NULL};
   watchdog_tick("the acceptance checks of the default job"); /* bounded as a whole by --timeout */
-  int acode = cmd_nested(c, &cmd_accept, 3, aargv);
+  int acode = cmd_nested(c, &cmd_accept, c->quiet ? 4 : 3, aargv);
   /* one exit code: weights differ (1) before bad input (2) before a failed check (4) */
-  return code == DDP_EXIT_CHECK || acode == DDP_EXIT_CHECK ? DDP_EXIT_CHECK
-         : code == DDP_EXIT_USAGE || acode == DDP_EXIT_USAGE ? DDP_EXIT_USAGE
-         : code != DDP_EXIT_OK ? code : acode;
+  int both = code == DDP_EXIT_CHECK || acode == DDP_EXIT_CHECK ? DDP_EXIT_CHECK
+             : code == DDP_EXIT_USAGE || acode == DDP_EXIT_USAGE ? DDP_EXIT_USAGE
+             : code != DDP_EXIT_OK ? code : acode;
+  if (c->dist.rank == 0 && c->verdict && c->nested_verdict) { /* one bottom line for the job */
+    printf("ddpbench: %s  training %s, acceptance %s  (the default job; exit %d)\n",
+           bottom_worst(c->verdict, c->nested_verdict), c->verdict, c->nested_verdict, both);
+    fflush(stdout);
+  }
+  return both;
 }
 
 const cmd_def cmd_run = {
+    .bottom = run_bottom,
     .name = "run",
     .summary = "the training run (the default): local, comm and ddp phases, scaling, verdicts",
     .usage = "usage: mpirun -np N ddpbench [--config FILE] [--key value ...]\n"

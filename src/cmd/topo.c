@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "topo.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,21 @@ static const opt_table TOPO_TABLE = {"topology", TOPO, 3};
 
 static ddp_result topo_tables(opt_set *s, void *args) { return opt_set_add(s, &TOPO_TABLE, args); }
 
+static struct {
+  int ngpu, nnic, numa, scanned;
+} g_seen; /* what the report showed, for its bottom line */
+
+static void topo_bottom(const cmd_ctx *c, char *out, size_t n) {
+  const topo_args *a = c->args;
+  if (!g_seen.scanned) {
+    snprintf(out, n, "no topology read");
+    return;
+  }
+  snprintf(out, n, "%d GPU%s, %d NIC%s, %d NUMA node%s (%s)", g_seen.ngpu, g_seen.ngpu == 1 ? "" : "s", g_seen.nnic,
+           g_seen.nnic == 1 ? "" : "s", g_seen.numa, g_seen.numa == 1 ? "" : "s",
+           a->hwloc_xml[0] ? a->hwloc_xml : "this machine");
+}
+
 static ddp_result topo_run(cmd_ctx *c) {
   const topo_args *a = c->args;
   const char *xml = a->hwloc_xml[0] ? a->hwloc_xml : NULL;
@@ -36,6 +52,8 @@ static ddp_result topo_run(cmd_ctx *c) {
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
   ddp_result r = topo_node_scan(topo, xml ? xml : "live", n);
+  if (r == DDP_OK) g_seen.ngpu = n->ngpu, g_seen.nnic = n->nnic, g_seen.numa = n->numa_nodes, g_seen.scanned = 1;
+  c->report_stderr = json; /* standard output holds the JSON document */
   if (r == DDP_OK && !xml) { /* NVML speaks of this machine only, never of a saved topology */
     nvml_api api;
     char why[128];
@@ -72,4 +90,5 @@ const cmd_def cmd_topo = {
     .args_size = sizeof(topo_args),
     .tables = topo_tables,
     .run = topo_run,
+    .bottom = topo_bottom,
 };

@@ -14,6 +14,7 @@
 
 #include "bucket.h"
 #include "phase.h"
+#include "progress.h"
 
 #define OFF(f) offsetof(ddp_config, f), 0
 #define STR(f) offsetof(ddp_config, f), sizeof(((ddp_config *)0)->f)
@@ -76,6 +77,10 @@ static const opt_spec CHECKS[] = {
     {"timeout", NULL, 0, OPT_DOUBLE, OFF(timeout), "600", 0, 1e9, .arg = "SECONDS",
      .help = "seconds without progress before the job is aborted (0 = never)"},
     {"quiet", NULL, 0, OPT_BOOL, OFF(quiet), "false", .help = "no progress lines on stderr", .flags = OPT_NO_HASH},
+    {"progress", NULL, 0, OPT_ENUM, OFF(progress), "auto", .choices = PROGRESS_CHOICES, .flags = OPT_NO_HASH,
+     .help = "progress lines on rank 0's stderr: tty (one line rewritten, with ETA), log (a line per phase or "
+             "group start and end, at most one per 10 s between), none; auto = tty only when stderr, or the "
+             "launcher's under mpirun/srun, is a terminal, else log (docs/progress.md); --quiet: none"},
 };
 static const opt_spec MORE[] = {
     {"sweep", NULL, 0, OPT_BOOL, OFF(sweep), "false",

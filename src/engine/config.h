@@ -57,6 +57,7 @@ typedef struct {
   char groups[256];      /* --groups: comma list of world,node,pairs,first:K; "" = none (config_groups) */
   char group_measure[64]; /* --group-measure: the measurement run over each of those groups */
   int quiet;
+  int progress;          /* --progress: progress_mode (progress.h); --quiet makes it none */
   /* not keys: */
   int gpu_default; /* the no-options job on GPUs: the model is sized from the GPU (gpu_default.h) */
 } ddp_config;

@@ -29,6 +29,7 @@
 #include "exact_data.h"
 #include "stats.h"
 #include "testhooks.h"
+#include "progress.h"
 #include "watchdog.h"
 
 /* ---- options ------------------------------------------------------------------------------------------ */
@@ -778,9 +779,22 @@ static ddp_result sweep(coll_ctx *x, result_doc *out) {
     result_free(&first);
     DDP_TRY(r);
   }
+  int nsizes = 0; /* the rows of one collective, for the progress lines: sizes x types (x operations) */
+  for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) { /* the sizes as the loop below steps them */
+    nsizes++;
+    size_t next = o->step_factor >= 2 ? bytes * (size_t)o->step_factor : bytes + o->step_bytes;
+    if (next <= bytes) break;
+    bytes = next;
+  }
   for (int cycle = 0; o->cycles == 0 || cycle < o->cycles; cycle++)
     for (int c = 0; c < o->ncoll; c++) {
       ddp_coll_kind kind = (ddp_coll_kind)o->colls[c];
+      char phase[64];
+      if (o->cycles == 1) snprintf(phase, sizeof phase, "%s", coll_name(kind));
+      else if (o->cycles == 0) snprintf(phase, sizeof phase, "%s, cycle %d", coll_name(kind), cycle + 1); /* -N 0 */
+      else snprintf(phase, sizeof phase, "%s, cycle %d of %d", coll_name(kind), cycle + 1, o->cycles);
+      int rows = 0;
+      progress_phase(phase, o->ndtype * (coll_is_reduction(kind) ? o->nop : 1) * nsizes, "row");
       for (int t = 0; t < o->ndtype; t++)
         for (int p = 0; p < (coll_is_reduction(kind) ? o->nop : 1); p++)
           for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
@@ -792,6 +806,7 @@ static ddp_result sweep(coll_ctx *x, result_doc *out) {
             result_doc row;
             result_init(&row);
             ddp_result r = run_row(x, cycle, kind, (ddp_dtype)o->dtypes[t], (ddp_redop)o->ops[p], bytes, &row);
+            progress_step(++rows);
             if (r == DDP_OK && me == 0 && x->env->emit) x->env->emit(x->env->emit_ctx, &row);
             for (int i = 0; r == DDP_OK && o->cycles && i < row.nrecords; i++) r = result_add_record(out, &row.records[i]);
             result_free(&row);
@@ -800,6 +815,7 @@ static ddp_result sweep(coll_ctx *x, result_doc *out) {
             if (next <= bytes) break; /* -e reached, or overflow */
             bytes = next;
           }
+      progress_phase_end();
     }
   return DDP_OK;
 }

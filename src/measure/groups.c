@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "progress.h"
+
 /* ---- the groups a user asked for (--groups, --group-measure) ---------------------------------------- */
 _Static_assert(GROUP_WORLD == 0 && GROUP_NODE == 1 && GROUP_PAIR == 2 && GROUP_FIRST == 3,
                "config_groups returns kinds in measure_group_kind's order");
@@ -26,15 +28,23 @@ ddp_result measure_groups_run(const measure_env *env, ddp_comm *world, result_do
     if (kinds[i] == GROUP_FIRST && ks[i] > d->size)
       return ddp_usage_error("--groups: first:%d is more ranks than the job's %d", ks[i], d->size);
   if (used) *used = m;
+  int total = 0, at = 0; /* the groups that run, for the progress lines */
+  for (int i = 0; i < n; i++) total += !(kinds[i] == GROUP_WORLD && skip_world);
   for (int i = 0; i < n; i++) {
     if (kinds[i] == GROUP_WORLD && skip_world) continue; /* its records exist: the same identities twice is wrong */
     measure_round *rounds = NULL;
     int nrounds = 0;
+    static const char *kind_names[] = {"world", "node", "pairs", "first"};
+    char label[64];
+    if (kinds[i] == GROUP_FIRST) snprintf(label, sizeof label, "--groups first:%d, %s", ks[i], m->name);
+    else snprintf(label, sizeof label, "--groups %s, %s", kind_names[kinds[i] & 3], m->name);
+    progress_group(at++, total, label);
     ddp_result r = measure_rounds_build(d, world, (measure_group_kind)kinds[i], kinds[i] == GROUP_FIRST ? ks[i] : 0,
                                         &rounds, &nrounds);
     if (r == DDP_OK) r = measure_run(env, m, rounds, nrounds, doc);
     measure_rounds_free(rounds, nrounds);
     DDP_TRY(r);
   }
+  progress_group_end();
   return DDP_OK;
 }

@@ -6,8 +6,8 @@
  * measurement over every group of a kind (the world, each node, each pair of nodes, the first k ranks),
  * groups built with comm->split, and brings every group's records to rank 0 of the world.
  * Adding a measurement: one file defining a `measurement` (with its option table, if it has options), and one
- * line in table.c (or measure_register() at run time, as the tests do). Nothing here prints, exits or touches
- * the device.
+ * line in table.c (or measure_register() at run time, as the tests do). Nothing here prints (but for the
+ * progress lines, through progress.h: a sweep's groups, a collective's rows), exits or touches the device.
  *
  * defines: measurement, measure_env, measure_group, measure_round, measure_group_kind,
  *          measure_{register,find,at,rounds_build,pair_rounds_build,rounds_free,run,groups_run,print_records,params} */

@@ -14,13 +14,15 @@
  *   rank_step_ms {rank, host}                 each rank's median ddp step (the heat map's cells)
  * and, once every group has run, on world rank 0: efficiency = step(first:1) / step(first:k), weak scaling
  * against the 1-rank ddp step. Figures come from report_summarize, the one place the job's own come from.
- * Never prints outside its print(); never touches the device except through the engine. */
+ * Never prints outside its print() (but for the progress lines: each group starts and ends one, progress.h);
+ * never touches the device except through the engine. */
 #include "scaling.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "summary.h"
 #include "train.h"
 
@@ -260,11 +262,15 @@ ddp_result sweep_run(const measure_env *env, ddp_comm *world, result_doc *doc) {
   for (int i = 0; i < n; i++) {
     measure_round *rounds = NULL;
     int nr = 0;
+    char label[32];
+    snprintf(label, sizeof label, "np=%d", sizes[i]);
+    progress_group(i, n, label); /* rank 0 is in every group: its phases are the group's */
     ddp_result r = measure_rounds_build(env->dist, world, GROUP_FIRST, sizes[i], &rounds, &nr);
     if (r == DDP_OK) r = measure_run(env, &measure_scaling, rounds, nr, doc);
     measure_rounds_free(rounds, nr);
     DDP_TRY(r);
   }
+  progress_group_end();
   return env->dist->rank == 0 ? sweep_efficiency(doc) : DDP_OK;
 }
 

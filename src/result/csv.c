@@ -1,7 +1,9 @@
 /* csv.c: the records of a result as CSV, one row per record: a per-rank figure is one row per rank per
  * measurement and metric (rank, host, gpu, bus_id filled from the result's ranks), a group's figure one row
  * with those cells empty. Columns: measurement, group, metric, unit, better, rank, host, gpu, bus_id,
- * labels (the record's other labels as key=value;key=value), value, median, p10, p90, min, max, mean, n.
+ * labels (the record's other labels as key=value;key=value), value, median, p10, p90, min, max, mean, n, then
+ * the run's identity on every row, so that the rows of concatenated runs stay apart: run_id, start_time,
+ * run_labels (--label as key=value;key=value).
  * Numbers as %.17g (they read back exactly); empty where NaN. Fields with a comma, quote or line break are
  * quoted (RFC 4180); a text that a spreadsheet would run as a formula (=, +, -, @ first) is quoted with a ' in
  * front; bytes that are not UTF-8 become U+FFFD. Reads the result model only; writes through atomic_file.c. */
@@ -13,6 +15,8 @@
 #include <string.h>
 
 #include "atomic_file.h"
+
+#define OUTPUTS_RUN_LABELS_MAX 6000
 
 /* A text a spreadsheet would run as a formula: it starts with =, +, -, @, TAB or CR and is not a number. */
 static int formula_like(const char *s) {
@@ -65,7 +69,12 @@ ddp_result csv_format(const result_doc *d, char **out) {
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   if (!f) return DDP_FAIL(DDP_ERR_SYSTEM, "open_memstream: %s", ddp_strerror_errno());
-  fputs("measurement,group,metric,unit,better,rank,host,gpu,bus_id,labels,value,median,p10,p90,min,max,mean,n\r\n", f);
+  fputs("measurement,group,metric,unit,better,rank,host,gpu,bus_id,labels,value,median,p10,p90,min,max,mean,n,"
+        "run_id,start_time,run_labels\r\n", f);
+  char run_labels[OUTPUTS_RUN_LABELS_MAX] = "";
+  for (int k = 0, o = 0; k < d->nlabels && o < (int)sizeof run_labels; k++)
+    o += snprintf(run_labels + o, sizeof run_labels - (size_t)o, "%s%s=%s", o ? ";" : "", d->labels[k].key,
+                  d->labels[k].value);
   for (int i = 0; i < d->nrecords; i++) {
     const result_record *r = &d->records[i];
     const char *rank = result_record_label(r, "rank");
@@ -97,7 +106,10 @@ ddp_result csv_format(const result_doc *d, char **out) {
     number(f, h ? st->min : NAN, 0);
     number(f, h ? st->max : NAN, 0);
     number(f, h ? st->mean : NAN, 0);
-    number(f, h ? (double)st->n : NAN, 1);
+    number(f, h ? (double)st->n : NAN, 0);
+    field(f, d->run_id, 0);
+    field(f, d->start_time, 0);
+    field(f, run_labels, 1);
   }
   if (fclose(f) != 0 || !buf) {
     free(buf);

@@ -97,7 +97,15 @@ int findings_exit_code(const finding_list *l) {
   return findings_count(l, SEV_FAIL) ? DDP_EXIT_EXPECT : DDP_EXIT_OK;
 }
 
-void findings_print(FILE *out, const finding_list *l) {
+static void print_from(FILE *out, const finding_list *l, int least);
+
+void findings_print(FILE *out, const finding_list *l) { print_from(out, l, SEV_INFO); }
+
+void findings_print_notable(FILE *out, const finding_list *l) {
+  if (findings_count(l, SEV_WARN) > 0) print_from(out, l, SEV_WARN);
+}
+
+static void print_from(FILE *out, const finding_list *l, int least) {
   int passed = 0;
   for (int i = 0; i < l->n; i++) passed += l->v[i].passed;
   fprintf(out, "# findings (%d fail, %d warn, %d info", findings_count(l, SEV_FAIL),
@@ -105,7 +113,7 @@ void findings_print(FILE *out, const finding_list *l) {
   if (passed) fprintf(out, "; %d check%s passed, in the JSON", passed, passed == 1 ? "" : "s");
   fprintf(out, ")\n");
   if (l->n == passed) fprintf(out, "#   none\n");
-  for (int sev = SEV_FAIL; sev >= SEV_INFO; sev--)
+  for (int sev = SEV_FAIL; sev >= least; sev--)
     for (int i = 0; i < l->n; i++) {
       const finding *f = &l->v[i];
       if ((int)f->severity != sev || f->passed) continue;

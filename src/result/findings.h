@@ -59,6 +59,8 @@ int findings_count(const finding_list *l, finding_severity at_least);
 /* The table: "# findings" then one "#  SEVERITY scope subject: text [measured vs expected unit]" line each,
  * worst first (stable within a severity); "#   none" when empty. */
 void findings_print(FILE *out, const finding_list *l);
+/* The same table with the failing and warning findings only; nothing when there are none (--quiet). */
+void findings_print_notable(FILE *out, const finding_list *l);
 /* [{check, severity, scope, subject, host, rank, measured, expected, unit, text}] (host and rank null where
  * none); NULL when out of memory. */
 cJSON *findings_json(const finding_list *l);

@@ -22,6 +22,83 @@
 #define SPEC_FORCE                                                                                            \
   {"force", NULL, 0, OPT_BOOL, offsetof(result_outputs, force), 0, "false",                                  \
    .help = "replace existing output files (regular files only)"}
+/* --label key=value: the key a Prometheus label name of at most 64 characters, not one ddpbench's own series
+ * carry; the value printable UTF-8 of at most 256 bytes, without a comma (a file's "label = a=1,b=2" gives
+ * two). Stored one per line, a key once: the command line's replaces the file's. */
+static const char *const RESERVED_LABELS[] = {"kind", "severity", "host", "gpu", "rank", "bus_id", "group", "run_id",
+                                              "job", "instance", "le", "quantile", NULL};
+
+static int label_one(char *field, const char *kv, size_t len, char *err, size_t errn) {
+  const char *eq = memchr(kv, '=', len);
+  if (!eq || eq == kv)
+    return snprintf(err, errn, "be key=value (got '%.*s')", (int)(len > 80 ? 80 : len), kv), -1;
+  size_t klen = (size_t)(eq - kv), vlen = len - klen - 1;
+  if (klen > 64) return snprintf(err, errn, "have a key of at most 64 characters"), -1;
+  for (size_t i = 0; i < klen; i++) {
+    char ch = kv[i];
+    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' || (i > 0 && ch >= '0' && ch <= '9');
+    if (!ok)
+      return snprintf(err, errn, "have a key of letters, digits and _ not starting with a digit, as a Prometheus "
+                                 "label name (got '%.*s')", (int)klen, kv), -1;
+  }
+  if (klen >= 2 && kv[0] == '_' && kv[1] == '_')
+    return snprintf(err, errn, "have a key not starting with __ (Prometheus keeps those)"), -1;
+  for (int i = 0; RESERVED_LABELS[i]; i++)
+    if (strlen(RESERVED_LABELS[i]) == klen && !strncmp(kv, RESERVED_LABELS[i], klen))
+      return snprintf(err, errn, "not use the key '%s': ddpbench's own series carry it", RESERVED_LABELS[i]), -1;
+  if (vlen > 256) return snprintf(err, errn, "have a value of at most 256 bytes"), -1;
+  for (size_t i = 0; i < vlen; i++)
+    if ((unsigned char)eq[1 + i] < 0x20 || eq[1 + i] == 0x7f)
+      return snprintf(err, errn, "have a value without control characters"), -1;
+  /* the same key given before: dropped, so that the later one counts */
+  size_t flen = strlen(field);
+  for (char *line = field; *line;) {
+    char *nl = strchr(line, '\n');
+    size_t ll = nl ? (size_t)(nl - line) + 1 : strlen(line);
+    if (!strncmp(line, kv, klen + 1)) {
+      memmove(line, line + ll, flen - (size_t)(line - field) - ll + 1);
+      flen -= ll;
+      continue;
+    }
+    line += ll;
+  }
+  int n = 0;
+  for (const char *c = field; *c; c++) n += *c == '\n';
+  if (n >= OUTPUTS_MAX_LABELS) return snprintf(err, errn, "be given at most %d times", OUTPUTS_MAX_LABELS), -1;
+  snprintf(field + flen, sizeof(((result_outputs *)0)->labels) - flen, "%.*s\n", (int)len, kv);
+  return 0;
+}
+
+static int label_parse(void *field, const char *value, char *err, size_t errn) {
+  char *f = field;
+  if (!value[0]) { /* the default: none */
+    f[0] = 0;
+    return 0;
+  }
+  for (const char *p = value; *p;) {
+    const char *comma = strchr(p, ',');
+    size_t len = comma ? (size_t)(comma - p) : strlen(p);
+    if (label_one(f, p, len, err, errn) != 0) return -1;
+    p += len + (comma != NULL);
+    if (comma && !*p) return snprintf(err, errn, "be key=value (a comma separates two labels)"), -1;
+  }
+  return 0;
+}
+
+static void label_format(const void *field, char *out, size_t n) {
+  size_t k = 0;
+  out[0] = 0;
+  for (const char *c = field; *c && k + 1 < n; c++) out[k++] = *c == '\n' ? (c[1] ? ',' : 0) : *c;
+  if (k < n) out[k] = 0;
+}
+
+#define SPEC_LABEL                                                                                            \
+  {"label", NULL, 0, OPT_CUSTOM, offsetof(result_outputs, labels), sizeof(((result_outputs *)0)->labels), "", \
+   .parse = label_parse, .format = label_format, .arg = "KEY=VALUE",                                          \
+   .help = "name this run in its result, CSV rows and Prometheus series (repeatable: --label side=A "         \
+           "--label nccl=2.21.5); compare and the plots name the sides by it",                                \
+   .flags = OPT_NO_HASH}
+
 static const opt_spec OUTPUTS[] = {
     SPEC_JSON,
     {"prom", NULL, 0, OPT_STR, STR(prom), "", .arg = "FILE",
@@ -32,8 +109,15 @@ static const opt_spec OUTPUTS[] = {
      .help = "write the hosts with a failing check here, one per line (for scontrol ... state=drain)",
      .flags = OPT_OUTPUT},
     SPEC_FORCE,
+    SPEC_LABEL,
 };
-static const opt_spec OUTPUTS_JSON[] = {SPEC_JSON, SPEC_FORCE};
+static const opt_spec OUTPUTS_JSON[] = {SPEC_JSON, SPEC_FORCE, SPEC_LABEL};
+static const opt_spec OUTPUTS_QUIET[] = {
+    {"quiet", NULL, 0, OPT_BOOL, offsetof(result_outputs, quiet), 0, "false",
+     .help = "print only the findings that are not passes and the bottom line (no progress lines)",
+     .flags = OPT_NO_HASH},
+};
+const opt_table outputs_quiet_table = {"outputs", OUTPUTS_QUIET, 1};
 const opt_table outputs_table = {"outputs", OUTPUTS, (int)(sizeof OUTPUTS / sizeof OUTPUTS[0])};
 const opt_table outputs_json_table = {"outputs", OUTPUTS_JSON, (int)(sizeof OUTPUTS_JSON / sizeof OUTPUTS_JSON[0])};
 
@@ -142,6 +226,39 @@ static const struct {
 
 static const char *path_of(const result_outputs *o, size_t i) { return (const char *)o + FORMATS[i].offset; }
 
+int outputs_to_stdout(const result_outputs *o) {
+  int n = 0;
+  for (size_t i = 0; i < NFORMATS; i++) n += atomic_file_is_stdout(path_of(o, i));
+  return n;
+}
+
+static int kv_key_cmp(const void *a, const void *b) {
+  return strcmp(((const result_kv *)a)->key, ((const result_kv *)b)->key);
+}
+
+ddp_result outputs_labels_apply(const result_outputs *o, result_doc *d) {
+  for (const char *line = o->labels; *line;) {
+    const char *nl = strchr(line, '\n'), *eq = strchr(line, '=');
+    size_t ll = nl ? (size_t)(nl - line) : strlen(line);
+    char key[80], value[300];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - line), line);
+    snprintf(value, sizeof value, "%.*s", (int)(ll - (size_t)(eq - line) - 1), eq + 1);
+    int i = 0;
+    while (i < d->nlabels && strcmp(d->labels[i].key, key)) i++;
+    if (i < d->nlabels) {
+      char *v = strdup(value);
+      DDP_CHECK_ALLOC(v);
+      free(d->labels[i].value);
+      d->labels[i].value = v;
+    } else {
+      DDP_TRY(result_kv_push(&d->labels, &d->nlabels, key, value));
+    }
+    line += ll + (nl != NULL);
+  }
+  if (d->nlabels > 1) qsort(d->labels, (size_t)d->nlabels, sizeof *d->labels, kv_key_cmp);
+  return DDP_OK;
+}
+
 int outputs_any(const result_outputs *o) {
   for (size_t i = 0; i < NFORMATS; i++)
     if (path_of(o, i)[0]) return 1;
@@ -149,6 +266,11 @@ int outputs_any(const result_outputs *o) {
 }
 
 ddp_result outputs_check(const result_outputs *o, char *err, size_t errn) {
+  if (outputs_to_stdout(o) > 1) {
+    snprintf(err, errn, "more than one output is - (standard output): give - to one of --json, --prom, --csv "
+                        "and --failed-hosts, and files to the others");
+    return DDP_ERR_USAGE;
+  }
   for (size_t i = 0; i < NFORMATS; i++) {
     const char *p = path_of(o, i);
     char why[1200];
@@ -171,7 +293,7 @@ ddp_result outputs_write(const result_outputs *o, const result_doc *d, const cJS
     ddp_result r = FORMATS[i].format(d, sections, &text, &n);
     if (r == DDP_OK) r = atomic_file_write(p, text, n, o->force);
     free(text);
-    if (r == DDP_OK && !quiet) fprintf(stderr, "[ddpbench] wrote %s\n", p);
+    if (r == DDP_OK && !quiet && !atomic_file_is_stdout(p)) fprintf(stderr, "[ddpbench] wrote %s\n", p);
     if (r != DDP_OK && first == DDP_OK) first = r;
   }
   return first;

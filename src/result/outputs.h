@@ -18,15 +18,25 @@
 extern "C" {
 #endif
 
+#define OUTPUTS_MAX_LABELS 16
 typedef struct {
-  char json[1024], prom[1024], csv[1024], failed_hosts[1024]; /* "" = not written */
+  char json[1024], prom[1024], csv[1024], failed_hosts[1024]; /* "" = not written; "-" = standard output */
   int force;
+  char labels[OUTPUTS_MAX_LABELS * 330]; /* --label: "key=value\n" each, a key once (the last one given wins) */
+  int quiet;                             /* --quiet (outputs_quiet_table) */
 } result_outputs;
 
 /* The keys json, prom, csv, failed_hosts (OPT_OUTPUT) and force, over a result_outputs. */
 extern const opt_table outputs_table;
 /* The same without prom and csv (doctor: its document has findings, no figures) and without failed_hosts. */
 extern const opt_table outputs_json_table;
+/* --quiet over a result_outputs, for the subcommands whose own tables have none. */
+extern const opt_table outputs_quiet_table;
+
+/* The labels of o (--label) into d->labels, sorted by key, replacing a label d already has (an export's). */
+ddp_result outputs_labels_apply(const result_outputs *o, result_doc *d);
+/* How many outputs go to standard output ("-"). */
+int outputs_to_stdout(const result_outputs *o);
 
 /* 1 when any output is asked for. */
 int outputs_any(const result_outputs *o);

@@ -137,12 +137,20 @@ static const char *prom_kind(const result_doc *d) {
   return d->source_kind && *d->source_kind ? d->source_kind : d->kind && *d->kind ? d->kind : "run";
 }
 
-/* A run-wide series' name and labels: name{kind="..."[,severity="..."]}. */
+/* The run's own labels (--label), after a series' labels: a key the record has itself is left out (its own
+ * label names what was measured). */
+static void user_labels(tbuf *t, int *first, const result_doc *d, const result_record *r) {
+  for (int i = 0; i < d->nlabels; i++)
+    if (!r || !result_record_label(r, d->labels[i].key)) label(t, first, d->labels[i].key, d->labels[i].value);
+}
+
+/* A run-wide series' name and labels: name{kind="..."[,severity="..."],labels...}. */
 static void run_series(tbuf *t, const result_doc *d, const char *name, const char *severity) {
   int first = 1;
   put(t, "%s", name);
   label(t, &first, "kind", prom_kind(d));
   label(t, &first, "severity", severity);
+  user_labels(t, &first, d, NULL);
   put(t, "}");
 }
 
@@ -216,6 +224,7 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
     if (!strcmp(key, "group") || !strcmp(key, "__name__")) continue;
     label(&t, &first, key, r->labels[k].value);
   }
+  user_labels(&t, &first, d, r);
   if (!first) put(&t, "}");
   s->labels = take(&t);
   s->value = u < 0 ? r->value : UNITS[u].scale < 0 ? r->value / -UNITS[u].scale : r->value * UNITS[u].scale;
@@ -279,6 +288,8 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     label(&t, &first, "world_size", num);
     snprintf(num, sizeof num, "%d", d->nodes);
     label(&t, &first, "nodes", num);
+    if (d->run_id) label(&t, &first, "run_id", d->run_id);
+    user_labels(&t, &first, d, NULL);
     if (d->nranks) {
       label(&t, &first, "gpu_model", d->ranks[0].device_name);
       for (int k = 0; k < d->ranks[0].nversions; k++) {

@@ -19,6 +19,8 @@ void result_init(result_doc *d) {
   memset(d, 0, sizeof *d);
   d->weights_identical = -1;
   d->end_epoch = NAN;
+  d->exit_code = -1;
+  d->duration_s = NAN;
   findings_init(&d->findings);
 }
 
@@ -59,6 +61,11 @@ void result_free(result_doc *d) {
   free(d->ddpbench_version);
   free(d->command_line);
   free(d->start_time);
+  free(d->verdict);
+  free(d->bottom_line);
+  free(d->end_time);
+  free(d->run_id);
+  kv_free(d->labels, d->nlabels);
   free(d->device);
   free(d->comm);
   kv_free(d->config, d->nconfig);
@@ -318,6 +325,18 @@ ddp_result result_to_json(const result_doc *d, cJSON *doc) {
   cJSON_AddStringToObject(doc, "ddpbench_version", d->ddpbench_version ? d->ddpbench_version : "");
   cJSON_AddStringToObject(doc, "command_line", d->command_line ? d->command_line : "");
   cJSON_AddStringToObject(doc, "start_time", d->start_time ? d->start_time : "");
+  if (d->end_time) {
+    cJSON_AddStringToObject(doc, "end_time", d->end_time);
+    cJSON_AddItemToObject(doc, "duration_s", num(d->duration_s));
+  }
+  if (d->verdict) {
+    cJSON_AddStringToObject(doc, "verdict", d->verdict);
+    cJSON_AddNumberToObject(doc, "exit_code", d->exit_code);
+    cJSON_AddStringToObject(doc, "bottom_line", d->bottom_line ? d->bottom_line : "");
+  }
+  if (d->run_id) cJSON_AddStringToObject(doc, "run_id", d->run_id);
+  cJSON *lab = cJSON_AddObjectToObject(doc, "labels");
+  for (int i = 0; lab && i < d->nlabels; i++) cJSON_AddStringToObject(lab, d->labels[i].key, d->labels[i].value);
   cJSON *cfg = cJSON_AddObjectToObject(doc, "config");
   for (int i = 0; cfg && i < d->nconfig; i++)
     cJSON_AddItemToObject(cfg, d->config[i].key, config_value(&d->config[i]));
@@ -358,7 +377,7 @@ ddp_result result_to_json(const result_doc *d, cJSON *doc) {
   if (f) cJSON_AddItemToObject(doc, "findings", f);
   cJSON *fh = cJSON_AddArrayToObject(doc, "failed_hosts");
   for (int i = 0; fh && i < d->nfailed_hosts; i++) cJSON_AddItemToArray(fh, cJSON_CreateString(d->failed_hosts[i]));
-  if (!ranks || !recs || !f || !cfg || !fh) return DDP_FAIL(DDP_ERR_JSON, "out of memory building the JSON document");
+  if (!ranks || !recs || !f || !cfg || !fh || !lab) return DDP_FAIL(DDP_ERR_JSON, "out of memory building the JSON document");
   return DDP_OK;
 }
 
@@ -727,6 +746,10 @@ static ddp_result v1_findings(rd *c, const result_doc *dd, const cJSON *doc, fin
 
 static const char *const KINDS[] = {"run", "accept", "collectives", "doctor", "export"};
 
+int result_verdict_known(const char *v) {
+  return v && (!strcmp(v, "PASS") || !strcmp(v, "WARN") || !strcmp(v, "FAIL") || !strcmp(v, "ERROR"));
+}
+
 int result_kind_known(const char *kind) {
   for (size_t i = 0; i < sizeof KINDS / sizeof KINDS[0]; i++)
     if (!strcmp(kind, KINDS[i])) return 1;
@@ -760,6 +783,17 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   RD_TRY(rd_string(&c, doc, "", "ddpbench_version", 1, &d->ddpbench_version));
   RD_TRY(rd_string(&c, doc, "", "command_line", 1, &d->command_line));
   RD_TRY(rd_string(&c, doc, "", "start_time", 1, &d->start_time));
+  RD_TRY(rd_string(&c, doc, "", "end_time", 0, &d->end_time));
+  RD_TRY(rd_string(&c, doc, "", "verdict", 0, &d->verdict));
+  if (d->verdict && !result_verdict_known(d->verdict))
+    return bad(&c, "verdict: \"%s\" is not PASS, WARN, FAIL or ERROR", d->verdict);
+  RD_TRY(rd_string(&c, doc, "", "bottom_line", 0, &d->bottom_line));
+  RD_TRY(rd_string(&c, doc, "", "run_id", 0, &d->run_id));
+  if (item(doc, "exit_code")) RD_TRY(rd_int(&c, doc, "", "exit_code", 0, 255, &d->exit_code));
+  if (item(doc, "duration_s")) RD_TRY(rd_number(&c, doc, "", "duration_s", 1, &d->duration_s));
+  if (item(doc, "labels")) {
+    RD_TRY(rd_kv(&c, item(doc, "labels"), "labels", 1, &d->labels, &d->nlabels));
+  }
   RD_TRY(rd_string(&c, doc, "", "device", 1, &d->device));
   RD_TRY(rd_string(&c, doc, "", "comm", 1, &d->comm));
   RD_TRY(rd_int(&c, doc, "", "world_size", 1, 1 << 24, &d->world_size));

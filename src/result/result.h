@@ -30,8 +30,9 @@ extern "C" {
 #endif
 
 /* Version written. 1: no "records", no "findings" (read: records derived from "phases"). 2: both added.
- * 3: "kind" (and "source_kind" for an export), "failed_hosts"; "phases" only in a run's document. */
-#define RESULT_SCHEMA_VERSION 3
+ * 3: "kind" (and "source_kind" for an export), "failed_hosts"; "phases" only in a run's document.
+ * 4: the outcome ("verdict", "exit_code", "bottom_line", "end_time", "duration_s"), "run_id" and "labels". */
+#define RESULT_SCHEMA_VERSION 4
 
 typedef enum { BETTER_NONE = 0, BETTER_LOWER, BETTER_HIGHER } result_better;
 
@@ -91,6 +92,16 @@ typedef struct {
   char **failed_hosts;    /* the hosts to drain (verdict.h fills it), in the order found */
   int nfailed_hosts;
   double end_epoch;       /* when the results were complete (seconds since 1970); NaN when not known */
+  /* version 4: how it ended, as the text report's bottom line says it (NULL / -1 / NaN: not known, older
+   * versions; an export keeps its source's) */
+  char *verdict;          /* "PASS", "WARN", "FAIL" or "ERROR" */
+  char *bottom_line;      /* the report's last line */
+  char *end_time;         /* ISO 8601 UTC */
+  int exit_code;
+  double duration_s;      /* end_time - start_time, seconds */
+  char *run_id;           /* 16 hex digits naming this run among others (CSV rows, Prometheus series) */
+  result_kv *labels;      /* --label key=value, sorted by key */
+  int nlabels;
 } result_doc;
 
 void result_init(result_doc *d);
@@ -114,6 +125,8 @@ const char *result_record_label(const result_record *rec, const char *key);
 const result_record *result_find(const result_doc *d, const char *measurement, const char *group,
                                  const char *metric, ...);
 const char *result_better_name(result_better b);
+/* 1 when v is one of the verdicts a version 4 document holds. */
+int result_verdict_known(const char *v);
 
 /* 1 when kind is one of "run", "accept", "collectives", "doctor", "export". */
 int result_kind_known(const char *kind);

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
   char accept_prog[1100], main_prog[1100];
   snprintf(accept_prog, sizeof accept_prog, "%s accept --device cpu --health-seconds 0.5 --precisions fp32 --skip p2p --copy-mib 8 "
            "--copy-iters 3", prog);
-  snprintf(main_prog, sizeof main_prog, "%s --device cpu --hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --quiet", prog);
+  snprintf(main_prog, sizeof main_prog, "%s --device cpu --hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --progress none", prog);
   accept_job.mpiexec = main_job.mpiexec = mpiexec;
   accept_job.prog = accept_prog, main_job.prog = main_prog;
   char host[256] = "", args[1024], buf[4096];

@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
   if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
   const char *mpiexec = argv[1], *self = argv[2];
   char cmd[4096], path[600];
-  const char *model = "--hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --quiet --seed 7";
+  const char *model = "--hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --progress none --seed 7";
 
   /* the choice comes from the table */
   snprintf(cmd, sizeof cmd, "PLUGIN_DIR=%s %s --child --help", dir, self);

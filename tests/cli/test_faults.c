@@ -133,7 +133,7 @@ static int suspend_all(void) {
   char pe[300], c[128];
   snprintf(pe, sizeof pe, "%s/stderr", dir);
   tl_file_read(pe, err, sizeof err);
-  if (suspended || !strstr(err, "[ddpbench] local step")) return 0;
+  if (suspended || !strstr(err, "[ddpbench] run: phase local: start")) return 0;
   snprintf(c, sizeof c, "pkill -STOP -P %d", (int)spawned);
   suspended = tl_sh(c) == 0 ? 1 : -1;
   sleep(8);
@@ -162,7 +162,7 @@ int main(int argc, char **argv) {
     snprintf(env, sizeof env, "DDPBENCH_TEST_FAULT=kill:1:%s", phases[i]);
     char full[4096];
     snprintf(full, sizeof full, "env %s %s -np 2 --oversubscribe -x DDPBENCH_TEST_FAULT %s --config %s/configs/ci.ini --device cpu "
-             "--timeout %s --quiet", env, mpiexec, prog, src, TIMEOUT);
+             "--timeout %s --progress none", env, mpiexec, prog, src, TIMEOUT);
     code = spawn(full, NULL, 0, LIMIT + 5, &secs);
     snprintf(what, sizeof what, "SIGKILL in phase %s", phases[i]);
     expect(what, code, 137, secs, "rank 1");
@@ -170,7 +170,7 @@ int main(int argc, char **argv) {
 
   /* A stopped rank: the watchdog asks every rank and names it (shared board, then over TCP). */
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:1:ddp %s -np 3 --oversubscribe -x DDPBENCH_TEST_FAULT %s "
-           "--config %s/configs/ci.ini --device cpu --timeout %s --quiet", mpiexec, prog, src, TIMEOUT);
+           "--config %s/configs/ci.ini --device cpu --timeout %s --progress none", mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("SIGSTOP", code, 3, secs, "SUSPECT rank 1 host");
   CHECK(strstr(err, "not answering") && strstr(err, "last known: phase ddp, step 1 of 8"), "stop: why and where: %.2000s",
@@ -180,13 +180,13 @@ int main(int argc, char **argv) {
   CHECK(line_has(err, "waiting in MPI_Wait", "for MPI_Iallreduce(", "on MPI_COMM_WORLD (3 ranks)"),
         "stop: the waiting ranks name the collective: %.2000s", err);
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:2:local DDPBENCH_TEST_WATCHDOG_TCP=1 %s -np 3 --oversubscribe "
-           "-x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini --device cpu --timeout %s --quiet",
+           "-x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini --device cpu --timeout %s --progress none",
            mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("SIGSTOP, asked over TCP", code, 3, secs, "SUSPECT rank 2 host");
   /* A rank stuck in its main thread (alive): named as being elsewhere than the others. */
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stall:2:comm %s -np 3 --oversubscribe -x DDPBENCH_TEST_FAULT %s "
-           "--config %s/configs/ci.ini --device cpu --timeout %s --quiet", mpiexec, prog, src, TIMEOUT);
+           "--config %s/configs/ci.ini --device cpu --timeout %s --progress none", mpiexec, prog, src, TIMEOUT);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   expect("stalled rank", code, 3, secs, "SUSPECT rank 2 host");
   CHECK(strstr(err, "elsewhere than the other 2 ranks"), "stall: why: %.2000s", err);
@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
   expect("different configurations", code, 2, secs, "rank 1 (host");
   CHECK(strstr(err, "lr = 0.1 (rank 0: 0.05)") && strstr(err, "precision = bf16 (rank 0: fp32)"),
         "names the keys: %.2000s", err);
-  CHECK(strstr(err, "[ddpbench] local") == NULL && strstr(err, "final weights") == NULL, "no work was done");
+  CHECK(strstr(err, "[ddpbench] run: phase local") == NULL && strstr(err, "final weights") == NULL, "no work was done");
   snprintf(cmd, sizeof cmd, "%s --oversubscribe -np 1 %s --config %s/configs/ci.ini --device cpu : -np 1 %s --config %s/nope.ini",
            mpiexec, prog, src, prog, dir);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
   /* ... and while the JSON document is being written (the temporary file exists; the hook holds it 30 s). */
   for (int i = 0; i < 2; i++) {
     snprintf(cmd, sizeof cmd, "env DDPBENCH_BIN=%s DDPBENCH_TEST_WRITE_DELAY=30 %s/launch/run.sh -np 2 "
-             "--config %s/configs/ci.ini --device cpu --json %s --quiet --timeout %s", prog, src, src,
+             "--config %s/configs/ci.ini --device cpu --json %s --progress none --timeout %s", prog, src, src,
              json, TIMEOUT);
     code = spawn(cmd, json_tmp_exists, sigs[i], LIMIT + 5, &secs);
     snprintf(what, sizeof what, "%s during the JSON write", i ? "SIGINT" : "SIGTERM");
@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
    * report is progress, the others wait for it, and the result is written. */
   snprintf(json, sizeof json, "%s/slow-report.json", dir);
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_WRITE_DELAY=8 %s -np 3 --oversubscribe -x DDPBENCH_TEST_WRITE_DELAY %s "
-           "--config %s/configs/ci.ini --device cpu --timeout 3 --quiet --json %s", mpiexec, prog, src, json);
+           "--config %s/configs/ci.ini --device cpu --timeout 3 --progress none --json %s", mpiexec, prog, src, json);
   code = spawn(cmd, NULL, 0, 60, &secs);
   CHECK(code == 0 && exists(json), "a report of 8 s under --timeout 3: exit %d, result %s: %.2000s", code,
         exists(json) ? "written" : "missing", err);
@@ -293,7 +293,7 @@ int main(int argc, char **argv) {
     snprintf(stale, sizeof stale, "/dev/shm/ddpbench-watchdog-%d-1a2b3c", (int)dead);
     snprintf(live, sizeof live, "/dev/shm/ddpbench-watchdog-%d-4d5e6f", (int)getpid());
     int made = tl_file_write(stale, "x") && tl_file_write(live, "x");
-    snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --quiet", mpiexec,
+    snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --progress none", mpiexec,
              prog, src);
     code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
     CHECK(made && code == 0, "a job beside old boards: exit %d", code);
@@ -316,7 +316,7 @@ int main(int argc, char **argv) {
     code = mpi("X=1", 2, args, NULL, 0, &secs);
     snprintf(what, sizeof what, "unwritable output %s", bad[i]);
     expect(what, code, 2, secs, why[i]);
-    CHECK(strstr(err, "[ddpbench] local") == NULL, "%s: refused before any work", what);
+    CHECK(strstr(err, "[ddpbench] run: phase local") == NULL, "%s: refused before any work", what);
   }
   struct stat st;
   CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode) && lstat(link_path, &st) == 0 && S_ISLNK(st.st_mode) &&
@@ -342,7 +342,7 @@ int main(int argc, char **argv) {
   const char *precs[] = {"fp32", "bf16"};
   for (int i = 0; i < 2; i++) {
     snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --precision %s --inject-nonfinite 2 "
-             "--quiet --json %s/nan-%s.json 2>&1 >%s/nan.out", mpiexec, prog, src, precs[i], dir, precs[i], dir);
+             "--progress none --json %s/nan-%s.json 2>&1 >%s/nan.out", mpiexec, prog, src, precs[i], dir, precs[i], dir);
     code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
     snprintf(what, sizeof what, "NaN injected with %s", precs[i]);
     char outp[600];
@@ -354,7 +354,7 @@ int main(int argc, char **argv) {
   }
   /* fp16 with a loss scale that underflows every gradient: a warning, not silence. */
   snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe %s --config %s/configs/ci.ini --device cpu --precision fp16 --loss-scale-init "
-           "1e-30 --quiet 2>&1 >%s/fp16.out", mpiexec, prog, src, dir);
+           "1e-30 --progress none 2>&1 >%s/fp16.out", mpiexec, prog, src, dir);
   code = spawn(cmd, NULL, 0, LIMIT + 5, &secs);
   snprintf(cmd, sizeof cmd, "%s/fp16.out", dir);
   tl_file_read(cmd, err, sizeof err);

@@ -30,7 +30,7 @@ def main():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     with tempfile.TemporaryDirectory(prefix="ddpbench-large-") as tmp:
         base = os.path.join(tmp, "run.json")
-        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--quiet",
+        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--progress", "none",
                             "--json", base], env=env, capture_output=True, timeout=120)
         check(r.returncode == 0, "the base run: exit %d" % r.returncode)
         doc = json.load(open(base))

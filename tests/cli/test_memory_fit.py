@@ -39,7 +39,7 @@ def make_cgroup(limit):
 def main():
     prog, mpiexec, src = sys.argv[1], sys.argv[2], sys.argv[3]
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    job = [mpiexec, "-np", "2", "--oversubscribe", prog, "--device", "cpu", "--quiet"]
+    job = [mpiexec, "-np", "2", "--oversubscribe", prog, "--device", "cpu", "--progress", "none"]
     r = subprocess.run(job + ["--hidden", "65536", "--layers", "16"], env=env, capture_output=True, timeout=120)
     err = r.stderr.decode(errors="replace")
     lines = [l for l in err.splitlines() if l.startswith("ddpbench: ")]

@@ -45,7 +45,7 @@ def main():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     with tempfile.TemporaryDirectory(prefix="ddpbench-hostile-") as tmp:
         base = os.path.join(tmp, "run.json")
-        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--quiet",
+        r = subprocess.run([prog, "--config", os.path.join(src, "configs/ci.ini"), "--device", "cpu", "--progress", "none",
                             "--json", base], env=env, capture_output=True, timeout=120)
         check(r.returncode == 0, "the base run: exit %d %s" % (r.returncode, r.stderr[-500:]))
         doc = json.load(open(base))
@@ -99,7 +99,7 @@ def main():
             check(x[0] == "'+1+2" and x[1].startswith("'=HYPERLINK(") and x[2] == "'@SUM(A1)" and x[3] == "'-x",
                   "formula-like cells start with a ': %s" % x[:4])
             check(any(c.startswith("'=cmd=1") for c in x), "the labels cell too: %s" % x)
-            nums = [c for c in x[10:] if c]
+            nums = [c for c in x[10:18] if c]  # value .. n (then run_id, start_time, run_labels)
             check(nums and all(re.fullmatch(r"-?[0-9.e+-]+", c) for c in nums), "numbers stay numbers: %s" % nums)
         bad = [c for r in rows for c in r if c and c[0] in "=+@"]
         check(not bad, "no cell starts with =, + or @: %s" % bad[:5])
@@ -122,7 +122,7 @@ def main():
         envb = {k.encode(): v.encode() for k, v in env.items()}
         envb[b"NCCL_FOO"] = b"\xfe"
         r = subprocess.run([prog.encode(), b"--config", os.path.join(src, "configs/ci.ini").encode(), b"--device",
-                            b"cpu", b"--quiet", b"--json", odd], env=envb, capture_output=True, timeout=120)
+                            b"cpu", b"--progress", "none", b"--json", odd], env=envb, capture_output=True, timeout=120)
         check(r.returncode == 0, "a run with odd bytes: exit %d %s" % (r.returncode, r.stderr[-500:]))
         try:
             with open(odd, "rb") as f:

@@ -95,7 +95,7 @@ def main():
         # 1. a sweep run
         js = os.path.join(tmp, "sweep.json")
         p = subprocess.run(["timeout", "300", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "64", "--layers",
-                            "3", "--batch", "16", "--steps", "6", "--warmup", "1", "--comm", "mpi", "--quiet", "--sweep",
+                            "3", "--batch", "16", "--steps", "6", "--warmup", "1", "--comm", "mpi", "--progress", "none", "--sweep",
                             "--json", js], capture_output=True, text=True)
         check(p.returncode == 0, "sweep run: %s" % p.stderr[-1500:])
         out = os.path.join(tmp, "p1")
@@ -229,7 +229,7 @@ def main():
             for i in range(4):
                 p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "32",
                                     "--layers", "2", "--batch", "8", "--steps", "4", "--warmup", "1", "--comm", "mpi",
-                                    "--quiet", "--sweep", "--json", os.path.join(d, "r%d.json" % i)],
+                                    "--progress", "none", "--sweep", "--json", os.path.join(d, "r%d.json" % i)],
                                    capture_output=True, text=True)
                 check(p.returncode == 0, "A/B sweep run %s%d" % (side, i))
             sides.append(d)

@@ -86,7 +86,7 @@ def main():
         js, pf = os.path.join(tmp, "run.json"), os.path.join(tmp, "textfile", "ddpbench.prom")
         os.mkdir(os.path.dirname(pf))
         cmd = ["timeout", "300", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "64", "--layers", "3",
-               "--batch", "16", "--steps", "6", "--warmup", "1", "--comm", "mpi", "--quiet", "--sweep",
+               "--batch", "16", "--steps", "6", "--warmup", "1", "--comm", "mpi", "--progress", "none", "--sweep",
                "--json", js, "--prom", pf]
         p = subprocess.run(cmd, capture_output=True, text=True)
         check(p.returncode == 0, "2-rank sweep run exits 0: %d %s" % (p.returncode, p.stderr[-2000:]))
@@ -157,7 +157,7 @@ def main():
         bad = os.path.join(tmp, "no-such-folder", "x")
         for opt in ("--prom", "--csv"):
             p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "64",
-                                "--layers", "3", "--batch", "16", "--steps", "400", "--comm", "mpi", "--quiet",
+                                "--layers", "3", "--batch", "16", "--steps", "400", "--comm", "mpi", "--progress", "none",
                                 opt, bad + opt[2:]], capture_output=True, text=True)
             check(p.returncode == 2 and bad + opt[2:] in p.stderr and p.stdout == "",
                   "%s into a missing folder: exit 2 before work (exit %d, %d bytes of output)\n%s"

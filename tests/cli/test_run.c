@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   }
   CHECK(doc != NULL, "JSON parses");
   if (doc) {
-    CHECK(at(doc, "schema_version", NULL)->valueint == 3 && at(doc, "world_size", NULL)->valueint == 2, "header");
+    CHECK(at(doc, "schema_version", NULL)->valueint == 4 && at(doc, "world_size", NULL)->valueint == 2, "header");
     CHECK(at(doc, "config", "hidden")->valueint == 64 && at(doc, "config", "layers")->valueint == 3,
           "config from the file");
     CHECK(cJSON_GetArraySize(at(doc, "ranks", NULL)) == 2, "two ranks");
@@ -93,12 +93,12 @@ int main(int argc, char **argv) {
   CHECK(code == 0, "--force: exit %d", code);
   doc = tl_json_load(json);
   CHECK(doc && at(doc, "config", "hidden")->valueint == 48, "--force replaced it");
-  CHECK(strstr(err, "[ddpbench] local") == NULL, "--quiet: no progress lines");
+  CHECK(strstr(err, "[ddpbench] run: phase local") == NULL, "--quiet: no progress lines");
   cJSON_Delete(doc);
 
   /* 3. the default config: the loss falls */
   snprintf(json, sizeof json, "%s/default.json", dir);
-  snprintf(args, sizeof args, "--json %s --quiet --phases ddp", json);
+  snprintf(args, sizeof args, "--json %s --progress none --phases ddp", json);
   code = tl_job_run(&job, 2, NULL, args);
   CHECK(code == 0, "default config: exit %d: %.1000s", code, err);
   doc = tl_json_load(json);
@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
    * takes over 2 s, and a settle whose first chunk was a whole block took all of it. */
   snprintf(json, sizeof json, "%s/settle-long.json", dir);
   snprintf(args, sizeof args, "--hidden 512 --layers 4 --batch 64 --steps 400 --warmup 2 --phases local "
-                              "--warmup-seconds 0.3 --peak-seconds 0 --quiet --json %s", json);
+                              "--warmup-seconds 0.3 --peak-seconds 0 --progress none --json %s", json);
   code = tl_job_run(&job, 1, NULL, args);
   CHECK(code == 0, "long block: exit %d: %.500s", code, err);
   doc = tl_json_load(json);
@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
 
   /* 4a. L9 (hostile trial 2): a loss scale so large that every step overflows is said as that, not as an
    * underflow */
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1e30 --quiet", src);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1e30 --progress none", src);
   code = tl_job_run(&job, 1, NULL, args);
   CHECK(strstr(out, "skipped the update") && !strstr(out, "underflow"),
         "loss scale 1e30: overflow said, no underflow advice (exit %d): %.3000s", code, out);
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
   /* 4. fp16 fault injection from the command line */
   snprintf(json, sizeof json, "%s/fp16.json", dir);
   snprintf(args, sizeof args,
-           "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1024 --inject-nonfinite 3 --json %s --quiet",
+           "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1024 --inject-nonfinite 3 --json %s --progress none",
            src, json);
   code = tl_job_run(&job, 2, NULL, args);
   CHECK(code == 0, "fp16 inject: exit %d", code);
@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
   snprintf(json, sizeof json, "%s/corrupt.json", dir);
   /* 3 ranks (so that a majority names the odd one); the CPU device, since a GPU machine may have fewer GPUs; no
    * straggler verdict (3 CPU ranks beside a GPU machine's other work can time one rank slow: not this case's point) */
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --straggler-pct 1000 --json %s",
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --progress none --straggler-pct 1000 --json %s",
            src, json);
   code = tl_job_run(&job, 3, "DDPBENCH_TEST_CORRUPT_RANK=2", args);
   CHECK(code == 1, "weights differ: exit %d, expected 1", code);
@@ -230,7 +230,7 @@ int main(int argc, char **argv) {
    * each node and the first 2 of 3 ranks, as records
    * in the JSON (ranks label = the group's size) and a table in the text; first:4 of 3 ranks is refused (2). */
   snprintf(json, sizeof json, "%s/groups.json", dir);
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --straggler-pct 1000 --groups world,node,first:2 "
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --progress none --straggler-pct 1000 --groups world,node,first:2 "
            "--json %s", src, json);
   code = tl_job_run(&job, 3, NULL, args);
   CHECK(code == 0, "--groups world,node,first:2: exit %d: %.2000s", code, out);
@@ -250,22 +250,22 @@ int main(int argc, char **argv) {
   }
   CHECK(strstr(out, "# allreduce") && strstr(out, "first:2"), "the text has the groups' table: %.3000s", out);
   cJSON_Delete(doc);
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --groups first:4", src);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --progress none --groups first:4", src);
   code = tl_job_run(&job, 3, NULL, args);
   CHECK(code == 2 && strstr(err, "groups") && strstr(err, "first:4"), "--groups first:4 of 3 ranks: exit %d: %.500s", code, err);
   /* L11 (hostile trial 2): node pairs on one node, and an unknown --group-measure without --groups, are bad input */
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --quiet --groups pairs", src);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --progress none --groups pairs", src);
   code = tl_job_run(&job, 2, NULL, args);
   CHECK(code == 2 && strstr(err, "--groups pairs needs ranks on at least 2 nodes (this job has 1)") &&
             tl_lines_starting(err, "ddpbench: ") == 1,
         "--groups pairs on one node: exit %d: %.500s", code, err);
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --quiet --group-measure bogus", src);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --progress none --group-measure bogus", src);
   code = tl_job_run(&job, 1, NULL, args);
   CHECK(code == 2 && strstr(err, "group_measure: no measurement 'bogus'"), "--group-measure bogus: exit %d: %.500s",
         code, err);
 
   /* 7. a stalled rank ends the job with its name */
-  snprintf(args, sizeof args, "--config %s/configs/ci.ini --timeout 3 --quiet", src);
+  snprintf(args, sizeof args, "--config %s/configs/ci.ini --timeout 3 --progress none", src);
   code = tl_job_run(&job, 2, "DDPBENCH_TEST_STALL_RANK=1", args);
   CHECK(code != 0 && code != 124, "stalled rank: the job ended with %d (124 = killed by the test's timeout)", code);
   /* Either the stalled rank's watchdog or its peer's bounded wait ends the job, naming the rank. */

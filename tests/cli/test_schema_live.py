@@ -68,7 +68,7 @@ try:
     p = lambda name: os.path.join(tmp, name)  # noqa: E731
     docs = []
     if run(mpi + ["--config", os.path.join(src, "configs/ci.ini"), "--steps", "4", "--warmup", "1", "--precision",
-                  "fp16", "--sweep", "--groups", "world,node", "--device", "cpu", "--quiet", "--json", p("run.json")],
+                  "fp16", "--sweep", "--groups", "world,node", "--device", "cpu", "--progress", "none", "--json", p("run.json")],
            p("run.json"), VERDICTS):
         docs.append(p("run.json"))
     with open(p("expect.ini"), "w") as f:

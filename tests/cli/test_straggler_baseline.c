@@ -80,7 +80,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   char prog[2048], args[2048], a[600], b[600];
-  snprintf(prog, sizeof prog, "%s --config %s/configs/ci.ini --device cpu --quiet --strict --timeout 60 --force "
+  snprintf(prog, sizeof prog, "%s --config %s/configs/ci.ini --device cpu --progress none --strict --timeout 60 --force "
            "--hidden 512 --batch 64 --steps 10 --warmup 2", argv[2], argv[3]);
   job.mpiexec = argv[1], job.prog = prog;
   snprintf(a, sizeof a, "%s", tl_path(dir, "a.json"));

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   }
   int judged = !strcmp(argv[4], "judged");
   char prog[2048], args[512];
-  snprintf(prog, sizeof prog, "%s --config %s/configs/ci.ini --device cpu --quiet --strict --timeout 60 --force%s",
+  snprintf(prog, sizeof prog, "%s --config %s/configs/ci.ini --device cpu --progress none --strict --timeout 60 --force%s",
            argv[2], argv[3], judged ? " --hidden 512 --batch 64 --steps 10 --warmup 2" : "");
   job.mpiexec = argv[1], job.prog = prog;
   int np = judged ? 3 : 2, ok = 0, exit0 = 0, shortn = 0;

@@ -22,7 +22,7 @@
 static char dir[] = "/tmp/ddpbench-test-sweep-XXXXXX";
 static const char *mpiexec, *prog;
 static char out[1 << 20];
-static const char *MODEL = "--hidden 256 --layers 4 --batch 32 --steps 12 --warmup 2 --comm mpi --quiet";
+static const char *MODEL = "--hidden 256 --layers 4 --batch 32 --steps 12 --warmup 2 --comm mpi --progress none";
 
 /* Each run: `timeout 300 mpiexec -np N --oversubscribe ddpbench MODEL ARGS`, stdout into out. */
 static tl_job job = {.timeout = 300, .dir = dir, .out = out, .outn = sizeof out};

@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
   char json[512];
   snprintf(json, sizeof json, "%s/strangers.json", dir);
   snprintf(cmd, sizeof cmd, "%s -np 2 --oversubscribe --mca btl self,vader %s --config %s/configs/ci.ini --device cpu "
-           "--steps 60000 --timeout 30 --quiet --json %s", mpiexec, prog, src, json);
+           "--steps 60000 --timeout 30 --progress none --json %s", mpiexec, prog, src, json);
   job_start(cmd);
   int have = listeners(2, port);
   CHECK(have, "the 2 ranks' query ports found (one IPv4 listener each)");
@@ -279,7 +279,7 @@ int main(int argc, char **argv) {
   /* askers: 3 ranks asking each other over TCP while every port is held by 50 idle connections */
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_FAULT=stop:2:ddp DDPBENCH_TEST_WATCHDOG_TCP=1 %s -np 3 --oversubscribe "
            "--mca btl self,vader -x DDPBENCH_TEST_FAULT -x DDPBENCH_TEST_WATCHDOG_TCP %s --config %s/configs/ci.ini "
-           "--device cpu --timeout 5 --quiet", mpiexec, prog, src);
+           "--device cpu --timeout 5 --progress none", mpiexec, prog, src);
   job_start(cmd);
   have = listeners(3, port);
   CHECK(have, "the 3 ranks' query ports found");
@@ -297,7 +297,7 @@ int main(int argc, char **argv) {
   /* launcher: mpirun stopped while the JSON is being written; the ranks finish, then wait in MPI_Finalize */
   snprintf(json, sizeof json, "%s/launcher.json", dir);
   snprintf(cmd, sizeof cmd, "env DDPBENCH_TEST_WRITE_DELAY=2 %s -np 2 --oversubscribe -x DDPBENCH_TEST_WRITE_DELAY %s "
-           "--config %s/configs/ci.ini --device cpu --timeout 3 --quiet --json %s", mpiexec, prog, src, json);
+           "--config %s/configs/ci.ini --device cpu --timeout 3 --progress none --json %s", mpiexec, prog, src, json);
   job_start(cmd);
   int stopped = 0, gone = 0;
   for (double t0 = tl_now(); tl_now() - t0 < 30 && !stopped && !job_done(); usleep(20000))

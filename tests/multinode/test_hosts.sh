@@ -19,7 +19,7 @@ cd "$MN_DIR" || exit 1
 cfg=$MN_SRC/configs/ci.ini
 # --straggler-pct 1000: these ranks share 2 cores, so one of them is really slower now and then; the straggler
 # rule has tests of its own (test_straggler, test_accept)
-common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" --device cpu --straggler-pct 1000 --quiet --timeout 60)
+common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" --device cpu --straggler-pct 1000 --progress none --timeout 60)
 last=${MN_HOSTS[$((N - 1))]}
 
 # --- a clean run -----------------------------------------------------------------------------------
@@ -119,7 +119,7 @@ mn_eq "verdict names the inconsistency" "$(grep -c '^# verdict: INCONSISTENT' xh
 # host, from that host's answer (pid, stale heartbeat, last location); with one, as a host that did not answer.
 stop=$((W - 1))
 mn_mpirun 60 -np "$W" -x DDPBENCH_TEST_FAULT=stop:$stop:ddp -x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" \
-  --device cpu --straggler-pct 1000 --quiet --timeout 8 >stop.txt 2>stop.err
+  --device cpu --straggler-pct 1000 --progress none --timeout 8 >stop.txt 2>stop.err
 mn_eq "a stopped rank on $last: exit 3" "$?" 3
 if [ "$R" -ge 2 ]; then
   sus="^  SUSPECT rank $stop host $last pid [0-9]+: not answering .*last known: phase ddp, step 1 of"
@@ -146,7 +146,7 @@ if [ "$N" -ge 3 ] && [ "$R" = 1 ]; then
   false_named=0 named0=0
   for t in 1 2 3 4; do
     mn_mpirun 60 -np "$W" -x DDPBENCH_TEST_FAULT=stop:0:ddp -x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$cfg" \
-      --device cpu --straggler-pct 1000 --quiet --timeout 5 >stop0.txt 2>stop0.err
+      --device cpu --straggler-pct 1000 --progress none --timeout 5 >stop0.txt 2>stop0.err
     rc=$?
     [ "$rc" = 3 ] || echo "# run $t: exit $rc"
     grep -qE "^  SUSPECT rank 0 host " stop0.err && named0=$((named0 + 1))
@@ -164,7 +164,7 @@ fi
 timeout -k 5 120 ip netns exec "${MN_PREFIX}n0" env DDPBENCH_MPIRUN_ARGS="--mca plm_rsh_agent $MN_HERE/agent.sh" \
   DDPBENCH_BIN="$MN_BIN" NCCL_DEBUG=WARN OPENBLAS_NUM_THREADS=1 \
   "$MN_SRC/launch/run-hosts.sh" "$MN_DIR/hostfile" --ppn "$R" --iface "$MN_PREFIX" \
-  --config "$cfg" --device cpu --straggler-pct 1000 --quiet --timeout 60 --json wrap.json >wrap.txt 2>wrap.err
+  --config "$cfg" --device cpu --straggler-pct 1000 --progress none --timeout 60 --json wrap.json >wrap.txt 2>wrap.err
 mn_eq "launch/run-hosts.sh exits 0" "$?" 0
 mn_eq "wrapper: world and nodes" "$(jq -c '[.world_size, .nodes]' wrap.json)" "[$W,$N]"
 mn_eq "wrapper: $R ranks per host (ppr)" "$(jq -r '[.topology.ranks[].local_size] | unique | map(tostring) | join(",")' wrap.json)" "$R"

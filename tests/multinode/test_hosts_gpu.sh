@@ -18,7 +18,7 @@ cd "$MN_DIR" || exit 1
 mn_env_set "${MN_HOSTS[0]}" CUDA_VISIBLE_DEVICES=0
 mn_env_set "${MN_HOSTS[1]}" CUDA_VISIBLE_DEVICES=1
 args=("$MN_BIN" --config "$MN_SRC/configs/ci.ini" --hidden 1024 --layers 4 --batch 64 --steps 10 --warmup 3
-  --device cuda --comm nccl --quiet --timeout 120)
+  --device cuda --comm nccl --progress none --timeout 120)
 mn_mpirun 200 -np 2 -x NCCL_SOCKET_IFNAME="$MN_PREFIX" -x NCCL_IB_DISABLE=1 -x NCCL_NVLS_ENABLE=0 \
   -x NCCL_DEBUG=INFO -x NCCL_DEBUG_SUBSYS=ALL "${args[@]}" --json gpu.json >gpu.txt 2>gpu.err
 rc=$?

@@ -17,7 +17,7 @@ cd "$MN_DIR" || exit 1
 h1=${MN_HOSTS[0]} h2=${MN_HOSTS[1]} h3=${MN_HOSTS[2]}
 # 3 layers of 512 x 512 fp32: 3 MiB allreduced per step, in three 1 MiB buckets.
 args=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1 "$MN_BIN" --config "$MN_SRC/configs/ci.ini"
-  --hidden 512 --bucket-mb 1 --first-bucket-mb 1 --quiet --straggler-pct 1000)
+  --hidden 512 --bucket-mb 1 --first-bucket-mb 1 --progress none --straggler-pct 1000)
 
 mn_mpirun 120 -np 3 "${args[@]}" --phases comm --json base.json >base.txt 2>base.err
 mn_eq "unshaped run exits 0" "$?" 0

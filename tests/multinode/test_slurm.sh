@@ -112,7 +112,7 @@ cd "$D" || exit 1
 cfg=$MN_SRC/configs/ci.ini
 
 # --- srun --mpi=pmix -------------------------------------------------------------------------------
-timeout -k 5 120 srun --mpi=pmix -n 2 --cpu-bind=none "$MN_BIN" --config "$cfg" --quiet --timeout 60 --straggler-pct 1000 \
+timeout -k 5 120 srun --mpi=pmix -n 2 --cpu-bind=none "$MN_BIN" --config "$cfg" --progress none --timeout 60 --straggler-pct 1000 \
   --json srun.json >srun.txt 2>srun.err
 mn_eq "srun --mpi=pmix -n 2 ddpbench exits 0" "$?" 0
 [ -s srun.json ] || { cat srun.txt srun.err; tail -5 slurmd.log; }
@@ -128,7 +128,7 @@ mn_eq "srun: SLURM_STEP_ID in the JSON (the first step of its job)" "$(jq -r '.e
 # the JSON go are given on sbatch's line (a test must not write into the source tree).
 cd "$MN_SRC" || exit 1
 sb=(--parsable --wait --output="$D/job-%j.out" --export=ALL,OPENBLAS_NUM_THREADS=1,OMPI_MCA_mpi_yield_when_idle=1,DDPBENCH_JSON="$D/sbatch.json")
-jid=$(timeout -k 5 90 sbatch "${sb[@]}" launch/slurm.sbatch configs/ci.ini --quiet --timeout 60 --straggler-pct 1000)
+jid=$(timeout -k 5 90 sbatch "${sb[@]}" launch/slurm.sbatch configs/ci.ini --progress none --timeout 60 --straggler-pct 1000)
 rc=$?
 cd "$D" || exit 1
 [ "$rc" = 0 ] || { timeout 10 scontrol show job "$jid"; cat "job-$jid.out"; tail -n 20 slurmctld.log; }

@@ -21,7 +21,7 @@ h2=${MN_HOSTS[1]}
 # else runs, so they differ by tens of % between themselves, up to +101 % (docs/straggler.md): the throttle
 # (~20-40 x) must be far beyond that, and the cpu device's run-to-run floor (200 %) keeps the healthy gaps
 # unnamed. 10 timed steps of a few ms: the size the rule judges (fewer would be "too short to judge").
-job=(--config "$MN_SRC/configs/ci.ini" --device cpu --hidden 512 --batch 64 --steps 10 --warmup 2 --quiet --timeout 60)
+job=(--config "$MN_SRC/configs/ci.ini" --device cpu --hidden 512 --batch 64 --steps 10 --warmup 2 --progress none --timeout 60)
 env=(-x OPENBLAS_NUM_THREADS=1 -x OMPI_MCA_mpi_yield_when_idle=1)
 named() { jq -r '[.findings[] | select(.check == "straggler") | .subject] | unique | join(";")' "$1"; }
 

@@ -17,7 +17,7 @@ h2=${MN_HOSTS[1]}
 # --device cpu: a run across hosts must not guess its device; --straggler-pct 1000: the 4 ranks share 2 cores,
 # so one of them is really slower now and then (the straggler rule has tests of its own).
 common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" --config "$MN_SRC/configs/ci.ini" --device cpu --straggler-pct 1000
-  --quiet --timeout 90 --sweep)
+  --progress none --timeout 90 --sweep)
 
 # --- block placement: ranks 0-1 on host 1, 2-3 on host 2 --------------------------------------------------
 mn_mpirun 150 -np 4 "${common[@]}" --json s.json --csv s.csv --prom s.prom >s.txt 2>s.err

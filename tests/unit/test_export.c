@@ -99,8 +99,9 @@ int main(void) {
   CHECK(csv_format(&d, &c) == DDP_OK && c, "csv_format");
   if (c) {
     CHECK(count(c, "\r\n") == d.nrecords + 1, "a line per record after the header");
-    CHECK(strstr(c, "\r\nddp,world,step_ms,ms,lower,1,gpu-node-7,1,0000:19:00.0,,13,13,,,,,,\r\n") == NULL &&
-              strstr(c, "\r\nddp,world,step_ms,ms,lower,1,gpu-node-7,1,0000:19:00.0,,13,,,,,,,\r\n") != NULL,
+    CHECK(strstr(c, ",mean,n,run_id,start_time,run_labels\r\n") != NULL, "the run's identity closes every row");
+    CHECK(strstr(c, "\r\nddp,world,step_ms,ms,lower,1,gpu-node-7,1,0000:19:00.0,,13,13,,,,,,") == NULL &&
+              strstr(c, "\r\nddp,world,step_ms,ms,lower,1,gpu-node-7,1,0000:19:00.0,,13,,,,,,,") != NULL,
           "per-rank row: rank, host, gpu, bus id; no statistics -> empty cells");
     CHECK(strstr(c, "\"note=a \"\"b\"\" \\c\nd,e\",,") != NULL, "quoted field with the quotes doubled, NaN empty");
   }
