@@ -15,7 +15,7 @@
 #     --compare "ARGS"             extra arguments for compare (e.g. "--threshold-pct 1 --noise aa.json")
 # ddpbench options must not include --json or --quiet: ab.sh names each run's file. Paths given to ab.sh are
 # the caller's; paths inside ddpbench options are the project root's, as with launch/run.sh.
-# Each run is labelled side=A or side=B (ddpbench --label) where the build has --label.
+# Each run is labelled side=A or side=B (ddpbench --label) where the build has --label (not with --aa).
 # Writes DIR/a/run-NN.json, DIR/b/run-NN.json with their logs (plot them with
 # `launch/plot.py --out DIR/plots DIR/a/*.json DIR/b/*.json --compare DIR/compare.json`: one colour a side), DIR/order.txt, and the comparison as
 # DIR/compare.txt (also printed) and DIR/compare.json. Exits with compare's code: 0, 5 (a significant
@@ -104,7 +104,8 @@ printf '%s\n' "${env_b[@]}" >"$out/b.env"
 run_one() {
   local side=$1 i=$2 json log keys="" kv label=()
   shift 2
-  [ "$label_ok" = 1 ] && label=(--label "side=${side^^}")
+  # A/A: no label, since both sides are one stack and compare.json must say so (same provenance) to serve as --noise
+  [ "$label_ok" = 1 ] && [ "$aa" = 0 ] && label=(--label "side=${side^^}")
   local -n envs=env_$side
   json=$(printf '%s/%s/run-%02d.json' "$out" "$side" "$i")
   log=${json%.json}.log

@@ -5,8 +5,9 @@
  * so the two sides' runs overlapped and the regression went unseen (p 0.065 with 6 + 6 runs, in CI's own test
  * command); TCP with 2 KiB buffers is 25-60 x slower, beyond any mode of either side. Asserts:
  *   - the runs are interleaved ABBA (order.txt);
- *   - the provenance diff is exactly env.OMPI_MCA_btl (self,vader | self,tcp), the TCP interface
- *     (OMPI_MCA_btl_tcp_if_include: (unset) | lo) and the two buffer sizes, and it is printed first;
+ *   - the provenance diff is exactly the sides' labels (config.label side=A | side=B, ab.sh's --label),
+ *     env.OMPI_MCA_btl (self,vader | self,tcp), the TCP interface (OMPI_MCA_btl_tcp_if_include: (unset) | lo)
+ *     and the two buffer sizes, and it is printed first;
  *   - compare calls the comm phase's step time and 32 KiB allreduce time significantly worse, exit 5;
  *   - an A/A run (--aa, with a library folder) has the same provenance on both sides, an empty diff, and
  *     records the folder in both sides' environments;
@@ -95,12 +96,14 @@ int main(int argc, char **argv) {
   CHECK(doc != NULL, "%s missing or not JSON", path);
   if (doc) {
     const cJSON *diff = cJSON_GetObjectItem(doc, "provenance_diff");
-    CHECK(cJSON_GetArraySize(diff) == 4 && diff_is(diff, "env.OMPI_MCA_btl", "self,vader", "self,tcp") &&
+    /* ab.sh labels its sides (--label side=A / side=B): compare lists the label among what differs */
+    CHECK(cJSON_GetArraySize(diff) == 5 && diff_is(diff, "config.label", "side=A", "side=B") &&
+              diff_is(diff, "env.OMPI_MCA_btl", "self,vader", "self,tcp") &&
               diff_is(diff, "env.OMPI_MCA_btl_tcp_if_include", "(unset)", "lo") &&
               diff_is(diff, "env.OMPI_MCA_btl_tcp_sndbuf", "(unset)", "2048") &&
               diff_is(diff, "env.OMPI_MCA_btl_tcp_rcvbuf", "(unset)", "2048"),
-          "provenance diff is not exactly env.OMPI_MCA_btl self,vader | self,tcp, env.OMPI_MCA_btl_tcp_if_include "
-          "(unset) | lo and the two buffer sizes (unset) | 2048 (%d entries)", cJSON_GetArraySize(diff));
+          "provenance diff is not exactly config.label side=A | side=B, env.OMPI_MCA_btl self,vader | self,tcp, "
+          "env.OMPI_MCA_btl_tcp_if_include (unset) | lo and the two buffer sizes (unset) | 2048 (%d entries)", cJSON_GetArraySize(diff));
     CHECK(strcmp(verdict(doc, "comm step_ms"), "-") == 0, "comm step_ms verdict '%s' (want '-')",
           verdict(doc, "comm step_ms"));
     CHECK(strcmp(verdict(doc, "comm allreduce_time_us bytes=32768 type=float"), "-") == 0,
