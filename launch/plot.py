@@ -12,8 +12,12 @@ From the result files' records (result model, docs/ARCHITECTURE.md; schema versi
   heatmap   per-rank median ddp step time, hosts x GPUs, ranks named by a straggler finding outlined
   pairs     node-pair bus bandwidth matrix (allreduce busbw_gbs records over groups "pair:<a>-<b>", as
             `ddpbench accept --json` writes them)
-  busbw     bus bandwidth against message size, log axes, every file's series overlaid (A/B)
-  compare   change per metric with its confidence interval, from `ddpbench compare --format json` output
+  busbw     bus bandwidth against message size, log axes: a line per side and series (a side's runs: their
+            median, their range as an error bar), one colour per side
+  compare   change per metric with its confidence interval, from `ddpbench compare --format json` output, on a
+            symmetric log axis (linear within +-10 %) with every value written
+Sides (A/B): a file's side is its result's "labels" (--label side=A) when it has any, else its folder; per-file
+plots of files that share a name are named by side (heatmap-side=A-run-01). docs/plots.md has the details.
 A plot whose records are absent is skipped with a note. Needs Python 3 and Matplotlib (Debian:
 python3-matplotlib); ddpbench itself never needs Python. Renders headless (Agg).
 """
@@ -336,8 +340,8 @@ def plot_heatmap(r, out, name):
     ax.set_yticks(range(len(hosts)))
     ax.set_yticklabels(hosts)
     ax.set_ylabel("host")
-    t = title("Per-rank %s step time (ms), colours: median rank +-%.0f %%%s" %
-              (meas, half * 100, ", stragglers outlined in red" if slow else ""), [r])
+    t = title("%s: per-rank %s step time (ms)\ncolours: median rank +-%.0f %%%s" %
+              (r["name"], meas, half * 100, ", stragglers outlined in red" if slow else ""), [r])
     ax.set_title(t, fontsize=9)
     save(fig, out, name, {"plot": "heatmap", "title": t, "file": r["path"], "hosts": hosts, "cells": cells,
                           "stragglers": sorted(slow)})
@@ -386,14 +390,14 @@ def plot_pairs(r, out, name):
     ax.set_yticklabels(names)
     ax.set_xlabel("node (host)")
     ax.set_ylabel("node (host)")
-    t = title("Node-pair allreduce bus bandwidth (GB/s)", [r])
+    t = title("%s: node-pair allreduce bus bandwidth (GB/s)" % r["name"], [r])
     ax.set_title(t, fontsize=9)
     save(fig, out, name, {"plot": "pairs", "title": t, "file": r["path"], "nodes": names, "cells": cells})
 
 
 def plot_busbw(rs, out):
     """One line per side and series: the runs of a side at each size are one point (their median), the runs' range
-    a band. Colour by side, line style by series within the side, so that A and B never look alike."""
+    an error bar. Colour by side, line style by series within the side, so that A and B never look alike."""
     groups = {}
     sides = []
     for r in rs:
@@ -434,16 +438,21 @@ def plot_busbw(rs, out):
         within[s["side"]] = k + 1
         col = colours[ci % len(colours)]
         s["colour"] = col
-        xs = [p["x"] for p in s["points"]]
+        # sides side by side at one size (a few % apart on the log axis), so that their runs' ranges never hide
+        # each other; the sidecar keeps the true sizes
+        dodge = 2 ** (0.06 * (ci - (len(sides) - 1) / 2))
+        xs = [p["x"] * dodge for p in s["points"]]
         ax.plot(xs, [p["y"] for p in s["points"]], ls=styles[k % len(styles)], marker=markers[k % len(markers)], ms=4,
                 color=col, label=s["label"])
-        if any(p["max"] > p["min"] for p in s["points"]):
-            ax.fill_between(xs, [p["min"] for p in s["points"]], [p["max"] for p in s["points"]], color=col, alpha=0.15,
-                            lw=0)
+        if any(p["max"] > p["min"] for p in s["points"]):  # the side's runs: their range at each size
+            ax.errorbar(xs, [p["y"] for p in s["points"]], fmt="none", ecolor=col, elinewidth=1, capsize=3,
+                        yerr=[[p["y"] - p["min"] for p in s["points"]], [p["max"] - p["y"] for p in s["points"]]])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(size_text))
     xs = sorted({p["x"] for s in series for p in s["points"]})
+    if len(xs) == 1:  # one size: a factor of 2 either side, so that the sides' offset stays small
+        ax.set_xlim(xs[0] / 2, xs[0] * 2)
     if len(xs) > 8:  # at most about 8 size labels: a log axis of 2^k ticks overlaps otherwise
         every = max(1, math.ceil(math.log2(xs[-1] / xs[0]) / 8))
         ax.xaxis.set_major_locator(LogLocator(base=2 ** every))

@@ -155,7 +155,7 @@ def main():
         check(hm.get("hosts") == ["node-a", "node-b", "node-c"], "hosts as rows: %s" % hm.get("hosts"))
         check([c["rank"] for c in cells if c["straggler"]] == [4], "rank 4 outlined (the finding's rank)")
         check(all(c["gpu"] == c["rank"] % 2 for c in cells), "each rank in its GPU column")
-        pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+        pm = files_ok(out, "pairs", ["node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
         pc = pm.get("cells", [])
         check(len(pc) == 3 and all(close(c["y"], lookup(fdoc, c["record"])) for c in pc), "3 pair cells = records")
         check(sorted(c["record"]["labels"]["bytes"] for c in pc) == ["67108864"] * 3, "each pair at its largest message")
@@ -176,7 +176,7 @@ def main():
                   "accept --json: one allreduce busbw_gbs record per pair of 4 nodes, 1 MiB: %s" % recs[:1])
             out = os.path.join(tmp, "p2b")
             run_plot(py, src, out, [aj, "--ddpbench", prog])
-            pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+            pm = files_ok(out, "pairs", ["node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
             pc = pm.get("cells", [])
             check(len(pc) == 6 and all(close(c["y"], lookup(adoc, c["record"])) for c in pc), "6 pair cells = accept's records")
             check(sorted((c["a"], c["b"]) for c in pc) == [(a, b) for a in range(4) for b in range(a + 1, 4)],
@@ -203,7 +203,8 @@ def main():
             step = lookup(d2, pts[1]["record"])
             check(close(pts[0]["step_ms"], base) and close(pts[1]["step_ms"], step), "H200 step times = records")
             check(close(pts[1]["y"], base / step * 100), "H200 2-GPU efficiency = 1-GPU step / 2-GPU ddp step")
-        hm = files_ok(out, "heatmap-h200-8192x8x1024-bf16-ddpbench-2gpu", ["NVIDIA H200"])
+        hm = files_ok(out, "heatmap-h200-8192x8x1024-bf16-ddpbench-2gpu",
+                      ["NVIDIA H200", "h200-8192x8x1024-bf16-ddpbench-2gpu: per-rank ddp step time"])
         check(len(hm.get("cells", [])) == 2 and all(close(c["y"], lookup(d2, c["record"])) for c in hm.get("cells", [])),
               "H200 heat map cells = records")
 
