@@ -168,7 +168,7 @@ def section_provenance(doc, path, kind):
         v = {k.get("key"): k.get("value") for k in v}
     rows = [("file", path), ("kind", kind), ("ddpbench", doc.get("ddpbench_version")), ("schema version", doc.get("schema_version")),
             ("command line", doc.get("command_line")), ("start time", doc.get("start_time")), ("end time", doc.get("end_time")),
-            ("duration (s)", doc.get("duration_s")), ("exit code", doc.get("exit_code")),
+            ("duration (s)", "%.1f" % doc["duration_s"] if isinstance(doc.get("duration_s"), (int, float)) else None), ("exit code", doc.get("exit_code")),
             ("labels", ", ".join("%s=%s" % kv for kv in sorted((doc.get("labels") or {}).items())) or "none"),
             ("device", doc.get("device")), ("comm", doc.get("comm")), ("ranks", doc.get("world_size")),
             ("hosts", ", ".join(sorted({r.get("host", "?") for r in ranks})) or None)]
@@ -176,7 +176,8 @@ def section_provenance(doc, path, kind):
         for side in ("a", "b"):
             s = doc.get(side, {})
             rows.append(("side %s" % side.upper(), "%s: %s runs" % (s.get("label", side.upper()), s.get("runs", "?"))))
-    rows += [("rank 0 " + k, val) for k, val in sorted(v.items()) if val not in ("", None)]
+    vs = ", ".join("%s %s" % (k, val) for k, val in sorted(v.items()) if val not in ("", None))
+    rows.append(("rank 0 versions", vs or None))
     out = ['<h3>Provenance</h3><table class="provenance">']
     for k, val in rows:
         if val is not None and val != "":
