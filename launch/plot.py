@@ -409,14 +409,15 @@ def plot_busbw(rs, out):
             if num(x["value"]) is None or x["value"] <= 0:
                 continue
             lab = {k: v for k, v in x["labels"].items() if k not in ("bytes", "count", "cycle")}
-            key = (r["side"], x["measurement"], x["group"], tuple(sorted(lab.items())))
+            key = (r["side"], config_text(r), x["measurement"], x["group"], tuple(sorted(lab.items())))
             pts = groups.setdefault(key, {})
             pts.setdefault(float(x["labels"]["bytes"]), []).append({"file": r["path"], "y": x["value"], "record": ident(x)})
     if not groups:
         print("plot.py: busbw: no busbw records by message size; skipped")
         return
     series = []
-    for (side, m, g, lab), pts in sorted(groups.items(), key=lambda kv: (sides.index(kv[0][0]), kv[0][1:])):
+    ncfg = len({k[1] for k in groups})  # runs of one config on a side are one series; configs never mix
+    for (side, cfg, m, g, lab), pts in sorted(groups.items(), key=lambda kv: (sides.index(kv[0][0]), kv[0][1:])):
         extra = ",".join("%s=%s" % kv for kv in lab if kv[0] in ("collective", "type", "placement"))
         rows = []
         for xv, runs in sorted(pts.items()):
@@ -424,23 +425,24 @@ def plot_busbw(rs, out):
             med = ys[len(ys) // 2] if len(ys) % 2 else (ys[len(ys) // 2 - 1] + ys[len(ys) // 2]) / 2
             rows.append({"x": xv, "y": med, "min": ys[0], "max": ys[-1], "record": runs[0]["record"], "runs": runs})
         nfiles = len({v["file"] for p in rows for v in p["runs"]})
-        series.append({"side": side, "label": "%s%s %s%s%s" % (side + ": " if len(sides) > 1 else "", m, g, " " + extra if extra else "",
-                                                               " (median of %d runs)" % nfiles if nfiles > 1 else ""),
-                       "points": rows})
+        label = "%s%s%s %s%s%s" % (side + ": " if len(sides) > 1 else "", cfg + ", " if ncfg > 1 else "", m, g,
+                                   " " + extra if extra else "", " (median of %d runs)" % nfiles if nfiles > 1 else "")
+        series.append({"side": side, "config": cfg, "label": label, "points": rows})
     fig, ax = plt.subplots(figsize=(8.5, 4.8))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     styles = ["-", "--", ":", "-."]
     markers = ["o", "s", "^", "D", "v", "x"]
     within = {}
-    for s in series:
-        ci = sides.index(s["side"])
-        k = within.get(s["side"], 0)
-        within[s["side"]] = k + 1
+    cfgs = sorted({s["config"] for s in series})
+    for s in series:  # A/B: a colour per side; one side: a colour per config
+        ci = sides.index(s["side"]) if len(sides) > 1 else cfgs.index(s["config"])
+        k = within.get(ci, 0)
+        within[ci] = k + 1
         col = colours[ci % len(colours)]
         s["colour"] = col
         # sides side by side at one size (a few % apart on the log axis), so that their runs' ranges never hide
         # each other; the sidecar keeps the true sizes
-        dodge = 2 ** (0.06 * (ci - (len(sides) - 1) / 2))
+        dodge = 2 ** (0.06 * (ci - (max(len(sides), len(cfgs)) - 1) / 2)) if len(sides) > 1 or len(cfgs) > 1 else 1
         xs = [p["x"] * dodge for p in s["points"]]
         ax.plot(xs, [p["y"] for p in s["points"]], ls=styles[k % len(styles)], marker=markers[k % len(markers)], ms=4,
                 color=col, label=s["label"])
