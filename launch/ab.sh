@@ -15,7 +15,9 @@
 #     --compare "ARGS"             extra arguments for compare (e.g. "--threshold-pct 1 --noise aa.json")
 # ddpbench options must not include --json or --quiet: ab.sh names each run's file. Paths given to ab.sh are
 # the caller's; paths inside ddpbench options are the project root's, as with launch/run.sh.
-# Writes DIR/a/run-NN.json, DIR/b/run-NN.json with their logs, DIR/order.txt, and the comparison as
+# Each run is labelled side=A or side=B (ddpbench --label) where the build has --label (not with --aa).
+# Writes DIR/a/run-NN.json, DIR/b/run-NN.json with their logs (plot them with
+# `launch/plot.py --out DIR/plots DIR/a/*.json DIR/b/*.json --compare DIR/compare.json`: one colour a side), DIR/order.txt, and the comparison as
 # DIR/compare.txt (also printed) and DIR/compare.json. Exits with compare's code: 0, 5 (a significant
 # regression beyond the threshold) or 2 (bad input); 3 when a run fails.
 set -euo pipefail
@@ -65,6 +67,11 @@ bin=${DDPBENCH_BIN:-}
 [ -z "$bin" ] && for b in build/gpu/ddpbench build/dev/ddpbench; do [ -x "$b" ] && { bin=$b; break; }; done
 [ -n "$bin" ] || die "not built yet: run launch/setup.sh first"
 export DDPBENCH_BIN=$bin
+# each run labels its side (side=A, side=B), so that compare, the CSV rows and plot.py name the sides; a ddpbench
+# older than --label gets none (plot.py then names the sides by their folders, a/ and b/)
+label_ok=0
+help_text=$("$bin" --help 2>/dev/null || true)
+[[ "$help_text" == *--label* ]] && label_ok=1
 # side_env FILE DIR ARRAY: fills ARRAY with the side's environment, KEY=VALUE (env file first, then the
 # library folder prepended to LD_LIBRARY_PATH). Runs in this shell, so that a bad line stops the script.
 side_env() {
@@ -95,8 +102,10 @@ printf '%s\n' "${env_b[@]}" >"$out/b.env"
 # run_one SIDE I: one ddpbench run with the side's environment; Open MPI forwards the side's keys to remote
 # ranks too (mca_base_env_list is the environment form of mpirun -x).
 run_one() {
-  local side=$1 i=$2 json log keys="" kv
+  local side=$1 i=$2 json log keys="" kv label=()
   shift 2
+  # A/A: no label, since both sides are one stack and compare.json must say so (same provenance) to serve as --noise
+  [ "$label_ok" = 1 ] && [ "$aa" = 0 ] && label=(--label "side=${side^^}")
   local -n envs=env_$side
   json=$(printf '%s/%s/run-%02d.json' "$out" "$side" "$i")
   log=${json%.json}.log
@@ -105,7 +114,7 @@ run_one() {
   echo "$side $i $(date -u +%H:%M:%S)" >>"$out/order.txt"
   printf 'ab.sh: run %2d of side %s -> %s\n' "$i" "$side" "$json" >&2
   # shellcheck disable=SC2086
-  if ! env "${envs[@]}" ${keys:+OMPI_MCA_mca_base_env_list="$keys"} $launch "$@" --json "$json" --quiet \
+  if ! env "${envs[@]}" ${keys:+OMPI_MCA_mca_base_env_list="$keys"} $launch "$@" "${label[@]}" --json "$json" --quiet \
       >"$log" 2>&1; then
     echo "ab.sh: run $i of side $side failed; its output:" >&2
     tail -20 "$log" >&2

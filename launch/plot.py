@@ -12,8 +12,12 @@ From the result files' records (result model, docs/ARCHITECTURE.md; schema versi
   heatmap   per-rank median ddp step time, hosts x GPUs, ranks named by a straggler finding outlined
   pairs     node-pair bus bandwidth matrix (allreduce busbw_gbs records over groups "pair:<a>-<b>", as
             `ddpbench accept --json` writes them)
-  busbw     bus bandwidth against message size, log axes, every file's series overlaid (A/B)
-  compare   change per metric with its confidence interval, from `ddpbench compare --format json` output
+  busbw     bus bandwidth against message size, log axes: a line per side and series (a side's runs: their
+            median, their range as an error bar), one colour per side
+  compare   change per metric with its confidence interval, from `ddpbench compare --format json` output, on a
+            symmetric log axis (linear within +-10 %) with every value written
+Sides (A/B): a file's side is its result's "labels" (--label side=A) when it has any, else its folder; per-file
+plots of files that share a name are named by side (heatmap-side=A-run-01). docs/plots.md has the details.
 A plot whose records are absent is skipped with a note. Needs Python 3 and Matplotlib (Debian:
 python3-matplotlib); ddpbench itself never needs Python. Renders headless (Agg).
 """
@@ -26,13 +30,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: E402
+    from matplotlib.patches import Rectangle  # noqa: E402
+    from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+except ImportError:
+    print("plot.py: Matplotlib is not installed: install python3-matplotlib (Debian) or `pip install matplotlib`",
+          file=sys.stderr)
+    sys.exit(2)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -75,6 +85,30 @@ def load(path, prog):
     return {"path": path, "name": os.path.splitext(os.path.basename(path))[0], "doc": doc}
 
 
+def side_of(path, doc):
+    """The side a file belongs to: its result's "labels" (e.g. side=A, nccl=2.21.5) when it has any, else its folder."""
+    labels = doc.get("labels")
+    if isinstance(labels, dict) and labels:
+        return ",".join("%s=%s" % kv for kv in sorted(labels.items()))
+    return os.path.basename(os.path.dirname(os.path.abspath(path))) or "."
+
+
+def name_sides(rs):
+    """Gives every input its side and a name unique among the inputs (side-prefixed where two files share a name)."""
+    for r in rs:
+        r["side"] = side_of(r["path"], r["doc"])
+    dup = len({r["name"] for r in rs}) != len(rs)
+    for r in rs:
+        if dup:
+            r["name"] = "%s-%s" % (re.sub(r"[^A-Za-z0-9._=-]+", "_", r["side"]), r["name"])
+    seen = {}
+    for r in rs:  # still the same (one side's labels on files of one name in two folders): number them
+        n = seen.get(r["name"], 0)
+        seen[r["name"]] = n + 1
+        if n:
+            r["name"] = "%s-%d" % (r["name"], n + 1)
+
+
 def records(r, measurement=None, group=None, metric=None):
     for x in r["doc"].get("records", []):
         if measurement and x["measurement"] != measurement:
@@ -94,6 +128,12 @@ def config_text(r):
     c = r["doc"].get("config", {})
     if not isinstance(c, dict):
         c = {k["key"]: k["value"] for k in c} if c and isinstance(c[0], dict) else {}
+    if r["doc"].get("kind") == "collectives" or "collectives" in c:
+        lo, hi = c.get("minbytes"), c.get("maxbytes")
+        sizes = "%s..%s" % (size_text(float(lo)), size_text(float(hi))) if lo is not None and hi is not None else "? sizes"
+        return "collectives %s, %s, %s %s" % (c.get("collectives", "?"), sizes, c.get("datatype", "?"), c.get("op", "?"))
+    if r["doc"].get("kind") == "accept":
+        return "accept"
     graph = c.get("cuda_graph") in (True, "true")
     return "%s x %s x %s %s%s" % (c.get("hidden", "?"), c.get("layers", "?"), c.get("batch", "?"), c.get("precision", "?"),
                                   " cuda-graph" if graph else "")
@@ -119,7 +159,13 @@ def stack_text(r):
 def title(kind, rs):
     cfgs = sorted({config_text(r) for r in rs})
     stacks = sorted({stack_text(r) for r in rs})
-    return "%s: %s\n%s" % (kind, " | ".join(cfgs), " | ".join(stacks) if len(stacks) <= 2 else "%d stacks" % len(stacks))
+    text = "%s: %s\n%s" % (kind, " | ".join(cfgs), " | ".join(stacks) if len(stacks) <= 2 else "%d stacks" % len(stacks))
+    return wrap(text)
+
+
+def wrap(text, width=90):
+    """A title that fits a figure of 7.5 inches at 9 points: every line at most width characters."""
+    return "\n".join(textwrap.fill(line, width, break_on_hyphens=False) for line in text.split("\n"))
 
 
 # ---- writing ------------------------------------------------------------------------------------------
@@ -294,8 +340,8 @@ def plot_heatmap(r, out, name):
     ax.set_yticks(range(len(hosts)))
     ax.set_yticklabels(hosts)
     ax.set_ylabel("host")
-    t = title("Per-rank %s step time (ms), colours: median rank +-%.0f %%%s" %
-              (meas, half * 100, ", stragglers outlined in red" if slow else ""), [r])
+    t = title("%s: per-rank %s step time (ms)\ncolours: median rank +-%.0f %%%s" %
+              (r["name"], meas, half * 100, ", stragglers outlined in red" if slow else ""), [r])
     ax.set_title(t, fontsize=9)
     save(fig, out, name, {"plot": "heatmap", "title": t, "file": r["path"], "hosts": hosts, "cells": cells,
                           "stragglers": sorted(slow)})
@@ -344,46 +390,88 @@ def plot_pairs(r, out, name):
     ax.set_yticklabels(names)
     ax.set_xlabel("node (host)")
     ax.set_ylabel("node (host)")
-    t = title("Node-pair allreduce bus bandwidth (GB/s)", [r])
+    t = title("%s: node-pair allreduce bus bandwidth (GB/s)" % r["name"], [r])
     ax.set_title(t, fontsize=9)
     save(fig, out, name, {"plot": "pairs", "title": t, "file": r["path"], "nodes": names, "cells": cells})
 
 
 def plot_busbw(rs, out):
-    series = []
+    """One line per side and series: the runs of a side at each size are one point (their median), the runs' range
+    an error bar. Colour by side, line style by series within the side, so that A and B never look alike."""
+    groups = {}
+    sides = []
     for r in rs:
-        groups = {}
+        if r["side"] not in sides:
+            sides.append(r["side"])
         for x in r["doc"].get("records", []):
             if x["metric"] not in ("busbw_gbs", "allreduce_busbw_gbs") or "bytes" not in x["labels"]:
                 continue
             if num(x["value"]) is None or x["value"] <= 0:
                 continue
-            lab = {k: v for k, v in x["labels"].items() if k not in ("bytes", "count")}
-            key = (x["measurement"], x["group"], tuple(sorted(lab.items())))
-            groups.setdefault(key, []).append({"x": float(x["labels"]["bytes"]), "y": x["value"], "record": ident(x)})
-        for (m, g, lab), pts in sorted(groups.items()):
-            extra = ",".join("%s=%s" % kv for kv in lab if kv[0] in ("collective", "type", "placement"))
-            series.append({"label": "%s: %s %s%s" % (r["name"], m, g, " " + extra if extra else ""),
-                           "points": sorted(pts, key=lambda p: p["x"])})
-    if not series:
+            lab = {k: v for k, v in x["labels"].items() if k not in ("bytes", "count", "cycle")}
+            key = (r["side"], config_text(r), x["measurement"], x["group"], tuple(sorted(lab.items())))
+            pts = groups.setdefault(key, {})
+            pts.setdefault(float(x["labels"]["bytes"]), []).append({"file": r["path"], "y": x["value"], "record": ident(x)})
+    if not groups:
         print("plot.py: busbw: no busbw records by message size; skipped")
         return
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    for s in series:
-        ax.plot([p["x"] for p in s["points"]], [p["y"] for p in s["points"]], "o-", ms=3, label=s["label"])
+    series = []
+    ncfg = len({k[1] for k in groups})  # runs of one config on a side are one series; configs never mix
+    for (side, cfg, m, g, lab), pts in sorted(groups.items(), key=lambda kv: (sides.index(kv[0][0]), kv[0][1:])):
+        extra = ",".join("%s=%s" % kv for kv in lab if kv[0] in ("collective", "type", "placement"))
+        rows = []
+        for xv, runs in sorted(pts.items()):
+            ys = sorted(v["y"] for v in runs)
+            med = ys[len(ys) // 2] if len(ys) % 2 else (ys[len(ys) // 2 - 1] + ys[len(ys) // 2]) / 2
+            rows.append({"x": xv, "y": med, "min": ys[0], "max": ys[-1], "record": runs[0]["record"], "runs": runs})
+        nfiles = len({v["file"] for p in rows for v in p["runs"]})
+        label = "%s%s%s %s%s%s" % (side + ": " if len(sides) > 1 else "", cfg + ", " if ncfg > 1 else "", m, g,
+                                   " " + extra if extra else "", " (median of %d runs)" % nfiles if nfiles > 1 else "")
+        series.append({"side": side, "config": cfg, "label": label, "points": rows})
+    fig, ax = plt.subplots(figsize=(8.5, 4.8))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = ["-", "--", ":", "-."]
+    markers = ["o", "s", "^", "D", "v", "x"]
+    within = {}
+    cfgs = sorted({s["config"] for s in series})
+    for s in series:  # A/B: a colour per side; one side: a colour per config
+        ci = sides.index(s["side"]) if len(sides) > 1 else cfgs.index(s["config"])
+        k = within.get(ci, 0)
+        within[ci] = k + 1
+        col = colours[ci % len(colours)]
+        s["colour"] = col
+        # sides side by side at one size (a few % apart on the log axis), so that their runs' ranges never hide
+        # each other; the sidecar keeps the true sizes
+        dodge = 2 ** (0.06 * (ci - (max(len(sides), len(cfgs)) - 1) / 2)) if len(sides) > 1 or len(cfgs) > 1 else 1
+        xs = [p["x"] * dodge for p in s["points"]]
+        ax.plot(xs, [p["y"] for p in s["points"]], ls=styles[k % len(styles)], marker=markers[k % len(markers)], ms=4,
+                color=col, label=s["label"])
+        if any(p["max"] > p["min"] for p in s["points"]):  # the side's runs: their range at each size
+            ax.errorbar(xs, [p["y"] for p in s["points"]], fmt="none", ecolor=col, elinewidth=1, capsize=3,
+                        yerr=[[p["y"] - p["min"] for p in s["points"]], [p["max"] - p["y"] for p in s["points"]]])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(size_text))
+    xs = sorted({p["x"] for s in series for p in s["points"]})
+    if len(xs) == 1:  # one size: a factor of 2 either side, so that the sides' offset stays small
+        ax.set_xlim(xs[0] / 2, xs[0] * 2)
+    if len(xs) > 8:  # at most about 8 size labels: a log axis of 2^k ticks overlaps otherwise
+        every = max(1, math.ceil(math.log2(xs[-1] / xs[0]) / 8))
+        ax.xaxis.set_major_locator(LogLocator(base=2 ** every))
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
-    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)))
+    ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2, 5)))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: "%g" % v))
     ax.set_xlabel("message size (bytes)")
     ax.set_ylabel("bus bandwidth (GB/s)")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=6)
-    t = title("Bus bandwidth vs message size", rs)
+    # the legend beside the axes, never on the data
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+              title="side: series" if len(sides) > 1 else "series",
+              title_fontsize=7)
+    t = title("Bus bandwidth vs message size" + (" (%s)" % " vs ".join(sides) if len(sides) > 1 else ""), rs)
     ax.set_title(t, fontsize=9)
-    save(fig, out, "busbw", {"plot": "busbw", "title": t, "series": series})
+    save(fig, out, "busbw", {"plot": "busbw", "title": t, "sides": sides, "series": series})
 
 
 def plot_compare(paths, out):
@@ -414,17 +502,27 @@ def plot_compare(paths, out):
             pts.append({"metric": m["name"], "unit": m.get("unit"), "y": m["change_pct"], "ci": ci, "verdict": m.get("verdict"),
                         "median_a": m.get("median_a"), "median_b": m.get("median_b")})
         ax.axvline(0, color="0.3", lw=0.8)
+        # symmetric log beyond +-10 %: a change of 1 % and one of 10,000 % both readable; every value written
+        ax.set_xscale("symlog", linthresh=10, linscale=1.5)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "%+g" % v if v else "0"))
+        for i, p in enumerate(pts):
+            ax.annotate("%+.1f %%" % p["y"] if abs(p["y"]) < 1000 else "%+.0f %%" % p["y"], (p["y"], len(rows) - 1 - i),
+                        textcoords="offset points", xytext=(0, 5), ha="center", fontsize=6)
+        lo = min(min(p["y"], p["ci"][0] if p["ci"][0] is not None else p["y"]) for p in pts)
+        hi = max(max(p["y"], p["ci"][1] if p["ci"][1] is not None else p["y"]) for p in pts)
+        ax.set_xlim(min(-15, lo * 1.8 if lo < 0 else -15), max(15, hi * 1.8 if hi > 0 else 15))
+        ax.set_ylim(-0.6, len(rows) - 0.2)  # room above the top row for its value
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([m["name"] for m in reversed(rows)], fontsize=7)
-        ax.set_xlabel("change B vs A (%), with its confidence interval")
+        ax.set_xlabel("change B vs A (%), with its confidence interval (symmetric log beyond +-10 %)")
         ax.set_ylabel("metric")
         ax.grid(alpha=0.3, axis="x")
         a, b = c.get("a", {}), c.get("b", {})
-        t = "A/B compare: %s (%s runs) vs %s (%s runs)\ngreen: better, red: worse (dark: beyond the threshold), gray: no change told" % (
-            a.get("label", "A"), a.get("runs", "?"), b.get("label", "B"), b.get("runs", "?"))
+        t = wrap("A/B compare: %s (%s runs) vs %s (%s runs)\ngreen: better, red: worse (dark: beyond the threshold), "
+                 "gray: no change told" % (a.get("label", "A"), a.get("runs", "?"), b.get("label", "B"), b.get("runs", "?")))
         ax.set_title(t, fontsize=9)
         name = "compare" if len(paths) == 1 else "compare-%s" % os.path.splitext(os.path.basename(path))[0]
-        save(fig, out, name, {"plot": "compare", "title": t, "file": path, "points": pts})
+        save(fig, out, name, {"plot": "compare", "title": t, "file": path, "xscale": ax.get_xscale(), "points": pts})
 
 
 def main():
@@ -437,7 +535,7 @@ def main():
     if not a.results and not a.compare:
         die("no result files given (usage: launch/plot.py [--out DIR] [--compare FILE] RESULT.json ...)")
     rs = [load(p, a.ddpbench) for p in a.results]
-    names = [r["name"] for r in rs]
+    name_sides(rs)
     if rs:
         plot_scaling(rs, a.out)
         for r in rs:
@@ -445,8 +543,6 @@ def main():
             plot_heatmap(r, a.out, "heatmap" + suffix)
             plot_pairs(r, a.out, "pairs" + suffix)
         plot_busbw(rs, a.out)
-    if len(set(names)) != len(names):
-        print("plot.py: note: two inputs share a file name; per-file plots of the later overwrite the earlier")
     plot_compare(a.compare, a.out)
     return 0
 

@@ -29,6 +29,7 @@ t0=$(date +%s)
 # oracle for compare's statistics (tests/unit/compare_oracle.py); jsonschema, the JSON Schema check of result
 # files (test_schema); promtool, node_exporter and Matplotlib for the exporters and plots (test_prom, test_plot);
 # pandas, which reads compare's CSV as it is (test_compare_report).
+# Chromium, the browser that renders launch/report.py's page (test_report).
 missing=""
 /usr/bin/python3 -c 'import scipy' 2>/dev/null || missing="$missing python3-scipy"
 python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonschema"
@@ -36,6 +37,7 @@ python3 -c "import jsonschema" 2>/dev/null || missing="$missing python3-jsonsche
 /usr/bin/python3 -c "import pandas" 2>/dev/null || missing="$missing python3-pandas"
 command -v promtool >/dev/null || missing="$missing prometheus"
 command -v prometheus-node-exporter >/dev/null || missing="$missing prometheus-node-exporter"
+command -v chromium >/dev/null || missing="$missing chromium"
 if [ -n "$missing" ] && [ "$(id -u)" -eq 0 ]; then
   echo "ddpbench: installing$missing (test-only)" >&2
   apt-get update -qq

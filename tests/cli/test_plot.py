@@ -115,6 +115,35 @@ def main():
         check(bpts and all(close(p["y"], lookup(doc, p["record"])) and p["x"] == float(p["record"]["labels"]["bytes"])
                            for p in bpts), "busbw points = records (%d)" % len(bpts))
 
+        # 1b. an A/B of files of one name in two folders (as launch/ab.sh writes them): sides named by the result's
+        #     "labels" where it has them, else by the folder; one colour a side; per-side heat maps never overwrite
+        for side, labels in (("A", None), ("B", {"side": "B"})):
+            os.makedirs(os.path.join(tmp, "ab", side), exist_ok=True)
+            d = dict(doc)
+            if labels:
+                d["labels"] = labels
+            json.dump(d, open(os.path.join(tmp, "ab", side, "run-01.json"), "w"))
+        out = os.path.join(tmp, "p1b")
+        run_plot(py, src, out, [os.path.join(tmp, "ab", s, "run-01.json") for s in "AB"] + ["--ddpbench", prog])
+        bw = files_ok(out, "busbw", ["A vs side=B", "side: series"])
+        check(bw.get("sides") == ["A", "side=B"], "sides by folder and by labels: %s" % bw.get("sides"))
+        ser = bw.get("series", [])
+        cols = {s["side"]: {x["colour"] for x in ser if x["side"] == s["side"]} for s in ser}
+        check(len(cols) == 2 and all(len(c) == 1 for c in cols.values()) and cols["A"] != cols["side=B"],
+              "one colour a side, two sides two colours: %s" % cols)
+        check(all(s["label"].startswith(s["side"] + ": ") for s in ser), "every legend entry starts with its side")
+        check(all(len(line) <= 90 for line in bw.get("title", "").split("\n")), "the title's lines fit the figure")
+        check(all(os.path.exists(os.path.join(out, "heatmap-%s-run-01.png" % s)) for s in ("A", "side=B")),
+              "a heat map per side: heatmap-A-run-01, heatmap-side=B-run-01")
+        # Matplotlib missing: one line naming the package, exit 2
+        fake = os.path.join(tmp, "nompl", "matplotlib")
+        os.makedirs(fake)
+        open(os.path.join(fake, "__init__.py"), "w").write("raise ImportError('no')\n")
+        p = subprocess.run([py, os.path.join(src, "launch/plot.py"), js], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=os.path.dirname(fake)))
+        check(p.returncode == 2 and "python3-matplotlib" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
+              "no Matplotlib: exit 2, one line naming python3-matplotlib: %d %r" % (p.returncode, p.stderr))
+
         # 2. the 3-host fixture: heat map with the straggler, pair matrix
         fx = os.path.join(src, "tests/data/fixtures/result-pairs.json")
         out = os.path.join(tmp, "p2")
@@ -126,7 +155,7 @@ def main():
         check(hm.get("hosts") == ["node-a", "node-b", "node-c"], "hosts as rows: %s" % hm.get("hosts"))
         check([c["rank"] for c in cells if c["straggler"]] == [4], "rank 4 outlined (the finding's rank)")
         check(all(c["gpu"] == c["rank"] % 2 for c in cells), "each rank in its GPU column")
-        pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+        pm = files_ok(out, "pairs", ["node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
         pc = pm.get("cells", [])
         check(len(pc) == 3 and all(close(c["y"], lookup(fdoc, c["record"])) for c in pc), "3 pair cells = records")
         check(sorted(c["record"]["labels"]["bytes"] for c in pc) == ["67108864"] * 3, "each pair at its largest message")
@@ -147,7 +176,7 @@ def main():
                   "accept --json: one allreduce busbw_gbs record per pair of 4 nodes, 1 MiB: %s" % recs[:1])
             out = os.path.join(tmp, "p2b")
             run_plot(py, src, out, [aj, "--ddpbench", prog])
-            pm = files_ok(out, "pairs", ["Node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
+            pm = files_ok(out, "pairs", ["node-pair allreduce bus bandwidth (GB/s)", "node (host)"])
             pc = pm.get("cells", [])
             check(len(pc) == 6 and all(close(c["y"], lookup(adoc, c["record"])) for c in pc), "6 pair cells = accept's records")
             check(sorted((c["a"], c["b"]) for c in pc) == [(a, b) for a in range(4) for b in range(a + 1, 4)],
@@ -174,7 +203,8 @@ def main():
             step = lookup(d2, pts[1]["record"])
             check(close(pts[0]["step_ms"], base) and close(pts[1]["step_ms"], step), "H200 step times = records")
             check(close(pts[1]["y"], base / step * 100), "H200 2-GPU efficiency = 1-GPU step / 2-GPU ddp step")
-        hm = files_ok(out, "heatmap-h200-8192x8x1024-bf16-ddpbench-2gpu", ["NVIDIA H200"])
+        hm = files_ok(out, "heatmap-h200-8192x8x1024-bf16-ddpbench-2gpu",
+                      ["NVIDIA H200", "h200-8192x8x1024-bf16-ddpbench-2gpu: per-rank ddp step time"])
         check(len(hm.get("cells", [])) == 2 and all(close(c["y"], lookup(d2, c["record"])) for c in hm.get("cells", [])),
               "H200 heat map cells = records")
 
@@ -187,6 +217,7 @@ def main():
         want = {m["name"]: m for m in cdoc["metrics"]}
         got = cm.get("points", [])
         check(len(got) == 4, "a point per metric with a change")
+        check(cm.get("xscale") == "symlog", "compare: a symmetric log axis (small and large changes together)")
         check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
                   for p in got), "change and CI = the compare file's")
 

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""test_html_report: launch/report.py's page, rendered by a real browser (headless Chromium), says what the JSON says.
+
+Inputs made here on the CPU device: a 2-rank run (`ddpbench ... --json`), a failing accept on 2 emulated nodes
+(DDPBENCH_TEST_RANKS_PER_NODE=1, a GEMM floor from --expect that no CPU meets: exit 4, both hosts to drain), and
+the compare fixture (tests/data/fixtures/compare-ab.json, a regression of ddp step_ms). The page is rendered with
+`chromium --headless --dump-dom`, and the DOM is checked against the JSON:
+  - one bottom line per input, its verdict the file's own or derived (accept FAIL, run PASS, compare FAIL), and the
+    page's verdict the worst of them;
+  - the failing hosts listed equal the accept's "failed_hosts", and in the findings table they come first;
+  - a compare's regression is its first metric row;
+  - every plot launch/plot.py makes of the inputs is there as an inline <svg> (none when Matplotlib is absent);
+  - the page loads nothing from elsewhere (no src or href to another place, no script);
+  - the provenance holds the command line and the start time of each result; the page names the command that made it.
+A screenshot is written to report-screenshot.png in the working directory (the build folder under ctest), for a
+person to look at. argv: ddpbench mpiexec source_dir. Exit 77 when chromium is absent. Ends with "N passed, N failed".
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from html.parser import HTMLParser
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
+
+
+class Dom(HTMLParser):
+    """The rendered DOM as a list of (tag, attrs, text inside the element up to its first child)."""
+
+    def __init__(self):
+        super().__init__()
+        self.els, self.stack = [], []
+
+    def handle_starttag(self, tag, attrs):
+        el = {"tag": tag, "attrs": dict(attrs), "text": "", "parents": [e["tag"] + "." + e["attrs"].get("class", "")
+                                                                         for e in self.stack]}
+        self.els.append(el)
+        if tag not in ("meta", "br", "img", "input", "link", "hr", "col"):
+            self.stack.append(el)
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()["tag"] == tag:
+                break
+
+    def handle_data(self, data):
+        for el in self.stack:
+            el["text"] += data
+
+    def find(self, tag=None, cls=None, **attrs):
+        out = []
+        for e in self.els:
+            if tag and e["tag"] != tag:
+                continue
+            if cls and cls not in e["attrs"].get("class", "").split():
+                continue
+            if any(e["attrs"].get(k.replace("_", "-")) != v for k, v in attrs.items()):
+                continue
+            out.append(e)
+        return out
+
+
+def browser():
+    for b in ("chromium", "chromium-browser"):
+        if shutil.which(b):
+            return shutil.which(b)
+    return None
+
+
+def has_matplotlib():
+    return any(subprocess.run([py, "-c", "import matplotlib"], capture_output=True).returncode == 0
+               for py in (sys.executable, "/usr/bin/python3") if py and os.path.exists(py))
+
+
+def main():
+    if len(sys.argv) < 4:
+        print("usage: test_html_report.py DDPBENCH MPIEXEC SOURCE_DIR", file=sys.stderr)
+        return 1
+    prog, mpiexec, src = sys.argv[1:4]
+    chrome = browser()
+    if not chrome:
+        print("chromium not installed (launch/test.sh installs it, test-only): skipped")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="ddpbench-test-report-")
+    try:
+        run = os.path.join(tmp, "run.json")
+        p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", prog, "--hidden", "64", "--layers", "3",
+                            "--batch", "16", "--steps", "6", "--warmup", "1", "--comm", "mpi", "--quiet", "--json", run],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "run: exit %d %s" % (p.returncode, p.stderr[-1500:]))
+        high = os.path.join(tmp, "high.ini")
+        open(high, "w").write("; no CPU does this\ngemm_fp32_tflops = 1000\n")
+        acc = os.path.join(tmp, "accept.json")
+        p = subprocess.run(["timeout", "120", mpiexec, "-np", "2", "--oversubscribe", "-x", "DDPBENCH_TEST_RANKS_PER_NODE=1",
+                            "-x", "OPENBLAS_NUM_THREADS=1", prog, "accept", "--device", "cpu", "--expect", high,
+                            "--pair-mib", "1", "--node-mib", "1", "--json", acc], capture_output=True, text=True)
+        check(p.returncode == 4 and os.path.exists(acc), "failing accept: exit %d (want 4) %s" % (p.returncode, p.stderr[-800:]))
+        cmp_ = os.path.join(src, "tests/data/fixtures/compare-ab.json")
+        if not (os.path.exists(run) and os.path.exists(acc)):
+            return 1
+        docs = {f: json.load(open(f)) for f in (acc, run, cmp_)}
+        check(docs[acc]["failed_hosts"] == ["node00", "node01"], "the accept fails both emulated hosts: %s" %
+              docs[acc]["failed_hosts"])
+
+        html = os.path.join(tmp, "report.html")
+        p = subprocess.run([sys.executable, os.path.join(src, "launch/report.py"), acc, run, cmp_, "--ddpbench", prog,
+                            "--out", html], capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0 and os.path.exists(html), "report.py: exit %d %s" % (p.returncode, p.stderr[-1500:]))
+        if not os.path.exists(html):
+            return 1
+        page = open(html).read()
+        check(not re.search(r"""<(?:script|link|img|iframe)\b""", page), "no script, link, img or iframe element")
+        check(not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:|//|file:)""", page), "no src or href to another place")
+
+        # the browser's DOM
+        prof = os.path.join(tmp, "profile")
+        base = [chrome, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + prof, "--no-first-run"]
+        dump = subprocess.run(base + ["--dump-dom", "file://" + html], capture_output=True, text=True, timeout=120)
+        check(dump.returncode == 0 and "<body" in dump.stdout, "chromium --dump-dom: exit %d %s" %
+              (dump.returncode, dump.stderr[-500:]))
+        dom = Dom()
+        dom.feed(dump.stdout)
+
+        bottoms = dom.find("div", cls="bottom")
+        check([b["attrs"].get("data-file") for b in bottoms] == [acc, run, cmp_], "a bottom line per input, in order")
+        want = {acc: "FAIL", run: "PASS", cmp_: "FAIL"}
+        for b in bottoms:
+            f = b["attrs"].get("data-file")
+            d = docs.get(f, {})
+            v = d.get("verdict") or want.get(f)
+            check(b["attrs"].get("data-verdict") == v, "%s: verdict %s (want %s)" % (f, b["attrs"].get("data-verdict"), v))
+            if d.get("bottom_line"):
+                check(b["text"].strip() == d["bottom_line"], "%s: the file's own bottom line" % f)
+            else:
+                check(b["text"].startswith("ddpbench ") and (": %s" % v) in b["text"], "%s: a derived bottom line: %r" %
+                      (f, b["text"]))
+        top = dom.find(id="verdict")
+        check(top and top[0]["text"] == "FAIL", "the page's verdict is the worst: %s" % (top and top[0]["text"]))
+
+        # the accept's section: failing hosts listed = failed_hosts, and first in the table
+        sec = [e for e in dom.find("section", cls="result") if e["attrs"].get("data-file") == acc]
+        check(len(sec) == 1 and sec[0]["attrs"].get("data-kind") == "accept", "the accept's section")
+        listed = [e["text"] for e in dom.find("code", cls="failed-host")]
+        check(listed == docs[acc]["failed_hosts"], "failing hosts listed = the JSON's failed_hosts: %s" % listed)
+        rows = [e for e in dom.find("tr") if e["attrs"].get("data-host")]
+        acc_rows = [r for r in rows if r["attrs"].get("data-host") in {x["host"] for x in docs[acc]["ranks"]} | {"(job)"}]
+        order = []
+        for r in acc_rows:
+            if r["attrs"]["data-host"] not in order:
+                order.append(r["attrs"]["data-host"])
+        nf = len(docs[acc]["failed_hosts"])
+        check(sorted(order[:nf]) == sorted(docs[acc]["failed_hosts"]) and
+              all(r["attrs"]["data-severity"] == "fail" for r in acc_rows if r["attrs"]["data-host"] in order[:nf]),
+              "the failing hosts come first in the findings: %s" % order)
+        fails = [f for f in docs[acc]["findings"] if f["severity"] == "fail"]
+        shown = [e for e in dom.find("td") if e["text"].startswith("fail gemm_fp32")]
+        check(len(shown) == len(fails), "every failing finding shown (%d of %d)" % (len(shown), len(fails)))
+
+        # the compare's section: the regression first
+        mrows = [e for e in dom.find("tr") if e["attrs"].get("data-metric")]
+        regs = [m["name"] for m in docs[cmp_]["metrics"] if m.get("regression")]
+        check(len(mrows) == len(docs[cmp_]["metrics"]) and [m["attrs"]["data-metric"] for m in mrows[:len(regs)]] == regs,
+              "a row per metric, the regressions first: %s" % [m["attrs"]["data-metric"] for m in mrows[:3]])
+
+        # plots: as many inline svg as plot.py makes of these inputs, one per figure
+        figs = dom.find("figure", cls="plot")
+        if has_matplotlib():
+            py = next(x for x in (sys.executable, "/usr/bin/python3") if subprocess.run(
+                [x, "-c", "import matplotlib"], capture_output=True).returncode == 0)
+            po = os.path.join(tmp, "plots")
+            subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", po, acc, run, "--compare", cmp_, "--ddpbench", prog],
+                           capture_output=True, text=True, timeout=300)
+            made = sorted(f[:-4] for f in os.listdir(po) if f.endswith(".svg"))
+            check(len(made) >= 3, "plot.py makes plots of these inputs: %s" % made)
+            check(sorted(f["attrs"].get("data-plot") for f in figs) == made, "every plot in the page: %s" %
+                  [f["attrs"].get("data-plot") for f in figs])
+            svgs = [e for e in dom.find("svg") if any(x.startswith("figure.plot") for x in e["parents"])]
+            check(len(svgs) == len(made), "each plot an inline svg element: %d of %d" % (len(svgs), len(made)))
+        else:
+            check(not figs and "Matplotlib is not installed" in dump.stdout, "no Matplotlib: no plots, and the page says so")
+
+        # provenance and the maker
+        text = dump.stdout
+        for f in (acc, run):
+            check(html_has(text, docs[f]["command_line"]) and docs[f]["start_time"] in text,
+                  "%s: its command line and start time in the provenance" % os.path.basename(f))
+        made_by = dom.find(id="made-by")
+        check(made_by and made_by[0]["text"].startswith("launch/report.py ") and "--out" in made_by[0]["text"],
+              "the page names the command that made it")
+
+        # a screenshot for a person to look at
+        shot = os.path.abspath("report-screenshot.png")
+        p = subprocess.run(base + ["--screenshot=" + shot, "--window-size=1280,2400", "file://" + html],
+                           capture_output=True, text=True, timeout=120)
+        check(p.returncode == 0 and os.path.exists(shot) and open(shot, "rb").read(8) == b"\x89PNG\r\n\x1a\n",
+              "a screenshot: %s" % shot)
+        print("test_html_report: screenshot for a person: %s" % shot)
+
+        # bad input: one line naming the file, exit 2
+        bad = os.path.join(tmp, "bad.json")
+        open(bad, "w").write("[1]")
+        p = subprocess.run([sys.executable, os.path.join(src, "launch/report.py"), bad, "--out", os.path.join(tmp, "x.html")],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 2 and bad in p.stderr and len(p.stderr.strip().splitlines()) == 1 and
+              not os.path.exists(os.path.join(tmp, "x.html")), "not a result: exit 2, one line, no page")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        pycheck.summary()
+
+
+def html_has(text, s):
+    import html as h
+    return h.escape(s) in text or s in text
+
+
+if __name__ == "__main__":
+    rc = main()
+    sys.exit(rc if rc else (1 if pycheck.failed else 0))
