@@ -335,7 +335,8 @@ static int conclude(cmd_ctx *c) {
   }
   if (c->def->bottom) {
     FILE *o = c->report_stderr ? stderr : stdout;
-    fprintf(o, "%s\n", line);
+    /* nccl-tests' tables: every line that is not a row starts with '#' (parsers read the others as rows) */
+    fprintf(o, "%s%s\n", c->def->flags & CMD_HASH_LINES ? "# " : "", line);
     fflush(o);
   }
   return code;

@@ -120,6 +120,9 @@ check(d.get("failed_hosts") == ["node00", "node01"], "accept fail: failed_hosts 
 # ---- collectives, doctor, topo, export -----------------------------------------------------------------------
 rc, out, err = job(2, ["collectives", "allreduce", "-b", "1K", "-e", "8K", "-f", "2", "--json", "coll.json"])
 line = last(out)
+# nccl-tests' convention: a line that is not a table row starts with '#', the bottom line too
+check(line.startswith("# "), "collectives: the bottom line starts with '# ': %r" % line)
+line = line[2:]
 check(rc == 0 and re.match(r"ddpbench collectives: PASS  allreduce busbw \S+ GB/s at 8\.00 KiB  0 wrong values  "
                            r"\(2 ranks, 1 host; 0 fail, 0 warn\)$", line), "collectives: %r (exit %d)" % (line, rc))
 with open(os.path.join(tmp, "coll.json")) as f:
