@@ -76,7 +76,7 @@ static const opt_spec CHECKS[] = {
      .help = "put a NaN into rank 0's gradient after step K's backward (-1 = off)"},
     {"timeout", NULL, 0, OPT_DOUBLE, OFF(timeout), "600", 0, 1e9, .arg = "SECONDS",
      .help = "seconds without progress before the job is aborted (0 = never)"},
-    {"quiet", NULL, 0, OPT_BOOL, OFF(quiet), "false", .help = "no progress lines on stderr", .flags = OPT_NO_HASH},
+    {"quiet", NULL, 0, OPT_BOOL, OFF(quiet), "false", .help = "print only the findings that are not passes and the bottom line (no report, no progress lines)", .flags = OPT_NO_HASH},
     {"progress", NULL, 0, OPT_ENUM, OFF(progress), "auto", .choices = PROGRESS_CHOICES, .flags = OPT_NO_HASH,
      .help = "progress lines on rank 0's stderr: tty (one line rewritten, with ETA), log (a line per phase or "
              "group start and end, at most one per 10 s between), none; auto = tty only when stderr, or the "

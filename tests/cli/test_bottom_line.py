@@ -13,7 +13,8 @@
     /dev/stdout are refused with exit 2 and one line (the latter with the hint to give -);
   - --label side=A --label nccl=2.21.5: in the JSON's labels, every CSV row's run_labels and run_id, and the
     Prometheus series; a bad label is exit 2 and one line naming --label.
-argv: ddpbench mpiexec. Ends with "N passed, N failed".
+  - launch/run.sh passes mpirun -q: a bad option is one line on stderr, not followed by Open MPI's notice.
+argv: ddpbench mpiexec [source_dir]. Ends with "N passed, N failed".
 """
 import json
 import os
@@ -182,6 +183,14 @@ check(rc == 2 and "give - to write to standard output" in err, "/dev/stdout: exi
 for bad in ["side", "9x=1", "kind=run", "a=b,", "__x=1"]:
     rc, out, err = job(2, SMALL + ["--label", bad])
     check(rc == 2 and len(err.strip().splitlines()) == 1 and "--label" in err, "--label %s: exit %d, %r" % (bad, rc, err))
+
+# ---- launch/run.sh: mpirun -q keeps a one-line error one line ------------------------------------------------
+if len(sys.argv) > 3:
+    p = subprocess.run([os.path.join(sys.argv[3], "launch", "run.sh"), "-np", "2", "--hidden", "abc"], cwd=tmp,
+                       env=dict(os.environ, DDPBENCH_BIN=prog), capture_output=True, text=True, timeout=120)
+    errs = [x for x in p.stderr.splitlines() if x.strip()]
+    check(p.returncode == 2 and len(errs) == 1 and "--hidden" in errs[0] and "mpirun" not in p.stderr,
+          "launch/run.sh --hidden abc: exit %d, stderr %r" % (p.returncode, p.stderr))
 
 shutil.rmtree(tmp, ignore_errors=True)
 sys.exit(pycheck.summary())
