@@ -17,16 +17,9 @@ import tempfile
 
 MAX_README_LINES = 220
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
 
 
 def slug(heading):
@@ -109,8 +102,7 @@ def main():
         check(len(bad) == 2 and "missing.md" in bad[0] and "#nowhere" in bad[1],
               "the checker missed a broken link: %s" % bad)
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return pycheck.summary()
 
 
 if __name__ == "__main__":
