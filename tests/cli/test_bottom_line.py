@@ -6,8 +6,9 @@
     (N ranks, 1 host; F fail, W warn)" with the verdict of the exit code (0 PASS, 0 with warnings WARN, 1 FAIL);
     the JSON holds the same line, verdict and exit code, end_time >= start_time, duration_s > 0, a run_id;
   - --quiet: standard output is the failing and warning findings and the bottom line, nothing else;
-  - accept, pass and fail on 2 emulated hosts: "2 of 2 hosts fail (node00, node01: ...)", exit 4, and the JSON's
-    failed_hosts; collectives, doctor, topo and export end with their own bottom lines;
+  - accept, pass, warn (a huge warn band) and fail on 2 emulated hosts: "2 of 2 hosts fail (node00, node01:
+    ...)", exit 4, and the JSON's failed_hosts; collectives (pass, and FAIL with a corrupted element), doctor, topo and export end with their own
+    bottom lines;
   - --json -, --csv -, --prom -: the document on standard output (jq, pandas, promtool read it from a pipe),
     the report on standard error ending with the bottom line, and no file named "-"; two outputs to "-" and
     /dev/stdout are refused with exit 2 and one line (the latter with the hint to give -);
@@ -118,6 +119,15 @@ with open(os.path.join(tmp, "acc-fail.json")) as f:
 outcome(d, line, "FAIL", 4, "accept fail")
 check(d.get("failed_hosts") == ["node00", "node01"], "accept fail: failed_hosts %r" % d.get("failed_hosts"))
 
+with open(os.path.join(tmp, "warn.ini"), "w") as f:  # inside a huge warn band above a tiny floor
+    f.write("warn_pct = 1e12\ngemm_fp32_tflops = 0.000001\n")
+rc, out, err = job(1, acc + ["--expect", "warn.ini", "--json", "acc-warn.json"])
+line = last(out)
+check(rc == 0 and re.match(r"ddpbench accept: WARN  0 of 1 host pass  1 warn \([^)]+\)", line) is not None
+      and line.endswith("; 0 fail, 1 warn)"), "accept warn: %r (exit %d)" % (line, rc))
+with open(os.path.join(tmp, "acc-warn.json")) as f:
+    outcome(json.load(f), line, "WARN", 0, "accept warn")
+
 # ---- collectives, doctor, topo, export -----------------------------------------------------------------------
 rc, out, err = job(2, ["collectives", "allreduce", "-b", "1K", "-e", "8K", "-f", "2", "--json", "coll.json"])
 line = last(out)
@@ -128,6 +138,14 @@ check(rc == 0 and re.match(r"ddpbench collectives: PASS  allreduce busbw \S+ GB/
                            r"\(2 ranks, 1 host; 0 fail, 0 warn\)$", line), "collectives: %r (exit %d)" % (line, rc))
 with open(os.path.join(tmp, "coll.json")) as f:
     outcome(json.load(f), line, "PASS", 0, "collectives")
+rc, out, err = job(2, ["collectives", "allreduce", "-b", "1K", "-e", "8K", "-f", "2", "--json", "coll-bad.json"],
+                   {"DDPBENCH_TEST_CORRUPT_COLLECTIVE": "1:5"})
+line = last(out)[2:]
+check(rc != 0 and re.match(r"ddpbench collectives: FAIL  allreduce busbw \S+ GB/s at 8\.00 KiB  [1-9]\d* wrong values? ", line),
+      "collectives with a wrong element: %r (exit %d)" % (line, rc))
+if os.path.exists(os.path.join(tmp, "coll-bad.json")):
+    with open(os.path.join(tmp, "coll-bad.json")) as f:
+        outcome(json.load(f), line, "FAIL", rc, "collectives fail")
 rc, out, err = job(2, ["doctor"])
 check(LINE.match(last(out)) and last(out).startswith("ddpbench doctor: "), "doctor: %r" % last(out))
 rc, out, err = plain(["topo"])
