@@ -13,6 +13,9 @@
  * task keeps the value read (enqueue.cc, collTaskAppend). ddpbench_prof_enable(0) writes 0 there, and NCCL then
  * calls no plugin function for the collectives that follow: a timed loop pays one relaxed load per call.
  *
+ * CUDA graphs: a captured collective keeps the mask of its capture, and NCCL reports it when the graph's host
+ * work runs (at every replay when its plan has proxy operations). Capture timed graphs with profiling off.
+ *
  * What it cannot see: a collective on a 1-rank communicator (NCCL copies the buffer, ncclLaunchOneRank, and makes
  * no task and no profiler event), copy-engine collectives on symmetric windows (no event either), and NCCL
  * before 2.28 (which does not load plugin API v5: ddpbench_prof_loaded() stays 0). None of these is an error:
