@@ -137,9 +137,8 @@ EXPORT void ddpbench_prof_enable(int on) { set_mask(on ? DDPBENCH_NCCL_PROFILE_C
 
 EXPORT int ddpbench_prof_take(ddpbench_prof_record *out, int max) {
   pthread_mutex_lock(&lock);
-  int n = nrecords < max ? nrecords : max;
-  if (n > 0 && out) memcpy(out, records, (size_t)n * sizeof *out);
-  if (!out) n = 0;
+  int n = out && max > 0 ? (nrecords < max ? nrecords : max) : 0;
+  if (n > 0) memcpy(out, records, (size_t)n * sizeof *out);
   nrecords = 0;
   dropped = 0;
   pthread_mutex_unlock(&lock);

@@ -55,8 +55,10 @@ int nccl_prof_setup_env(const char *exe_dir, char *why, size_t n) {
   char *abs = realpath(exe_dir, NULL);
   int len = snprintf(want, sizeof want, "%s/%s", abs ? abs : exe_dir, DDPBENCH_PROF_LIBRARY);
   free(abs);
-  if (len < 0 || (size_t)len >= sizeof want) {
-    snprintf(prof.reason, sizeof prof.reason, "not reported: the path of %s is too long", DDPBENCH_PROF_LIBRARY);
+  /* NCCL copies the name into 256 bytes before dlopen (src/plugin/plugin_open.cc, MAX_STR_LEN). */
+  if (len < 0 || len > 255) {
+    snprintf(prof.reason, sizeof prof.reason, "not reported: the path of %s is over the 255 characters NCCL takes",
+             DDPBENCH_PROF_LIBRARY);
     say(why, n, prof.reason);
     return 0;
   }

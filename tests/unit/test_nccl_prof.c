@@ -73,6 +73,12 @@ static void setup_env_cases(void) {
   unsetenv("NCCL_PROFILER_PLUGIN");
   CHECK(nccl_prof_setup_env("/nonexistent/dir", why, sizeof why) == 0 && strstr(why, "is not there"),
         "no library: %s", why);
+  char deep[300];
+  memset(deep, 'd', sizeof deep - 1);
+  deep[0] = '/';
+  deep[sizeof deep - 1] = '\0';
+  CHECK(nccl_prof_setup_env(deep, why, sizeof why) == 0 && strstr(why, "over the 255 characters"),
+        "a path NCCL would truncate: %s", why);
   CHECK(nccl_prof_setup_env(NULL, why, sizeof why) == 0 && strstr(why, "/tests/unit/" DDPBENCH_PROF_LIBRARY),
         "NULL: the directory of /proc/self/exe (this test's, without the library): %s", why);
   CHECK(getenv("NCCL_PROFILER_PLUGIN") == NULL, "left unset when the library is not there");
@@ -188,7 +194,10 @@ int main(void) {
   CHECK(coll(ctx, "AllGather", 4096, "ncclInt8", "RING", "LL", 2), "AllGather after enable(0)");
   n = take(r, 1);
   CHECK(n == 1 && r[0].bytes == 4096 && r[0].calls == 1, "an event after enable(0) is recorded");
-  CHECK(take(NULL, 0) == 0, "take(NULL, 0) clears");
+  CHECK(coll(ctx, "AllGather", 4096, "ncclInt8", "RING", "LL", 2) && take(r, -1) == 0 && take(r, 1) == 0,
+        "take(r, -1) returns 0 and clears");
+  CHECK(coll(ctx, "AllGather", 4096, "ncclInt8", "RING", "LL", 2) && take(NULL, 0) == 0 && take(r, 1) == 0,
+        "take(NULL, 0) clears");
 
   /* the table is bounded */
   int answered = 0;
