@@ -159,7 +159,7 @@ typedef struct {
   int nnic;
   socket_tally *sock;
   int nsock;
-  int socket_ok_hosts;        /* hosts with sockets and no HCA: nothing better exists */
+  int socket_ok_hosts;        /* ranks with sockets on hosts without an HCA: nothing better exists there */
   /* NVLS over every communicator */
   int nvls_used, nvls_unused_supported, nvls_unknown, ncomms;
   /* what could not be checked */
@@ -247,8 +247,11 @@ static int tally_rank(tallies *t, const topo_view *tv, int world, int rank, cons
     int mapped = nranks == world && crank == rank;
     t->ncomms++;
     int nvls = jint(c, "nvls", -1), sup = jint(c, "nvls_supported", -1);
+    /* NVLS joins the GPUs of a node through the NVSwitch: a communicator with one rank, or one rank a node, has
+     * nothing to join and runs without it although the hardware has it */
+    int joinable = nranks != 1 && jint(c, "local_ranks", -1) != 1;
     if (nvls == 1) t->nvls_used++;
-    else if (nvls == 0 && sup == 1) t->nvls_unused_supported++;
+    else if (nvls == 0 && sup == 1 && joinable) t->nvls_unused_supported++;
     else if (nvls < 0) t->nvls_unknown++;
     const cJSON *p;
     cJSON_ArrayForEach(p, jget(c, "peers")) {
@@ -370,6 +373,15 @@ static ddp_result judge_sockets(const tallies *t, const topo_view *tv, finding_l
         host, s->ranks, s->ranks == 1 ? "" : "s", s->rank, s->label[0] ? s->label : "?",
         jstr(node_nic(node, first_hca(node)), "name"));
   }
+  return DDP_OK;
+}
+
+static ddp_result judge_socket_only(const tallies *t, finding_list *l) {
+  if (!t->socket_ok_hosts) return DDP_OK;
+  ADD(SEV_INFO, SCOPE_JOB, "", -1, "job",
+      "NCCL uses sockets on %d rank%s whose hosts have no IB/RoCE HCA: the only network there", t->socket_ok_hosts,
+      t->socket_ok_hosts == 1 ? "" : "s");
+  PASSED();
   return DDP_OK;
 }
 
@@ -515,6 +527,7 @@ ddp_result nccl_checks(const cJSON *topology, const cJSON *nccl, finding_list *l
   if (!naccounts) t.no_account = 1, t.no_account_first = -1, snprintf(t.no_account_why, sizeof t.no_account_why, "the section lists no rank");
   if (rc == DDP_OK) rc = judge_pairs(&t, &tv, l);
   if (rc == DDP_OK) rc = judge_sockets(&t, &tv, l);
+  if (rc == DDP_OK) rc = judge_socket_only(&t, l);
   if (rc == DDP_OK) rc = judge_nics(&t, &tv, l);
   if (rc == DDP_OK) rc = judge_nvls(&t, &tv, l);
   if (rc == DDP_OK) rc = judge_unreported(&t, naccounts ? naccounts : 1, l);

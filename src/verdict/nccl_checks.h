@@ -11,8 +11,9 @@
  *   NET over sockets on a host that has an IB/RoCE HCA FAILS: NCCL fell back to sockets (host).
  *   A NET peer's NIC across the NUMA boundary (GPU x NIC class SYS) while a NIC of the same kind nearer than
  *     SYS exists WARNS (rank).
- *   NVLS: NCCL_NVLS_ENABLE=1 asked, NCCL says supported but does not use it: WARN; NCCL_NVLS_ENABLE=0 and NCCL
- *     uses it: FAIL; otherwise INFO (job).
+ *   NVLS: NCCL_NVLS_ENABLE=1 asked, NCCL says supported but a communicator of more than one rank a node does not
+ *     use it: WARN; NCCL_NVLS_ENABLE=0 and NCCL uses it: FAIL; otherwise INFO (job).
+ *   Sockets on hosts without an HCA: the only network there (passed INFO).
  *   What is not reported (no section, reported false, an account or a figure null) is one INFO finding
  *     "NCCL's account not reported: ...", never a pass or a failure. Checks that held are passed INFO findings.
  *

@@ -326,8 +326,8 @@ static void test_nvls(void) {
     CHECK(count(&l, SEV_INFO, 1, "GPU0-GPU1 joined by NV18 talk P2P/CUMEM/read", NULL) == 1, "H200 pair passes");
     CHECK(count(&l, SEV_FAIL, 0, "SHM", NULL) == 0, "the split communicator's peer is not judged");
     if (k == 0)
-      CHECK(count(&l, SEV_WARN, 0, "NCCL_NVLS_ENABLE=1 asked for NVLS", "4 communicators of 4 run without it") == 1,
-            "NVLS asked, supported, unused: warns");
+      CHECK(count(&l, SEV_WARN, 0, "NCCL_NVLS_ENABLE=1 asked for NVLS", "2 communicators of 4 run without it") == 1,
+            "NVLS asked, supported, unused: warns (not for the one-rank split communicators)");
     if (k == 1)
       CHECK(count(&l, SEV_FAIL, 0, "NCCL_NVLS_ENABLE=0 turned NVLS off, but 4 communicators", NULL) == 1,
             "NVLS forbidden and used: fails");
@@ -340,6 +340,31 @@ static void test_nvls(void) {
     cJSON_Delete(sec);
     cJSON_Delete(topo);
   }
+  free(n);
+}
+
+/* Two H200 VMs whose only NIC is eth0: sockets are all there is, no failure. */
+static void test_socket_only(void) {
+  fake_h200_pair();
+  topo_node *n = h200_node(fixtures);
+  if (!n) return;
+  cJSON *topo = topology_of(n, 2, 2, "");
+  cJSON *sec = section();
+  for (int r = 0; r < 4; r++) {
+    cJSON *comm = rank_account(sec, r, r < 2 ? "node00" : "node01", "training", r, 4, 0, 0, NULL);
+    peer(comm, r ^ 1, "P2P/CUMEM/read", NULL);
+    peer(comm, (r + 2) % 4, "NET/Socket/0", "eth0");
+  }
+  finding_list l;
+  run_checks(topo, sec, &l);
+  CHECK(findings_count(&l, SEV_WARN) == 0, "sockets without an HCA: %d warnings", findings_count(&l, SEV_WARN));
+  CHECK(count(&l, SEV_INFO, 1, "NCCL uses sockets on 4 ranks whose hosts have no IB/RoCE HCA", NULL) == 1,
+        "sockets without an HCA: a passed finding");
+  CHECK(count(&l, SEV_INFO, 1, "GPU0-GPU1 joined by NV18 talk P2P", NULL) == 2, "one pair per host");
+  if (check_failed_) dump("socket only", &l);
+  findings_free(&l);
+  cJSON_Delete(sec);
+  cJSON_Delete(topo);
   free(n);
 }
 
@@ -403,5 +428,6 @@ int main(int argc, char **argv) {
   free(dgx);
   test_phb_nic();
   test_nvls();
+  test_socket_only();
   return check_summary();
 }

@@ -136,7 +136,8 @@ static int run_read(const cJSON *sec, nrun *r) {
       if (collnet >= 0) rc |= item_add(r, K_COLLNET, label, "", 0, 0, 0, onoff(collnet));
       cJSON_ArrayForEach(p, jget(c, "peers")) {
         const char *via = jstr(p, "via")[0] ? jstr(p, "via") : jstr(p, "transport");
-        if (via[0]) rc |= item_add(r, K_TRANSPORT, label, "", 0, jint(c, "rank", rank), jint(p, "peer", -1), via);
+        /* keyed by world rank: communicators of one label (accept's pairs) number their members from 0 each */
+        if (via[0]) rc |= item_add(r, K_TRANSPORT, label, "", 0, rank, jint(p, "peer", -1), via);
       }
       /* Every rank runs the same choice for a collective (NCCL decides it from the communicator, not the rank):
        * the first rank that reports one stands for all (run_merge keeps the first). */
