@@ -25,6 +25,8 @@
 
 #include <stdio.h>
 
+#include <cJSON.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -105,6 +107,29 @@ typedef struct {
   char *key, *value;
 } cmp_label;
 
+/* ---- NCCL's account on each side (compare_nccl.c) ------------------------------------------------------ */
+/* One thing NCCL did differently on side B. */
+typedef struct {
+  char *what;  /* "version", "training: coll channels", "training: transport", "collectives: AllReduce 64 MiB-1 GiB" */
+  char *a, *b; /* each side's value ("not reported" where the side's account lacks it) */
+  char *text;  /* the change in words: "2.27.7 -> 2.28.3", "P2P/CUMEM/read -> SHM/direct/direct for 1 peer",
+                * "channels 32 -> 16, RING/SIMPLE both" */
+  int peers;   /* a transport change: how many (rank, peer) pairs made it; else 0 */
+  char coll[24];            /* an algorithm change: NCCL's collective ("AllReduce"); else "" */
+  double lo_bytes, hi_bytes; /* and its size range */
+  char choice_a[72], choice_b[72]; /* what changed, in words: "32" / "16 channels", "RING/LL" / "TREE/LL" */
+} cmp_nccl_diff;
+
+typedef struct {
+  int reported[2];      /* every run of side A (0) or B (1) carries an account */
+  char *why[2];         /* a side not reported: why, in words */
+  char *disagree[2];    /* the side's runs disagree on NCCL's account: on what, in words; NULL when they agree */
+  cmp_nccl_diff *diff;  /* B against A (each side's first run where its runs disagree) */
+  int ndiff;
+  char **says;          /* the sentences that tie NCCL's choices to the metric table */
+  int nsays;
+} cmp_nccl;
+
 typedef struct {
   cmp_options opt;
   char *label_a, *label_b; /* what each side was given as */
@@ -123,6 +148,7 @@ typedef struct {
   cmp_line *lines;
   int nlines;
   char *brief_note; /* the compact view's one line on what it leaves out, or NULL */
+  cmp_nccl nccl;    /* NCCL's account: what differs, and what it explains */
 } cmp_report;
 
 void cmp_report_init(cmp_report *r, const cmp_options *o);
@@ -178,6 +204,22 @@ double cmp_noise_floor(const cmp_noise *n, const char *name);
  * one-line error naming the file and what is wrong (unreadable, truncated, not a ddpbench result, unknown
  * schema_version, a metric missing from one run of a side, an empty side, a refused config difference). */
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r);
+
+/* ---- NCCL's account (compare_nccl.c) ------------------------------------------------------------------ */
+/* Diffs NCCL's account of the runs into r->nccl: a[i] / b[i] is run i's "nccl" section (NULL: the file has none,
+ * as files from before ddpbench recorded it: "not reported", never an error). Per side, the runs should agree;
+ * where they do not, r->nccl.disagree says on what and side's first run stands for it. Compared: the version,
+ * the network, per communicator label its collective channels, NVLS and CollNet, the transport of each (rank,
+ * peer) and each collective's algorithm, protocol and channels per size (consecutive sizes with the same change
+ * make one range). Returns 0, or -1 when out of memory. */
+int cmp_nccl_build(const cJSON *const *a, int na, const cJSON *const *b, int nb, cmp_report *r);
+/* After the metric lines are in r: the sentences that tie the two. Where a collective's NCCL choice changed
+ * over a size range and its out-of-place busbw rows there moved (worse or better), "B uses 16 channels instead
+ * of 32 at 64 MiB-1 GiB; busbw -18 % there"; where nothing in NCCL's account differs and a metric is worse,
+ * "same NCCL choices; the kernel got slower"; a side without an account, "NCCL's account not reported on side A:
+ * why". Returns 0, or -1 when out of memory. */
+int cmp_nccl_explain(cmp_report *r);
+void cmp_nccl_free(cmp_nccl *n);
 
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 /* compare_load.c: result files -> the runs of each side -> provenance diff and one line per metric, for
  * compare.c. Reads result files through the project's one reader (result_load in result.h); the one exception,
- * a run's top-level "labels", is read here only while the reader does not keep them (before schema version 4).
+ * a run's top-level "labels", is read here only while the reader does not keep them (before schema version 4),
+ * and its "nccl" section (NCCL's account, for compare_nccl.c), which the reader's model does not hold.
  * Never writes a file.
  *
  * A metric is a record whose direction is known (better lower or higher), named
@@ -782,6 +783,40 @@ static int findings_metric(metric_table *t, side *sd[2], cmp_report *r) {
   return 0;
 }
 
+/* ---- NCCL's account ------------------------------------------------------------------------------------ */
+/* A run's "nccl" section, read from its file again: the reader (result.h) keeps only its model. NULL when the
+ * file has none (a file from before it, or of a kind without it); a file without the word is not parsed twice. */
+static cJSON *nccl_section(const char *path) {
+  char why[300];
+  size_t len = 0;
+  char *text = input_file_read(path, INPUT_MAX_RESULT, &len, why, sizeof why);
+  if (!text) return NULL;
+  cJSON *sec = NULL;
+  if (memmem(text, len, "\"nccl\"", 6)) {
+    cJSON *doc = cJSON_ParseWithLength(text, len);
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(doc, "nccl")))
+      sec = cJSON_DetachItemFromObjectCaseSensitive(doc, "nccl");
+    cJSON_Delete(doc);
+  }
+  free(text);
+  return sec;
+}
+
+/* NCCL's account of both sides into r->nccl, and what it explains of the lines. Returns 0 or 2. */
+static int nccl_report(side *sd[2], cmp_report *r) {
+  cJSON **sec[2] = {calloc((size_t)sd[0]->n + 1, sizeof(cJSON *)), calloc((size_t)sd[1]->n + 1, sizeof(cJSON *))};
+  int rc = sec[0] && sec[1] ? 0 : -1;
+  for (int s = 0; s < 2 && !rc; s++)
+    for (int i = 0; i < sd[s]->n; i++) sec[s][i] = nccl_section(sd[s]->files.v[i]);
+  if (!rc) rc = cmp_nccl_build((const cJSON *const *)sec[0], sd[0]->n, (const cJSON *const *)sec[1], sd[1]->n, r);
+  if (!rc) rc = cmp_nccl_explain(r);
+  for (int s = 0; s < 2; s++) {
+    for (int i = 0; sec[s] && i < sd[s]->n; i++) cJSON_Delete(sec[s][i]);
+    free(sec[s]);
+  }
+  return rc ? (ddp_usage_error("compare: out of memory"), 2) : 0;
+}
+
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r) {
   side sa = {0}, sb = {0};
   metric_table t = {0};
@@ -809,6 +844,7 @@ int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int all
     side *sds[2] = {&sa, &sb};
     if (!rc && findings_metric(&t, sds, r)) rc = 2, ddp_usage_error("compare: out of memory");
     if (!rc) rc = metrics_report(&t, sds, noise, r);
+    if (!rc) rc = nccl_report(sds, r);
     if (!rc && r->opt.pool_steps)
       cmp_report_note(r, "--pool-steps: the job-wide step_ms metrics use every step of every run as a sample; the "
                          "other metrics one value per run");

@@ -234,6 +234,30 @@ static void print_provenance(const cmp_report *r, FILE *out, int width) {
   for (int i = 0; i < r->nnotes; i++) put_wrapped(out, "note: ", "  ", r->notes[i], width);
 }
 
+/* NCCL's account: what B changed (at most 20 lines unless --wide), the sides' disagreements, and the sentences
+ * that tie it to the metrics; a side without an account in one line. */
+static void print_nccl(const cmp_report *r, FILE *out, int width) {
+  const cmp_nccl *m = &r->nccl;
+  int both = m->reported[0] && m->reported[1], max = r->opt.wide ? m->ndiff : 20;
+  if (both && m->ndiff) fprintf(out, "\nNCCL's account, what B changed:\n");
+  else if (both && !m->disagree[0] && !m->disagree[1]) fprintf(out, "\nNCCL's account: the same choices on both sides\n");
+  else if (both) fprintf(out, "\nNCCL's account: the sides' first runs made the same choices\n");
+  else fputc('\n', out);
+  for (int i = 0; i < m->ndiff && i < max; i++) {
+    char line[1200];
+    snprintf(line, sizeof line, "%s: %s", m->diff[i].what, m->diff[i].text);
+    put_wrapped(out, "  ", "      ", line, width);
+  }
+  if (m->ndiff > max) fprintf(out, "  ... and %d more (--wide, or --format json)\n", m->ndiff - max);
+  for (int s = 0; s < 2; s++)
+    if (m->disagree[s]) {
+      char line[800];
+      snprintf(line, sizeof line, "side %c's runs disagree on NCCL's account: %s", s ? 'B' : 'A', m->disagree[s]);
+      put_wrapped(out, "  ", "    ", line, width);
+    }
+  for (int i = 0; i < m->nsays; i++) put_wrapped(out, both ? "  " : "", "    ", m->says[i], width);
+}
+
 /* The floor (when floor: any_floor) and A/A (when aa) columns of a row ("" when neither). */
 static void extra_columns(int floor, int aa, const cmp_row *w, char *fl, size_t n) {
   char ch[32], sp[32];
@@ -325,6 +349,7 @@ static void print_text(const cmp_report *r, FILE *out) {
   print_header_lines(r, out, width);
   print_summary(r, out, width);
   print_provenance(r, out, width);
+  print_nccl(r, out, width);
   if (r->opt.wide) print_wide_table(r, out);
   else print_compact_table(r, out, width);
   char legend[600], bottom[2048];
@@ -377,6 +402,19 @@ static void print_md(const cmp_report *r, FILE *out) {
   }
   if (r->same_provenance) fprintf(out, "\nA/A: same provenance on both sides; each CI is that metric's noise floor.\n");
   for (int i = 0; i < r->nnotes; i++) fprintf(out, "\n- %s", r->notes[i]);
+  const cmp_nccl *nc = &r->nccl;
+  fprintf(out, "\n\n### NCCL's account\n\n");
+  if (nc->reported[0] && nc->reported[1] && !nc->ndiff)
+    fprintf(out, "%s\n", nc->disagree[0] || nc->disagree[1] ? "The sides' first runs made the same choices."
+                                                              : "The same choices on both sides.");
+  if (nc->ndiff) {
+    fprintf(out, "| what | A | B | change |\n|---|---|---|---|\n");
+    for (int i = 0; i < nc->ndiff; i++)
+      fprintf(out, "| %s | `%s` | `%s` | %s |\n", nc->diff[i].what, nc->diff[i].a, nc->diff[i].b, nc->diff[i].text);
+  }
+  for (int k = 0; k < 2; k++)
+    if (nc->disagree[k]) fprintf(out, "\n- side %c's runs disagree on NCCL's account: %s", k ? 'B' : 'A', nc->disagree[k]);
+  for (int i = 0; i < nc->nsays; i++) fprintf(out, "\n- %s", nc->says[i]);
   fprintf(out, "\n\n### Metrics\n\n| metric | unit | better | A median | B median | change | 95%% CI | p | n | floor | verdict |\n"
                "|---|---|---|--:|--:|--:|---|--:|--:|--:|:-:|\n");
   for (int i = 0; i < r->nlines; i++) {
@@ -432,6 +470,43 @@ static void print_csv(const cmp_report *r, FILE *out) {
 
 static cJSON *num_or_null(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
 
+static cJSON *str_or_null(const char *s) { return s ? cJSON_CreateString(s) : cJSON_CreateNull(); }
+
+/* {"reported": {a, b}, "why": {a, b}, "runs_disagree": {a, b}, "differences": [{what, a, b, change, peers?,
+ * collective?, bytes_from?, bytes_to?}], "says": [...]} */
+static cJSON *nccl_json(const cmp_nccl *m) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON *rep = cJSON_AddObjectToObject(o, "reported"), *why = cJSON_AddObjectToObject(o, "why"),
+        *dis = cJSON_AddObjectToObject(o, "runs_disagree");
+  for (int s = 0; s < 2; s++) {
+    const char *k = s ? "b" : "a";
+    cJSON_AddBoolToObject(rep, k, m->reported[s]);
+    cJSON_AddItemToObject(why, k, str_or_null(m->why[s]));
+    cJSON_AddItemToObject(dis, k, str_or_null(m->disagree[s]));
+  }
+  cJSON *diffs = cJSON_AddArrayToObject(o, "differences");
+  for (int i = 0; diffs && i < m->ndiff; i++) {
+    const cmp_nccl_diff *d = &m->diff[i];
+    cJSON *x = cJSON_CreateObject();
+    if (!x) break;
+    cJSON_AddStringToObject(x, "what", d->what);
+    cJSON_AddStringToObject(x, "a", d->a);
+    cJSON_AddStringToObject(x, "b", d->b);
+    cJSON_AddStringToObject(x, "change", d->text);
+    if (d->peers) cJSON_AddNumberToObject(x, "peers", d->peers);
+    if (d->coll[0]) {
+      cJSON_AddStringToObject(x, "collective", d->coll);
+      cJSON_AddNumberToObject(x, "bytes_from", d->lo_bytes);
+      cJSON_AddNumberToObject(x, "bytes_to", d->hi_bytes);
+    }
+    cJSON_AddItemToArray(diffs, x);
+  }
+  cJSON *says = cJSON_AddArrayToObject(o, "says");
+  for (int i = 0; says && i < m->nsays; i++) cJSON_AddItemToArray(says, cJSON_CreateString(m->says[i]));
+  return o;
+}
+
 static void print_json(const cmp_report *r, FILE *out) {
   cJSON *doc = cJSON_CreateObject();
   cJSON_AddStringToObject(doc, "kind", "compare");
@@ -479,6 +554,7 @@ static void print_json(const cmp_report *r, FILE *out) {
   }
   cJSON *notes = cJSON_AddArrayToObject(doc, "notes");
   for (int i = 0; i < r->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(r->notes[i]));
+  cJSON_AddItemToObject(doc, "nccl", nccl_json(&r->nccl));
   cJSON *ms = cJSON_AddArrayToObject(doc, "metrics");
   for (int i = 0; i < r->nlines; i++) {
     const cmp_line *l = &r->lines[i];

@@ -131,6 +131,7 @@ void cmp_report_free(cmp_report *r) {
   }
   free(r->diff), free(r->notes), free(r->lines), free(r->label_a), free(r->label_b);
   free(r->name_a), free(r->name_b), free(r->brief_note);
+  cmp_nccl_free(&r->nccl);
   memset(r, 0, sizeof *r);
 }
 

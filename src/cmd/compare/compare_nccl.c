@@ -1,0 +1,539 @@
+/* compare_nccl.c: what NCCL did differently on side B, from the runs' "nccl" sections (NCCL's own account, one
+ * nccl_account_json object per rank), and what of the metric table it explains (compare.h: cmp_nccl_*).
+ *
+ * Each run becomes a flat list of items, one per thing NCCL chose, each with a sort key that orders them for
+ * reading (version, network, then per communicator label: channels, NVLS, CollNet, transports by rank and peer,
+ * algorithms by collective and size). Items of every run are matched by key: a side's runs agree when each key
+ * has one value over them; B differs from A where a key's values differ. Transports are counted per change
+ * ("P2P/CUMEM/read -> SHM/direct/direct for 1 peer"); algorithms become size ranges of one change. Reads JSON
+ * only: compare has no NCCL, and a file's account is data, not this build's structs. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+enum { K_VERSION, K_NET, K_CHANNELS, K_NVLS, K_COLLNET, K_TRANSPORT, K_ALGO };
+
+typedef struct {
+  char *key, *value;
+  int kind, rank, peer;
+  char label[32], coll[24];
+  double bytes;
+} nitem;
+
+typedef struct {
+  nitem *v;
+  int n;
+  int reported;
+  char why[256];
+} nrun;
+
+/* ---- JSON ------------------------------------------------------------------------------------------------ */
+
+static const cJSON *jget(const cJSON *o, const char *k) { return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL; }
+static int jint(const cJSON *o, const char *k, int def) {
+  const cJSON *v = jget(o, k);
+  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? (int)v->valuedouble : def;
+}
+static const char *jstr(const cJSON *o, const char *k) {
+  const cJSON *v = jget(o, k);
+  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
+/* ---- a run's items ---------------------------------------------------------------------------------------- */
+
+static int item_add(nrun *r, int kind, const char *label, const char *coll, double bytes, int rank, int peer,
+                    const char *value) {
+  nitem *g = realloc(r->v, (size_t)(r->n + 1) * sizeof *g);
+  if (!g) return -1;
+  r->v = g;
+  nitem *it = &r->v[r->n];
+  memset(it, 0, sizeof *it);
+  it->kind = kind, it->rank = rank, it->peer = peer, it->bytes = bytes;
+  snprintf(it->label, sizeof it->label, "%s", label);
+  snprintf(it->coll, sizeof it->coll, "%s", coll);
+  char key[256];
+  /* the reading order: run-wide items first, then each label's; sizes and ranks as zero-padded numbers */
+  if (kind <= K_NET) snprintf(key, sizeof key, "%d", kind);
+  else snprintf(key, sizeof key, "9\x1f%s\x1f%d\x1f%s\x1f%020.0f\x1f%09d\x1f%09d", label, kind, coll, bytes, rank, peer);
+  it->key = strdup(key), it->value = strdup(value);
+  if (!it->key || !it->value) return free(it->key), free(it->value), -1;
+  r->n++;
+  return 0;
+}
+
+static int by_key(const void *x, const void *y) { return strcmp(((const nitem *)x)->key, ((const nitem *)y)->key); }
+
+/* 1 when value, cut at sep, has part as one of its pieces. */
+static int has_part(const char *value, const char *sep, const char *part) {
+  size_t k = strlen(part), n = strlen(sep);
+  for (const char *p = value;;) {
+    const char *e = strstr(p, sep);
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == k && !strncmp(p, part, k)) return 1;
+    if (!e) return 0;
+    p = e + n;
+  }
+}
+
+/* Equal keys made one: transports of one (rank, peer) joined by "+" (a peer may be reached two ways), every
+ * other item's distinct values by ", " (ranks that disagree on a run-wide figure say so). */
+static int run_merge(nrun *r) {
+  if (r->n > 1) qsort(r->v, (size_t)r->n, sizeof *r->v, by_key);
+  int out = 0;
+  for (int i = 0; i < r->n; i++) {
+    if (out && !strcmp(r->v[out - 1].key, r->v[i].key)) {
+      nitem *k = &r->v[out - 1];
+      const char *sep = k->kind == K_TRANSPORT ? "+" : ", ";
+      if (k->kind != K_ALGO && !has_part(k->value, sep, r->v[i].value)) {
+        size_t n = strlen(k->value) + strlen(sep) + strlen(r->v[i].value) + 1;
+        char *g = malloc(n);
+        if (!g) return -1;
+        snprintf(g, n, "%s%s%s", k->value, sep, r->v[i].value);
+        free(k->value), k->value = g;
+      }
+      free(r->v[i].key), free(r->v[i].value);
+      continue;
+    }
+    r->v[out++] = r->v[i];
+  }
+  r->n = out;
+  return 0;
+}
+
+static const char *onoff(int v) { return v == 1 ? "on" : "off"; }
+
+/* One run's section into items. */
+static int run_read(const cJSON *sec, nrun *r) {
+  memset(r, 0, sizeof *r);
+  if (!sec) {
+    snprintf(r->why, sizeof r->why, "no \"nccl\" section in its result files (from before ddpbench recorded it)");
+    return 0;
+  }
+  if (!cJSON_IsTrue(jget(sec, "reported"))) {
+    snprintf(r->why, sizeof r->why, "%s", jstr(sec, "why")[0] ? jstr(sec, "why") : "the run says not reported");
+    return 0;
+  }
+  const cJSON *e, *c, *p, *a;
+  int accounts = 0, rc = 0;
+  char buf[160];
+  cJSON_ArrayForEach(e, jget(sec, "ranks")) {
+    const cJSON *acc = jget(e, "account");
+    int rank = jint(e, "rank", -1);
+    if (!cJSON_IsObject(acc)) continue;
+    accounts++;
+    if (jstr(acc, "version")[0]) rc |= item_add(r, K_VERSION, "", "", 0, 0, 0, jstr(acc, "version"));
+    if (jstr(acc, "net")[0]) rc |= item_add(r, K_NET, "", "", 0, 0, 0, jstr(acc, "net"));
+    cJSON_ArrayForEach(c, jget(acc, "communicators")) {
+      const char *label = jstr(c, "label")[0] ? jstr(c, "label") : "(unlabelled)";
+      int ch = jint(jget(c, "channels"), "coll", -1), nvls = jint(c, "nvls", -1), collnet = jint(c, "collnet", -1);
+      if (ch >= 0) snprintf(buf, sizeof buf, "%d", ch), rc |= item_add(r, K_CHANNELS, label, "", 0, 0, 0, buf);
+      if (nvls >= 0) rc |= item_add(r, K_NVLS, label, "", 0, 0, 0, onoff(nvls));
+      if (collnet >= 0) rc |= item_add(r, K_COLLNET, label, "", 0, 0, 0, onoff(collnet));
+      cJSON_ArrayForEach(p, jget(c, "peers")) {
+        const char *via = jstr(p, "via")[0] ? jstr(p, "via") : jstr(p, "transport");
+        /* keyed by world rank: communicators of one label (accept's pairs) number their members from 0 each */
+        if (via[0]) rc |= item_add(r, K_TRANSPORT, label, "", 0, rank, jint(p, "peer", -1), via);
+      }
+      /* Every rank runs the same choice for a collective (NCCL decides it from the communicator, not the rank):
+       * the first rank that reports one stands for all (run_merge keeps the first). */
+      cJSON_ArrayForEach(a, jget(c, "algorithms")) {
+        const cJSON *bytes = jget(a, "bytes");
+        if (!jstr(a, "coll")[0] || !cJSON_IsNumber(bytes)) continue;
+        int chan = jint(a, "channels", -1);
+        char cs[16] = "?";
+        if (chan >= 0) snprintf(cs, sizeof cs, "%d", chan);
+        snprintf(buf, sizeof buf, "%s/%s/%s", jstr(a, "algo")[0] ? jstr(a, "algo") : "?",
+                 jstr(a, "proto")[0] ? jstr(a, "proto") : "?", cs);
+        rc |= item_add(r, K_ALGO, label, jstr(a, "coll"), bytes->valuedouble, 0, 0, buf);
+      }
+    }
+  }
+  if (rc) return -1;
+  if (!accounts) {
+    snprintf(r->why, sizeof r->why, "no rank's account was read");
+    return 0;
+  }
+  r->reported = 1;
+  return run_merge(r);
+}
+
+static void run_free(nrun *r) {
+  for (int i = 0; i < r->n; i++) free(r->v[i].key), free(r->v[i].value);
+  free(r->v);
+}
+
+static const nitem *run_find(const nrun *r, const char *key) {
+  nitem k = {.key = (char *)key};
+  return r->n ? bsearch(&k, r->v, (size_t)r->n, sizeof *r->v, by_key) : NULL;
+}
+
+/* ---- words ------------------------------------------------------------------------------------------------ */
+
+/* "64 MiB": the largest unit the size is a whole number of (compare_load.c's names of collectives rows). */
+static void fmt_bytes(char *buf, size_t n, double bytes) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned long long b = (unsigned long long)bytes, unit = 1;
+  int ui = 0;
+  while (ui < 4 && b >= unit * 1024 && b % (unit * 1024) == 0) unit *= 1024, ui++;
+  snprintf(buf, n, "%llu %s", b / unit, units[ui]);
+}
+
+static void fmt_range(char *buf, size_t n, double lo, double hi) {
+  char a[32], b[32];
+  fmt_bytes(a, sizeof a, lo);
+  fmt_bytes(b, sizeof b, hi);
+  if (lo == hi) snprintf(buf, n, "%s", a);
+  else snprintf(buf, n, "%s-%s", a, b);
+}
+
+static void what_of(const nitem *it, char *buf, size_t n) {
+  char size[32];
+  switch (it->kind) {
+  case K_VERSION: snprintf(buf, n, "version"); break;
+  case K_NET: snprintf(buf, n, "net"); break;
+  case K_CHANNELS: snprintf(buf, n, "%s: coll channels", it->label); break;
+  case K_NVLS: snprintf(buf, n, "%s: nvls", it->label); break;
+  case K_COLLNET: snprintf(buf, n, "%s: collnet", it->label); break;
+  case K_TRANSPORT: snprintf(buf, n, "%s: rank %d -> peer %d", it->label, it->rank, it->peer); break;
+  default: fmt_bytes(size, sizeof size, it->bytes), snprintf(buf, n, "%s: %s %s", it->label, it->coll, size); break;
+  }
+}
+
+typedef struct {
+  char ap[40]; /* "RING/SIMPLE" */
+  char ch[16]; /* "32", "?" */
+} choice;
+
+static void choice_parse(const char *v, choice *c) {
+  const char *slash = v ? strrchr(v, '/') : NULL;
+  snprintf(c->ap, sizeof c->ap, "%.*s", slash ? (int)(slash - v) : 0, v ? v : "");
+  snprintf(c->ch, sizeof c->ch, "%s", slash ? slash + 1 : "");
+}
+
+/* The change between two algorithm choices in words: "channels 32 -> 16, RING/SIMPLE both"; "" when none. The
+ * words say both sides whole, so that sizes with the same words make one range. choice_a/b: what changed
+ * ("RING/LL on 32" / "TREE/LL on 16 channels"), for the sentence that ties it to the metrics. */
+static void algo_change(const char *va, const char *vb, char *buf, size_t n, char *ca, char *cb, size_t cn) {
+  buf[0] = ca[0] = cb[0] = 0;
+  if (!va || !vb) {
+    if (va || vb) snprintf(buf, n, "%s on %s, not reported on %s", va ? va : vb, va ? "A" : "B", va ? "B" : "A");
+    return;
+  }
+  if (!strcmp(va, vb)) return;
+  choice a, b;
+  choice_parse(va, &a), choice_parse(vb, &b);
+  int ap = strcmp(a.ap, b.ap) != 0, ch = strcmp(a.ch, b.ch) != 0;
+  if (ap && ch) {
+    snprintf(buf, n, "%s -> %s, channels %s -> %s", a.ap, b.ap, a.ch, b.ch);
+    snprintf(ca, cn, "%s on %s", a.ap, a.ch), snprintf(cb, cn, "%s on %s channels", b.ap, b.ch);
+  } else if (ch) {
+    snprintf(buf, n, "channels %s -> %s, %s both", a.ch, b.ch, a.ap);
+    snprintf(ca, cn, "%s", a.ch), snprintf(cb, cn, "%s channels", b.ch);
+  } else {
+    snprintf(buf, n, "%s -> %s, %s channels both", a.ap, b.ap, a.ch);
+    snprintf(ca, cn, "%s", a.ap), snprintf(cb, cn, "%s", b.ap);
+  }
+}
+
+/* ---- the model -------------------------------------------------------------------------------------------- */
+
+static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
+
+static int diff_add(cmp_nccl *m, const char *what, const char *a, const char *b, const char *text) {
+  cmp_nccl_diff *g = realloc(m->diff, (size_t)(m->ndiff + 1) * sizeof *g);
+  if (!g) return -1;
+  m->diff = g;
+  cmp_nccl_diff *d = &m->diff[m->ndiff];
+  memset(d, 0, sizeof *d);
+  d->what = xstrdup(what), d->a = xstrdup(a ? a : "not reported"), d->b = xstrdup(b ? b : "not reported");
+  d->text = xstrdup(text);
+  if (!d->what || !d->a || !d->b || !d->text) return free(d->what), free(d->a), free(d->b), free(d->text), -1;
+  m->ndiff++;
+  return 0;
+}
+
+static int say(cmp_nccl *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int say(cmp_nccl *m, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  char **g = realloc(m->says, (size_t)(m->nsays + 1) * sizeof *g);
+  if (!g) return -1;
+  m->says = g;
+  if (!(m->says[m->nsays] = strdup(buf))) return -1;
+  m->nsays++;
+  return 0;
+}
+
+void cmp_nccl_free(cmp_nccl *n) {
+  for (int i = 0; i < n->ndiff; i++)
+    free(n->diff[i].what), free(n->diff[i].a), free(n->diff[i].b), free(n->diff[i].text);
+  for (int i = 0; i < n->nsays; i++) free(n->says[i]);
+  for (int s = 0; s < 2; s++) free(n->why[s]), free(n->disagree[s]);
+  free(n->diff), free(n->says);
+  memset(n, 0, sizeof *n);
+}
+
+/* A transport change seen on some (rank, peer) pairs. */
+typedef struct {
+  char label[32];
+  const char *a, *b;
+  int peers;
+} tchange;
+
+static int by_ptr_key(const void *x, const void *y) {
+  return strcmp((*(const nitem *const *)x)->key, (*(const nitem *const *)y)->key);
+}
+
+/* The side's value of key: its first run's; *mixed when another run of the side says otherwise. */
+static const char *side_value(const nrun *runs, int n, const char *key, int *mixed) {
+  const nitem *f = run_find(&runs[0], key);
+  for (int i = 1; i < n; i++) {
+    const nitem *o = run_find(&runs[i], key);
+    if ((f == NULL) != (o == NULL) || (f && strcmp(f->value, o->value))) *mixed = 1;
+  }
+  return f ? f->value : NULL;
+}
+
+static int build(nrun *runs[2], const int nruns[2], cmp_report *r) {
+  cmp_nccl *m = &r->nccl;
+  for (int s = 0; s < 2; s++) {
+    int missing = 0, first = -1;
+    for (int i = 0; i < nruns[s]; i++)
+      if (!runs[s][i].reported && !missing++) first = i;
+    m->reported[s] = nruns[s] > 0 && !missing;
+    if (missing) {
+      char why[400];
+      if (missing < nruns[s])
+        snprintf(why, sizeof why, "%d of %d runs: %s", missing, nruns[s], runs[s][first].why);
+      else
+        snprintf(why, sizeof why, "%s", runs[s][first].why);
+      if (!(m->why[s] = strdup(why))) return -1;
+    }
+  }
+  if (!m->reported[0] || !m->reported[1]) return 0;
+  /* every key of every run, in reading order */
+  int total = 0;
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < nruns[s]; i++) total += runs[s][i].n;
+  const nitem **keys = malloc((size_t)(total ? total : 1) * sizeof *keys);
+  tchange *tc = NULL;
+  int ntc = 0, nkeys = 0, rc = 0;
+  if (!keys) return -1;
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < nruns[s]; i++)
+      for (int k = 0; k < runs[s][i].n; k++) keys[nkeys++] = &runs[s][i].v[k];
+  qsort(keys, (size_t)nkeys, sizeof *keys, by_ptr_key);
+  int u = 0;
+  for (int i = 0; i < nkeys; i++)
+    if (!u || strcmp(keys[u - 1]->key, keys[i]->key)) keys[u++] = keys[i];
+  nkeys = u;
+  int ndisagree[2] = {0, 0};
+  char what[200], text[600], ca[72], cb[72];
+  for (int i = 0; i < nkeys && !rc; i++) {
+    const nitem *it = keys[i];
+    int mixed[2] = {0, 0};
+    const char *va = side_value(runs[0], nruns[0], it->key, &mixed[0]);
+    const char *vb = side_value(runs[1], nruns[1], it->key, &mixed[1]);
+    for (int s = 0; s < 2; s++)
+      if (mixed[s] && !ndisagree[s]++) {
+        what_of(it, what, sizeof what);
+        char buf[400];
+        snprintf(buf, sizeof buf, "%s (the first run says %s)", what, (s ? vb : va) ? (s ? vb : va) : "not reported");
+        if (!(m->disagree[s] = strdup(buf))) rc = -1;
+      }
+    int same = (va == NULL) == (vb == NULL) && (!va || !strcmp(va, vb));
+    if (same) continue;
+    if (it->kind == K_TRANSPORT) {
+      int k = 0;
+      while (k < ntc && !(!strcmp(tc[k].label, it->label) && !strcmp(tc[k].a ? tc[k].a : "", va ? va : "") &&
+                          !strcmp(tc[k].b ? tc[k].b : "", vb ? vb : "") && (tc[k].a == NULL) == (va == NULL) &&
+                          (tc[k].b == NULL) == (vb == NULL)))
+        k++;
+      if (k == ntc) {
+        tchange *g = realloc(tc, (size_t)(ntc + 1) * sizeof *g);
+        if (!g) {
+          rc = -1;
+          break;
+        }
+        tc = g;
+        memset(&tc[ntc], 0, sizeof *tc);
+        snprintf(tc[ntc].label, sizeof tc[ntc].label, "%s", it->label);
+        tc[ntc].a = va, tc[ntc].b = vb;
+        ntc++;
+      }
+      tc[k].peers++;
+      continue;
+    }
+    if (it->kind == K_ALGO) {
+      /* this size and the following ones of the same collective with the same change make one range */
+      algo_change(va, vb, text, sizeof text, ca, cb, sizeof ca);
+      double lo = it->bytes, hi = it->bytes;
+      int j = i + 1;
+      for (; j < nkeys; j++) {
+        const nitem *nx = keys[j];
+        if (nx->kind != K_ALGO || strcmp(nx->label, it->label) || strcmp(nx->coll, it->coll)) break;
+        int mx = 0;
+        const char *xa = side_value(runs[0], nruns[0], nx->key, &mx), *xb = side_value(runs[1], nruns[1], nx->key, &mx);
+        char t2[600], c2a[72], c2b[72];
+        algo_change(xa, xb, t2, sizeof t2, c2a, c2b, sizeof c2a);
+        if (strcmp(t2, text)) break;
+        hi = nx->bytes;
+      }
+      /* keys i+1 .. j-1 are in this range: their disagreement checks are skipped with them */
+      char range[80];
+      fmt_range(range, sizeof range, lo, hi);
+      snprintf(what, sizeof what, "%s: %s %s", it->label, it->coll, range);
+      if (diff_add(m, what, va, vb, text)) rc = -1;
+      else {
+        cmp_nccl_diff *d = &m->diff[m->ndiff - 1];
+        snprintf(d->coll, sizeof d->coll, "%s", it->coll);
+        d->lo_bytes = lo, d->hi_bytes = hi;
+        snprintf(d->choice_a, sizeof d->choice_a, "%s", ca);
+        snprintf(d->choice_b, sizeof d->choice_b, "%s", cb);
+      }
+      i = j - 1;
+      continue;
+    }
+    what_of(it, what, sizeof what);
+    snprintf(text, sizeof text, "%s -> %s", va ? va : "not reported", vb ? vb : "not reported");
+    if (diff_add(m, what, va, vb, text)) rc = -1;
+  }
+  /* transports: one entry per change, after the run-wide and channel entries */
+  for (int k = 0; k < ntc && !rc; k++) {
+    snprintf(what, sizeof what, "%s: transport", tc[k].label);
+    snprintf(text, sizeof text, "%s -> %s for %d peer%s", tc[k].a ? tc[k].a : "none", tc[k].b ? tc[k].b : "none",
+             tc[k].peers, tc[k].peers == 1 ? "" : "s");
+    if (diff_add(m, what, tc[k].a, tc[k].b, text)) rc = -1;
+    else m->diff[m->ndiff - 1].peers = tc[k].peers;
+  }
+  for (int s = 0; s < 2 && !rc; s++)
+    if (ndisagree[s] > 1) {
+      char buf[600];
+      snprintf(buf, sizeof buf, "%s, and %d more", m->disagree[s], ndisagree[s] - 1);
+      free(m->disagree[s]);
+      if (!(m->disagree[s] = strdup(buf))) rc = -1;
+    }
+  free(tc);
+  free(keys);
+  return rc;
+}
+
+int cmp_nccl_build(const cJSON *const *a, int na, const cJSON *const *b, int nb, cmp_report *r) {
+  cmp_nccl_free(&r->nccl);
+  nrun *runs[2] = {calloc((size_t)na + 1, sizeof(nrun)), calloc((size_t)nb + 1, sizeof(nrun))};
+  int nruns[2] = {na, nb}, rc = runs[0] && runs[1] ? 0 : -1;
+  for (int s = 0; s < 2 && !rc; s++)
+    for (int i = 0; i < nruns[s] && !rc; i++) rc = run_read((s ? b : a)[i], &runs[s][i]);
+  if (!rc) rc = build(runs, nruns, r);
+  for (int s = 0; s < 2; s++) {
+    for (int i = 0; runs[s] && i < nruns[s]; i++) run_free(&runs[s][i]);
+    free(runs[s]);
+  }
+  return rc;
+}
+
+/* ---- tying it to the metric table ------------------------------------------------------------------------- */
+
+/* NCCL's "AllReduce" and ddpbench's "allreduce" / "reduce_scatter": the same collective. */
+static int same_coll(const char *nccl, const char *ours) {
+  for (;; nccl++, ours++) {
+    while (*nccl == '_') nccl++;
+    while (*ours == '_') ours++;
+    char x = *nccl >= 'A' && *nccl <= 'Z' ? (char)(*nccl + 32) : *nccl, y = *ours >= 'A' && *ours <= 'Z' ? (char)(*ours + 32) : *ours;
+    if (x != y) return 0;
+    if (!x) return 1;
+  }
+}
+
+/* The value of " key=value" in a metric's name ("collectives busbw_gbs bytes=1024 collective=allreduce ..."). */
+static int name_label(const char *name, const char *key, char *buf, size_t n) {
+  char pat[40];
+  snprintf(pat, sizeof pat, " %s=", key);
+  const char *p = strstr(name, pat);
+  if (!p) return 0;
+  p += strlen(pat);
+  snprintf(buf, n, "%.*s", (int)strcspn(p, " "), p);
+  return 1;
+}
+
+/* An out-of-place busbw row of a collectives run: its collective and size. */
+static int busbw_row(const cmp_line *l, char *coll, size_t n, double *bytes) {
+  char place[32], b[32];
+  if (strncmp(l->name, "collectives", 11) || (l->name[11] != ' ' && l->name[11] != '@')) return 0;
+  const char *metric = strchr(l->name, ' ');
+  if (!metric || strncmp(metric, " busbw_gbs", 10) || (metric[10] != ' ' && metric[10])) return 0;
+  if (!name_label(l->name, "collective", coll, n) || !name_label(l->name, "bytes", b, sizeof b)) return 0;
+  if (name_label(l->name, "placement", place, sizeof place) && strcmp(place, "out_of_place")) return 0;
+  *bytes = strtod(b, NULL);
+  return 1;
+}
+
+static int dbl_cmp(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+int cmp_nccl_explain(cmp_report *r) {
+  cmp_nccl *m = &r->nccl;
+  for (int i = 0; i < m->nsays; i++) free(m->says[i]);
+  free(m->says), m->says = NULL, m->nsays = 0;
+  if (!m->reported[0] && !m->reported[1] && m->why[0] && m->why[1] && !strcmp(m->why[0], m->why[1]))
+    return say(m, "NCCL's account not reported on sides A and B: %s", m->why[0]);
+  for (int s = 0; s < 2; s++)
+    if (!m->reported[s] && say(m, "NCCL's account not reported on side %c: %s", s ? 'B' : 'A', m->why[s] ? m->why[s] : "?"))
+      return -1;
+  if (!m->reported[0] || !m->reported[1]) return 0;
+  /* regressed: beyond the threshold (tested, or medians only); a change within it is no news about the kernel */
+  int regressed = 0;
+  for (int i = 0; i < r->nlines; i++) {
+    cmp_class c = cmp_line_class(&r->lines[i]);
+    regressed += c == CMP_REGRESSED || c == CMP_UNTESTED_WORSE;
+  }
+  if (!m->ndiff) {
+    if (regressed && !m->disagree[0] && !m->disagree[1])
+      return say(m, "same NCCL choices; the kernel got slower (%d metric%s regressed with the same version, channels, "
+                    "transports and algorithms)", regressed, regressed == 1 ? "" : "s");
+    return 0;
+  }
+  /* each algorithm range: the busbw rows inside it */
+  double *ch = malloc((size_t)(r->nlines ? r->nlines : 1) * sizeof *ch);
+  if (!ch) return -1;
+  int rc = 0;
+  for (int k = 0; k < m->ndiff && !rc; k++) {
+    const cmp_nccl_diff *d = &m->diff[k];
+    if (!d->coll[0] || !d->choice_a[0]) continue;
+    int n = 0, down = 0, up = 0, untested = 0;
+    for (int i = 0; i < r->nlines; i++) {
+      char coll[32];
+      double bytes;
+      const cmp_line *l = &r->lines[i];
+      if (!busbw_row(l, coll, sizeof coll, &bytes) || !same_coll(d->coll, coll) || bytes < d->lo_bytes ||
+          bytes > d->hi_bytes || !isfinite(l->row.change_pct))
+        continue;
+      cmp_class c = cmp_line_class(l);
+      down += c == CMP_REGRESSED || c == CMP_WORSE || c == CMP_UNTESTED_WORSE;
+      up += c == CMP_BETTER;
+      untested += !l->row.tested;
+      ch[n++] = l->row.change_pct;
+    }
+    if (!n || (!down && !up)) continue;
+    qsort(ch, (size_t)n, sizeof *ch, dbl_cmp);
+    double med = n % 2 ? ch[n / 2] : (ch[n / 2 - 1] + ch[n / 2]) / 2;
+    char range[80];
+    fmt_range(range, sizeof range, d->lo_bytes, d->hi_bytes);
+    char label[64];
+    snprintf(label, sizeof label, "%.*s", (int)strcspn(d->what, ":"), d->what);
+    rc = say(m, "B uses %s instead of %s at %s; busbw %+.0f %% there (%s, communicator %s%s)", d->choice_b,
+             d->choice_a, range, med, d->coll, label, untested ? "; medians only: too few runs to test" : "");
+  }
+  free(ch);
+  return rc;
+}
