@@ -41,6 +41,7 @@ typedef struct {
   char net_dev_name[32]; /* that device's name from the net's "Using [0]mlx5_0:1/IB ..." line; "" unknown */
   int gdrdma;          /* NET: 1 via ".../GDRDMA", 0 without it; -1 not NET */
   int sends, recvs;    /* channel lines seen for each direction (this rank -> peer, peer -> this rank) */
+  int proxy_rank;      /* NET through another rank's NIC (PXN: "NET/IB/0(3)/GDRDMA" -> 3); -1 not said */
 } nccl_acc_peer;
 
 /* One search result of NCCL's topology graph ("Pattern 4, crossNic 0, nChannels 16, bw 40.0/40.0, type
@@ -70,6 +71,7 @@ typedef struct {
   int port;           /* -1 */
   char link[12];      /* "IB", "RoCE", "" */
   int gdr;            /* "GPU Direct RDMA Enabled for HCA 0": 1, "Disabled": 0, -1 not said */
+  char net[16];       /* the net that listed it: "IB", "Socket" (its "NET/<net> : Using" line); "" */
 } nccl_acc_netdev;
 
 typedef struct {
@@ -78,9 +80,12 @@ typedef struct {
   char label[32];     /* the caller's name for it ("training", "accept node", "collectives"): not from the log */
   int rank, nranks, nnodes, local_ranks, local_rank, cuda_dev; /* -1 each */
   char busid[20];     /* as NCCL printed it ("7000", "0000:07:00.0"), "" */
+  char init_func[32]; /* the Init line's first word: "ncclCommInitRank", "ncclCommSplit", ...; "" (2.18 has none) */
+  int nvml_dev, mnnvl; /* the Init line's nvmlDev and the nNodes line's MNNVL; -1 each */
   int init_complete;  /* "Init COMPLETE" seen */
   int coll_channels, nvls_channels, collnet_channels, p2p_channels, p2p_per_peer; /* -1: not reported */
-  int ring_channels;  /* "Channel 00/24 :  0 1" lines: distinct channels; -1 */
+  int ring_channels;  /* "Channel 00/24 :  0 1" lines (rank 0 only): distinct channels; else the distinct
+                       * channels of the "Ring 00 : 1 -> 0 -> 1" lines every rank writes; -1 */
   char ring0[256];    /* channel 0's ring order ("0 1 2 3"), truncated; "" */
   char trees[512];    /* the "Trees" line's text after "Trees", truncated; "" */
   int ngraphs;
@@ -110,10 +115,13 @@ typedef struct {
   int unknown_lines;  /* NCCL lines no rule matched (normal: NCCL logs much we do not need) */
   int unattributed;   /* lines for a communicator that none could be attributed to */
   int truncated;      /* the text ended inside a line, or a communicator had Init START without COMPLETE */
+  int warn_lines;     /* lines with "NCCL WARN" */
 } nccl_account;
 
 /* A byte range of the log the caller knows belongs to communicator `comm` (0: the one whose "Init START"
- * line falls inside it). */
+ * line falls inside it). A line belongs to the narrowest span holding its first byte; only the first
+ * NCCL_LOG_MAX_SPANS spans are read. */
+#define NCCL_LOG_MAX_SPANS 256
 typedef struct {
   size_t begin, end;
   unsigned long long comm;
@@ -136,7 +144,10 @@ nccl_acc_comm *nccl_acc_find_comm(nccl_account *acc, unsigned long long comm);
  * net_dev_name, gdrdma, sends, recvs}], "nvls", "nvls_supported", "collnet", "pxn", "gdr",
  * "algorithms": [{coll, bytes, algo, proto, channels, calls}] or null}], "lines", "unknown_lines",
  * "unattributed", "truncated"}. Every figure not reported is null (never -1 or ""). The comm pointer is not
- * written (it differs per run and says nothing). NULL when out of memory. */
+ * written (it differs per run and says nothing). NULL when out of memory.
+ * Added keys (fields added after the contract): net_devices[].net; communicators[].local_rank, cuda_dev,
+ * nvml_dev, mnnvl, init_func, peers_dropped, peers[].proxy_rank; top level nccl_lines, warn_lines,
+ * comms_dropped. init_complete and truncated are JSON booleans. */
 cJSON *nccl_account_json(const nccl_account *acc);
 /* Reads such an object back (compare, tests). Unknown keys are ignored, missing ones are "not reported".
  * 0, or -1 with the reason in why. */
