@@ -11,6 +11,7 @@
 
 #include "atomic_file.h"
 #include "bottom.h"
+#include "nccl_section.h"
 #include "envcheck.h"
 #include "hosts.h"
 #include "preflight.h"
@@ -409,6 +410,10 @@ static int work(cmd_ctx *c, ddp_result parsed, const char *msg) {
     int saved = d->rank == 0 && c->quiet ? quiet_begin() : -1;
     r = def->run(c);
     quiet_end(saved);
+  }
+  if (r == DDP_OK) { /* NCCL's account: collective, after the work, before the findings table */
+    watchdog_tick("NCCL's account (its set-up log) to rank 0");
+    r = nccl_section_collect(c);
   }
   int code = DDP_EXIT_OK;
   if (r == DDP_OK && d->rank == 0) {

@@ -2,8 +2,10 @@
  * environment; rank 0 prints the report and its findings (the one findings type, the same table and hosts
  * verdict as every subcommand) and, with --json, a result document of kind "doctor": provenance, findings and
  * the "topology" section. The exit code is derived from those findings: 0 all agree, 1 something differs or is
- * degraded, 2 could not decide. No training, no device context, no NCCL communicator. A failure on one rank is
- * shared before any collective that could hang. Outputs are checked before any work by the skeleton (cmd.h). */
+ * degraded, 2 could not decide. No training and nothing timed. On GPUs it makes the world's NCCL communicator and
+ * calls each collective once, untimed, so that NCCL's account of its transports and channels (nccl_section.h) is
+ * read and checked against the topology before any bandwidth is measured. A failure on one rank is shared before
+ * any collective that could hang. Outputs are checked before any work by the skeleton (cmd.h). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,39 @@ static int any_failed(const ddp_dist *d, int failed) {
   return failed;
 }
 
+/* One untimed call of each collective at sizes from 8 B to 64 MiB a rank, on the world's comm: NCCL connects
+ * its transports on the first call of each kind (2.22 on) and logs them then, so its account (nccl_section.h)
+ * is complete before any bandwidth is measured. Nothing is timed or checked here. */
+static ddp_result nccl_probe(cmd_ctx *c) {
+  ddp_comm *comm = c->comm;
+  ddp_device *dev = c->dev;
+  if (!comm || strcmp(comm->name, "nccl")) return DDP_OK;
+  const size_t max_bytes = (size_t)64 << 20;
+  void *send = NULL, *recv = NULL;
+  ddp_stream *s = NULL;
+  ddp_result r = dev->alloc(dev, &send, max_bytes * (size_t)comm->size);
+  if (r == DDP_OK) r = dev->alloc(dev, &recv, max_bytes * (size_t)comm->size);
+  if (r == DDP_OK) r = dev->stream_create(dev, &s, 0);
+  if (r == DDP_OK) r = dev->memset_zero(dev, send, max_bytes * (size_t)comm->size, s);
+  if (r == DDP_OK && comm->record_choices) comm->record_choices(comm, 1); /* nothing here is timed */
+  static const ddp_coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_ALLTOALL};
+  for (size_t k = 0; r == DDP_OK && k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t bytes = 8; r == DDP_OK && bytes <= max_bytes; bytes *= 4) {
+      watchdog_tick("doctor: one untimed call of each collective, so that NCCL connects and logs its transports");
+      ddp_coll a = {.kind = kinds[k], .send = send, .recv = recv, .dt = DT_F32, .op = REDOP_SUM, .root = 0};
+      /* count is per rank for every kind but alltoall's (per peer): keep each rank's share at `bytes` */
+      a.count = bytes / 4 / (kinds[k] == COLL_ALLTOALL ? (size_t)comm->size : 1);
+      if (!a.count) continue;
+      r = comm->collective(comm, &a, s);
+      if (r == DDP_OK) r = dev->stream_synchronize(dev, s);
+    }
+  if (comm->record_choices) comm->record_choices(comm, 0);
+  if (s) dev->stream_destroy(dev, s);
+  if (send) dev->free(dev, send);
+  if (recv) dev->free(dev, recv);
+  return r;
+}
+
 static ddp_result doctor_run(cmd_ctx *c) {
   const doctor_args *a = c->args;
   const ddp_dist *d = &c->dist;
@@ -46,14 +81,14 @@ static ddp_result doctor_run(cmd_ctx *c) {
                       .force = c->out.force};
   watchdog_tick("doctor: collecting the topology and environment");
   topo_rank *t = NULL;
-  ddp_result r = topo_rank_init(d, &opt, NULL, &t);
+  ddp_result r = topo_rank_init(d, &opt, c->pl.bus_id[0] ? c->pl.bus_id : NULL, &t);
   if (any_failed(d, r != DDP_OK) != 0) {
     ddp_notice("doctor: could not collect the topology on every rank (see the errors above)");
     topo_rank_free(t);
     c->exit_code = 2;
     return DDP_OK;
   }
-  topo_rank_assume_gpu(t);
+  if (!c->pl.bus_id[0]) topo_rank_assume_gpu(t); /* else topo_rank_init was told the engine's GPU */
   ddp_versions versions;
   cmd_versions(&versions);
   /* Rank 0 turns the report into findings and derives the verdict from them. */
@@ -78,21 +113,23 @@ static ddp_result doctor_run(cmd_ctx *c) {
   cJSON_Delete(json);
   topo_rank_free(t);
   c->exit_code = code;
-  return r == DDP_OK ? DDP_OK : r;
+  if (r == DDP_OK) r = nccl_probe(c);
+  return r;
 }
 
 const cmd_def cmd_doctor = {
     .bottom = doctor_bottom,
     .name = "doctor",
     .summary = "environment and topology checks across the ranks (versions, NCCL_*, wiring, links)",
-    .usage = "usage: mpirun -np N ddpbench doctor [--topo-xml DIR] [--pcie] [--json FILE] [--force] [--timeout S]\n",
+    .usage = "usage: mpirun -np N ddpbench doctor [--topo-xml DIR] [--pcie] [--device D] [--comm C] [--json FILE] [--force] [--timeout S]\n",
     .about = "Checks that all ranks run the same driver, CUDA, cuBLAS, NCCL, MPI and hwloc, with the same NCCL_* "
              "variables, and that every host is wired like the majority with no NVLink down and PCIe at its "
              "maximum.\nExample: "
              "mpirun -np 8 ddpbench doctor --json doctor.json --topo-xml topo/\n",
     .exit_codes = "0 all agree, 1 something differs or is degraded, 2 bad input or could not decide, 3 runtime "
                   "error or timeout",
-    .flags = CMD_MPI | CMD_JSON | CMD_VERDICT,
+    .flags = CMD_MPI | CMD_PLACE | CMD_COMM | CMD_JSON | CMD_VERDICT,
+    .cpu_note = "doctor checks the topology and versions; NCCL's account needs GPUs",
     .args_size = sizeof(doctor_args),
     .tables = doctor_tables,
     .timeout = doctor_timeout,

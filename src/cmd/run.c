@@ -410,6 +410,9 @@ static ddp_result run_run(cmd_ctx *c) {
     if (r == DDP_OK) r = report_doc_fill(rep, &j->sum, &c->doc);
     if (r == DDP_OK && outputs_any(&c->out) && !(c->sections = report_sections(rep, &j->sum)))
       r = DDP_FAIL(DDP_ERR_JSON, "out of memory building the JSON document");
+    /* NCCL's account is checked against the topology after run() (nccl_section.h), outputs or not */
+    if (r == DDP_OK && !c->sections && rep->topology && (c->sections = cJSON_CreateObject()))
+      cJSON_AddItemToObject(c->sections, "topology", cJSON_Duplicate(rep->topology, 1));
   }
   job_free(j);
   return r;

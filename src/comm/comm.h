@@ -67,6 +67,10 @@ struct ddp_comm {
   ddp_result (*split)(ddp_comm *, int color, int key, ddp_comm **out);
   /* Non-blocking check for an asynchronous failure (a peer died, a network error). */
   ddp_result (*check)(ddp_comm *);
+  /* Records what the transport chose for each collective (NCCL: algorithm, protocol, channels) from the next
+   * call on (on = 1), or stops and keeps it (0) for the result's account (nccl_account.h). Only around
+   * untimed calls: never inside a timed loop. NULL when the transport tells nothing. */
+  void (*record_choices)(ddp_comm *, int on);
   /* Tear down without waiting for peers (on the error path before MPI_Abort). */
   void (*abort)(ddp_comm *);
   void (*destroy)(ddp_comm *);

@@ -14,6 +14,7 @@
 
 #include "comm.h"
 #include "cuda_check.h"
+#include "nccl_account.h"
 #include "versions.h"
 #include "watchdog.h"
 
@@ -21,6 +22,7 @@ typedef struct {
   ncclComm_t comm;
   cudaStream_t stream; /* for the barrier */
   float *scratch;      /* one float on the device, for the barrier */
+  unsigned seen;       /* collective kinds called once (1u << ddp_coll_kind): NCCL connects lazily on the first */
 } nccl_impl;
 
 static ddp_result nccl_fail(ncclResult_t r, ncclComm_t comm, const char *call, const char *file, int line) {
@@ -54,6 +56,15 @@ static ncclRedOp_t nccl_op(ddp_redop op) {
   return ops[op];
 }
 
+/* NCCL (2.22 on) connects a communicator's peers on its first call of each kind and logs the transports then:
+ * that stretch of the log is this communicator's (nccl_account.h). Costs one test of a bit on later calls. */
+#define FIRST_CALL_BEGIN(n, kind) ((n)->seen & (1u << (kind)) ? (size_t)-1 : nccl_account_offset())
+static void first_call_end(nccl_impl *n, int kind, size_t begin) {
+  if (begin == (size_t)-1) return;
+  n->seen |= 1u << kind;
+  nccl_account_span((unsigned long long)(uintptr_t)n->comm, begin);
+}
+
 /* The last collective this rank started, for the watchdog: a rank that waits for a stopped peer names it. */
 static void started(const char *call, size_t count, ddp_dtype dt, const ddp_comm *c) {
   static const char comm[] = "a NCCL communicator";
@@ -66,14 +77,18 @@ static void started(const char *call, size_t count, ddp_dtype dt, const ddp_comm
 static ddp_result nc_allreduce(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, ddp_stream *s) {
   nccl_impl *n = c->impl;
   started("ncclAllReduce", count, dt, c);
+  size_t first = FIRST_CALL_BEGIN(n, COLL_ALLREDUCE);
   NCCL_CHECK(n->comm, ncclAllReduce(buf, buf, count, nccl_type(dt), ncclSum, n->comm, (cudaStream_t)s));
+  first_call_end(n, COLL_ALLREDUCE, first);
   return DDP_OK;
 }
 
 static ddp_result nc_broadcast(ddp_comm *c, void *buf, size_t count, ddp_dtype dt, int root, ddp_stream *s) {
   nccl_impl *n = c->impl;
   started("ncclBroadcast", count, dt, c);
+  size_t first = FIRST_CALL_BEGIN(n, COLL_BROADCAST);
   NCCL_CHECK(n->comm, ncclBroadcast(buf, buf, count, nccl_type(dt), root, n->comm, (cudaStream_t)s));
+  first_call_end(n, COLL_BROADCAST, first);
   return DDP_OK;
 }
 
@@ -87,6 +102,7 @@ static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
   static const char *const calls[COLL_COUNT] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather",
                                                 "ncclBroadcast", "ncclSend/ncclRecv (alltoall)"};
   started(calls[a->kind], a->count, a->dt, c);
+  size_t first = FIRST_CALL_BEGIN(n, a->kind);
   switch (a->kind) {
     case COLL_ALLREDUCE:
       NCCL_CHECK(n->comm, ncclAllReduce(a->send, a->recv, a->count, t, nccl_op(a->op), n->comm, st));
@@ -114,6 +130,7 @@ static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
     }
     default: break;
   }
+  first_call_end(n, a->kind, first);
   return DDP_OK;
 }
 
@@ -148,6 +165,11 @@ static ddp_result nc_barrier(ddp_comm *c) {
   return r;
 }
 
+static void nc_record_choices(ddp_comm *c, int on) {
+  (void)c;
+  nccl_account_choices(on);
+}
+
 static void nc_abort(ddp_comm *c) {
   nccl_impl *n = c->impl;
   if (n && n->comm) {
@@ -175,11 +197,15 @@ static ddp_result nc_split(ddp_comm *c, int color, int key, ddp_comm **out) {
   nccl_impl *n = c->impl;
   ncclComm_t sub = NULL;
   *out = NULL;
+  size_t begin = nccl_account_offset();
   unsigned tok = watchdog_enter("ncclCommSplit of a NCCL communicator (%d rank%s)", c->size, c->size == 1 ? "" : "s");
   ncclResult_t e = ncclCommSplit(n->comm, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, NULL);
   watchdog_leave(tok);
   NCCL_CHECK(n->comm, e);
   if (!sub) return DDP_OK;
+  char label[32];
+  snprintf(label, sizeof label, "group %d", color);
+  nccl_account_comm((unsigned long long)(uintptr_t)sub, label, begin);
   return wrap(out, sub, c->dev);
 }
 
@@ -202,6 +228,7 @@ static ddp_result wrap(ddp_comm **out, ncclComm_t comm, ddp_device *dev) {
   c->barrier = nc_barrier;
   c->split = nc_split;
   c->check = nc_check;
+  c->record_choices = nc_record_choices;
   c->abort = nc_abort;
   c->destroy = nc_destroy;
   *out = c;
@@ -219,16 +246,19 @@ ddp_result comm_nccl_create(ddp_comm **out, MPI_Comm mpi_comm, ddp_device *dev) 
   int rank, size;
   DDP_CHECK_MPI(MPI_Comm_rank(mpi_comm, &rank));
   DDP_CHECK_MPI(MPI_Comm_size(mpi_comm, &size));
+  nccl_account_setup(); /* before NCCL's first call: it reads NCCL_DEBUG* once */
   ncclUniqueId id;
   memset(&id, 0, sizeof id);
   if (rank == 0) NCCL_CHECK(NULL, ncclGetUniqueId(&id));
   DDP_CHECK_MPI(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, mpi_comm));
   ncclComm_t comm = NULL;
+  size_t begin = nccl_account_offset();
   /* The same text on every rank (not "rank R of N"): the watchdog's majority rule compares them. */
   unsigned tok = watchdog_enter("ncclCommInitRank (%d rank%s)", size, size == 1 ? "" : "s");
   ncclResult_t e = ncclCommInitRank(&comm, size, id, rank);
   watchdog_leave(tok);
   NCCL_CHECK(NULL, e);
+  nccl_account_comm((unsigned long long)(uintptr_t)comm, "world", begin);
   ddp_result r = wrap(out, comm, dev);
   if (r != DDP_OK && *out) {
     nc_destroy(*out);

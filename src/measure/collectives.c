@@ -386,11 +386,16 @@ static ddp_result time_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_re
                            int inplace, double *host_us, double *samples, int *nsamples) {
   ddp_device *d = x->dev;
   int n = x->o.iters;
-  for (int i = 0; i < x->o.warmup; i++) {
+  /* NCCL's choice for this size is recorded in the warm-up only (the profiler is off for the timed calls) */
+  if (x->comm->record_choices) x->comm->record_choices(x->comm, 1);
+  ddp_result wr = DDP_OK;
+  for (int i = 0; i < x->o.warmup && wr == DDP_OK; i++) {
     ddp_coll c = call_at(x, kind, dt, op, z, inplace, i);
-    DDP_TRY(x->comm->collective(x->comm, &c, x->s));
+    wr = x->comm->collective(x->comm, &c, x->s);
   }
-  DDP_TRY(sync_stream(x, x->s, "the warm-up"));
+  if (wr == DDP_OK) wr = sync_stream(x, x->s, "the warm-up");
+  if (x->comm->record_choices) x->comm->record_choices(x->comm, 0);
+  DDP_TRY(wr);
   ddp_graph *g = NULL;
   if (x->o.graph) {
     DDP_TRY(d->graph_begin(d, x->s));

@@ -1,0 +1,198 @@
+/* nccl_section.c: after a subcommand's work, NCCL's account of every rank reaches rank 0 (nccl_account.h,
+ * nccl_log.h) and becomes the result's "nccl" section, a short block of the report, and the findings of its
+ * checks against the topology report (verdict/nccl_checks.h). Collective over the world, on the success
+ * path only; a rank whose log cannot be read sends "not reported" and why, never an error. Nothing is sent
+ * when no rank made a NCCL communicator (the section is then absent: the MPI comm has no such account). */
+#include "nccl_section.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "nccl_account.h"
+#include "nccl_checks.h"
+
+/* This rank's account as JSON text: {"account": {...}} or {"account": null, "why": "..."}. malloc'd. */
+static char *mine_json(void) {
+  nccl_account *acc = calloc(1, sizeof *acc);
+  char why[512] = "";
+  cJSON *o = cJSON_CreateObject();
+  if (!acc || !o) {
+    free(acc);
+    cJSON_Delete(o);
+    return NULL;
+  }
+  if (nccl_account_read(acc, why, sizeof why) == 0) {
+    cJSON *a = nccl_account_json(acc);
+    if (a) cJSON_AddItemToObject(o, "account", a);
+    else cJSON_AddNullToObject(o, "account"), cJSON_AddStringToObject(o, "why", "out of host memory");
+    /* why "algorithms" is null where it is */
+    int with = 0, multi = 0;
+    for (int i = 0; i < acc->ncomms; i++) with += acc->comms[i].nalgos > 0, multi += acc->comms[i].nranks > 1;
+    const char *aw = nccl_account_choices_why();
+    if (!aw && !with)
+      aw = multi ? "no untimed call was recorded on these communicators"
+                 : "NCCL makes no profiler event on a 1-rank communicator (it copies the buffer)";
+    if (aw) cJSON_AddStringToObject(o, "algorithms_why", aw);
+  } else {
+    cJSON_AddNullToObject(o, "account");
+    cJSON_AddStringToObject(o, "why", why);
+  }
+  free(acc);
+  char *s = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  return s;
+}
+
+/* One line per communicator label: ranks, channels, and the transports of its peers counted over ranks. */
+static void print_block(FILE *out, const cJSON *sec) {
+  const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(sec, "ranks");
+  const cJSON *first = NULL, *r;
+  int reported = 0, n = 0;
+  cJSON_ArrayForEach(r, ranks) {
+    n++;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "account");
+    if (cJSON_IsObject(a)) reported++, first = first ? first : a;
+  }
+  if (!first) {
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(sec, "why");
+    fprintf(out, "# NCCL's account: not reported (%s)\n", cJSON_IsString(why) ? why->valuestring : "no rank sent one");
+    return;
+  }
+  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(first, "version"), *net = cJSON_GetObjectItemCaseSensitive(first, "net");
+  fprintf(out, "# NCCL's account (its set-up log, %d of %d rank%s): NCCL %s, network %s\n", reported, n, n == 1 ? "" : "s",
+          cJSON_IsString(ver) ? ver->valuestring : "(version not reported)",
+          cJSON_IsString(net) ? net->valuestring : "not reported");
+  /* labels in the order rank 0 (or the first reporting rank) lists them */
+  const cJSON *c;
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(first, "communicators")) {
+    const cJSON *label = cJSON_GetObjectItemCaseSensitive(c, "label");
+    const char *lb = cJSON_IsString(label) ? label->valuestring : "";
+    /* transports over every rank's communicators of this label */
+    enum { VIAS = 12 };
+    char via[VIAS][64];
+    int count[VIAS], nv = 0, others = 0, nranks = -1, chan_min = 1 << 30, chan_max = -1, algos = 0;
+    const cJSON *rr;
+    cJSON_ArrayForEach(rr, ranks) {
+      const cJSON *cc;
+      cJSON_ArrayForEach(cc, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rr, "account"), "communicators")) {
+        const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(cc, "label");
+        if (!cJSON_IsString(l2) || strcmp(l2->valuestring, lb)) continue;
+        const cJSON *nr = cJSON_GetObjectItemCaseSensitive(cc, "nranks");
+        if (cJSON_IsNumber(nr)) nranks = nr->valueint;
+        const cJSON *ch = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cc, "channels"), "coll");
+        if (cJSON_IsNumber(ch)) {
+          if (ch->valueint < chan_min) chan_min = ch->valueint;
+          if (ch->valueint > chan_max) chan_max = ch->valueint;
+        }
+        algos += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cc, "algorithms"));
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(cc, "peers")) {
+          const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "via");
+          const char *vs = cJSON_IsString(v) ? v->valuestring : "?";
+          int k = 0;
+          while (k < nv && strcmp(via[k], vs)) k++;
+          if (k == nv && nv < VIAS) snprintf(via[nv], sizeof via[0], "%s", vs), count[nv++] = 0;
+          if (k < nv) count[k]++;
+          else others++;
+        }
+      }
+    }
+    char chans[48];
+    if (chan_max < 0) snprintf(chans, sizeof chans, "channels not reported");
+    else if (chan_min == chan_max) snprintf(chans, sizeof chans, "%d coll channels", chan_max);
+    else snprintf(chans, sizeof chans, "%d-%d coll channels", chan_min, chan_max);
+    char tr[700] = "";
+    size_t o = 0;
+    for (int k = 0; k < nv && o < sizeof tr; k++)
+      o += (size_t)snprintf(tr + o, sizeof tr - o, "%s%s x%d", k ? ", " : "", via[k], count[k]);
+    if (others && o < sizeof tr) snprintf(tr + o, sizeof tr - o, ", %d more", others);
+    char nrs[24];
+    if (nranks >= 0) snprintf(nrs, sizeof nrs, "%d rank%s", nranks, nranks == 1 ? "" : "s");
+    else snprintf(nrs, sizeof nrs, "ranks not reported");
+    fprintf(out, "#   %s (%s): %s; peers: %s; algorithm choices: %s\n", lb[0] ? lb : "(unlabelled)", nrs, chans,
+            nv ? tr : "none (one rank per communicator, or not connected yet)",
+            algos ? "recorded" : "not reported");
+  }
+}
+
+ddp_result nccl_section_collect(cmd_ctx *c) {
+  const ddp_dist *d = &c->dist;
+  int active = nccl_account_active();
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &active, 1, MPI_INT, MPI_MAX, d->world));
+  if (!active) return DDP_OK;
+  char *s = mine_json();
+  int len = s ? (int)strlen(s) + 1 : 0;
+  int *lens = d->rank == 0 ? calloc((size_t)d->size, sizeof *lens) : NULL;
+  int *offs = d->rank == 0 ? calloc((size_t)d->size, sizeof *offs) : NULL;
+  int ok = d->rank != 0 || (lens && offs);
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, d->world));
+  if (!ok) {
+    free(s), free(lens), free(offs);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory gathering NCCL's account");
+  }
+  DDP_CHECK_MPI(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, d->world));
+  char *all = NULL;
+  long total = 0;
+  if (d->rank == 0) {
+    for (int i = 0; i < d->size; i++) offs[i] = (int)total, total += lens[i];
+    all = malloc(total ? (size_t)total : 1);
+  }
+  ok = d->rank != 0 || all;
+  DDP_CHECK_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, d->world));
+  if (!ok) {
+    free(s), free(lens), free(offs);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory gathering NCCL's account");
+  }
+  DDP_CHECK_MPI(MPI_Gatherv(s ? s : "", len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, d->world));
+  free(s);
+  ddp_result r = DDP_OK;
+  if (d->rank == 0) {
+    cJSON *sec = cJSON_CreateObject();
+    cJSON *ranks = sec ? cJSON_AddArrayToObject(sec, "ranks") : NULL;
+    int reported = 0;
+    const char *why = NULL;
+    for (int i = 0; ranks && i < d->size; i++) {
+      cJSON *one = lens[i] ? cJSON_Parse(all + offs[i]) : NULL;
+      cJSON *rec = cJSON_CreateObject();
+      if (!rec) break;
+      cJSON_AddNumberToObject(rec, "rank", i);
+      cJSON_AddStringToObject(rec, "host", cmd_rank_host(c, i));
+      cJSON *acc = one ? cJSON_DetachItemFromObjectCaseSensitive(one, "account") : NULL;
+      cJSON *aw = one ? cJSON_DetachItemFromObjectCaseSensitive(one, "algorithms_why") : NULL;
+      if (cJSON_IsObject(acc)) {
+        reported++;
+        cJSON_AddItemToObject(rec, "account", acc);
+        if (aw) cJSON_AddItemToObject(rec, "algorithms_why", aw), aw = NULL;
+      } else {
+        cJSON_Delete(acc);
+        cJSON_AddNullToObject(rec, "account");
+        const cJSON *w = one ? cJSON_GetObjectItemCaseSensitive(one, "why") : NULL;
+        cJSON_AddStringToObject(rec, "why", cJSON_IsString(w) ? w->valuestring : "the rank sent nothing readable");
+        if (!why) why = cJSON_GetObjectItemCaseSensitive(rec, "why")->valuestring;
+      }
+      cJSON_Delete(aw);
+      cJSON_AddItemToArray(ranks, rec);
+      cJSON_Delete(one);
+    }
+    if (!ranks) {
+      cJSON_Delete(sec);
+      r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    } else {
+      cJSON_AddBoolToObject(sec, "reported", reported > 0);
+      if (reported) cJSON_AddNullToObject(sec, "why");
+      else cJSON_AddStringToObject(sec, "why", why ? why : "no rank reported");
+      cJSON_AddStringToObject(sec, "source", nccl_account_source());
+      if (!c->quiet) print_block(stdout, sec);
+      if (!c->sections) c->sections = cJSON_CreateObject();
+      const cJSON *topo = c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "topology") : NULL;
+      int fails = findings_count(&c->doc.findings, SEV_FAIL);
+      r = nccl_checks(topo, sec, &c->doc.findings);
+      if (r == DDP_OK && findings_count(&c->doc.findings, SEV_FAIL) > fails && c->exit_code == DDP_EXIT_OK)
+        c->exit_code = strcmp(c->def->name, "doctor") ? DDP_EXIT_EXPECT : DDP_EXIT_CHECK; /* doctor: 1 = degraded */
+      if (c->sections) cJSON_AddItemToObject(c->sections, "nccl", sec);
+      else cJSON_Delete(sec);
+    }
+  }
+  free(all), free(lens), free(offs);
+  return r;
+}
