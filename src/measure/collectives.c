@@ -82,11 +82,12 @@ static const opt_spec SWEEP[] = {
     {"agg_iters", NULL, 'm', OPT_INT, OO(fixed[2]), "1", 1, 1, .help = "calls per group: 1", .flags = OPT_HIDDEN},
     {"blocking", NULL, 'z', OPT_INT, OO(fixed[3]), "0", 0, 0, .help = "blocking calls: 0", .flags = OPT_HIDDEN | OPT_FIXED},
     /* alltoallv's traffic matrix (coll.h: coll_alltoallv_matrix) */
-    {"alltoallv_skew", "skew", 0, OPT_DOUBLE, OO(a2av_skew), "1", 0, 16, .arg = "S",
-     .help = "alltoallv: each rank sends its share to rank j in proportion to (1 + p(j))^-S with +-25 % noise per "
-             "(sender, receiver), p a seeded ranking of the receivers (MoE: hot experts); 0 = alltoall's matrix"},
+    {"alltoallv_skew", NULL, 0, OPT_DOUBLE, OO(a2av_skew), "1", 0, 16, .arg = "S",
+     .help = "alltoallv's MoE matrix: rank i sends rank j a share of its data in proportion to (1 + p(j))^-S "
+             "(p: a seeded ranking of the ranks, 0 = the hot one) times a noise of up to +-25 % per (i, j); 0 = "
+             "alltoall"},
     {"alltoallv_seed", NULL, 0, OPT_INT, OO(a2av_seed), "1", 0, 2147483647, .arg = "N",
-     .help = "alltoallv: the seed of the matrix (which receivers are hot, the noise); the same matrix on every rank"},
+     .help = "alltoallv's matrix seed (which ranks are hot, the noise)"},
 };
 const opt_table collectives_options = {"the sweep (nccl-tests' options)", SWEEP, (int)(sizeof SWEEP / sizeof SWEEP[0])};
 

@@ -129,7 +129,7 @@ void expect_at(const data_spec *d, size_t k, void *out) {
     case COLL_ALLREDUCE:
     case COLL_REDUCE:
     case COLL_REDUCE_SCATTER: {
-      uint64_t i = d->kind == COLL_ALLREDUCE ? k : (uint64_t)r * d->count + k;
+      uint64_t i = d->kind == COLL_REDUCE_SCATTER ? (uint64_t)r * d->count + k : k;
       long v = red_out(d, i);
       if (d->op != REDOP_AVG) {
         dtype_store(out, d->dt, 0, (double)v);
