@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
   /* 1b. the new collectives on their own: 3 ranks, root 1, a skewed alltoallv */
   snprintf(json, sizeof json, "%s/new.json", dir);
   snprintf(args, sizeof args, "reduce gather scatter sendrecv alltoallv -r 1 -b 1K -e 64K -f 8 -n 3 -o max "
-           "--alltoallv-skew 2 --alltoallv-seed 5 -J %s", json);
+           "--alltoallv-skew 2 --alltoallv-seed 5 -J %s --csv %s/new.csv", json, dir);
   int rc = tl_job_run(&job, 3, NULL, args);
   CHECK(rc == 0, "new collectives: exit %d: %s", rc, err);
   {
@@ -197,6 +197,16 @@ int main(int argc, char **argv) {
     }
     CHECK(skew && atof(skew) == 2 && seed && !strcmp(seed, "5"), "new collectives: the matrix options recorded");
     CHECK(strstr(out, "# Collective test concluded: alltoallv"), "new collectives: table");
+    static char csv[1 << 20];
+    char csvpath[600];
+    snprintf(csvpath, sizeof csvpath, "%s/new.csv", dir);
+    FILE *f = fopen(csvpath, "r");
+    size_t got = f ? fread(csv, 1, sizeof csv - 1, f) : 0;
+    if (f) fclose(f);
+    csv[got] = 0;
+    CHECK(strstr(csv, "busbw_gbs,GB/s,higher,,,,,bytes=") && strstr(csv, "collective=alltoallv;") &&
+              strstr(csv, "collective=sendrecv;") && strstr(csv, "collective=reduce;count=256;cycle=0;placement=in_place;redop=max;root=1"),
+          "new collectives: the CSV rows");
     result_free(&m);
   }
   /* a corrupted element on rank 0, off the root: reduce's and gather's receive buffers there must stay as they
