@@ -1,4 +1,4 @@
-/* coll.c: the collectives' names and nccl-tests' byte accounting (coll.h). */
+/* coll.c: the collectives' names, nccl-tests' byte accounting and alltoallv's traffic matrix (coll.h). */
 #include "coll.h"
 
 #include <math.h>
