@@ -81,7 +81,7 @@ void accept_bottom(const cmd_ctx *c, char *out, size_t n) {
 void collectives_bottom(const cmd_ctx *c, char *out, size_t n) {
   const result_doc *d = &c->doc;
   /* per collective, in the order measured: busbw at its largest size (out of place, the first cycle) */
-  const char *names[8];
+  const char *names[16]; /* more than the collectives there are */
   int m = 0;
   double wrong = 0;
   int checked = 0;
@@ -93,7 +93,7 @@ void collectives_bottom(const cmd_ctx *c, char *out, size_t n) {
     if (!op || strcmp(r->metric, "busbw_gbs")) continue;
     int seen = 0;
     for (int j = 0; j < m && !seen; j++) seen = !strcmp(names[j], op);
-    if (!seen && m < 8) names[m++] = op;
+    if (!seen && m < 16) names[m++] = op;
   }
   size_t k = 0;
   for (int j = 0; j < m; j++) {

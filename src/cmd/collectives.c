@@ -164,7 +164,8 @@ const cmd_def cmd_collectives = {
     .name = "collectives",
     .summary = "nccl-tests' sweep through the comm interface, with exact data checks and --under-load",
     .usage = "usage: mpirun -np N ddpbench collectives [COLLECTIVE ...] [options]\n"
-             "       COLLECTIVE: allreduce, reduce_scatter, all_gather, broadcast, alltoall or all\n",
+             "       COLLECTIVE: allreduce, reduce_scatter, all_gather, broadcast, alltoall, reduce,\n"
+             "                   gather, scatter, sendrecv, alltoallv or all\n",
     .about = "nccl-tests' sweep through ddpbench's comm interface (NCCL on GPUs, MPI on the CPU device), with its "
              "options, table and busbw factors, plus per-iteration median/p10/p90, the slowest rank, exact data "
              "checks naming the rank, host and element of a wrong value, and --under-load. Several collectives "

@@ -17,16 +17,37 @@ extern "C" {
 #endif
 
 /* The collectives of `ddpbench collectives`, with NCCL's argument conventions (nccl-tests' names). */
-typedef enum { COLL_ALLREDUCE = 0, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_ALLTOALL, COLL_COUNT } ddp_coll_kind;
+typedef enum {
+  COLL_ALLREDUCE = 0,
+  COLL_REDUCE_SCATTER,
+  COLL_ALL_GATHER,
+  COLL_BROADCAST,
+  COLL_ALLTOALL,
+  COLL_REDUCE,
+  COLL_GATHER,
+  COLL_SCATTER,
+  COLL_SENDRECV,
+  COLL_ALLTOALLV,
+  COLL_COUNT
+} ddp_coll_kind;
 typedef enum { REDOP_SUM = 0, REDOP_PROD, REDOP_MAX, REDOP_MIN, REDOP_AVG, REDOP_COUNT } ddp_redop;
 
-/* One collective. count is NCCL's count argument: the elements of each rank's buffer for allreduce and
- * broadcast, recvcount for reduce_scatter (send holds size * count), sendcount for all_gather (recv holds
- * size * count), the per-peer count for alltoall (send and recv hold size * count). In-place as NCCL
- * defines it: send == recv (allreduce, broadcast), send == recv + rank * count (all_gather), recv == send +
- * rank * count (reduce_scatter). alltoall must be out-of-place (NCCL's send/recv would race on one buffer).
- * op applies to allreduce and reduce_scatter; avg divides the sum by the group size (NCCL: fp types
- * pre-multiply by 1/size, integers divide after the sum); root to broadcast. */
+/* One collective. count is NCCL's count argument: the elements of each rank's buffer for allreduce,
+ * broadcast, reduce and sendrecv, recvcount for reduce_scatter (send holds size * count), sendcount for
+ * all_gather (recv holds size * count), the per-peer count for alltoall, gather (root's recv holds size *
+ * count) and scatter (root's send holds size * count). sendrecv sends to rank + 1 and receives from rank - 1
+ * (nccl-tests' sendrecv_perf). alltoallv takes its counts from `counts` instead, n x n elements (n = the
+ * group's size), counts[i * n + j] from rank i to rank j, packed in rank order in both buffers (MPI_Alltoallv
+ * with displacements that are the running sums); count is only a label there. The comm reads `counts` while
+ * the call is enqueued (a CUDA graph replays what it read then).
+ *
+ * In-place as NCCL defines it: send == recv (allreduce, broadcast, reduce), send == recv + rank * count
+ * (all_gather, gather), recv == send + rank * count (reduce_scatter, scatter). alltoall, alltoallv and sendrecv
+ * must be out-of-place (NCCL's grouped send/recv would race on one buffer): the comms refuse them in place.
+ * Rooted calls leave what the root alone owns untouched elsewhere: reduce and gather never write recv on other
+ * ranks, scatter never reads send there (nccl-tests checks the first).
+ * op applies to allreduce, reduce_scatter and reduce; avg divides the sum by the group size (NCCL: fp types
+ * pre-multiply by 1/size, integers divide after the sum); root to broadcast, reduce, gather and scatter. */
 typedef struct {
   ddp_coll_kind kind;
   const void *send;
@@ -35,16 +56,46 @@ typedef struct {
   ddp_dtype dt;
   ddp_redop op;
   int root;
+  const size_t *counts; /* alltoallv only */
 } ddp_coll;
 
-static inline int coll_is_reduction(ddp_coll_kind k) { return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER; }
-
-/* Elements of the send and the receive buffer that one rank's call touches. */
-static inline size_t coll_send_count(const ddp_coll *c, int size) {
-  return c->kind == COLL_REDUCE_SCATTER || c->kind == COLL_ALLTOALL ? c->count * (size_t)size : c->count;
+static inline int coll_is_reduction(ddp_coll_kind k) {
+  return k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER || k == COLL_REDUCE;
 }
-static inline size_t coll_recv_count(const ddp_coll *c, int size) {
-  return c->kind == COLL_ALL_GATHER || c->kind == COLL_ALLTOALL ? c->count * (size_t)size : c->count;
+static inline int coll_is_rooted(ddp_coll_kind k) {
+  return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+}
+/* The collectives that NCCL (and so the comms) run out-of-place only. */
+static inline int coll_out_of_place_only(ddp_coll_kind k) {
+  return k == COLL_ALLTOALL || k == COLL_ALLTOALLV || k == COLL_SENDRECV;
+}
+
+/* Elements of the send and the receive buffer that rank `rank`'s call touches (0 where NCCL ignores the
+ * buffer: recv of reduce and gather, send of scatter, off the root). */
+static inline size_t coll_send_count(const ddp_coll *c, int rank, int size) {
+  size_t n = 0;
+  switch (c->kind) {
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALLTOALL: return c->count * (size_t)size;
+    case COLL_SCATTER: return rank == c->root ? c->count * (size_t)size : 0;
+    case COLL_ALLTOALLV:
+      for (int j = 0; j < size; j++) n += c->counts[(size_t)rank * size + j];
+      return n;
+    default: return c->count;
+  }
+}
+static inline size_t coll_recv_count(const ddp_coll *c, int rank, int size) {
+  size_t n = 0;
+  switch (c->kind) {
+    case COLL_ALL_GATHER:
+    case COLL_ALLTOALL: return c->count * (size_t)size;
+    case COLL_GATHER: return rank == c->root ? c->count * (size_t)size : 0;
+    case COLL_REDUCE: return rank == c->root ? c->count : 0;
+    case COLL_ALLTOALLV:
+      for (int i = 0; i < size; i++) n += c->counts[(size_t)i * size + rank];
+      return n;
+    default: return c->count;
+  }
 }
 
 typedef struct ddp_comm ddp_comm;

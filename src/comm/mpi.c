@@ -14,7 +14,8 @@
  * as NCCL does. Counts above INT_MAX are split into chunks.
  *
  * The general collectives (collective(): allreduce with any op, reduce_scatter, all_gather, broadcast,
- * alltoall, in- or out-of-place) start lazily, in stream order, inside their host function: on host memory
+ * alltoall, reduce, gather, scatter, sendrecv (MPI_Isend + MPI_Irecv) and alltoallv, in- or out-of-place as
+ * comm.h allows) start lazily, in stream order, inside their host function: on host memory
  * the job is made per call and freed when it completes; on device memory it is kept per call site (a graph
  * replays the same host function) and staged through one shared pinned buffer, grown when needed (the old
  * ones stay alive until destroy, since jobs and graphs made earlier still point at them). */
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "comm.h"
 
 #define CHUNK ((size_t)1 << 30) /* elements per MPI call */
@@ -233,9 +235,30 @@ struct xjob {
   const void *in_src;
   void *in_dst;
   size_t in_bytes; /* staged: copied to the stage before, and back from it after */
-  MPI_Request req;
+  int *v;          /* alltoallv: send counts, send displacements, receive counts, receive displacements (4 x size) */
+  MPI_Request req[2];
+  int nreq; /* 2 for sendrecv */
   int active;
 };
+
+static void xjob_free(xjob *j) {
+  free(j->v);
+  free(j);
+}
+
+/* alltoallv's MPI arguments from the matrix, as the call is enqueued (comm.h: counts are read then). */
+static ddp_result a2av_args(const ddp_coll *a, int rank, int size, int **out) {
+  int *v = malloc(4 * (size_t)size * sizeof *v);
+  DDP_CHECK_ALLOC(v);
+  size_t so = 0, ro = 0;
+  for (int p = 0; p < size; p++) {
+    size_t sc = a->counts[(size_t)rank * size + p], rc = a->counts[(size_t)p * size + rank];
+    v[p] = (int)sc, v[size + p] = (int)so, v[2 * size + p] = (int)rc, v[3 * size + p] = (int)ro;
+    so += sc, ro += rc; /* the totals were checked against INT_MAX */
+  }
+  *out = v;
+  return DDP_OK;
+}
 
 static MPI_Op xop(mpi_impl *m, ddp_dtype dt, ddp_redop op) {
   if (dt == DT_BF16 || dt == DT_F16) return m->ops16[op][dt == DT_F16];
@@ -246,6 +269,10 @@ static MPI_Op xop(mpi_impl *m, ddp_dtype dt, ddp_redop op) {
 static int rs_inplace(const xjob *j) {
   return (const char *)j->recv == (const char *)j->send + (size_t)j->rank * j->a.count * dtype_size(j->a.dt);
 }
+/* recv == send + rank * count (scatter) or send == recv + rank * count (gather): NCCL's in-place forms. */
+static int at_rank(const void *whole, const void *part, const xjob *j) {
+  return (const char *)part == (const char *)whole + (size_t)j->rank * j->a.count * dtype_size(j->a.dt);
+}
 
 static ddp_result xjob_start(xjob *j) {
   mpi_impl *m = j->m;
@@ -253,31 +280,59 @@ static ddp_result xjob_start(xjob *j) {
   MPI_Datatype t = mpi_type(a->dt);
   int cnt = (int)a->count; /* checked against INT_MAX at enqueue */
   size_t es = dtype_size(a->dt);
+  int root = j->rank == a->root;
+  j->nreq = 1;
   switch (a->kind) {
     case COLL_ALLREDUCE:
       DDP_CHECK_MPI(MPI_Iallreduce(j->send == j->recv ? MPI_IN_PLACE : j->send, j->recv, cnt, t,
-                                   xop(m, a->dt, a->op), m->comm, &j->req));
+                                   xop(m, a->dt, a->op), m->comm, &j->req[0]));
       break;
     case COLL_REDUCE_SCATTER: /* MPI's in-place form leaves the result at the start; moved in xjob_post */
       if (rs_inplace(j))
         DDP_CHECK_MPI(MPI_Ireduce_scatter_block(MPI_IN_PLACE, (void *)j->send, cnt, t, xop(m, a->dt, a->op), m->comm,
-                                                &j->req));
+                                                &j->req[0]));
       else
-        DDP_CHECK_MPI(MPI_Ireduce_scatter_block(j->send, j->recv, cnt, t, xop(m, a->dt, a->op), m->comm, &j->req));
+        DDP_CHECK_MPI(MPI_Ireduce_scatter_block(j->send, j->recv, cnt, t, xop(m, a->dt, a->op), m->comm, &j->req[0]));
       break;
     case COLL_ALL_GATHER:
       if ((const char *)j->send == (const char *)j->recv + (size_t)j->rank * a->count * es)
-        DDP_CHECK_MPI(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, j->recv, cnt, t, m->comm, &j->req));
+        DDP_CHECK_MPI(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, j->recv, cnt, t, m->comm, &j->req[0]));
       else
-        DDP_CHECK_MPI(MPI_Iallgather(j->send, cnt, t, j->recv, cnt, t, m->comm, &j->req));
+        DDP_CHECK_MPI(MPI_Iallgather(j->send, cnt, t, j->recv, cnt, t, m->comm, &j->req[0]));
       break;
     case COLL_BROADCAST:
       if (j->rank == a->root && j->send != j->recv) memcpy(j->recv, j->send, a->count * es);
-      DDP_CHECK_MPI(MPI_Ibcast(j->recv, cnt, t, a->root, m->comm, &j->req));
+      DDP_CHECK_MPI(MPI_Ibcast(j->recv, cnt, t, a->root, m->comm, &j->req[0]));
       break;
     case COLL_ALLTOALL:
-      DDP_CHECK_MPI(MPI_Ialltoall(j->send, cnt, t, j->recv, cnt, t, m->comm, &j->req));
+      DDP_CHECK_MPI(MPI_Ialltoall(j->send, cnt, t, j->recv, cnt, t, m->comm, &j->req[0]));
       break;
+    case COLL_REDUCE: /* MPI_IN_PLACE is the root's only; elsewhere send == recv is just the input */
+      DDP_CHECK_MPI(MPI_Ireduce(root && j->send == j->recv ? MPI_IN_PLACE : j->send, j->recv, cnt, t,
+                                xop(m, a->dt, a->op), a->root, m->comm, &j->req[0]));
+      break;
+    case COLL_GATHER:
+      if (root && at_rank(j->recv, j->send, j))
+        DDP_CHECK_MPI(MPI_Igather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, j->recv, cnt, t, a->root, m->comm, &j->req[0]));
+      else
+        DDP_CHECK_MPI(MPI_Igather(j->send, cnt, t, j->recv, cnt, t, a->root, m->comm, &j->req[0]));
+      break;
+    case COLL_SCATTER:
+      if (root && at_rank(j->send, j->recv, j))
+        DDP_CHECK_MPI(MPI_Iscatter(j->send, cnt, t, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a->root, m->comm, &j->req[0]));
+      else
+        DDP_CHECK_MPI(MPI_Iscatter(j->send, cnt, t, j->recv, cnt, t, a->root, m->comm, &j->req[0]));
+      break;
+    case COLL_SENDRECV: /* to rank + 1, from rank - 1 (nccl-tests' sendrecv_perf) */
+      DDP_CHECK_MPI(MPI_Irecv(j->recv, cnt, t, (j->rank + j->size - 1) % j->size, 0, m->comm, &j->req[0]));
+      DDP_CHECK_MPI(MPI_Isend(j->send, cnt, t, (j->rank + 1) % j->size, 0, m->comm, &j->req[1]));
+      j->nreq = 2;
+      break;
+    case COLL_ALLTOALLV: {
+      int n = j->size, *v = j->v;
+      DDP_CHECK_MPI(MPI_Ialltoallv(j->send, v, v + n, t, j->recv, v + 2 * n, v + 3 * n, t, m->comm, &j->req[0]));
+      break;
+    }
     default: return DDP_FAIL(DDP_ERR_INTERNAL, "unknown collective %d", (int)a->kind);
   }
   j->active = 1;
@@ -290,7 +345,7 @@ static void xjob_post(xjob *j) {
   size_t n = a->count, es = dtype_size(a->dt);
   char *res = j->recv;
   if (a->kind == COLL_REDUCE_SCATTER && rs_inplace(j) && j->rank) memmove(res, j->send, n * es);
-  if (a->op != REDOP_AVG || (a->kind != COLL_ALLREDUCE && a->kind != COLL_REDUCE_SCATTER)) return;
+  if (a->op != REDOP_AVG || !coll_is_reduction(a->kind) || (a->kind == COLL_REDUCE && j->rank != a->root)) return;
   int w = j->size;
   for (size_t i = 0; i < n; i++) switch (a->dt) {
       case DT_F32: ((float *)res)[i] /= (float)w; break;
@@ -314,15 +369,15 @@ static ddp_result xjob_fn(void *arg, int block, int *done) {
   *done = 0;
   if (!j->active) DDP_TRY(xjob_start(j));
   if (block) {
-    DDP_CHECK_MPI(MPI_Wait(&j->req, MPI_STATUS_IGNORE));
+    DDP_CHECK_MPI(MPI_Waitall(j->nreq, j->req, MPI_STATUSES_IGNORE));
     *done = 1;
   } else {
-    DDP_CHECK_MPI(MPI_Test(&j->req, done, MPI_STATUS_IGNORE));
+    DDP_CHECK_MPI(MPI_Testall(j->nreq, j->req, done, MPI_STATUSES_IGNORE));
   }
   if (!*done) return DDP_OK;
   j->active = 0;
   xjob_post(j);
-  if (!j->staged) free(j);
+  if (!j->staged) xjob_free(j);
   return DDP_OK;
 }
 
@@ -341,11 +396,14 @@ static ddp_result xjob_run_staged(void *arg, int block, int *done) {
 /* The staged job of this call site: MPI works on a copy of the caller's buffers in the shared stage
  * (one region when send and receive overlap, as in-place calls do, so that their offsets are kept). */
 static ddp_result xjob_staged(ddp_comm *c, const ddp_coll *a, ddp_stream *s, size_t sbytes, size_t rbytes,
-                              xjob **out) {
+                              int *v, xjob **out) {
   mpi_impl *m = c->impl;
+  size_t vbytes = 4 * (size_t)c->size * sizeof(int);
   for (xjob *j = m->xjobs; j; j = j->next)
     if (j->s == s && j->a.kind == a->kind && j->a.send == a->send && j->a.recv == a->recv &&
-        j->a.count == a->count && j->a.dt == a->dt && j->a.op == a->op && j->a.root == a->root) {
+        j->a.count == a->count && j->a.dt == a->dt && j->a.op == a->op && j->a.root == a->root &&
+        (!v || !memcmp(j->v, v, vbytes))) {
+      free(v);
       *out = j;
       return DDP_OK;
     }
@@ -355,6 +413,7 @@ static ddp_result xjob_staged(ddp_comm *c, const ddp_coll *a, ddp_stream *s, siz
   size_t need = overlap ? (size_t)((sb + sbytes > rb + rbytes ? sb + sbytes : rb + rbytes) - lo) : sbytes + rbytes;
   if (need > m->xstage_bytes) {
     void **old = realloc(m->old_stages, (size_t)(m->nold + 1) * sizeof *old);
+    if (!old) free(v);
     DDP_CHECK_ALLOC(old);
     m->old_stages = old;
     if (m->xstage) m->old_stages[m->nold++] = m->xstage;
@@ -365,7 +424,9 @@ static ddp_result xjob_staged(ddp_comm *c, const ddp_coll *a, ddp_stream *s, siz
     m->xstage_bytes = grow;
   }
   xjob *j = calloc(1, sizeof *j);
+  if (!j) free(v);
   DDP_CHECK_ALLOC(j);
+  j->v = v;
   char *st = m->xstage;
   j->m = m;
   j->a = *a;
@@ -386,16 +447,22 @@ static ddp_result xjob_staged(ddp_comm *c, const ddp_coll *a, ddp_stream *s, siz
 
 static ddp_result mpi_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
   mpi_impl *m = c->impl;
-  size_t es = dtype_size(a->dt), sn = coll_send_count(a, c->size), rn = coll_recv_count(a, c->size);
-  if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || es == 0)
+  if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || !dtype_size(a->dt) ||
+      (a->kind == COLL_ALLTOALLV && !a->counts) || (coll_is_rooted(a->kind) && (a->root < 0 || a->root >= c->size)))
     return DDP_FAIL(DDP_ERR_INTERNAL, "bad collective arguments");
-  if (sn > INT_MAX || rn > INT_MAX)
+  size_t es = dtype_size(a->dt), sn = coll_send_count(a, c->rank, c->size), rn = coll_recv_count(a, c->rank, c->size);
+  if (sn > INT_MAX || rn > INT_MAX || a->count > INT_MAX)
     return DDP_FAIL(DDP_ERR_MPI, "%zu elements: the MPI comm takes at most %d per rank and call (use nccl)",
                     sn > rn ? sn : rn, INT_MAX);
-  if (a->kind == COLL_ALLTOALL && a->send == a->recv) return DDP_FAIL(DDP_ERR_INTERNAL, "alltoall must be out-of-place");
+  if (coll_out_of_place_only(a->kind) && a->send == a->recv)
+    return DDP_FAIL(DDP_ERR_INTERNAL, "%s must be out-of-place", coll_name(a->kind));
+  int *v = NULL;
+  if (a->kind == COLL_ALLTOALLV) DDP_TRY(a2av_args(a, c->rank, c->size, &v));
   if (m->host_memory) {
     xjob *j = calloc(1, sizeof *j);
+    if (!j) free(v);
     DDP_CHECK_ALLOC(j);
+    j->v = v;
     j->m = m;
     j->a = *a;
     j->s = s;
@@ -408,7 +475,7 @@ static ddp_result mpi_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
     return r;
   }
   xjob *j = NULL;
-  DDP_TRY(xjob_staged(c, a, s, sn * es, rn * es, &j));
+  DDP_TRY(xjob_staged(c, a, s, sn * es, rn * es, v, &j));
   DDP_TRY(c->dev->copy(c->dev, j->in_dst, j->in_src, j->in_bytes, s));
   DDP_TRY(c->dev->host_func(c->dev, s, xjob_run_staged, j));
   return c->dev->copy(c->dev, a->recv, j->recv, rn * es, s);
@@ -442,7 +509,7 @@ static void mpi_destroy(ddp_comm *c) {
     while (m->xjobs) {
       xjob *j = m->xjobs;
       m->xjobs = j->next;
-      free(j);
+      xjob_free(j);
     }
     for (int i = 0; i < m->nold; i++) c->dev->free_host(c->dev, m->old_stages[i]);
     free(m->old_stages);

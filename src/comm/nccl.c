@@ -3,7 +3,8 @@
  * them there itself); errors carry ncclGetLastError's text. The host-side barrier polls its stream and
  * ncclCommGetAsyncError, so a peer that died is reported instead of waited for. Also reports the NCCL
  * header the binary was built with, the library it runs with and that library's path. The general
- * collectives map one to one onto NCCL's calls (alltoall: grouped send/recv, as nccl-tests does). */
+ * collectives map one to one onto NCCL's calls, or are grouped send/recv as nccl-tests runs them (alltoall,
+ * alltoallv, gather, scatter, sendrecv: one ncclSend/ncclRecv per peer in one group). */
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <nccl.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "coll.h"
 #include "comm.h"
 #include "cuda_check.h"
 #include "nccl_account.h"
@@ -92,15 +94,86 @@ static ddp_result nc_broadcast(ddp_comm *c, void *buf, size_t count, ddp_dtype d
   return DDP_OK;
 }
 
-/* alltoall as nccl-tests has always run it: one send and one receive per peer in a group. */
+/* The point-to-point collectives as nccl-tests runs them: the sends and receives of one call in one group.
+ * send_at/recv_at give peer p's count and byte offset (0 count: no call, as nccl-tests; alltoallv's offsets
+ * are the running sums, kept by nc_p2p). A rooted call's
+ * copy from the root to itself is left out when it is in place (the data is where it belongs already). */
+typedef struct {
+  const ddp_coll *a;
+  int rank, size;
+  size_t es;
+} p2p_plan;
+
+static void send_at(const p2p_plan *q, int p, size_t *cnt, size_t *off) {
+  const ddp_coll *a = q->a;
+  *cnt = 0, *off = 0;
+  switch (a->kind) {
+    case COLL_ALLTOALL: *cnt = a->count, *off = (size_t)p * a->count * q->es; break;
+    case COLL_GATHER: /* every rank to the root */
+      if (p == a->root && !(q->rank == a->root && (const char *)a->send == (char *)a->recv + (size_t)q->rank * a->count * q->es))
+        *cnt = a->count;
+      break;
+    case COLL_SCATTER: /* the root to every rank */
+      if (q->rank == a->root && !(p == q->rank && (char *)a->recv == (const char *)a->send + (size_t)p * a->count * q->es))
+        *cnt = a->count, *off = (size_t)p * a->count * q->es;
+      break;
+    case COLL_SENDRECV: *cnt = p == (q->rank + 1) % q->size ? a->count : 0; break;
+    default: *cnt = a->counts[(size_t)q->rank * q->size + p]; break; /* alltoallv: row `rank`; nc_p2p packs */
+  }
+}
+static void recv_at(const p2p_plan *q, int p, size_t *cnt, size_t *off) {
+  const ddp_coll *a = q->a;
+  *cnt = 0, *off = 0;
+  switch (a->kind) {
+    case COLL_ALLTOALL: *cnt = a->count, *off = (size_t)p * a->count * q->es; break;
+    case COLL_GATHER:
+      if (q->rank == a->root && !(p == q->rank && (const char *)a->send == (char *)a->recv + (size_t)p * a->count * q->es))
+        *cnt = a->count, *off = (size_t)p * a->count * q->es;
+      break;
+    case COLL_SCATTER:
+      if (p == a->root && !(q->rank == a->root && (char *)a->recv == (const char *)a->send + (size_t)q->rank * a->count * q->es))
+        *cnt = a->count;
+      break;
+    case COLL_SENDRECV: *cnt = p == (q->rank + q->size - 1) % q->size ? a->count : 0; break;
+    default: *cnt = a->counts[(size_t)p * q->size + q->rank]; break; /* alltoallv: column `rank` */
+  }
+}
+
+static ddp_result nc_p2p(ddp_comm *c, const ddp_coll *a, cudaStream_t st) {
+  nccl_impl *n = c->impl;
+  ncclDataType_t t = nccl_type(a->dt);
+  p2p_plan q = {a, c->rank, c->size, dtype_size(a->dt)};
+  NCCL_CHECK(n->comm, ncclGroupStart());
+  ncclResult_t r = ncclSuccess;
+  size_t spack = 0, rpack = 0; /* alltoallv: the running offsets of the packed buffers */
+  for (int p = 0; p < c->size && r == ncclSuccess; p++) {
+    size_t cnt, off;
+    send_at(&q, p, &cnt, &off);
+    if (a->kind == COLL_ALLTOALLV) off = spack, spack += cnt * q.es;
+    if (cnt) r = ncclSend((const char *)a->send + off, cnt, t, p, n->comm, st);
+    recv_at(&q, p, &cnt, &off);
+    if (a->kind == COLL_ALLTOALLV) off = rpack, rpack += cnt * q.es;
+    if (cnt && r == ncclSuccess) r = ncclRecv((char *)a->recv + off, cnt, t, p, n->comm, st);
+  }
+  ncclResult_t e = ncclGroupEnd();
+  NCCL_CHECK(n->comm, r);
+  NCCL_CHECK(n->comm, e);
+  return DDP_OK;
+}
+
 static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
   nccl_impl *n = c->impl;
   cudaStream_t st = (cudaStream_t)s;
   ncclDataType_t t = nccl_type(a->dt);
-  if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || !dtype_size(a->dt))
+  if ((unsigned)a->kind >= COLL_COUNT || (unsigned)a->op >= REDOP_COUNT || !dtype_size(a->dt) ||
+      (a->kind == COLL_ALLTOALLV && !a->counts) || (coll_is_rooted(a->kind) && (a->root < 0 || a->root >= c->size)))
     return DDP_FAIL(DDP_ERR_INTERNAL, "bad collective arguments");
-  static const char *const calls[COLL_COUNT] = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather",
-                                                "ncclBroadcast", "ncclSend/ncclRecv (alltoall)"};
+  if (coll_out_of_place_only(a->kind) && a->send == a->recv)
+    return DDP_FAIL(DDP_ERR_INTERNAL, "%s must be out-of-place", coll_name(a->kind));
+  static const char *const calls[COLL_COUNT] = {
+      "ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclBroadcast", "ncclSend/ncclRecv (alltoall)",
+      "ncclReduce", "ncclSend/ncclRecv (gather)", "ncclSend/ncclRecv (scatter)", "ncclSend/ncclRecv (sendrecv)",
+      "ncclSend/ncclRecv (alltoallv)"};
   started(calls[a->kind], a->count, a->dt, c);
   size_t first = FIRST_CALL_BEGIN(n, a->kind);
   switch (a->kind) {
@@ -114,21 +187,10 @@ static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
     case COLL_BROADCAST:
       NCCL_CHECK(n->comm, ncclBroadcast(a->send, a->recv, a->count, t, a->root, n->comm, st));
       break;
-    case COLL_ALLTOALL: {
-      if (a->send == a->recv) return DDP_FAIL(DDP_ERR_INTERNAL, "alltoall must be out-of-place");
-      size_t chunk = a->count * dtype_size(a->dt);
-      NCCL_CHECK(n->comm, ncclGroupStart());
-      ncclResult_t r = ncclSuccess;
-      for (int p = 0; p < c->size && r == ncclSuccess; p++) {
-        r = ncclSend((const char *)a->send + p * chunk, a->count, t, p, n->comm, st);
-        if (r == ncclSuccess) r = ncclRecv((char *)a->recv + p * chunk, a->count, t, p, n->comm, st);
-      }
-      ncclResult_t e = ncclGroupEnd();
-      NCCL_CHECK(n->comm, r);
-      NCCL_CHECK(n->comm, e);
+    case COLL_REDUCE:
+      NCCL_CHECK(n->comm, ncclReduce(a->send, a->recv, a->count, t, nccl_op(a->op), a->root, n->comm, st));
       break;
-    }
-    default: break;
+    default: return nc_p2p(c, a, st); /* alltoall, alltoallv, gather, scatter, sendrecv */
   }
   first_call_end(n, a->kind, first);
   return DDP_OK;

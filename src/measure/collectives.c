@@ -53,7 +53,8 @@ static void format_agg(const void *field, char *out, size_t n) {
 #define OS(f) offsetof(coll_opts, f), sizeof(((coll_opts *)0)->f)
 static const opt_spec SWEEP[] = {
     {"collectives", NULL, 0, OPT_STR, OS(names), "allreduce", .arg = "LIST",
-     .help = "allreduce, reduce_scatter, all_gather, broadcast, alltoall or all (the words after the subcommand)",
+     .help = "allreduce, reduce_scatter, all_gather, broadcast, alltoall, reduce, gather, scatter, sendrecv, alltoallv "
+             "or all (the words after the subcommand)",
      .flags = OPT_OPERANDS},
     {"minbytes", "min_bytes", 'b', OPT_SIZE, OO(min_bytes), "32M", .help = "smallest size in bytes (K/M/G: 1024-based)"},
     {"maxbytes", "max_bytes", 'e', OPT_SIZE, OO(max_bytes), "32M", .help = "largest size in bytes"},
@@ -64,8 +65,8 @@ static const opt_spec SWEEP[] = {
     {"check", NULL, 'c', OPT_INT, OO(check), "1", 0, 1 << 20, .help = "data checks per size and placement (0 = none)"},
     {"datatype", "dtype", 'd', OPT_STR, OS(dtype), "float", .arg = "TYPE",
      .help = "float|half|bfloat16|double|int8|uint8|int32|uint32|int64|uint64|all"},
-    {"op", NULL, 'o', OPT_STR, OS(op), "sum", .arg = "OP", .help = "sum|prod|max|min|avg|all (allreduce, reduce_scatter)"},
-    {"root", NULL, 'r', OPT_INT, OO(root), "0", 0, 1 << 30, .help = "root of broadcast"},
+    {"op", NULL, 'o', OPT_STR, OS(op), "sum", .arg = "OP", .help = "sum|prod|max|min|avg|all (allreduce, reduce_scatter, reduce)"},
+    {"root", NULL, 'r', OPT_INT, OO(root), "0", 0, 1 << 30, .help = "root of broadcast, reduce, gather and scatter"},
     {"average", NULL, 'a', OPT_CUSTOM, OO(average), "1", .parse = parse_agg, .format = format_agg, .arg = "MODE",
      .help = "time across ranks: 0|rank0, 1|avg, 2|min, 3|max"},
     {"cudagraph", "cuda_graph", 'G', OPT_INT, OO(graph), "0", 0, 1 << 20,
@@ -80,6 +81,13 @@ static const opt_spec SWEEP[] = {
     {"ngpus", NULL, 'g', OPT_INT, OO(fixed[1]), "1", 1, 1, .help = "GPUs per thread: 1 (one rank per GPU)", .flags = OPT_HIDDEN},
     {"agg_iters", NULL, 'm', OPT_INT, OO(fixed[2]), "1", 1, 1, .help = "calls per group: 1", .flags = OPT_HIDDEN},
     {"blocking", NULL, 'z', OPT_INT, OO(fixed[3]), "0", 0, 0, .help = "blocking calls: 0", .flags = OPT_HIDDEN | OPT_FIXED},
+    /* alltoallv's traffic matrix (coll.h: coll_alltoallv_matrix) */
+    {"alltoallv_skew", NULL, 0, OPT_DOUBLE, OO(a2av_skew), "1", 0, 16, .arg = "S",
+     .help = "alltoallv's MoE matrix: rank i sends rank j a share of its data in proportion to (1 + p(j))^-S "
+             "(p: a seeded ranking of the ranks, 0 = the hot one) times a noise of up to +-25 % per (i, j); 0 = "
+             "alltoall"},
+    {"alltoallv_seed", NULL, 0, OPT_INT, OO(a2av_seed), "1", 0, 2147483647, .arg = "N",
+     .help = "alltoallv's matrix seed (which ranks are hot, the noise)"},
 };
 const opt_table collectives_options = {"the sweep (nccl-tests' options)", SWEEP, (int)(sizeof SWEEP / sizeof SWEEP[0])};
 
@@ -111,7 +119,7 @@ ddp_result coll_options_finish(coll_opts *o, const opt_set *s) {
     ddp_coll_kind k;
     if (!coll_parse(tok, &k))
       return ddp_usage_error("collectives: unknown collective '%s' (allreduce, reduce_scatter, all_gather, "
-                             "broadcast, alltoall or all)", tok);
+                             "broadcast, alltoall, reduce, gather, scatter, sendrecv, alltoallv or all)", tok);
     int seen = 0;
     for (int j = 0; j < o->ncoll; j++) seen |= o->colls[j] == (int)k;
     if (!seen) o->colls[o->ncoll++] = k;
@@ -226,6 +234,7 @@ typedef struct {
   void *dsend, *drecv; /* device buffers of alloc_bytes */
   size_t alloc_bytes;
   void *hsend, *hrecv, *hwant; /* host buffers for the checks */
+  size_t *a2av;                /* alltoallv's matrix of the row being measured (group size squared) */
   int corrupt_rank;
   long long corrupt_elem;
   int threads; /* for filling and comparing: this rank's share of the host's cores */
@@ -325,20 +334,57 @@ static ddp_coll call_at(const coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp
   size_t es = dtype_size(dt), row = z->size_bytes;
   size_t slots = row ? x->alloc_bytes / row : 1, shift = it >= 0 && slots ? row * (size_t)(it % (long)slots) : 0;
   char *s = (char *)x->dsend + shift, *r = (char *)x->drecv + shift;
-  ddp_coll c = {kind, s, r, z->count, dt, op == REDOP_COUNT ? REDOP_SUM : op, x->o.root};
-  if (inplace) {
+  ddp_coll c = {kind, s, r, z->count, dt, op == REDOP_COUNT ? REDOP_SUM : op, x->o.root, x->a2av};
+  if (inplace) { /* nccl-tests' in-place offsets (comm.h) */
     c.send = r;
-    if (kind == COLL_ALL_GATHER) c.send = r + (size_t)x->comm->rank * z->count * es;
-    if (kind == COLL_REDUCE_SCATTER) c.recv = r + (size_t)x->comm->rank * z->count * es;
+    if (kind == COLL_ALL_GATHER || kind == COLL_GATHER) c.send = r + (size_t)x->comm->rank * z->count * es;
+    if (kind == COLL_REDUCE_SCATTER || kind == COLL_SCATTER) c.recv = r + (size_t)x->comm->rank * z->count * es;
   }
   return c;
+}
+
+/* One round of check_row: w == NULL runs the call without comparing (a wrong element was found already). */
+static ddp_result check_round(coll_ctx *x, const data_spec *ds, ddp_coll_kind kind, ddp_dtype dt, ddp_redop op,
+                              const coll_sizes *z, int inplace, wrong_info *w) {
+  ddp_device *d = x->dev;
+  size_t es = dtype_size(dt);
+  ddp_coll c = call_at(x, kind, dt, op, z, inplace, -1);
+  data_pass(ds, x->hsend, z->send_count, 0, x->threads, NULL); /* this rank's send buffer */
+  memset(x->hrecv, UNTOUCHED, z->recv_count * es); /* a call that writes nothing fails (where it must write) */
+  DDP_TRY(d->copy(d, x->drecv, x->hrecv, z->recv_count * es, x->s));
+  DDP_TRY(d->copy(d, (void *)c.send, x->hsend, z->send_count * es, x->s));
+  if (x->o.graph) {
+    ddp_graph *g = NULL;
+    DDP_TRY(d->graph_begin(d, x->s));
+    ddp_result r = x->comm->collective(x->comm, &c, x->s);
+    ddp_result r2 = d->graph_end(d, x->s, &g);
+    DDP_TRY(r);
+    DDP_TRY(r2);
+    r = d->graph_launch(d, g, x->s);
+    if (r == DDP_OK) r = sync_stream(x, x->s, "the data check");
+    d->graph_destroy(d, g);
+    DDP_TRY(r);
+  } else {
+    DDP_TRY(x->comm->collective(x->comm, &c, x->s));
+  }
+  size_t rn = z->recv_count;
+  if (x->corrupt_rank == x->dist.rank && rn) { /* test hook: one element goes wrong after the call */
+    size_t k = x->corrupt_elem >= 0 ? (size_t)x->corrupt_elem % rn : rn / 2;
+    unsigned char want[8];
+    expect_at(ds, k, want);
+    dtype_store(x->hwant, dt, 0, dtype_load(want, dt, 0) + 1);
+    if (!memcmp(x->hwant, want, es)) ((unsigned char *)x->hwant)[es - 1] ^= 0x40; /* +1 changed nothing (UNTOUCHED) */
+    DDP_TRY(d->copy(d, (char *)c.recv + k * es, x->hwant, es, x->s));
+  }
+  DDP_TRY(d->copy(d, x->hrecv, c.recv, rn * es, x->s));
+  DDP_TRY(sync_stream(x, x->s, "the data check"));
+  if (w) data_pass(ds, x->hrecv, rn, 1, x->threads, w);
+  return DDP_OK;
 }
 
 /* Untimed data checks: -c rounds of fill, one call (through a graph with -G), copy back, compare. */
 static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_redop op, const coll_sizes *z,
                             int inplace, wrong_info *w) {
-  ddp_device *d = x->dev;
-  size_t es = dtype_size(dt);
   memset(w, 0, sizeof *w);
   w->first = -1;
   int failed = 0;
@@ -346,36 +392,11 @@ static ddp_result check_row(coll_ctx *x, ddp_coll_kind kind, ddp_dtype dt, ddp_r
    * count is that of the first round with a wrong element. */
   for (int round = 0; round < x->o.check; round++) {
     data_spec ds;
-    data_init(&ds, kind, op, dt, x->comm->size, x->comm->rank, x->o.root, z->count, 99 + (uint64_t)round);
-    ddp_coll c = call_at(x, kind, dt, op, z, inplace, -1);
-    data_pass(&ds, x->hsend, z->send_count, 0, x->threads, NULL); /* this rank's send buffer */
-    memset(x->hrecv, 0xff, z->recv_count * es); /* never a valid result: a call that writes nothing fails */
-    DDP_TRY(d->copy(d, x->drecv, x->hrecv, z->recv_count * es, x->s));
-    DDP_TRY(d->copy(d, (void *)c.send, x->hsend, z->send_count * es, x->s));
-    if (x->o.graph) {
-      ddp_graph *g = NULL;
-      DDP_TRY(d->graph_begin(d, x->s));
-      ddp_result r = x->comm->collective(x->comm, &c, x->s);
-      ddp_result r2 = d->graph_end(d, x->s, &g);
-      DDP_TRY(r);
-      DDP_TRY(r2);
-      r = d->graph_launch(d, g, x->s);
-      if (r == DDP_OK) r = sync_stream(x, x->s, "the data check");
-      d->graph_destroy(d, g);
-      DDP_TRY(r);
-    } else {
-      DDP_TRY(x->comm->collective(x->comm, &c, x->s));
-    }
-    size_t rn = z->recv_count;
-    if (x->corrupt_rank == x->dist.rank && rn) { /* test hook: one element goes wrong after the call */
-      size_t k = x->corrupt_elem >= 0 ? (size_t)x->corrupt_elem % rn : rn / 2;
-      expect_at(&ds, k, x->hwant);
-      dtype_store(x->hwant, dt, 0, dtype_load(x->hwant, dt, 0) + 1);
-      DDP_TRY(d->copy(d, (char *)c.recv + k * es, x->hwant, es, x->s));
-    }
-    DDP_TRY(d->copy(d, x->hrecv, c.recv, rn * es, x->s));
-    DDP_TRY(sync_stream(x, x->s, "the data check"));
-    if (!failed) data_pass(&ds, x->hrecv, rn, 1, x->threads, w);
+    DDP_TRY(data_init(&ds, kind, op, dt, x->comm->size, x->comm->rank, x->o.root, z->count, inplace, x->a2av,
+                      99 + (uint64_t)round));
+    ddp_result r = check_round(x, &ds, kind, dt, op, z, inplace, failed ? NULL : w);
+    data_free(&ds);
+    DDP_TRY(r);
     failed = w->wrong > 0;
   }
   return DDP_OK;
@@ -548,22 +569,40 @@ static ddp_result ctx_buffers(coll_ctx *x, MPI_Comm ctl) {
   DDP_TRY(ensure_events(x, (x->o.graph ? x->o.graph : x->o.iters) + 1));
   /* As nccl-tests: -e is reduced to what the smallest GPU holds (two buffers, after a reserve for NCCL and
    * CUDA of 1 GiB per 16 GiB, at most 4 GiB, plus 1 GiB, and the GEMM's operands under load). */
-  double mem = x->dev->info.memory > 0 ? (double)x->dev->info.memory : INFINITY;
+  double mem = x->dev->info.memory > 0 ? (double)x->dev->info.memory : INFINITY, fit = INFINITY;
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, ctl));
   if (isfinite(mem)) {
     double gib = 1073741824.0, reserve = fmin(ceil(mem / (16 * gib)) * gib, 4 * gib);
     double gemm = x->o.load_h ? 3.0 * 2 * pow(x->o.load_h > 0 ? x->o.load_h : 8192, 2) : 0;
-    double fit = floor((mem - reserve - gib - gemm) / 2 / 8) * 8; /* a multiple of every element size */
+    fit = floor((mem - reserve - gib - gemm) / 2 / 8) * 8; /* a multiple of every element size */
     if (fit > 0 && (double)x->o.max_bytes > fit) {
       x->o.max_bytes = (size_t)fit;
       x->clamped = 1;
     }
   }
-  /* Buffers for the largest row of any selected collective and type. */
+  /* Buffers for the largest row of any selected collective and type (alltoallv: the matrix of -e bounds every
+   * smaller one, coll.h; its busiest rank may need more than -e, so a clamped -e shrinks by that ratio). */
+  int a2av = 0;
+  for (int c = 0; c < x->o.ncoll; c++) a2av |= x->o.colls[c] == COLL_ALLTOALLV;
+  if (a2av) {
+    x->a2av = malloc((size_t)n * n * sizeof *x->a2av);
+    DDP_CHECK_ALLOC(x->a2av);
+  }
   size_t need = 64;
   for (int c = 0; c < x->o.ncoll; c++)
     for (int t = 0; t < x->o.ndtype; t++) {
-      coll_sizes z = coll_sizes_for((ddp_coll_kind)x->o.colls[c], x->o.max_bytes, dtype_size((ddp_dtype)x->o.dtypes[t]), n);
+      ddp_coll_kind k = (ddp_coll_kind)x->o.colls[c];
+      size_t es = dtype_size((ddp_dtype)x->o.dtypes[t]);
+      coll_sizes z = coll_sizes_for(k, x->o.max_bytes, es, n);
+      while (k == COLL_ALLTOALLV) {
+        coll_alltoallv_matrix(x->a2av, n, z.send_count, x->o.a2av_skew, (uint64_t)x->o.a2av_seed);
+        z = coll_sizes_alltoallv(x->a2av, n, es, z.count);
+        if ((double)z.size_bytes <= fit || x->o.max_bytes <= 64) break;
+        x->o.max_bytes = (size_t)(floor((double)x->o.max_bytes * 0.99 * fit / (double)z.size_bytes / 8) * 8);
+        if (x->o.max_bytes < 64) x->o.max_bytes = 64;
+        x->clamped = 1;
+        z = coll_sizes_for(k, x->o.max_bytes, es, n);
+      }
       if (z.size_bytes > need) need = z.size_bytes;
     }
   x->alloc_bytes = need;
@@ -640,7 +679,7 @@ static void ctx_free(coll_ctx *x) {
   }
   free(x->ev);
   free(x->hsend), free(x->hrecv), free(x->hwant);
-  free(x->ranks), free(x->gworld);
+  free(x->ranks), free(x->gworld), free(x->a2av);
 }
 
 /* ---- records ---------------------------------------------------------------------------------------------- */
@@ -707,8 +746,14 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
   row.kind = kind;
   row.dt = dt;
   row.op = coll_is_reduction(kind) ? op : REDOP_COUNT;
-  row.root = kind == COLL_BROADCAST ? x->o.root : -1;
+  row.root = coll_is_rooted(kind) ? x->o.root : -1;
   row.z = coll_sizes_for(kind, bytes, dtype_size(dt), W);
+  if (kind == COLL_ALLTOALLV) { /* this size's matrix: group rank 0's, so that every rank has the same one */
+    coll_alltoallv_matrix(x->a2av, W, row.z.send_count, x->o.a2av_skew, (uint64_t)x->o.a2av_seed);
+    int e = MPI_Bcast(x->a2av, (int)((size_t)W * W * sizeof *x->a2av), MPI_BYTE, 0, mc);
+    if (e != MPI_SUCCESS) return mpi_fail(e, "MPI_Bcast(alltoallv matrix)", __FILE__, __LINE__);
+    row.z = coll_sizes_alltoallv(x->a2av, W, dtype_size(dt), row.z.count);
+  }
   int items = x->o.graph ? x->o.graph : x->o.iters;
   double *samples = malloc((size_t)items * sizeof *samples), *maxs = malloc((size_t)items * sizeof *maxs);
   double *times = malloc((size_t)W * sizeof *times);
@@ -722,7 +767,7 @@ static ddp_result run_row(coll_ctx *x, int cycle, ddp_coll_kind kind, ddp_dtype 
   ddp_result r = DDP_OK;
   for (int ip = 0; ip < 2 && r == DDP_OK; ip++) {
     place_result *pl = &row.pl[ip];
-    if (ip && kind == COLL_ALLTOALL) continue; /* out-of-place only: see comm.h */
+    if (ip && coll_out_of_place_only(kind)) continue; /* see comm.h */
     double host_us = 0, load[3] = {NAN, NAN, NAN};
     int ns = 0;
     wrong_info w = {0, -1, 0, 0};

@@ -34,6 +34,8 @@ typedef struct {
   double timeout;               /* seconds */
   int load_h;                   /* --under-load gemm[:H]: 0 off, -1 default H */
   int fixed[4];                 /* -t, -g, -m, -z: accepted at their only supported value */
+  double a2av_skew;             /* alltoallv's matrix (coll_alltoallv_matrix) */
+  int a2av_seed;
 } coll_opts;
 
 /* The keys (operands: the collectives' names), over a coll_opts. */

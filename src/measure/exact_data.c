@@ -5,7 +5,9 @@
  *   prod: rank i % n sends h + 1, the rest 1       max, min: v = h + r % 3
  *   avg: ranks i % n and i % n + 1 send h + 1 and h', the rest 0 (as nccl-tests: two non-zero terms)
  * so that the exact result is known in O(1) and any order of evaluation gives it. Data movement: rank r's
- * element p is g(seed, r, p) in [0, min(limit, 1000)]. */
+ * element p is g(seed, r, p) in [0, min(limit, 1000)]. What a call must leave alone (recv of reduce and gather
+ * off the root, alltoallv's tail past what this rank receives) must still hold what the check put there: the
+ * bytes 0xff (UNTOUCHED), or this rank's own input where that buffer is also the send buffer (in place). */
 #include "exact_data.h"
 
 #include <pthread.h>
@@ -32,9 +34,23 @@ static long hval(uint64_t seed, uint64_t i, long K) {
   return (long)(((x >> 32) * (uint64_t)(K + 1)) >> 32);
 }
 
-void data_init(data_spec *d, ddp_coll_kind kind, ddp_redop op, ddp_dtype dt, int n, int rank, int root,
-                      size_t count, uint64_t seed) {
+ddp_result data_init(data_spec *d, ddp_coll_kind kind, ddp_redop op, ddp_dtype dt, int n, int rank, int root,
+                     size_t count, int inplace, const size_t *counts, uint64_t seed) {
   memset(d, 0, sizeof *d);
+  d->inplace = inplace;
+  if (kind == COLL_ALLTOALLV) { /* where each sender's part starts here, and where ours starts in its buffer */
+    d->a2av = malloc(3 * ((size_t)n + 1) * sizeof *d->a2av);
+    DDP_CHECK_ALLOC(d->a2av);
+    size_t *col = d->a2av, *row = col + n + 1, *cnt = row + n + 1;
+    col[0] = 0;
+    for (int i = 0; i < n; i++) {
+      size_t before = 0;
+      for (int k = 0; k < rank; k++) before += counts[(size_t)i * n + k];
+      row[i] = before;
+      cnt[i] = counts[(size_t)i * n + rank];
+      col[i + 1] = col[i] + cnt[i];
+    }
+  }
   d->kind = kind;
   d->op = coll_is_reduction(kind) ? op : REDOP_SUM;
   d->dt = dt;
@@ -56,6 +72,12 @@ void data_init(data_spec *d, ddp_coll_kind kind, ddp_redop op, ddp_dtype dt, int
     d->K = lim - 3 < 100 ? lim - 3 : 100;
   }
   for (int r = 0; r < n; r++) d->c3 += r % 3;
+  return DDP_OK;
+}
+
+void data_free(data_spec *d) {
+  free(d->a2av);
+  d->a2av = NULL;
 }
 
 /* Rank r's reduction input at global element i. */
@@ -92,10 +114,22 @@ static long move_val(const data_spec *d, int r, uint64_t p) { return hval(d->see
 void expect_at(const data_spec *d, size_t k, void *out) {
   int r = d->rank;
   size_t q = d->count ? k % d->count : 0, j = d->count ? k / d->count : 0;
+  int off_root = r != d->root;
+  if (d->kind == COLL_REDUCE && off_root) { /* recv untouched: still the input when in place */
+    if (d->inplace) dtype_store(out, d->dt, 0, (double)red_in(d, r, k));
+    else memset(out, UNTOUCHED, dtype_size(d->dt));
+    return;
+  }
+  if (d->kind == COLL_GATHER && off_root) {
+    if (d->inplace && j == (size_t)r) dtype_store(out, d->dt, 0, move_val(d, r, q));
+    else memset(out, UNTOUCHED, dtype_size(d->dt));
+    return;
+  }
   switch (d->kind) {
     case COLL_ALLREDUCE:
+    case COLL_REDUCE:
     case COLL_REDUCE_SCATTER: {
-      uint64_t i = d->kind == COLL_ALLREDUCE ? k : (uint64_t)r * d->count + k;
+      uint64_t i = d->kind == COLL_REDUCE_SCATTER ? (uint64_t)r * d->count + k : k;
       long v = red_out(d, i);
       if (d->op != REDOP_AVG) {
         dtype_store(out, d->dt, 0, (double)v);
@@ -112,8 +146,26 @@ void expect_at(const data_spec *d, size_t k, void *out) {
       }
       break;
     }
-    case COLL_ALL_GATHER: dtype_store(out, d->dt, 0, move_val(d, (int)j, q)); break;
+    case COLL_ALL_GATHER:
+    case COLL_GATHER: dtype_store(out, d->dt, 0, move_val(d, (int)j, q)); break;
     case COLL_ALLTOALL: dtype_store(out, d->dt, 0, move_val(d, (int)j, (uint64_t)r * d->count + q)); break;
+    case COLL_SCATTER: dtype_store(out, d->dt, 0, move_val(d, d->root, (uint64_t)r * d->count + k)); break;
+    case COLL_SENDRECV: dtype_store(out, d->dt, 0, move_val(d, (r + d->n - 1) % d->n, k)); break;
+    case COLL_ALLTOALLV: {
+      const size_t *col = d->a2av, *row = col + d->n + 1;
+      if (k >= col[d->n]) { /* past what this rank receives */
+        memset(out, UNTOUCHED, dtype_size(d->dt));
+        break;
+      }
+      int lo = 0, hi = d->n - 1; /* the sender: the last i with col[i] <= k */
+      while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (col[mid] <= k) lo = mid;
+        else hi = mid - 1;
+      }
+      dtype_store(out, d->dt, 0, move_val(d, lo, row[lo] + (k - col[lo])));
+      break;
+    }
     default: dtype_store(out, d->dt, 0, move_val(d, d->root, k)); break;
   }
 }

@@ -41,9 +41,11 @@ static struct {
 static unsigned reqs_next;
 static pthread_mutex_t reqs_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void started(const char *call, long count, MPI_Datatype t, MPI_Comm c, MPI_Request q) {
+static void started_peer(const char *call, long count, MPI_Datatype t, int peer, int from, MPI_Comm c, MPI_Request q) {
   wd_call w;
   describe(&w, call, count, t, c);
+  w.peer = peer;
+  w.peer_from = from;
   watchdog_started_call(&w);
   pthread_mutex_lock(&reqs_lock);
   unsigned i = 0;
@@ -52,6 +54,10 @@ static void started(const char *call, long count, MPI_Datatype t, MPI_Comm c, MP
   reqs[i].req = q;
   reqs[i].call = w;
   pthread_mutex_unlock(&reqs_lock);
+}
+
+static void started(const char *call, long count, MPI_Datatype t, MPI_Comm c, MPI_Request q) {
+  started_peer(call, count, t, -1, 0, c, q);
 }
 
 /* MPI_Wait/MPI_Waitall: names the first of the requests that a wrapper saw start. */
@@ -181,6 +187,41 @@ int MPI_Ialltoall(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_D
                   MPI_Request *q) {
   int e = PMPI_Ialltoall(s, sn, st, r, rn, rt, c, q);
   if (e == MPI_SUCCESS) started("MPI_Ialltoall", rn, rt, c, *q);
+  return e;
+}
+int MPI_Ireduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, int root, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Ireduce(s, r, n, t, op, root, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Ireduce", n, t, c, *q);
+  return e;
+}
+/* At the root, MPI_IN_PLACE leaves one side's count and type undefined: the other side's are shown. */
+int MPI_Igather(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root, MPI_Comm c,
+                MPI_Request *q) {
+  int e = PMPI_Igather(s, sn, st, r, rn, rt, root, c, q);
+  if (e == MPI_SUCCESS) s == MPI_IN_PLACE ? started("MPI_Igather", rn, rt, c, *q) : started("MPI_Igather", sn, st, c, *q);
+  return e;
+}
+int MPI_Iscatter(const void *s, int sn, MPI_Datatype st, void *r, int rn, MPI_Datatype rt, int root, MPI_Comm c,
+                 MPI_Request *q) {
+  int e = PMPI_Iscatter(s, sn, st, r, rn, rt, root, c, q);
+  if (e == MPI_SUCCESS) r == MPI_IN_PLACE ? started("MPI_Iscatter", sn, st, c, *q) : started("MPI_Iscatter", rn, rt, c, *q);
+  return e;
+}
+/* The count shown is this rank's count for peer 0 (the others differ: that is the point of the call). */
+int MPI_Ialltoallv(const void *s, const int sn[], const int sd[], MPI_Datatype st, void *r, const int rn[],
+                   const int rd[], MPI_Datatype rt, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Ialltoallv(s, sn, sd, st, r, rn, rd, rt, c, q);
+  if (e == MPI_SUCCESS) started("MPI_Ialltoallv", rn[0], rt, c, *q);
+  return e;
+}
+int MPI_Isend(const void *b, int n, MPI_Datatype t, int dest, int tag, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Isend(b, n, t, dest, tag, c, q);
+  if (e == MPI_SUCCESS) started_peer("MPI_Isend", n, t, dest, 0, c, *q);
+  return e;
+}
+int MPI_Irecv(void *b, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Request *q) {
+  int e = PMPI_Irecv(b, n, t, src, tag, c, q);
+  if (e == MPI_SUCCESS) started_peer("MPI_Irecv", n, t, src, 1, c, *q);
   return e;
 }
 int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *q) {

@@ -4,6 +4,11 @@
  *    nccl-tests' table (13 leading columns per row, one `# Avg bus bandwidth` line per collective), the
  *    JSON holds the same rows, busbw = algbw x nccl-tests' factor for that collective and rank count,
  *    p10 <= median <= p90, the slowest rank's time is at least the average;
+ *  - the collectives nccl-tests has beyond those (reduce, gather, scatter, sendrecv, alltoallv) in a sweep of
+ *    their own on 3 ranks with -r 1 and a skewed alltoallv: root labels, in-place rows where NCCL has them,
+ *    alltoallv's size column = its busiest rank's bytes (more than the nominal size), its matrix options in
+ *    the JSON's config; with a corrupted element on a rank off the root (an element reduce and gather must
+ *    leave alone), every row and placement counts it;
  *  - a corrupted element on one rank (test hook): exit 1, the row's #wrong is 1 per placement, and the
  *    line and the JSON name the rank, its host and the element;
  *  - -i additive steps, -N cycles, -a, nccl-tests' habitual -t 1 -g 1, --under-load gemm:H (both figures, in the table and the JSON);
@@ -11,7 +16,8 @@
  *    corrupted rank found in exactly the pairs that contain it;
  *  - a rank that stops answering (test hook): its peers time out after -T, exit 3;
  *  - bad options (-b > -e, -f below 2 without -i, an unknown collective, op or type, a size that is not a
- *    multiple of the element size, an existing -J file): exit 2 and one line naming the option. */
+ *    multiple of the element size, an alltoallv skew or seed out of range, an existing -J file): exit 2 and one
+ *    line naming the option. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +55,11 @@ static int count_metric(const result_doc *m, const char *metric) {
   return n;
 }
 
+/* nccl-tests' busbw factors (*GetBw of each *_perf) */
 static double factor(const char *coll, int n) {
   if (!strcmp(coll, "allreduce")) return 2.0 * (n - 1) / n;
-  if (!strcmp(coll, "broadcast")) return 1.0;
-  return (double)(n - 1) / n;
+  if (!strcmp(coll, "broadcast") || !strcmp(coll, "reduce") || !strcmp(coll, "sendrecv")) return 1.0;
+  return (double)(n - 1) / n; /* reduce_scatter, all_gather, alltoall, gather, scatter, alltoallv */
 }
 
 /* Table rows (lines not starting with '#'): how many, how many with 13+ fields, and the #wrong total. */
@@ -106,16 +113,16 @@ int main(int argc, char **argv) {
     int rows, wide, avg;
     long wrong;
     table(out, &rows, &wide, &wrong, &avg);
-    /* 2 reductions x 10 types x 5 ops x 3 sizes + 3 others x 10 types x 3 sizes */
-    CHECK(rows == 390 && wide == rows, "np %d: %d rows, %d with nccl-tests' columns", np, rows, wide);
+    /* 3 reductions x 10 types x 5 ops x 3 sizes + 7 others x 10 types x 3 sizes */
+    CHECK(rows == 660 && wide == rows, "np %d: %d rows, %d with nccl-tests' columns", np, rows, wide);
     CHECK(wrong == 0, "np %d: %ld wrong", np, wrong);
-    CHECK(avg == 5, "np %d: %d '# Avg bus bandwidth' lines", np, avg);
+    CHECK(avg == 10, "np %d: %d '# Avg bus bandwidth' lines", np, avg);
     CHECK(strstr(out, "# Out of bounds values : 0 OK") != NULL, "np %d: out of bounds line", np);
     result_doc m;
     CHECK(result_load(json, &m) == DDP_OK, "np %d: the result file reads back", np);
     int nbus = count_metric(&m, "busbw_gbs");
-    /* out-of-place for every row, in-place for all but alltoall's 30 */
-    CHECK(nbus == 2 * rows - 30, "np %d: %d busbw records for %d rows", np, nbus, rows);
+    /* out-of-place for every row, in-place for all but alltoall's, alltoallv's and sendrecv's 30 each */
+    CHECK(nbus == 2 * rows - 90, "np %d: %d busbw records for %d rows", np, nbus, rows);
     int bad_bw = 0, bad_pct = 0, bad_slow = 0, bad_wrong = 0, missing = 0;
     for (int i = 0; i < m.nrecords; i++) {
       const result_record *r = &m.records[i];
@@ -127,8 +134,8 @@ int main(int argc, char **argv) {
         continue;
       }
       const char *coll = lab(r, "collective");
-      /* nccl-tests' algbw numerator: count x type size (x n for reduce_scatter, all_gather, alltoall),
-       * which is the size column in every case. */
+      /* nccl-tests' algbw numerator: count x type size (x n for reduce_scatter, all_gather, alltoall, gather,
+       * scatter; alltoallv: the busiest rank's bytes), which is the size column in every case. */
       double base = atof(lab(r, "bytes"));
       bad_bw += fabs(r->value - alg->value * factor(coll, np)) > 1e-9 * fmax(1, r->value) ||
                 fabs(alg->value - base / (t->value * 1e-6) / 1e9) > 1e-6 * fmax(1, alg->value);
@@ -145,10 +152,79 @@ int main(int argc, char **argv) {
     result_free(&m);
   }
 
+  /* 1b. the new collectives on their own: 3 ranks, root 1, a skewed alltoallv */
+  snprintf(json, sizeof json, "%s/new.json", dir);
+  snprintf(args, sizeof args, "reduce gather scatter sendrecv alltoallv -r 1 -b 1K -e 64K -f 8 -n 3 -o max "
+           "--alltoallv-skew 2 --alltoallv-seed 5 -J %s --csv %s/new.csv", json, dir);
+  int rc = tl_job_run(&job, 3, NULL, args);
+  CHECK(rc == 0, "new collectives: exit %d: %s", rc, err);
+  {
+    int rows, wide, avg;
+    long wrong;
+    table(out, &rows, &wide, &wrong, &avg);
+    CHECK(rows == 15 && wide == rows && wrong == 0 && avg == 5, "new collectives: %d rows, %d wide, %ld wrong, %d avg",
+          rows, wide, wrong, avg);
+    result_doc m;
+    CHECK(result_load(json, &m) == DDP_OK, "new collectives: the result file reads back");
+    static const struct { const char *coll, *root, *redop; int inplace; } want[] = {
+        {"reduce", "1", "max", 1}, {"gather", "1", "none", 1}, {"scatter", "1", "none", 1},
+        {"sendrecv", "-1", "none", 0}, {"alltoallv", "-1", "none", 0}};
+    for (int i = 0; i < 5; i++) {
+      const result_record *o = result_find(&m, "collectives", "world", "busbw_gbs", "collective", want[i].coll,
+                                           "placement", "out_of_place", "root", want[i].root, "redop", want[i].redop, NULL);
+      const result_record *ip = result_find(&m, "collectives", "world", "busbw_gbs", "collective", want[i].coll,
+                                            "placement", "in_place", NULL);
+      const result_record *nw = o ? twin(&m, o, "nwrong") : NULL;
+      CHECK(o && nw && nw->value == 0 && !ip == !want[i].inplace, "new collectives: %s (root %s, redop %s, in place %d)",
+            want[i].coll, want[i].root, want[i].redop, want[i].inplace);
+    }
+    /* alltoallv's 64K row: count = 64K / 4 / 3 per peer; the size column is the busiest rank's bytes, above the
+     * 3 x count x 4 a balanced rank sends, at most all of it to one rank */
+    int a2av = 0;
+    for (int i = 0; i < m.nrecords; i++) {
+      const result_record *r = &m.records[i];
+      if (strcmp(r->metric, "busbw_gbs") || strcmp(lab(r, "collective"), "alltoallv") || strcmp(lab(r, "count"), "5461"))
+        continue;
+      double bytes = atof(lab(r, "bytes"));
+      a2av++;
+      CHECK(bytes > 5461 * 3 * 4 && bytes <= 5461 * 3 * 4 * 3, "new collectives: alltoallv's size %.0f", bytes);
+    }
+    CHECK(a2av == 1, "new collectives: %d alltoallv rows of count 5461", a2av);
+    const char *skew = NULL, *seed = NULL;
+    for (int i = 0; i < m.nconfig; i++) {
+      if (!strcmp(m.config[i].key, "alltoallv_skew")) skew = m.config[i].value;
+      if (!strcmp(m.config[i].key, "alltoallv_seed")) seed = m.config[i].value;
+    }
+    CHECK(skew && atof(skew) == 2 && seed && !strcmp(seed, "5"), "new collectives: the matrix options recorded");
+    CHECK(strstr(out, "# Collective test concluded: alltoallv"), "new collectives: table");
+    static char csv[1 << 20];
+    char csvpath[600];
+    snprintf(csvpath, sizeof csvpath, "%s/new.csv", dir);
+    FILE *f = fopen(csvpath, "r");
+    size_t got = f ? fread(csv, 1, sizeof csv - 1, f) : 0;
+    if (f) fclose(f);
+    csv[got] = 0;
+    CHECK(strstr(csv, "busbw_gbs,GB/s,higher,,,,,bytes=") && strstr(csv, "collective=alltoallv;") &&
+              strstr(csv, "collective=sendrecv;") && strstr(csv, "collective=reduce;count=256;cycle=0;placement=in_place;redop=max;root=1"),
+          "new collectives: the CSV rows");
+    result_free(&m);
+  }
+  /* a corrupted element on rank 0, off the root: reduce's and gather's receive buffers there must stay as they
+   * were, and are checked (nccl-tests checks them too) */
+  snprintf(args, sizeof args, "reduce gather scatter sendrecv alltoallv -r 1 -b 1K -e 1K -n 2");
+  rc = tl_job_run(&job, 3, "DDPBENCH_TEST_CORRUPT_COLLECTIVE=0:5", args);
+  {
+    int rows, wide, avg;
+    long wrong;
+    table(out, &rows, &wide, &wrong, &avg);
+    CHECK(rc == 1 && rows == 5 && wrong == 8, "new collectives corrupted off the root: exit %d, %d rows, %ld wrong "
+          "(want 1 per row and placement: 8)", rc, rows, wrong);
+  }
+
   /* 2. a corrupted element on rank 1 of 3 */
   snprintf(json, sizeof json, "%s/corrupt.json", dir);
   snprintf(args, sizeof args, "allreduce reduce_scatter -b 3K -e 3K -n 2 -J %s", json);
-  int rc = tl_job_run(&job, 3, "DDPBENCH_TEST_CORRUPT_COLLECTIVE=1:5", args);
+  rc = tl_job_run(&job, 3, "DDPBENCH_TEST_CORRUPT_COLLECTIVE=1:5", args);
   CHECK(rc == 1, "corrupted: exit %d (want 1)", rc);
   int rows, wide, avg;
   long wrong;
@@ -259,6 +335,8 @@ int main(int argc, char **argv) {
       {"--bogus 1", "--bogus"},
       {"--under-load gpu", "--under-load"},
       {"-g 2", "ngpus 2 is not supported"},
+      {"alltoallv --alltoallv-skew -1", "--alltoallv-skew"},
+      {"alltoallv --alltoallv-seed x", "--alltoallv-seed"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     for (int np = 0; np <= 2; np += 2) {
@@ -293,7 +371,9 @@ int main(int argc, char **argv) {
             !strstr(out, "# Collective test starting"),
         "different arguments on rank 1: exit %d: %s", rc, err);
   rc = tl_job_run(&alone, 0, NULL, "--help");
-  CHECK(rc == 0 && strstr(out, "--minbytes") && strstr(out, "--under-load"), "--help: exit %d", rc);
+  CHECK(rc == 0 && strstr(out, "--minbytes") && strstr(out, "--under-load") && strstr(out, "sendrecv, alltoallv") &&
+            strstr(out, "--alltoallv-skew"),
+        "--help: exit %d", rc);
 
   tl_rmtree(dir);
   return check_summary();

@@ -4,7 +4,8 @@
 On 2 ranks of the CPU device, tiny sizes (seconds each on a 2-core machine), into a temporary folder:
   - run: configs/ci.ini, 4 steps, fp16 (loss scale, skipped steps), the scaling sweep over world and node groups;
   - accept: 0.5 s of GEMM against an --expect floor it passes (findings with "passed": true);
-  - collectives: allreduce and broadcast, 1K to 4K bytes (reductions and a rooted collective, both placements);
+  - collectives: allreduce, broadcast, reduce, gather, scatter, sendrecv and alltoallv, 1K to 4K bytes (reductions,
+    rooted collectives, both placements, out-of-place-only ones);
   - doctor (the topology section);
   - export of the run and of the accept document (source_kind run and accept);
   - compare of 4 runs against 4 (tested rows) and of 1 against 1 (untested rows: verdict ?, null p and CI).
@@ -76,7 +77,7 @@ try:
     if run(mpi + ["accept", "--health-seconds", "0.5", "--device", "cpu", "--expect", p("expect.ini"), "--json",
                   p("accept.json")], p("accept.json"), VERDICTS):
         docs.append(p("accept.json"))
-    if run(mpi + ["collectives", "allreduce,broadcast", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5", "--device", "cpu",
+    if run(mpi + ["collectives", "allreduce,broadcast,reduce,gather,scatter,sendrecv,alltoallv", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5", "--device", "cpu",
                   "--json", p("collectives.json")], p("collectives.json"), VERDICTS):
         docs.append(p("collectives.json"))
     if run(mpi + ["doctor", "--json", p("doctor.json")], p("doctor.json"), (0, 1, 2)):

@@ -1,19 +1,24 @@
 /* test_collectives (1, 2, 3 and 4 ranks): the comm interface's general collectives on the CPU device with
  * the MPI comm, against an independent oracle, and nccl-tests' accounting.
- *  - every collective x every type x every op (reductions) x counts {0, 1, 7, 1000} x out-of-place and
- *    in-place (alltoall: out-of-place only): each rank's input is random (its own generator, values kept
- *    where the type is exact), the oracle gathers every rank's input with MPI_Allgather and computes the
- *    expected output in double / int64. Exact, except avg in floating types: within 2 ULP of the exact
- *    quotient (nccl-tests' tolerance);
+ *  - every collective (allreduce, reduce_scatter, all_gather, broadcast, alltoall, reduce, gather, scatter,
+ *    sendrecv, alltoallv) x every type x every op (reductions) x counts {0, 1, 7, 1000} x out-of-place and
+ *    in-place (alltoall, alltoallv, sendrecv: out-of-place only; alltoallv at skews 0, 1 and 2.5): each rank's
+ *    input is random (its own generator, values kept where the type is exact), the oracle gathers every
+ *    rank's input with MPI_Allgather and computes the expected output in double / int64. Exact, except avg in
+ *    floating types: within 2 ULP of the exact quotient (nccl-tests' tolerance). What a call must not write
+ *    (reduce's and gather's receive buffer off the root, alltoallv's past what a rank receives) still holds
+ *    what was there: the fill, or the rank's own input in place;
  *  - in-place and out-of-place give bitwise the same result on the same input;
- *  - out-of-place leaves the send buffer alone;
+ *  - out-of-place leaves the send buffer alone; alltoall, alltoallv and sendrecv in place are refused;
  *  - ops enqueued back to back on one stream complete in order (the sweep's timed loop);
  *  - with the argument `cuda` (label gpu; exits 77 without a GPU): the same matrix on the CUDA device through
  *    NCCL (when each rank has its own GPU) and through MPI staged in host memory, each eagerly and captured
  *    in a CUDA graph;
  *  - the sweep as a measurement (measure_collectives) through measure.h's driver, over the world and each node;
- *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md, ../shared/reference/nccl-tests.md §3)
- *    for n = 1..8, and a published nccl-tests row re-derived from its time. */
+ *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md, ../shared/reference/nccl-tests.md §3;
+ *    reduce_perf, gather_perf, scatter_perf, sendrecv_perf, alltoallv_perf) for n = 1..8, a published
+ *    nccl-tests row re-derived from its time, and alltoallv's matrix: uniform at skew 0, row sums within the
+ *    total, the same for the same seed, non-decreasing in the total, the hot rank's load near n / H(n). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,25 +49,58 @@ static double draw(unsigned *seed, ddp_dtype t, ddp_redop op) {
   }
 }
 
-/* Expected out[k] for this rank from all inputs (all: W x send_count). */
-static double oracle(ddp_coll_kind kind, ddp_redop op, ddp_dtype t, const char *all, size_t sn, size_t count, size_t k,
-                     int root) {
-  size_t es = dtype_size(t);
-  switch (kind) {
+/* What the oracle knows: every rank's input (all: W x stride elements), this rank's own and its fill. */
+typedef struct {
+  ddp_coll_kind kind;
+  ddp_redop op;
+  ddp_dtype t;
+  const char *all, *own; /* own: this rank's input, as placed before an in-place call */
+  size_t stride, count;
+  int root, inplace;
+  const size_t *m; /* alltoallv's matrix */
+} truth;
+
+#define FILL NAN /* the oracle's answer for "still the 0x5a fill" (compared bytewise: not every type's value is a double) */
+
+/* Expected out[k] for this rank, or FILL. */
+static double oracle(const truth *u, size_t k) {
+  size_t es = dtype_size(u->t), count = u->count, sn = u->stride;
+  const char *all = u->all;
+  ddp_redop op = u->op;
+  int off_root = R != u->root;
+  switch (u->kind) {
+    case COLL_REDUCE: /* at the root, allreduce's value */
+      if (off_root) return u->inplace ? dtype_load(u->own, u->t, k) : FILL;
+      /* fall through */
     case COLL_ALLREDUCE:
     case COLL_REDUCE_SCATTER: {
-      size_t i = kind == COLL_ALLREDUCE ? k : (size_t)R * count + k;
-      double acc = dtype_load(all, t, i);
+      size_t i = u->kind == COLL_REDUCE_SCATTER ? (size_t)R * count + k : k;
+      double acc = dtype_load(all, u->t, i);
       for (int r = 1; r < W; r++) {
-        double v = dtype_load(all + (size_t)r * sn * es, t, i);
+        double v = dtype_load(all + (size_t)r * sn * es, u->t, i);
         acc = op == REDOP_PROD ? acc * v : op == REDOP_MAX ? fmax(acc, v) : op == REDOP_MIN ? fmin(acc, v) : acc + v;
       }
-      if (op == REDOP_AVG) acc = dtype_is_float(t) ? acc / W : trunc(acc / W);
+      if (op == REDOP_AVG) acc = dtype_is_float(u->t) ? acc / W : trunc(acc / W);
       return acc;
     }
-    case COLL_ALL_GATHER: return dtype_load(all + (k / count) * sn * es, t, k % count);
-    case COLL_ALLTOALL: return dtype_load(all + (k / count) * sn * es, t, (size_t)R * count + k % count);
-    default: return dtype_load(all + (size_t)root * sn * es, t, k);
+    case COLL_GATHER:
+      if (off_root) return u->inplace && k / count == (size_t)R ? dtype_load(u->own, u->t, k % count) : FILL;
+      /* fall through */
+    case COLL_ALL_GATHER: return dtype_load(all + (k / count) * sn * es, u->t, k % count);
+    case COLL_ALLTOALL: return dtype_load(all + (k / count) * sn * es, u->t, (size_t)R * count + k % count);
+    case COLL_SCATTER: return dtype_load(all + (size_t)u->root * sn * es, u->t, (size_t)R * count + k);
+    case COLL_SENDRECV: return dtype_load(all + (size_t)((R + W - 1) % W) * sn * es, u->t, k);
+    case COLL_ALLTOALLV:
+      for (int i = 0; i < W; i++) { /* sender i's part, in rank order; within it, what i sent to R */
+        size_t c = u->m[(size_t)i * W + R], at = 0;
+        if (k < c) {
+          for (int j = 0; j < R; j++) at += u->m[(size_t)i * W + j];
+          return dtype_load(all + (size_t)i * sn * es, u->t, at + k);
+        }
+        k -= c;
+      }
+      return FILL; /* past what this rank receives */
+    default: return dtype_load(all + (size_t)u->root * sn * es, u->t, k);
   }
 }
 
@@ -79,31 +117,39 @@ static int close_enough(ddp_dtype t, const void *got, double want, int ulps) {
 }
 
 /* One call through device buffers (host memory on the cpu device), eagerly or captured in a graph; returns
- * the number of wrong elements on this rank and leaves the result in res (recv_count elements). */
+ * the number of wrong elements on this rank and leaves the result in res (recv_count elements). alltoallv:
+ * the matrix of `skew` for count per peer. */
 static int use_graph;
 static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, ddp_dtype t, ddp_redop op, size_t count,
-                int inplace, unsigned seed, char *res) {
-  ddp_coll a = {kind, NULL, NULL, count, t, op, W - 1};
-  size_t es = dtype_size(t), sn = coll_send_count(&a, W), rn = coll_recv_count(&a, W);
-  size_t big = ((sn > rn ? sn : rn) + 1) * es;
-  char *send = calloc(big, 1), *recv = calloc(big, 1), *all = calloc((size_t)W * sn + 1, es), *keep = calloc(big, 1);
+                int inplace, double skew, unsigned seed, char *res) {
+  size_t *m = kind == COLL_ALLTOALLV ? calloc((size_t)W * W, sizeof *m) : NULL;
+  if (m) coll_alltoallv_matrix(m, W, count * W, skew, 7);
+  ddp_coll a = {kind, NULL, NULL, count, t, op, W - 1, m};
+  size_t es = dtype_size(t), sn = coll_send_count(&a, R, W), rn = coll_recv_count(&a, R, W);
+  size_t S = 0, RN = 0; /* the most any rank sends and receives: every rank's input is S elements */
+  for (int r = 0; r < W; r++) {
+    size_t x = coll_send_count(&a, r, W), y = coll_recv_count(&a, r, W);
+    S = x > S ? x : S, RN = y > RN ? y : RN;
+  }
+  size_t big = ((S > RN ? S : RN) + count * W + 1) * es;
+  char *send = calloc(big, 1), *recv = calloc(big, 1), *all = calloc((size_t)W * S + 1, es), *keep = calloc(big, 1);
   void *dsend = NULL, *drecv = NULL;
   ddp_result r = d->alloc(d, &dsend, big);
   if (r == DDP_OK) r = d->alloc(d, &drecv, big);
-  for (size_t i = 0; i < sn; i++) dtype_store(send, t, i, draw(&seed, t, op));
-  MPI_Allgather(send, (int)(sn * es), MPI_BYTE, all, (int)(sn * es), MPI_BYTE, MPI_COMM_WORLD);
+  for (size_t i = 0; i < S; i++) dtype_store(send, t, i, draw(&seed, t, op));
+  MPI_Allgather(send, (int)(S * es), MPI_BYTE, all, (int)(S * es), MPI_BYTE, MPI_COMM_WORLD);
   memset(recv, 0x5a, big);
   char *ds = dsend, *dr = drecv;
   a.send = ds;
   a.recv = dr;
   if (inplace) {
-    if (kind == COLL_ALL_GATHER) {
-      memcpy(recv + (size_t)R * count * es, send, sn * es);
+    if (kind == COLL_ALL_GATHER || kind == COLL_GATHER) {
+      memcpy(recv + (size_t)R * count * es, send, count * es);
       a.send = dr + (size_t)R * count * es;
     } else {
-      memcpy(recv, send, sn * es);
+      memcpy(recv, send, S * es);
       a.send = dr;
-      if (kind == COLL_REDUCE_SCATTER) a.recv = dr + (size_t)R * count * es;
+      if (kind == COLL_REDUCE_SCATTER || kind == COLL_SCATTER) a.recv = dr + (size_t)R * count * es;
     }
   }
   if (r == DDP_OK) r = d->copy(d, dsend, send, big, s);
@@ -127,9 +173,13 @@ static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, d
   long wrong = 0;
   int ulps = op == REDOP_AVG && dtype_is_float(t) && coll_is_reduction(kind) ? 2 : 0;
   const char *out = recv + ((const char *)a.recv - dr);
-  for (size_t k = 0; k < rn; k++) {
-    double want = oracle(kind, op, t, all, sn, count, k, W - 1);
-    if (!close_enough(t, out + k * es, want, ulps)) {
+  /* reduce and gather off the root: the whole receive region they were given, to show it untouched */
+  size_t region = (kind == COLL_REDUCE ? count : kind == COLL_GATHER ? count * W : kind == COLL_ALLTOALLV ? RN : rn);
+  truth u = {kind, op, t, all, send, S, count, W - 1, inplace, m};
+  for (size_t k = 0; k < region; k++) {
+    double want = oracle(&u, k);
+    static const char fill[8] = {0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a};
+    if (isnan(want) ? memcmp(out + k * es, fill, es) != 0 : !close_enough(t, out + k * es, want, ulps)) {
       if (!wrong)
         fprintf(stderr, "rank %d %s %s %s count %zu inplace %d: element %zu got %g want %g\n", R, coll_name(kind),
                 dtype_name(t), redop_name(op), count, inplace, k, dtype_load(out, t, k), want);
@@ -140,7 +190,7 @@ static long one(ddp_device *d, ddp_comm *c, ddp_stream *s, ddp_coll_kind kind, d
   memcpy(res, out, rn * es);
   if (dsend) d->free(d, dsend);
   if (drecv) d->free(d, drecv);
-  free(send), free(recv), free(all), free(keep);
+  free(send), free(recv), free(all), free(keep), free(m);
   return wrong;
 }
 
@@ -165,7 +215,72 @@ static void sizes_check(void) {
           "alltoall n=%d", n);
     z = coll_sizes_for(COLL_BROADCAST, bytes, 2, n);
     CHECK(z.count == bytes / 2 && z.base_bytes == bytes && z.bus_factor == 1.0, "broadcast n=%d", n);
+    /* reduce_perf: count elements, factor 1 */
+    z = coll_sizes_for(COLL_REDUCE, bytes, 4, n);
+    CHECK(z.count == bytes / 4 && z.send_count == bytes / 4 && z.recv_count == bytes / 4 && z.size_bytes == bytes &&
+              z.base_bytes == bytes && z.bus_factor == 1.0,
+          "reduce n=%d", n);
+    /* gather_perf, scatter_perf: count per rank, the total at the root, factor (n-1)/n */
+    z = coll_sizes_for(COLL_GATHER, bytes, 4, n);
+    CHECK(z.count == per && z.send_count == per && z.recv_count == per * n && z.size_bytes == per * n * 4 &&
+              z.base_bytes == (double)per * n * 4 && fabs(z.bus_factor - (double)(n - 1) / n) < 1e-15,
+          "gather n=%d", n);
+    z = coll_sizes_for(COLL_SCATTER, bytes, 4, n);
+    CHECK(z.count == per && z.send_count == per * n && z.recv_count == per && z.size_bytes == per * n * 4 &&
+              z.base_bytes == (double)per * n * 4 && fabs(z.bus_factor - (double)(n - 1) / n) < 1e-15,
+          "scatter n=%d", n);
+    /* sendrecv_perf: count elements to rank + 1, factor 1 */
+    z = coll_sizes_for(COLL_SENDRECV, bytes, 2, n);
+    CHECK(z.count == bytes / 2 && z.send_count == bytes / 2 && z.recv_count == bytes / 2 && z.size_bytes == bytes &&
+              z.base_bytes == bytes && z.bus_factor == 1.0,
+          "sendrecv n=%d", n);
+    /* alltoallv_perf: the busiest rank's bytes, factor (n-1)/n; at skew 0 exactly alltoall */
+    size_t m[64], m2[64], big[64];
+    coll_alltoallv_matrix(m, n, per * n, 0, 1);
+    coll_sizes za = coll_sizes_alltoallv(m, n, 4, per), zt = coll_sizes_for(COLL_ALLTOALL, bytes, 4, n);
+    int uniform = 1;
+    for (int k = 0; k < n * n; k++) uniform &= m[k] == per;
+    CHECK(uniform && za.count == zt.count && za.send_count == zt.send_count && za.recv_count == zt.recv_count &&
+              za.size_bytes == zt.size_bytes && za.base_bytes == zt.base_bytes && za.bus_factor == zt.bus_factor,
+          "alltoallv at skew 0 is alltoall, n=%d", n);
+    coll_alltoallv_matrix(m, n, per * n, 1, 1);
+    coll_alltoallv_matrix(m2, n, per * n, 1, 1);
+    coll_alltoallv_matrix(big, n, per * n * 3 + 5, 1, 1);
+    za = coll_sizes_alltoallv(m, n, 4, per);
+    size_t maxs = 0, maxr = 0;
+    int rows_ok = 1, monotone = 1;
+    for (int i = 0; i < n; i++) {
+      size_t rs = 0, cs = 0;
+      for (int j = 0; j < n; j++) {
+        rs += m[i * n + j], cs += m[j * n + i];
+        monotone &= big[i * n + j] >= m[i * n + j];
+      }
+      rows_ok &= rs <= per * n && rs + (size_t)n >= per * n; /* floor loses < 1 element per receiver */
+      maxs = rs > maxs ? rs : maxs, maxr = cs > maxr ? cs : maxr;
+    }
+    double H = 0;
+    for (int j = 1; j <= n; j++) H += 1.0 / j;
+    double hot = (double)maxr / (double)(per * n), want = n / H; /* the hot rank's load in senders' shares */
+    CHECK(rows_ok && monotone && !memcmp(m, m2, sizeof(size_t) * n * n), "alltoallv matrix n=%d: rows %d, monotone %d",
+          n, rows_ok, monotone);
+    CHECK(hot > 0.75 * want && hot < 1.25 * want, "alltoallv skew 1 n=%d: hot rank %.3f shares, want about %.3f", n, hot,
+          want);
+    CHECK(za.count == per && za.send_count == maxs && za.recv_count == maxr &&
+              za.size_bytes == (maxs > maxr ? maxs : maxr) * 4 && za.base_bytes == za.size_bytes &&
+              fabs(za.bus_factor - (double)(n - 1) / n) < 1e-15,
+          "alltoallv sizes n=%d", n);
   }
+  /* another seed makes another rank hot (8 ranks, seeds 1..8: not always the same one) */
+  size_t m[64];
+  int hot_of[8], differ = 0;
+  for (int sd = 1; sd <= 8; sd++) {
+    coll_alltoallv_matrix(m, 8, 8000, 1, (uint64_t)sd);
+    hot_of[sd - 1] = 0;
+    for (int j = 1; j < 8; j++)
+      if (m[j] > m[hot_of[sd - 1]]) hot_of[sd - 1] = j;
+    differ += hot_of[sd - 1] != hot_of[0];
+  }
+  CHECK(differ > 0, "alltoallv: the seed picks the hot rank");
   /* nccl-tests issue #194's row: 1073741824 B float allreduce on 2 ranks, 9306.7 us -> 115.37 GB/s both. */
   coll_sizes z = coll_sizes_for(COLL_ALLREDUCE, 1073741824, 4, 2);
   double algbw = z.base_bytes / 9306.7e-6 / 1e9;
@@ -177,21 +292,29 @@ static void sizes_check(void) {
 static void matrix(ddp_device *d, ddp_comm *c, ddp_stream *s, const char *what) {
   static const size_t counts[] = {0, 1, 7, 1000};
   long total_wrong = 0, calls = 0, disagree = 0;
-  char *res[2] = {malloc(8 * 4 * 1000 + 64), malloc(8 * 4 * 1000 + 64)};
-  for (int kind = 0; kind < COLL_COUNT; kind++)
+  size_t most = (size_t)8 * W * W * 1000 + 64; /* alltoallv: a rank may receive W times its share */
+  char *res[2] = {malloc(most), malloc(most)};
+  static const double skews[] = {0, 1, 2.5}; /* alltoallv's matrices */
+  for (int kind = 0; kind < COLL_COUNT; kind++) {
+    ddp_coll_kind k = (ddp_coll_kind)kind;
+    /* the variants: every op of a reduction, every skew of alltoallv */
+    int nv = coll_is_reduction(k) ? REDOP_COUNT : k == COLL_ALLTOALLV ? 3 : 1;
     for (int t = 0; t < DT_COUNT; t++)
-      for (int op = 0; op < (coll_is_reduction((ddp_coll_kind)kind) ? REDOP_COUNT : 1); op++)
+      for (int v = 0; v < nv; v++)
         for (size_t ci = 0; ci < sizeof counts / sizeof counts[0]; ci++) {
-          unsigned seed = 1234u + 7919u * (unsigned)R + 31u * (unsigned)(kind * 100 + t * 10 + op) + (unsigned)ci;
-          for (int ip = 0; ip < (kind == COLL_ALLTOALL ? 1 : 2); ip++) {
-            total_wrong += one(d, c, s, (ddp_coll_kind)kind, (ddp_dtype)t, (ddp_redop)op, counts[ci], ip, seed, res[ip]);
+          unsigned seed = 1234u + 7919u * (unsigned)R + 31u * (unsigned)(kind * 100 + t * 10 + v) + (unsigned)ci;
+          ddp_redop op = coll_is_reduction(k) ? (ddp_redop)v : REDOP_SUM;
+          double skew = k == COLL_ALLTOALLV ? skews[v] : 0;
+          for (int ip = 0; ip < (coll_out_of_place_only(k) ? 1 : 2); ip++) {
+            total_wrong += one(d, c, s, k, (ddp_dtype)t, op, counts[ci], ip, skew, seed, res[ip]);
             calls++;
           }
-          if (kind != COLL_ALLTOALL) {
-            ddp_coll a = {(ddp_coll_kind)kind, NULL, NULL, counts[ci], (ddp_dtype)t, (ddp_redop)op, 0};
-            disagree += memcmp(res[0], res[1], coll_recv_count(&a, W) * dtype_size((ddp_dtype)t)) != 0;
+          if (!coll_out_of_place_only(k)) {
+            ddp_coll a = {.kind = k, .count = counts[ci], .dt = (ddp_dtype)t, .op = op, .root = W - 1};
+            disagree += memcmp(res[0], res[1], coll_recv_count(&a, R, W) * dtype_size((ddp_dtype)t)) != 0;
           }
         }
+  }
   MPI_Allreduce(MPI_IN_PLACE, &total_wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &disagree, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (R == 0) {
@@ -299,8 +422,15 @@ int main(int argc, char **argv) {
   /* Back to back on one stream, same buffers (the timed loop): all complete, the last result is right. */
   float buf[64], out[64];
   if (cuda) goto done; /* host buffers: cpu device only */
+  /* NCCL defines no in-place alltoall, alltoallv or sendrecv: refused, on every rank, before any MPI call */
+  size_t mat[16] = {0};
+  static const ddp_coll_kind oop[] = {COLL_ALLTOALL, COLL_ALLTOALLV, COLL_SENDRECV};
+  for (int i = 0; i < 3; i++) {
+    ddp_coll in = {.kind = oop[i], .send = buf, .recv = buf, .count = 1, .dt = DT_F32, .counts = mat};
+    CHECK(c->collective(c, &in, s) == DDP_ERR_INTERNAL, "%s in place is refused", coll_name(oop[i]));
+  }
   for (int i = 0; i < 64; i++) buf[i] = (float)(R + i);
-  ddp_coll a = {COLL_ALLREDUCE, buf, out, 64, DT_F32, REDOP_SUM, 0};
+  ddp_coll a = {.kind = COLL_ALLREDUCE, .send = buf, .recv = out, .count = 64, .dt = DT_F32, .op = REDOP_SUM};
   ddp_result r = DDP_OK;
   for (int i = 0; i < 50 && r == DDP_OK; i++) r = c->collective(c, &a, s);
   if (r == DDP_OK) r = d->stream_synchronize(d, s);

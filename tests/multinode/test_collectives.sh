@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_collectives.sh: `ddpbench collectives` across 2 emulated hosts (lib.sh), 2 ranks each, through mpirun
-# over TCP between the hosts. Asserts: every collective exact across hosts (#wrong 0 in the table and in the
+# over TCP between the hosts. Asserts: every collective (all ten) exact across hosts (#wrong 0 in the table and in the
 # result file, which names 2 nodes and both hosts); --group node gives one group per host, named by its
 # hostname; --group pairs runs the one pair of hosts; a corrupted element on the second host's last rank is
 # caught, exit 1, and the finding names that rank and that host.
@@ -22,9 +22,9 @@ common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" collectives --device cpu -T 60) # CP
 mn_mpirun 120 -np "$W" "${common[@]}" all -b 8 -e 64K -f 8 -n 3 -J all.json >all.txt 2>all.err
 mn_eq "collectives across $N hosts exit 0" "$?" 0
 [ -s all.json ] || { cat all.txt all.err; echo "$MN_PASS passed, $((MN_FAIL + 1)) failed"; exit 1; }
-mn_eq "text: 5 tables" "$(grep -c '^# Avg bus bandwidth' all.txt)" 5
+mn_eq "text: 10 tables" "$(grep -c '^# Avg bus bandwidth' all.txt)" 10
 mn_eq "text: #wrong 0 in every row" "$(grep -v '^#' all.txt | awk '$9 != "0" || ($13 != "0" && $13 != "N/A")' | wc -l)" 0
-mn_eq "text: rows (5 collectives x 5 sizes)" "$(grep -vc '^#' all.txt)" 25
+mn_eq "text: rows (10 collectives x 5 sizes)" "$(grep -vc '^#' all.txt)" 50
 mn_eq "json: nodes" "$(jq .nodes all.json)" "$N"
 mn_eq "json: both hosts" "$(jq -r '[.ranks[].host] | unique | join(",")' all.json)" "$h1,$h2"
 mn_eq "json: nwrong 0 everywhere" "$(jq '[.records[] | select(.metric == "nwrong") | .value] | unique | tostring' all.json)" '"[0]"'
@@ -37,6 +37,9 @@ ratio() { # busbw / algbw of collective $1, x 1000, over its rows and placements
 mn_eq "json: allreduce busbw = algbw x 2(n-1)/n on $W ranks" "$(ratio allreduce)" '"[1500]"'
 mn_eq "json: all_gather busbw = algbw x (n-1)/n" "$(ratio all_gather)" '"[750]"'
 mn_eq "json: broadcast busbw = algbw" "$(ratio broadcast)" '"[1000]"'
+mn_eq "json: reduce, sendrecv busbw = algbw" "$(ratio reduce)$(ratio sendrecv)" '"[1000]""[1000]"'
+mn_eq "json: gather, scatter, alltoallv busbw = algbw x (n-1)/n" "$(ratio gather)$(ratio scatter)$(ratio alltoallv)" \
+  '"[750]""[750]""[750]"'
 
 # --- per-node groups: one per host, named by its hostname ------------------------------------------------
 mn_mpirun 120 -np "$W" "${common[@]}" allreduce -b 1K -e 4K -f 4 -n 3 --group node -J node.json >node.txt 2>node.err

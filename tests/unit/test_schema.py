@@ -191,7 +191,7 @@ def row_record(d):
 
 
 rejected(coll, "a record without its collective label", lambda d: row_record(d)["labels"].pop("collective"))
-rejected(coll, "a record of an unknown collective", lambda d: row_record(d)["labels"].__setitem__("collective", "gather"))
+rejected(coll, "a record of an unknown collective", lambda d: row_record(d)["labels"].__setitem__("collective", "hypercube"))
 rejected(coll, "a record with bytes that are not a count", lambda d: row_record(d)["labels"].__setitem__("bytes", "1K"))
 rejected(coll, "maxbytes_used with labels", lambda d: next(
     r for r in d["records"] if r["metric"] == "maxbytes_used")["labels"].__setitem__("bytes", "8") if any(
