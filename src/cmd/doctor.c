@@ -56,7 +56,9 @@ static ddp_result nccl_probe(cmd_ctx *c) {
   if (r == DDP_OK) r = dev->stream_create(dev, &s, 0);
   if (r == DDP_OK) r = dev->memset_zero(dev, send, max_bytes * (size_t)comm->size, s);
   if (r == DDP_OK && comm->record_choices) comm->record_choices(comm, 1); /* nothing here is timed */
-  static const ddp_coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST, COLL_ALLTOALL};
+  /* the rings and trees (reductions, broadcast) and the peer-to-peer connections (alltoall, sendrecv) */
+  static const ddp_coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALL_GATHER, COLL_BROADCAST,
+                                        COLL_REDUCE,    COLL_ALLTOALL,       COLL_SENDRECV};
   for (size_t k = 0; r == DDP_OK && k < sizeof kinds / sizeof kinds[0]; k++)
     for (size_t bytes = 8; r == DDP_OK && bytes <= max_bytes; bytes *= 4) {
       watchdog_tick("doctor: one untimed call of each collective, so that NCCL connects and logs its transports");

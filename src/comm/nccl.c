@@ -190,7 +190,11 @@ static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
     case COLL_REDUCE:
       NCCL_CHECK(n->comm, ncclReduce(a->send, a->recv, a->count, t, nccl_op(a->op), a->root, n->comm, st));
       break;
-    default: return nc_p2p(c, a, st); /* alltoall, alltoallv, gather, scatter, sendrecv */
+    default: { /* alltoall, alltoallv, gather, scatter, sendrecv */
+      ddp_result r = nc_p2p(c, a, st);
+      if (r == DDP_OK) first_call_end(n, a->kind, first);
+      return r;
+    }
   }
   first_call_end(n, a->kind, first);
   return DDP_OK;
