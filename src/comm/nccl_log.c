@@ -890,6 +890,16 @@ static const cJSON *item(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsNull(v) ? NULL : v;
 }
+/* A number, also as json_number writes it into a document not yet printed (a raw item); NAN when not one. */
+static double number_of(const cJSON *v) {
+  if (cJSON_IsNumber(v)) return v->valuedouble;
+  if (cJSON_IsRaw(v) && v->valuestring) {
+    char *end;
+    double d = strtod(v->valuestring, &end);
+    if (end != v->valuestring && !*end) return d;
+  }
+  return NAN;
+}
 static void get_int(reader *r, const cJSON *o, const char *where, const char *k, int *out, int absent) {
   const cJSON *v = item(o, k);
   *out = absent;
@@ -898,7 +908,7 @@ static void get_int(reader *r, const cJSON *o, const char *where, const char *k,
     *out = cJSON_IsTrue(v);
     return;
   }
-  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+  double d = number_of(v);
   if (!(d >= INT_MIN && d <= INT_MAX) || d != floor(d)) { fail(r, where, k, "is not an integer"); return; }
   *out = (int)d;
 }
@@ -906,8 +916,9 @@ static void get_dbl(reader *r, const cJSON *o, const char *where, const char *k,
   const cJSON *v = item(o, k);
   *out = -1;
   if (!v) return;
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) { fail(r, where, k, "is not a number"); return; }
-  *out = v->valuedouble;
+  double d = number_of(v);
+  if (!isfinite(d)) { fail(r, where, k, "is not a number"); return; }
+  *out = d;
 }
 static void get_str(reader *r, const cJSON *o, const char *where, const char *k, char *out, size_t cap) {
   const cJSON *v = item(o, k);
