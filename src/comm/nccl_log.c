@@ -102,11 +102,30 @@ static txt word(txt t, const char *stop) {
   while (k < t.n && (t.p[k] == '\0' || !strchr(stop, t.p[k]))) k++;
   return (txt){t.p, k};
 }
-/* Copies t into dst (cap bytes, NUL-terminated, truncated), anything but printable ASCII as '?'. */
+/* An IPv4 address (four numbers and dots) or an IPv6 one ("::", "fe80:") somewhere in s. */
+static int has_address(const char *s) {
+  if (strstr(s, "::") || strstr(s, "fe80:")) return 1;
+  for (const char *p = s; *p; p++) {
+    if (!isdigit((unsigned char)*p) || (p > s && isdigit((unsigned char)p[-1]))) continue;
+    int dots = 0;
+    const char *q = p;
+    while (isdigit((unsigned char)*q)) {
+      while (isdigit((unsigned char)*q)) q++;
+      if (*q != '.' || !isdigit((unsigned char)q[1])) break;
+      dots++;
+      q++;
+    }
+    if (dots >= 3) return 1;
+  }
+  return 0;
+}
+/* Copies t into dst (cap bytes, NUL-terminated, truncated), anything but printable ASCII as '?'; a text that
+ * holds an address is not kept at all (no NCCL line this file reads has one where it reads: a garbled one may). */
 static void copy(char *dst, size_t cap, txt t) {
   size_t k = 0;
   for (; k < t.n && k + 1 < cap; k++) dst[k] = (t.p[k] >= 0x20 && t.p[k] < 0x7f) ? t.p[k] : '?';
   dst[k] = '\0';
+  if (has_address(dst)) dst[0] = '\0';
 }
 static txt trim(txt t) {
   while (t.n && (t.p[0] == ' ' || t.p[0] == '\t')) t = txt_from(t, 1);
@@ -273,14 +292,23 @@ static nccl_acc_netdev *netdev_at(nccl_account *acc, txt net, int index) {
   return d;
 }
 
+/* "NET/<net> : rest": the net's name (a plugin's may hold a space: "AWS Libfabric") and what follows. */
+static int net_name(txt m, txt *net, txt *rest) {
+  if (!starts(m, "NET/")) return 0;
+  txt r = txt_from(m, 4);
+  size_t k = find(r, " : ");
+  if (k == (size_t)-1 || k == 0 || k > 15) return 0;
+  *net = (txt){r.p, k};
+  *rest = txt_from(r, k + 3);
+  return 1;
+}
+
 /* net_ib.cc "NET/IB : Using%s %s; OOB %s:%s" with " [%d]%s:%d/%s" per device (dev, port, IB/RoCE);
  * net_socket.cc "NET/Socket : Using%s" with " [%d]%s:%s" per interface (name, address): the address and
  * everything after IB's ';' (the OOB interface and address) are never read. */
 static int rule_net_using(nccl_account *acc, txt m) {
-  if (!starts(m, "NET/")) return 0;
-  txt net = word(txt_from(m, 4), " :");
-  txt rest = txt_from(m, 4 + net.n);
-  if (!eat(&rest, " : Using")) return 0;
+  txt net, rest;
+  if (!net_name(m, &net, &rest) || !eat(&rest, "Using")) return 0;
   if (!rest.n || rest.p[0] != ' ') return 0;
   size_t semi = find(rest, ";");
   if (semi != (size_t)-1) rest.n = semi;
@@ -309,10 +337,8 @@ static int rule_net_using(nccl_account *acc, txt m) {
 
 /* topo.cc "NET/%s : GPU Direct RDMA %s for HCA %d '%s'" (Enabled/Disabled), 2.18-2.28. */
 static int rule_net_gdr(nccl_account *acc, txt m) {
-  if (!starts(m, "NET/")) return 0;
-  txt net = word(txt_from(m, 4), " :");
-  txt rest = txt_from(m, 4 + net.n);
-  if (!eat(&rest, " : GPU Direct RDMA ")) return 0;
+  txt net, rest;
+  if (!net_name(m, &net, &rest) || !eat(&rest, "GPU Direct RDMA ")) return 0;
   int on = eat(&rest, "Enabled");
   if (!on && !eat(&rest, "Disabled")) return 0;
   int index;
