@@ -69,9 +69,12 @@ static int eat_uint64(txt *t, unsigned long long *v, int base) {
   unsigned long long x = 0;
   while (d < t->n && d < 20) {
     int c = (unsigned char)t->p[d], k;
-    if (isdigit(c)) k = c - '0';
-    else if (base == 16 && isxdigit(c)) k = tolower(c) - 'a' + 10;
-    else break;
+    if (isdigit(c))
+      k = c - '0';
+    else if (base == 16 && isxdigit(c))
+      k = tolower(c) - 'a' + 10;
+    else
+      break;
     x = x * (unsigned)base + (unsigned)k;
     d++;
   }
@@ -102,11 +105,30 @@ static txt word(txt t, const char *stop) {
   while (k < t.n && (t.p[k] == '\0' || !strchr(stop, t.p[k]))) k++;
   return (txt){t.p, k};
 }
-/* Copies t into dst (cap bytes, NUL-terminated, truncated), anything but printable ASCII as '?'. */
+/* An IPv4 address (four numbers and dots) or an IPv6 one ("::", "fe80:") somewhere in s. */
+static int has_address(const char *s) {
+  if (strstr(s, "::") || strstr(s, "fe80:")) return 1;
+  for (const char *p = s; *p; p++) {
+    if (!isdigit((unsigned char)*p) || (p > s && isdigit((unsigned char)p[-1]))) continue;
+    int dots = 0;
+    const char *q = p;
+    while (isdigit((unsigned char)*q)) {
+      while (isdigit((unsigned char)*q)) q++;
+      if (*q != '.' || !isdigit((unsigned char)q[1])) break;
+      dots++;
+      q++;
+    }
+    if (dots >= 3) return 1;
+  }
+  return 0;
+}
+/* Copies t into dst (cap bytes, NUL-terminated, truncated), anything but printable ASCII as '?'; a text that
+ * holds an address is not kept at all (no NCCL line this file reads has one where it reads: a garbled one may). */
 static void copy(char *dst, size_t cap, txt t) {
   size_t k = 0;
   for (; k < t.n && k + 1 < cap; k++) dst[k] = (t.p[k] >= 0x20 && t.p[k] < 0x7f) ? t.p[k] : '?';
   dst[k] = '\0';
+  if (has_address(dst)) dst[0] = '\0';
 }
 static txt trim(txt t) {
   while (t.n && (t.p[0] == ' ' || t.p[0] == '\t')) t = txt_from(t, 1);
@@ -136,7 +158,8 @@ static txt key_word(txt t, const char *key) {
     size_t f = find(txt_from(t, i), key);
     if (f == (size_t)-1) break;
     size_t at = i + f;
-    if ((at == 0 || t.p[at - 1] == ' ') && at + k < t.n && t.p[at + k] == ' ') return word(txt_from(t, at + k + 1), " ");
+    if ((at == 0 || t.p[at - 1] == ' ') && at + k < t.n && t.p[at + k] == ' ')
+      return word(txt_from(t, at + k + 1), " ");
     i = at + 1;
   }
   return (txt){t.p + t.n, 0};
@@ -196,9 +219,7 @@ static void comm_init(nccl_acc_comm *c, unsigned long long ptr) {
   c->ring_channels = -1;
   c->nvls = c->nvls_supported = c->collnet = c->pxn = c->gdr = -1;
 }
-static void account_init(nccl_account *acc) {
-  memset(acc, 0, sizeof *acc);
-}
+static void account_init(nccl_account *acc) { memset(acc, 0, sizeof *acc); }
 
 /* The index of the communicator ptr, made when create and there is room; -1 otherwise. */
 static int comm_index(parser *ps, unsigned long long ptr, int create) {
@@ -273,14 +294,23 @@ static nccl_acc_netdev *netdev_at(nccl_account *acc, txt net, int index) {
   return d;
 }
 
+/* "NET/<net> : rest": the net's name (a plugin's may hold a space: "AWS Libfabric") and what follows. */
+static int net_name(txt m, txt *net, txt *rest) {
+  if (!starts(m, "NET/")) return 0;
+  txt r = txt_from(m, 4);
+  size_t k = find(r, " : ");
+  if (k == (size_t)-1 || k == 0 || k > 15) return 0;
+  *net = (txt){r.p, k};
+  *rest = txt_from(r, k + 3);
+  return 1;
+}
+
 /* net_ib.cc "NET/IB : Using%s %s; OOB %s:%s" with " [%d]%s:%d/%s" per device (dev, port, IB/RoCE);
  * net_socket.cc "NET/Socket : Using%s" with " [%d]%s:%s" per interface (name, address): the address and
  * everything after IB's ';' (the OOB interface and address) are never read. */
 static int rule_net_using(nccl_account *acc, txt m) {
-  if (!starts(m, "NET/")) return 0;
-  txt net = word(txt_from(m, 4), " :");
-  txt rest = txt_from(m, 4 + net.n);
-  if (!eat(&rest, " : Using")) return 0;
+  txt net, rest;
+  if (!net_name(m, &net, &rest) || !eat(&rest, "Using")) return 0;
   if (!rest.n || rest.p[0] != ' ') return 0;
   size_t semi = find(rest, ";");
   if (semi != (size_t)-1) rest.n = semi;
@@ -309,10 +339,8 @@ static int rule_net_using(nccl_account *acc, txt m) {
 
 /* topo.cc "NET/%s : GPU Direct RDMA %s for HCA %d '%s'" (Enabled/Disabled), 2.18-2.28. */
 static int rule_net_gdr(nccl_account *acc, txt m) {
-  if (!starts(m, "NET/")) return 0;
-  txt net = word(txt_from(m, 4), " :");
-  txt rest = txt_from(m, 4 + net.n);
-  if (!eat(&rest, " : GPU Direct RDMA ")) return 0;
+  txt net, rest;
+  if (!net_name(m, &net, &rest) || !eat(&rest, "GPU Direct RDMA ")) return 0;
   int on = eat(&rest, "Enabled");
   if (!on && !eat(&rest, "Disabled")) return 0;
   int index;
@@ -389,8 +417,7 @@ static void add_peer(nccl_acc_comm *c, int peer, txt via, int send) {
   for (int i = 0; i < c->npeers; i++) {
     nccl_acc_peer *p = &c->peer[i];
     if (p->peer == peer && !strcmp(p->via, v)) {
-      if (send) p->sends++;
-      else p->recvs++;
+      (*(send ? &p->sends : &p->recvs))++;
       return;
     }
   }
@@ -418,8 +445,7 @@ static void add_peer(nccl_acc_comm *c, int peer, txt via, int send) {
     }
     p->gdrdma = has(r, "/GDRDMA");
   }
-  if (send) p->sends++;
-  else p->recvs++;
+  (*(send ? &p->sends : &p->recvs))++;
 }
 
 /* The transport of one connection: p2p.cc "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/%s%s%s" (CUMEM, MNNVL,
@@ -446,8 +472,10 @@ static int rule_channel_via(nccl_acc_comm *c, txt m) {
   if (!via.n) return 0;
   if (!c) return 1;
   int send = !recv, peer = recv ? a : b;
-  if (c->rank >= 0 && a == c->rank && b != c->rank) send = 1, peer = b;
-  else if (c->rank >= 0 && b == c->rank && a != c->rank) send = 0, peer = a;
+  if (c->rank >= 0 && a == c->rank && b != c->rank)
+    send = 1, peer = b;
+  else if (c->rank >= 0 && b == c->rank && a != c->rank)
+    send = 0, peer = a;
   add_peer(c, peer, via, send);
   return 1;
 }
@@ -548,12 +576,18 @@ static int rule_channels(nccl_acc_comm *c, txt m) {
     if (!eat_int(&item, &v)) continue;
     item = trim(item);
     int *f = NULL;
-    if (item.n == 13 && !memcmp(item.p, "coll channels", 13)) f = c ? &c->coll_channels : NULL;
-    else if (item.n == 16 && !memcmp(item.p, "collnet channels", 16)) f = c ? &c->collnet_channels : NULL;
-    else if (item.n == 13 && !memcmp(item.p, "nvls channels", 13)) f = c ? &c->nvls_channels : NULL;
-    else if (item.n == 12 && !memcmp(item.p, "p2p channels", 12)) f = c ? &c->p2p_channels : NULL;
-    else if (item.n == 21 && !memcmp(item.p, "p2p channels per peer", 21)) f = c ? &c->p2p_per_peer : NULL;
-    else continue;
+    if (item.n == 13 && !memcmp(item.p, "coll channels", 13))
+      f = c ? &c->coll_channels : NULL;
+    else if (item.n == 16 && !memcmp(item.p, "collnet channels", 16))
+      f = c ? &c->collnet_channels : NULL;
+    else if (item.n == 13 && !memcmp(item.p, "nvls channels", 13))
+      f = c ? &c->nvls_channels : NULL;
+    else if (item.n == 12 && !memcmp(item.p, "p2p channels", 12))
+      f = c ? &c->p2p_channels : NULL;
+    else if (item.n == 21 && !memcmp(item.p, "p2p channels per peer", 21))
+      f = c ? &c->p2p_per_peer : NULL;
+    else
+      continue;
     any = 1;
     if (f) *f = v;
   }
@@ -659,8 +693,10 @@ static void parse_line(parser *ps, txt line, size_t off) {
     int nvls = cp > 0 && starts(msg, "NVLS comm 0x"); /* nvls.cc "NVLS comm %p headRank %d nHeads %d ..." */
     int ci = comm_index(ps, ptr, start || complete || nnodes || nvls);
     if (ci < 0) {
-      if (start || complete || nnodes || nvls) acc->unattributed++;
-      else acc->unknown_lines++;
+      if (start || complete || nnodes || nvls)
+        acc->unattributed++;
+      else
+        acc->unknown_lines++;
       return;
     }
     nccl_acc_comm *c = &acc->comms[ci];
@@ -678,14 +714,14 @@ static void parse_line(parser *ps, txt line, size_t off) {
   }
 
   /* lines for the communicator of the span or the thread: first recognise, then attribute */
-  int kind = rule_channel_via(NULL, msg)   ? 1
-             : rule_collnet_via(NULL, msg) ? 2
-             : rule_ring(ps, -1, msg)      ? 3
+  int kind = rule_channel_via(NULL, msg)    ? 1
+             : rule_collnet_via(NULL, msg)  ? 2
+             : rule_ring(ps, -1, msg)       ? 3
              : rule_ring_graph(ps, -1, msg) ? 4
-             : rule_pattern(NULL, msg)     ? 5
-             : rule_channels(NULL, msg)    ? 6
-             : rule_sentences(NULL, msg)   ? 7
-                                           : 0;
+             : rule_pattern(NULL, msg)      ? 5
+             : rule_channels(NULL, msg)     ? 6
+             : rule_sentences(NULL, msg)    ? 7
+                                            : 0;
   if (!kind) {
     acc->unknown_lines++;
     return;
@@ -698,13 +734,27 @@ static void parse_line(parser *ps, txt line, size_t off) {
   nccl_acc_comm *c = &acc->comms[ci];
   c->lines++;
   switch (kind) {
-  case 1: rule_channel_via(c, msg); break;
-  case 2: rule_collnet_via(c, msg); break;
-  case 3: rule_ring(ps, ci, msg); break;
-  case 4: rule_ring_graph(ps, ci, msg); break;
-  case 5: rule_pattern(c, msg); break;
-  case 6: rule_channels(c, msg); break;
-  default: rule_sentences(c, msg); break;
+  case 1:
+    rule_channel_via(c, msg);
+    break;
+  case 2:
+    rule_collnet_via(c, msg);
+    break;
+  case 3:
+    rule_ring(ps, ci, msg);
+    break;
+  case 4:
+    rule_ring_graph(ps, ci, msg);
+    break;
+  case 5:
+    rule_pattern(c, msg);
+    break;
+  case 6:
+    rule_channels(c, msg);
+    break;
+  default:
+    rule_sentences(c, msg);
+    break;
   }
 }
 
@@ -781,9 +831,13 @@ static int put(cJSON *o, const char *k, cJSON *v) { return v && cJSON_AddItemToO
 static int put_str(cJSON *o, const char *k, const char *s) {
   return put(o, k, s[0] ? cJSON_CreateString(s) : cJSON_CreateNull());
 }
-static int put_int(cJSON *o, const char *k, int v) { return put(o, k, v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull()); }
+static int put_int(cJSON *o, const char *k, int v) {
+  return put(o, k, v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
 static int put_count(cJSON *o, const char *k, int v) { return put(o, k, cJSON_CreateNumber(v)); }
-static int put_dbl(cJSON *o, const char *k, double v) { return put(o, k, v >= 0 ? json_number(v) : cJSON_CreateNull()); }
+static int put_dbl(cJSON *o, const char *k, double v) {
+  return put(o, k, v >= 0 ? json_number(v) : cJSON_CreateNull());
+}
 
 static cJSON *comm_json(const nccl_acc_comm *c) {
   cJSON *o = cJSON_CreateObject();
@@ -792,13 +846,12 @@ static cJSON *comm_json(const nccl_acc_comm *c) {
            put_int(o, "nranks", c->nranks) && put_int(o, "nnodes", c->nnodes) &&
            put_int(o, "local_ranks", c->local_ranks) && put_int(o, "local_rank", c->local_rank) &&
            put_int(o, "cuda_dev", c->cuda_dev) && put_int(o, "nvml_dev", c->nvml_dev) &&
-           put_int(o, "mnnvl", c->mnnvl) && put_str(o, "init_func", c->init_func) &&
-           put_str(o, "busid", c->busid) && put(o, "init_complete", cJSON_CreateBool(c->init_complete));
+           put_int(o, "mnnvl", c->mnnvl) && put_str(o, "init_func", c->init_func) && put_str(o, "busid", c->busid) &&
+           put(o, "init_complete", cJSON_CreateBool(c->init_complete));
   cJSON *ch = cJSON_CreateObject();
-  ok = ok && put(o, "channels", ch) && put_int(ch, "coll", c->coll_channels) &&
-       put_int(ch, "nvls", c->nvls_channels) && put_int(ch, "collnet", c->collnet_channels) &&
-       put_int(ch, "p2p", c->p2p_channels) && put_int(ch, "p2p_per_peer", c->p2p_per_peer) &&
-       put_int(ch, "ring", c->ring_channels);
+  ok = ok && put(o, "channels", ch) && put_int(ch, "coll", c->coll_channels) && put_int(ch, "nvls", c->nvls_channels) &&
+       put_int(ch, "collnet", c->collnet_channels) && put_int(ch, "p2p", c->p2p_channels) &&
+       put_int(ch, "p2p_per_peer", c->p2p_per_peer) && put_int(ch, "ring", c->ring_channels);
   ok = ok && put_str(o, "ring0", c->ring0) && put_str(o, "trees", c->trees);
   cJSON *gs = cJSON_CreateArray();
   ok = ok && put(o, "graphs", gs);
@@ -817,8 +870,7 @@ static cJSON *comm_json(const nccl_acc_comm *c) {
     ok = x && cJSON_AddItemToArray(ps, x) && put_int(x, "peer", p->peer) && put_str(x, "via", p->via) &&
          put_str(x, "transport", p->transport) && put_str(x, "net", p->net) && put_int(x, "net_dev", p->net_dev) &&
          put_str(x, "net_dev_name", p->net_dev_name) && put_int(x, "gdrdma", p->gdrdma) &&
-         put_count(x, "sends", p->sends) && put_count(x, "recvs", p->recvs) &&
-         put_int(x, "proxy_rank", p->proxy_rank);
+         put_count(x, "sends", p->sends) && put_count(x, "recvs", p->recvs) && put_int(x, "proxy_rank", p->proxy_rank);
   }
   ok = ok && put_count(o, "peers_dropped", c->peers_dropped) && put_int(o, "nvls", c->nvls) &&
        put_int(o, "nvls_supported", c->nvls_supported) && put_int(o, "collnet", c->collnet) &&
@@ -846,8 +898,8 @@ static cJSON *comm_json(const nccl_acc_comm *c) {
 cJSON *nccl_account_json(const nccl_account *acc) {
   cJSON *o = cJSON_CreateObject();
   if (!o) return NULL;
-  int ok = put_str(o, "version", acc->version) && put_str(o, "net", acc->net) &&
-           put_str(o, "net_plugin", acc->net_plugin);
+  int ok =
+      put_str(o, "version", acc->version) && put_str(o, "net", acc->net) && put_str(o, "net_plugin", acc->net_plugin);
   cJSON *ds = cJSON_CreateArray();
   ok = ok && put(o, "net_devices", ds);
   for (int i = 0; ok && i < acc->nnetdevs && i < NCCL_ACC_MAX_NETDEVS; i++) {
@@ -883,12 +935,23 @@ typedef struct {
 } reader;
 
 static void fail(reader *r, const char *where, const char *key, const char *what) {
-  if (!r->bad && r->why && r->whylen) snprintf(r->why, r->whylen, "NCCL account: %s%s%s %s", where, where[0] ? "." : "", key, what);
+  if (!r->bad && r->why && r->whylen)
+    snprintf(r->why, r->whylen, "NCCL account: %s%s%s %s", where, where[0] ? "." : "", key, what);
   r->bad = 1;
 }
 static const cJSON *item(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsNull(v) ? NULL : v;
+}
+/* A number, also as json_number writes it into a document not yet printed (a raw item); NAN when not one. */
+static double number_of(const cJSON *v) {
+  if (cJSON_IsNumber(v)) return v->valuedouble;
+  if (cJSON_IsRaw(v) && v->valuestring) {
+    char *end;
+    double d = strtod(v->valuestring, &end);
+    if (end != v->valuestring && !*end) return d;
+  }
+  return NAN;
 }
 static void get_int(reader *r, const cJSON *o, const char *where, const char *k, int *out, int absent) {
   const cJSON *v = item(o, k);
@@ -898,22 +961,32 @@ static void get_int(reader *r, const cJSON *o, const char *where, const char *k,
     *out = cJSON_IsTrue(v);
     return;
   }
-  double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-  if (!(d >= INT_MIN && d <= INT_MAX) || d != floor(d)) { fail(r, where, k, "is not an integer"); return; }
+  double d = number_of(v);
+  if (!(d >= INT_MIN && d <= INT_MAX) || d != floor(d)) {
+    fail(r, where, k, "is not an integer");
+    return;
+  }
   *out = (int)d;
 }
 static void get_dbl(reader *r, const cJSON *o, const char *where, const char *k, double *out) {
   const cJSON *v = item(o, k);
   *out = -1;
   if (!v) return;
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) { fail(r, where, k, "is not a number"); return; }
-  *out = v->valuedouble;
+  double d = number_of(v);
+  if (!isfinite(d)) {
+    fail(r, where, k, "is not a number");
+    return;
+  }
+  *out = d;
 }
 static void get_str(reader *r, const cJSON *o, const char *where, const char *k, char *out, size_t cap) {
   const cJSON *v = item(o, k);
   out[0] = '\0';
   if (!v) return;
-  if (!cJSON_IsString(v) || !v->valuestring) { fail(r, where, k, "is not a string"); return; }
+  if (!cJSON_IsString(v) || !v->valuestring) {
+    fail(r, where, k, "is not a string");
+    return;
+  }
   snprintf(out, cap, "%s", v->valuestring);
 }
 static const cJSON *get_array(reader *r, const cJSON *o, const char *where, const char *k) {
@@ -928,7 +1001,10 @@ static const cJSON *get_array(reader *r, const cJSON *o, const char *where, cons
 static void comm_from_json(reader *r, const cJSON *o, nccl_acc_comm *c) {
   const char *w = "communicators[]";
   comm_init(c, 0);
-  if (!cJSON_IsObject(o)) { fail(r, "", "communicators[]", "is not an object"); return; }
+  if (!cJSON_IsObject(o)) {
+    fail(r, "", "communicators[]", "is not an object");
+    return;
+  }
   get_str(r, o, w, "label", c->label, sizeof c->label);
   get_str(r, o, w, "comm_id", c->comm_id, sizeof c->comm_id);
   get_int(r, o, w, "rank", &c->rank, -1);
@@ -943,7 +1019,8 @@ static void comm_from_json(reader *r, const cJSON *o, nccl_acc_comm *c) {
   get_str(r, o, w, "busid", c->busid, sizeof c->busid);
   get_int(r, o, w, "init_complete", &c->init_complete, 0);
   const cJSON *ch = item(o, "channels");
-  if (ch && !cJSON_IsObject(ch)) fail(r, w, "channels", "is not an object");
+  if (ch && !cJSON_IsObject(ch))
+    fail(r, w, "channels", "is not an object");
   else if (ch) {
     const char *cw = "communicators[].channels";
     get_int(r, ch, cw, "coll", &c->coll_channels, -1);
@@ -958,7 +1035,10 @@ static void comm_from_json(reader *r, const cJSON *o, nccl_acc_comm *c) {
   const cJSON *x, *arr = get_array(r, o, w, "graphs");
   cJSON_ArrayForEach(x, arr) {
     if (c->ngraphs == NCCL_ACC_MAX_GRAPHS) break;
-    if (!cJSON_IsObject(x)) { fail(r, w, "graphs[]", "is not an object"); return; }
+    if (!cJSON_IsObject(x)) {
+      fail(r, w, "graphs[]", "is not an object");
+      return;
+    }
     nccl_acc_graph *g = &c->graph[c->ngraphs++];
     const char *gw = "communicators[].graphs[]";
     get_int(r, x, gw, "pattern", &g->pattern, -1);
@@ -973,7 +1053,10 @@ static void comm_from_json(reader *r, const cJSON *o, nccl_acc_comm *c) {
       c->peers_dropped++;
       continue;
     }
-    if (!cJSON_IsObject(x)) { fail(r, w, "peers[]", "is not an object"); return; }
+    if (!cJSON_IsObject(x)) {
+      fail(r, w, "peers[]", "is not an object");
+      return;
+    }
     nccl_acc_peer *p = &c->peer[c->npeers++];
     const char *pw = "communicators[].peers[]";
     get_int(r, x, pw, "peer", &p->peer, -1);
@@ -998,7 +1081,10 @@ static void comm_from_json(reader *r, const cJSON *o, nccl_acc_comm *c) {
   arr = get_array(r, o, w, "algorithms");
   cJSON_ArrayForEach(x, arr) {
     if (c->nalgos == NCCL_ACC_MAX_ALGOS) break;
-    if (!cJSON_IsObject(x)) { fail(r, w, "algorithms[]", "is not an object"); return; }
+    if (!cJSON_IsObject(x)) {
+      fail(r, w, "algorithms[]", "is not an object");
+      return;
+    }
     nccl_acc_algo *a = &c->algo[c->nalgos++];
     const char *aw = "communicators[].algorithms[]";
     get_str(r, x, aw, "coll", a->coll, sizeof a->coll);

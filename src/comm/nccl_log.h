@@ -9,7 +9,10 @@
  * nNodes 1 localRanks 2 ...") goes to that communicator. A line that does not (channel, ring, tree and
  * transport lines) goes to the communicator of the span the caller marked around it (ddpbench knows which
  * communicator it was initialising or first calling), else to the last communicator named on the same
- * thread id (the "host:pid:tid" prefix), else it is counted as unattributed.
+ * thread id (the "host:pid:tid" prefix), else it is counted as unattributed. (NCCL 2.18.1 names a
+ * communicator only in its last init line, "Init COMPLETE": without a span, its init lines are unattributed.)
+ * No host name or address is kept: the prefix gives the thread only, the net's device lists give names only,
+ * and a text holding an address (a garbled line) is dropped.
  *
  * defines: nccl_acc_peer, nccl_acc_graph, nccl_acc_algo, nccl_acc_netdev, nccl_acc_comm, nccl_account,
  *          nccl_log_span, nccl_log_parse, nccl_account_json, nccl_account_from_json, nccl_acc_find_comm */

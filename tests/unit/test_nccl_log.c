@@ -54,8 +54,8 @@ static nccl_acc_peer *peer(nccl_acc_comm *c, int rank, const char *via) {
 
 /* No host name, no IPv4 or IPv6 address: a run of digit.digit.digit.digit, or "fe80:", or any name the logs use. */
 static int has_secret(const char *s) {
-  static const char *names[] = {"gpu-node", "node-b7", "cluster.example", "dgx-x1", "h200-rack3", "old-box", "fe80",
-                                "127.0.0.1", "ib0", "bond0", "ib1"};
+  static const char *names[] = {"gpu-node",  "node-b7", "cluster.example", "dgx-x1", "h200-rack3", "old-box", "fe80",
+                                "127.0.0.1", "ib0",     "bond0",           "ib1"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (strstr(s, names[i])) return 1;
   for (const char *p = s; *p; p++) {
@@ -105,7 +105,8 @@ static void test_ib(void) {
   CHECK(acc->nnetdevs == 2, "ib: %d net devices", acc->nnetdevs);
   CHECK(!strcmp(acc->netdev[0].name, "mlx5_0") && acc->netdev[0].port == 1 && !strcmp(acc->netdev[0].link, "IB") &&
             acc->netdev[0].gdr == 1 && acc->netdev[0].index == 0 && !strcmp(acc->netdev[0].net, "IB"),
-        "ib: netdev 0 %s:%d/%s gdr %d", acc->netdev[0].name, acc->netdev[0].port, acc->netdev[0].link, acc->netdev[0].gdr);
+        "ib: netdev 0 %s:%d/%s gdr %d", acc->netdev[0].name, acc->netdev[0].port, acc->netdev[0].link,
+        acc->netdev[0].gdr);
   CHECK(!strcmp(acc->netdev[1].name, "mlx5_1") && acc->netdev[1].gdr == 1, "ib: netdev 1 %s", acc->netdev[1].name);
   nccl_acc_comm *c = nccl_acc_find_comm(acc, 0x55d5c9a0b2c0ULL);
   CHECK(c != NULL, "ib: comm by pointer");
@@ -270,7 +271,8 @@ static void test_truncated(void) {
             c->pxn == -1 && c->nvls == -1,
         "truncated: what it did not say is not reported");
   nccl_acc_peer *p = peer(c, 2, "P2P/CUMEM/read");
-  CHECK(c->npeers == 2 && p && p->sends == 1 && peer(c, 2, "P2"), "truncated: peers %d (the cut one as 'P2')", c->npeers);
+  CHECK(c->npeers == 2 && p && p->sends == 1 && peer(c, 2, "P2"), "truncated: peers %d (the cut one as 'P2')",
+        c->npeers);
   cJSON *j = nccl_account_json(acc);
   cJSON *cj = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "communicators"), 0);
   CHECK(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(cj, "channels"), "coll")) &&
@@ -290,9 +292,27 @@ static void test_garbled(void) {
   round_trip(acc, "garbled");
   /* random bytes in buffers of exactly their size (ASan sees any read past len), then NCCL-like fragments */
   uint64_t s = 88172645463325252ULL;
-  static const char *frag[] = {"x:1:2 [0] NCCL INFO ", "Channel 0", "/0 : ", "[1] -> ", " via NET/IB/", "comm 0x",
-                               " rank ", "Init START", "\n", "\0", "NET/IB : Using [", "]mlx5_0:", "Trees", " coll channels",
-                               "Pattern ", ", crossNic ", "GDRDMA", "NCCL WARN ", " [receive] ", "Ring 00 : ", " -> "};
+  static const char *frag[] = {"x:1:2 [0] NCCL INFO ",
+                               "Channel 0",
+                               "/0 : ",
+                               "[1] -> ",
+                               " via NET/IB/",
+                               "comm 0x",
+                               " rank ",
+                               "Init START",
+                               "\n",
+                               "\0",
+                               "NET/IB : Using [",
+                               "]mlx5_0:",
+                               "Trees",
+                               " coll channels",
+                               "Pattern ",
+                               ", crossNic ",
+                               "GDRDMA",
+                               "NCCL WARN ",
+                               " [receive] ",
+                               "Ring 00 : ",
+                               " -> "};
   for (int round = 0; round < 3000; round++) {
     size_t n = (size_t)(round % 300) + 1;
     char *buf = malloc(n);
@@ -336,9 +356,11 @@ static void test_prefixes(void) {
 /* Attribution: explicit comm > narrowest span > last comm named on the thread > unattributed. */
 static void test_spans(void) {
   const char *lines[] = {
-      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xaaa0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1 - Init START\n",
+      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xaaa0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1 - "
+      "Init START\n",
       "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM\n",
-      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xbbb0 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x2 - Init START\n",
+      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xbbb0 rank 1 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x2 - "
+      "Init START\n",
       "h:1:1 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[1] via SHM/direct/direct\n",
       "h:1:1 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM\n",
       "h:1:1 [0] NCCL INFO Channel 01/0 : 1[0] -> 0[1] via SHM/direct/direct\n",
@@ -378,13 +400,15 @@ static void test_spans(void) {
 static void test_json_reader(void) {
   char why[256];
   cJSON *j = cJSON_Parse("{\"version\": 3}");
-  CHECK(nccl_account_from_json(j, acc2, why, sizeof why) == -1 && strstr(why, "version"), "reader: wrong type: %s", why);
+  CHECK(nccl_account_from_json(j, acc2, why, sizeof why) == -1 && strstr(why, "version"), "reader: wrong type: %s",
+        why);
   cJSON_Delete(j);
   j = cJSON_Parse("[1]");
   CHECK(nccl_account_from_json(j, acc2, why, sizeof why) == -1 && why[0], "reader: not an object");
   cJSON_Delete(j);
   j = cJSON_Parse("{\"communicators\": [{\"rank\": 1.5}]}");
-  CHECK(nccl_account_from_json(j, acc2, why, sizeof why) == -1 && strstr(why, "rank"), "reader: not an integer: %s", why);
+  CHECK(nccl_account_from_json(j, acc2, why, sizeof why) == -1 && strstr(why, "rank"), "reader: not an integer: %s",
+        why);
   cJSON_Delete(j);
   j = cJSON_Parse("{\"future\": 1, \"communicators\": [{\"rank\": 3, \"peers\": [{\"peer\": null}]}]}");
   CHECK(nccl_account_from_json(j, acc2, why, sizeof why) == 0 && acc2->ncomms == 1 && acc2->comms[0].rank == 3 &&
@@ -432,9 +456,75 @@ static void test_huge(void) {
   free(buf);
 }
 
+/* Rarer shapes, in memory: 2.21's split line, ncclCommInitAll, 2.28.9's CommRevokeAsync (names a comm, makes
+ * none), CollNet, P2P/indirect, NET (PCI) and /Shared, a plugin's net with a space in its name, the external
+ * plugin's path (only its file name kept), NVLS support before 2.28 (no parenthesis). */
+static void test_variants(void) {
+  const char *text =
+      "h:7:7 [0] NCCL INFO NET/Plugin: Loaded net plugin AWS Libfabric (v8)\n"
+      "h:7:7 [0] NCCL INFO NET/AWS Libfabric : GPU Direct RDMA Disabled for HCA 3 'rdmap16s27'\n"
+      "h:7:7 [0] NCCL INFO Successfully loaded external network plugin /opt/amazon/ofi/lib/libnccl-net-ofi.so\n"
+      "h:7:7 [0] NCCL INFO ncclCommSplit comm 0xc0 rank 1 nranks 2 cudaDev 1 nvmlDev 5 busId 0000:07:00.0 parent 0xb0 "
+      "color 7 key 1 commId 0x00aa - Init START\n"
+      "h:7:7 [0] NCCL INFO NVLS multicast support is available on dev 1\n"
+      "h:7:7 [0] NCCL INFO Channel 00/0 : 1[5] -> 0[4] via P2P/indirect/2[6]/read\n"
+      "h:7:7 [0] NCCL INFO Channel 00/1 : 0[4] -> 1[5] [receive] via NET/AWS Libfabric/3/GDRDMA(PCI)/Shared\n"
+      "h:7:7 [0] NCCL INFO Channel 01/1 : 1[5] -> 0[4] [send] via NET/IB/2(0)/Shared\n"
+      "h:7:7 [0] NCCL INFO CollNet 00/0 : 1 [send] via COLLNET/SHARP/0/GDRDMA\n"
+      "h:7:7 [0] NCCL INFO CollNet 00/0 : 1 [receive] via COLLNET/SHARP/0/GDRDMA\n"
+      "h:7:7 [0] NCCL INFO ncclCommSplit comm 0xc0 rank 1 nranks 2 cudaDev 1 nvmlDev 5 busId 0000:07:00.0 parent 0xb0 "
+      "color 7 key 1 commId 0x00aa - Init COMPLETE\n"
+      "h:7:8 [0] NCCL INFO ncclCommInitAll comm 0xd0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0x1 - Init "
+      "COMPLETE\n"
+      "h:7:9 [0] NCCL INFO CommRevokeAsync START comm 0xe0 rank 0 nRanks 2 nNodes 1 localRank 0 cudaDev 0\n"
+      "h:7:8 [0] NCCL INFO comm 0xd0 rank 0 nranks 2 cudaDev 0 busId 1000 - Destroy COMPLETE\n";
+  memset(acc, 0, sizeof *acc);
+  int k = nccl_log_parse(text, strlen(text), NULL, 0, acc);
+  CHECK(k == 2, "variants: two communicators (%d), the revoked one not made", k);
+  CHECK(!strcmp(acc->net_plugin, "libnccl-net-ofi.so"), "variants: plugin '%s'", acc->net_plugin);
+  nccl_acc_comm *c = nccl_acc_find_comm(acc, 0xc0), *d = nccl_acc_find_comm(acc, 0xd0);
+  CHECK(c && d, "variants: comms");
+  if (!c || !d) return;
+  CHECK(!strcmp(c->init_func, "ncclCommSplit") && c->rank == 1 && c->nvml_dev == 5 &&
+            !strcmp(c->busid, "0000:07:00.0") && !strcmp(c->comm_id, "0x00aa") && c->init_complete &&
+            c->nvls_supported == 1,
+        "variants: 2.21 split line");
+  CHECK(!strcmp(d->init_func, "ncclCommInitAll") && d->init_complete && d->lines == 2, "variants: InitAll");
+  nccl_acc_peer *p = peer(c, 0, "P2P/indirect/2[6]/read");
+  CHECK(p && p->sends == 1 && !strcmp(p->transport, "P2P"), "variants: P2P/indirect");
+  p = peer(c, 0, "NET/AWS Libfabric/3/GDRDMA(PCI)/Shared");
+  CHECK(acc->nnetdevs == 1 && acc->netdev[0].gdr == 0 && !strcmp(acc->netdev[0].name, "rdmap16s27") &&
+            !strcmp(acc->netdev[0].net, "AWS Libfabric"),
+        "variants: GDR line of a plugin's net");
+  CHECK(p && p->recvs == 1 && !strcmp(p->net, "AWS Libfabric") && p->net_dev == 3 && p->gdrdma == 1 &&
+            !strcmp(p->net_dev_name, "rdmap16s27") && p->proxy_rank == -1,
+        "variants: plugin net");
+  p = peer(c, 0, "NET/IB/2(0)/Shared");
+  CHECK(p && p->sends == 1 && p->net_dev == 2 && p->proxy_rank == 0 && p->gdrdma == 0, "variants: PXN without GDR");
+  p = peer(c, -1, "COLLNET/SHARP/0/GDRDMA");
+  CHECK(p && p->sends == 1 && p->recvs == 1 && !strcmp(p->transport, "COLLNET") && c->collnet == 1 && p->net_dev == -1,
+        "variants: CollNet");
+  CHECK(acc->unknown_lines == 1 && acc->unattributed == 0 && !acc->truncated, "variants: unknown %d unattributed %d",
+        acc->unknown_lines, acc->unattributed);
+  round_trip(acc, "variants");
+  /* an address where a name or a transport is read (no NCCL version writes one there): not kept */
+  const char *hostile = "h:1:1 [0] NCCL INFO Using network 10.0.0.1\n"
+                        "h:1:1 [0] NCCL INFO NET/Socket : Using [0]10.1.1.1:10.1.1.1<0> [1]eth0:10.1.1.2<0>\n"
+                        "h:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0\n"
+                        "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/Socket/0/192.168.0.1\n"
+                        "h:1:1 [0] NCCL INFO Trees [0] fe80::1\n";
+  memset(acc, 0, sizeof *acc);
+  nccl_log_parse(hostile, strlen(hostile), NULL, 0, acc);
+  CHECK(!acc->net[0] && acc->nnetdevs == 1 && !strcmp(acc->netdev[0].name, "eth0") && acc->ncomms == 1 &&
+            acc->comms[0].npeers == 1 && !acc->comms[0].peer[0].via[0] && !acc->comms[0].trees[0],
+        "hostile: no address kept");
+  round_trip(acc, "hostile");
+}
+
 static int known(const char *name) {
-  static const char *names[] = {"ib-2node-gdr.log", "socket-2node.log", "p2p-shm-split-4gpu.log",
-                                "timestamps-2.28.9.log", "old-2.18.1.log", "truncated.log", "garbled.log"};
+  static const char *names[] = {
+      "ib-2node-gdr.log", "socket-2node.log", "p2p-shm-split-4gpu.log", "timestamps-2.28.9.log", "old-2.18.1.log",
+      "truncated.log",    "garbled.log"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (!strcmp(name, names[i])) return 1;
   return 0;
@@ -458,8 +548,9 @@ static int parse_all(const char *dir, int logs_only) {
     memset(acc, 0, sizeof *acc);
     nccl_log_parse(text, n, NULL, 0, acc);
     free(text);
-    if (logs_only) printf("%s: %d communicators, %d lines, %d unknown, %d unattributed\n", e->d_name, acc->ncomms,
-                          acc->lines, acc->unknown_lines, acc->unattributed);
+    if (logs_only)
+      printf("%s: %d communicators, %d lines, %d unknown, %d unattributed\n", e->d_name, acc->ncomms, acc->lines,
+             acc->unknown_lines, acc->unattributed);
     round_trip(acc, e->d_name);
     count++;
   }
@@ -484,6 +575,7 @@ int main(int argc, char **argv) {
   test_garbled();
   test_prefixes();
   test_spans();
+  test_variants();
   test_json_reader();
   test_huge();
   int others = parse_all(logdir, 1);
