@@ -126,7 +126,8 @@ const cmd_def cmd_doctor = {
     .usage = "usage: mpirun -np N ddpbench doctor [--topo-xml DIR] [--pcie] [--device D] [--comm C] [--json FILE] [--force] [--timeout S]\n",
     .about = "Checks that all ranks run the same driver, CUDA, cuBLAS, NCCL, MPI and hwloc, with the same NCCL_* "
              "variables, and that every host is wired like the majority with no NVLink down and PCIe at its "
-             "maximum.\nExample: "
+             "maximum. On GPUs, NCCL's account of its transports and channels, after one untimed call of each "
+             "collective, checked against the topology (docs/nccl-account.md).\nExample: "
              "mpirun -np 8 ddpbench doctor --json doctor.json --topo-xml topo/\n",
     .exit_codes = "0 all agree, 1 something differs or is degraded, 2 bad input or could not decide, 3 runtime "
                   "error or timeout",

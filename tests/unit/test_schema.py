@@ -200,9 +200,28 @@ rejected(coll, "a record of another measurement", lambda d: d["records"][0].__se
 
 rejected(doct, "no topology", del_("topology"))
 rejected(doct, "a record (doctor measures nothing)", lambda d: d["records"].append(copy.deepcopy(run["records"][0]) if run else {}))
-rejected(doct, "a device", set_("device", "cpu"))
+accepted(doct, "a device and a comm (doctor makes them for NCCL's account)",
+         lambda d: (d.__setitem__("device", "cuda"), d.__setitem__("comm", "nccl")))
 rejected(doct, "phases (written by kind run only)", set_("phases", {}))
 rejected(doct, "a topology without its verdict", lambda d: d["topology"].pop("consistent"))
+
+# ---- NCCL's account (any kind whose ranks made a NCCL communicator) ----
+NCCL = {"reported": True, "why": None, "source": "ddpbench", "ranks": [{"rank": 0, "host": "h", "account": {
+    "version": "2.28.3+cuda13.0", "net": "Socket", "communicators": [{
+        "label": "world", "nranks": 2, "channels": {"coll": 24}, "peers": [{"peer": 1, "via": "P2P/CUMEM/read"}],
+        "algorithms": [{"coll": "AllReduce", "bytes": 1048576, "algo": "RING", "proto": "SIMPLE", "channels": 24,
+                        "calls": 1}]}]}}]}
+NOT_REPORTED = {"reported": False, "why": "NCCL_DEBUG=WARN is set", "source": "user",
+                "ranks": [{"rank": 0, "host": "h", "account": None, "why": "NCCL_DEBUG=WARN is set"}]}
+for base in (run, acc, coll, doct):
+    accepted(base, "NCCL's account", set_("nccl", copy.deepcopy(NCCL)))
+    accepted(base, "NCCL's account not reported, and why", set_("nccl", copy.deepcopy(NOT_REPORTED)))
+rejected(coll, "an account section without its ranks", lambda d: d.__setitem__("nccl", {
+    k: v for k, v in copy.deepcopy(NCCL).items() if k != "ranks"}))
+rejected(coll, "an account from an unknown source", lambda d: d.__setitem__("nccl", dict(copy.deepcopy(NCCL), source="x")))
+rejected(coll, "an algorithm choice without its protocol", lambda d: (
+    d.__setitem__("nccl", copy.deepcopy(NCCL)),
+    d["nccl"]["ranks"][0]["account"]["communicators"][0]["algorithms"][0].pop("proto")))
 
 rejected(exp, "no source_kind", del_("source_kind"))
 rejected(exp, "source_kind export (an export keeps its origin)", set_("source_kind", "export"))
