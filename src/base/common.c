@@ -271,3 +271,20 @@ double ddp_memory_available(char *why, size_t n) {
            isnan(room) ? "" : ", under the memory cgroup's limit");
   return avail;
 }
+
+/* A handful of names at most (nccl_account.c, nccl_prof.c); set from the main thread before any library
+ * reads them. */
+static char own_env[8][48];
+static int own_env_n;
+
+int ddp_setenv_own(const char *name, const char *value) {
+  if (!ddp_env_is_own(name) && own_env_n < (int)(sizeof own_env / sizeof own_env[0]))
+    snprintf(own_env[own_env_n++], sizeof own_env[0], "%s", name);
+  return setenv(name, value, 1);
+}
+
+int ddp_env_is_own(const char *name) {
+  for (int i = 0; i < own_env_n; i++)
+    if (!strcmp(own_env[i], name)) return 1;
+  return 0;
+}

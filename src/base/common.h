@@ -46,6 +46,13 @@ ddp_result ddp_fail(ddp_result code, const char *file, int line, const char *fmt
     __attribute__((format(printf, 4, 5)));
 /* Prints " .. rank R host H: from FILE:LINE" (a poor man's stack trace across ranks). */
 void ddp_trace(const char *file, int line);
+/* The environment variables ddpbench sets for its libraries (NCCL_DEBUG, NCCL_DEBUG_FILE, ... for NCCL's
+ * account): setenv, and remembered, so that what records or compares the user's environment (the result's
+ * "environment", the NCCL_* comparison across ranks) leaves them out: they are ddpbench's, not the user's, and
+ * differ per rank. Returns setenv's result. */
+int ddp_setenv_own(const char *name, const char *value);
+/* 1 when ddpbench set this variable itself (ddp_setenv_own). */
+int ddp_env_is_own(const char *name);
 /* One-line user error "ddpbench: message" to stderr (rank 0 only); returns DDP_ERR_USAGE. */
 ddp_result ddp_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* While buf is set (not NULL), ddp_usage_error stores its first message in buf on every rank instead of

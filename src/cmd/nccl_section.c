@@ -10,6 +10,7 @@
 
 #include "nccl_account.h"
 #include "nccl_checks.h"
+#include "topo.h"
 
 /* This rank's account as JSON text: {"account": {...}} or {"account": null, "why": "..."}. malloc'd. */
 static char *mine_json(void) {
@@ -120,6 +121,24 @@ ddp_result nccl_section_collect(cmd_ctx *c) {
   int active = nccl_account_active();
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &active, 1, MPI_INT, MPI_MAX, d->world));
   if (!active) return DDP_OK;
+  /* Subcommands without a topology report of their own (collectives, accept): one now, not printed, for the
+   * checks only (collective; binds nothing; after the timed work) */
+  cJSON *topo_own = NULL;
+  int have_topo = d->rank == 0 && c->sections && cJSON_GetObjectItemCaseSensitive(c->sections, "topology");
+  DDP_CHECK_MPI(MPI_Bcast(&have_topo, 1, MPI_INT, 0, d->world));
+  if (!have_topo) {
+    topo_options opt = {.bind_gpu = 0};
+    topo_rank *t = NULL;
+    int ok = topo_rank_init(d, &opt, c->pl.bus_id[0] ? c->pl.bus_id : NULL, &t) == DDP_OK;
+    DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, d->world));
+    if (ok) {
+      ddp_versions v;
+      cmd_versions(&v);
+      int consistent = 0;
+      if (topo_rank_report(t, &v, NULL, &topo_own, &consistent) != DDP_OK) cJSON_Delete(topo_own), topo_own = NULL;
+    }
+    topo_rank_free(t);
+  }
   char *s = mine_json();
   int len = s ? (int)strlen(s) + 1 : 0;
   int *lens = d->rank == 0 ? calloc((size_t)d->size, sizeof *lens) : NULL;
@@ -128,6 +147,7 @@ ddp_result nccl_section_collect(cmd_ctx *c) {
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, d->world));
   if (!ok) {
     free(s), free(lens), free(offs);
+    cJSON_Delete(topo_own);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory gathering NCCL's account");
   }
   DDP_CHECK_MPI(MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, d->world));
@@ -141,6 +161,7 @@ ddp_result nccl_section_collect(cmd_ctx *c) {
   DDP_CHECK_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, d->world));
   if (!ok) {
     free(s), free(lens), free(offs);
+    cJSON_Delete(topo_own);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory gathering NCCL's account");
   }
   DDP_CHECK_MPI(MPI_Gatherv(s ? s : "", len, MPI_CHAR, all, lens, offs, MPI_CHAR, 0, d->world));
@@ -184,7 +205,7 @@ ddp_result nccl_section_collect(cmd_ctx *c) {
       cJSON_AddStringToObject(sec, "source", nccl_account_source());
       if (!c->quiet) print_block(stdout, sec);
       if (!c->sections) c->sections = cJSON_CreateObject();
-      const cJSON *topo = c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "topology") : NULL;
+      const cJSON *topo = topo_own ? topo_own : c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "topology") : NULL;
       int fails = findings_count(&c->doc.findings, SEV_FAIL);
       r = nccl_checks(topo, sec, &c->doc.findings);
       if (r == DDP_OK && findings_count(&c->doc.findings, SEV_FAIL) > fails && c->exit_code == DDP_EXIT_OK)
@@ -194,5 +215,6 @@ ddp_result nccl_section_collect(cmd_ctx *c) {
     }
   }
   free(all), free(lens), free(offs);
+  cJSON_Delete(topo_own);
   return r;
 }

@@ -2,6 +2,7 @@
  * from the thread that makes NCCL calls only. The file is read through a descriptor (pread from offset 0), so
  * NCCL's own FILE* and ours never share a position. */
 #include "nccl_account.h"
+#include "common.h"
 #include "nccl_prof.h"
 
 #include <errno.h>
@@ -73,8 +74,8 @@ void nccl_account_setup(void) {
   if (file && *file) { /* the user's file: read it, whatever else they set */
     expand(file, g.path, sizeof g.path);
     if (!level || !*level) {
-      setenv("NCCL_DEBUG", "INFO", 1);
-      if (!getenv("NCCL_DEBUG_SUBSYS")) setenv("NCCL_DEBUG_SUBSYS", "INIT,GRAPH,TRANSPORT,NET", 1);
+      ddp_setenv_own("NCCL_DEBUG", "INFO");
+      if (!getenv("NCCL_DEBUG_SUBSYS")) ddp_setenv_own("NCCL_DEBUG_SUBSYS", "INIT,GRAPH,TRANSPORT,NET");
     } else if (strcasecmp(level, "INFO") && strcasecmp(level, "TRACE")) {
       snprintf(g.why, sizeof g.why, "NCCL_DEBUG=%.64s is set: NCCL logs no set-up (INFO) lines to read", level);
     }
@@ -96,9 +97,9 @@ void nccl_account_setup(void) {
   }
   snprintf(g.path, sizeof g.path, "%s/nccl.log", g.dir);
   g.private_log = 1;
-  setenv("NCCL_DEBUG", "INFO", 1);
-  if (!getenv("NCCL_DEBUG_SUBSYS")) setenv("NCCL_DEBUG_SUBSYS", "INIT,GRAPH,TRANSPORT,NET", 1);
-  setenv("NCCL_DEBUG_FILE", g.path, 1);
+  ddp_setenv_own("NCCL_DEBUG", "INFO");
+  if (!getenv("NCCL_DEBUG_SUBSYS")) ddp_setenv_own("NCCL_DEBUG_SUBSYS", "INIT,GRAPH,TRANSPORT,NET");
+  ddp_setenv_own("NCCL_DEBUG_FILE", g.path);
 }
 
 /* Opens the file once NCCL made it; our private one is then unlinked with its directory. */

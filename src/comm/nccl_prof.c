@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "nccl_prof.h"
 
 typedef enum { PROF_UNSET = 0, PROF_OURS, PROF_ABSENT } prof_state;
@@ -75,7 +76,7 @@ int nccl_prof_setup_env(const char *exe_dir, char *why, size_t n) {
     say(why, n, prof.reason);
     return 0;
   }
-  if (!(user && *user) && setenv("NCCL_PROFILER_PLUGIN", want, 1) != 0) {
+  if (!(user && *user) && ddp_setenv_own("NCCL_PROFILER_PLUGIN", want) != 0) {
     snprintf(prof.reason, sizeof prof.reason, "not reported: setenv NCCL_PROFILER_PLUGIN failed");
     say(why, n, prof.reason);
     return 0;

@@ -245,7 +245,7 @@ int result_env_redacted(const char *name) {
 
 /* The one rule for what of an environment is recorded: allowed names only, secret-looking values replaced. */
 static ddp_result env_keep(result_doc *d, const char *key, const char *value) {
-  if (!result_env_allowed(key)) return DDP_OK;
+  if (!result_env_allowed(key) || ddp_env_is_own(key)) return DDP_OK; /* ddpbench's own: not the user's */
   return result_kv_push(&d->environment, &d->nenv, key, result_env_redacted(key) ? RESULT_REDACTED : value);
 }
 

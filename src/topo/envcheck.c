@@ -46,12 +46,18 @@ int envcheck_nccl_env(char *buf, size_t n) {
   size_t count = 0, used = 0;
   int dropped = 0;
   if (n) buf[0] = 0;
+  /* ddpbench's own settings (ddp_setenv_own: NCCL's account) are not the user's environment */
   for (char **e = environ; e && *e; e++) count += !strncmp(*e, "NCCL_", 5);
   char **vars = malloc((count ? count : 1) * sizeof *vars);
   if (!vars) return 1;
   count = 0;
-  for (char **e = environ; e && *e; e++)
-    if (!strncmp(*e, "NCCL_", 5)) vars[count++] = *e;
+  for (char **e = environ; e && *e; e++) {
+    if (strncmp(*e, "NCCL_", 5)) continue;
+    const char *eq = strchr(*e, '=');
+    char nm[256];
+    snprintf(nm, sizeof nm, "%.*s", eq ? (int)(eq - *e) : 0, *e);
+    if (!ddp_env_is_own(nm)) vars[count++] = *e;
+  }
   qsort(vars, count, sizeof *vars, name_cmp);
   for (size_t i = 0; i < count; i++) {
     /* the result writer's rule: a secret-looking name's value is not recorded (printed, compared, written) */

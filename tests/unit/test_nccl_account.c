@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common.h"
 #include "nccl_account.h"
 
 static const char *g_log; /* the captured H200 log */
@@ -51,6 +52,8 @@ static int child_private(void) {
   if (file) snprintf(path, sizeof path, "%s", file), snprintf(dir, sizeof dir, "%s", file);
   char *slash = strrchr(dir, '/');
   if (slash) *slash = 0;
+  CHECK(ddp_env_is_own("NCCL_DEBUG") && ddp_env_is_own("NCCL_DEBUG_FILE") && ddp_env_is_own("NCCL_DEBUG_SUBSYS"),
+        "ddpbench's own variables are not marked as its own (they would be recorded as the user's)");
   nccl_account_setup(); /* a second call changes nothing */
   CHECK(!strcmp(getenv("NCCL_DEBUG_FILE"), path), "setup twice moved the file");
   nccl_account *acc = calloc(1, sizeof *acc);
@@ -158,6 +161,8 @@ static int child_user_file(int with_level) {
   else unsetenv("NCCL_DEBUG"), unsetenv("NCCL_DEBUG_SUBSYS");
   nccl_account_setup();
   CHECK(!strcmp(getenv("NCCL_DEBUG_FILE"), user), "the user's file was replaced by %s", getenv("NCCL_DEBUG_FILE"));
+  CHECK(!ddp_env_is_own("NCCL_DEBUG_FILE"), "the user's NCCL_DEBUG_FILE counted as ddpbench's");
+  CHECK(ddp_env_is_own("NCCL_DEBUG") == !with_level, "NCCL_DEBUG's owner");
   CHECK(!strcmp(getenv("NCCL_DEBUG"), "INFO"), "level %s", getenv("NCCL_DEBUG"));
   CHECK(!strcmp(getenv("NCCL_DEBUG_SUBSYS"), with_level ? "INIT" : "INIT,GRAPH,TRANSPORT,NET"), "subsystems %s",
         getenv("NCCL_DEBUG_SUBSYS"));
