@@ -16,3 +16,17 @@ cJSON *json_number(double v) {
   }
   return cJSON_CreateRaw(text);
 }
+
+const cJSON *json_get(const cJSON *o, const char *k) {
+  return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
+}
+
+int json_int(const cJSON *o, const char *k, int def) {
+  const cJSON *v = json_get(o, k);
+  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? (int)v->valuedouble : def;
+}
+
+const char *json_str(const cJSON *o, const char *k) {
+  const cJSON *v = json_get(o, k);
+  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "common.h"
+#include "json.h"
 
 #define CHECK_NAME "nccl"
 
@@ -28,19 +29,6 @@ static void appendf(char *buf, size_t n, const char *fmt, ...) {
 
 /* ---- JSON helpers ------------------------------------------------------------------------------------- */
 
-static const cJSON *jget(const cJSON *o, const char *k) { return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL; }
-
-/* An integer figure; def when absent, null or not a number. */
-static int jint(const cJSON *o, const char *k, int def) {
-  const cJSON *v = jget(o, k);
-  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? (int)v->valuedouble : def;
-}
-
-/* A string; "" when absent, null or not a string. */
-static const char *jstr(const cJSON *o, const char *k) {
-  const cJSON *v = jget(o, k);
-  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
 
 /* PCIe classes in NCCL's order, nearest first (topo.h's topo_class); 6 unknown. */
 enum { C_X, C_PIX, C_PXB, C_PHB, C_NODE, C_SYS, C_UNKNOWN };
@@ -62,32 +50,32 @@ typedef struct {
 /* The topology's entry of world rank r, or NULL. */
 static const cJSON *topo_rank(const topo_view *t, int r) {
   const cJSON *e = cJSON_GetArrayItem(t->ranks, r); /* written in rank order: try the index first */
-  if (e && jint(e, "rank", -1) == r) return e;
-  cJSON_ArrayForEach(e, t->ranks) if (jint(e, "rank", -1) == r) return e;
+  if (e && json_int(e, "rank", -1) == r) return e;
+  cJSON_ArrayForEach(e, t->ranks) if (json_int(e, "rank", -1) == r) return e;
   return NULL;
 }
 
-static const cJSON *host_node(const topo_view *t, int h) { return jget(cJSON_GetArrayItem(t->hosts, h), "node"); }
-static const char *host_name(const topo_view *t, int h) { return jstr(cJSON_GetArrayItem(t->hosts, h), "host"); }
+static const cJSON *host_node(const topo_view *t, int h) { return json_get(cJSON_GetArrayItem(t->hosts, h), "node"); }
+static const char *host_name(const topo_view *t, int h) { return json_str(cJSON_GetArrayItem(t->hosts, h), "host"); }
 
 /* NVLinks between GPUs a and b of a node; -1 when not known. */
 static int pair_nvlinks(const cJSON *node, int a, int b) {
   int lo = a < b ? a : b, hi = a < b ? b : a;
   const cJSON *p;
-  cJSON_ArrayForEach(p, jget(node, "gpu_pairs")) if (jint(p, "a", -1) == lo && jint(p, "b", -1) == hi) return jint(p, "nvlinks", -1);
+  cJSON_ArrayForEach(p, json_get(node, "gpu_pairs")) if (json_int(p, "a", -1) == lo && json_int(p, "b", -1) == hi) return json_int(p, "nvlinks", -1);
   return -1;
 }
 
 /* The PCIe class between GPU g and NIC i of a node. */
 static int gpu_nic_class(const cJSON *node, int g, int i) {
   const cJSON *p;
-  cJSON_ArrayForEach(p, jget(node, "gpu_nic")) if (jint(p, "gpu", -1) == g && jint(p, "nic", -1) == i) return class_of(jstr(p, "pcie"));
+  cJSON_ArrayForEach(p, json_get(node, "gpu_nic")) if (json_int(p, "gpu", -1) == g && json_int(p, "nic", -1) == i) return class_of(json_str(p, "pcie"));
   return C_UNKNOWN;
 }
 
-static int node_nics(const cJSON *node) { return cJSON_GetArraySize(jget(node, "nics")); }
-static const cJSON *node_nic(const cJSON *node, int i) { return cJSON_GetArrayItem(jget(node, "nics"), i); }
-static int nic_is_hca(const cJSON *node, int i) { return !strcmp(jstr(node_nic(node, i), "kind"), "OpenFabrics"); }
+static int node_nics(const cJSON *node) { return cJSON_GetArraySize(json_get(node, "nics")); }
+static const cJSON *node_nic(const cJSON *node, int i) { return cJSON_GetArrayItem(json_get(node, "nics"), i); }
+static int nic_is_hca(const cJSON *node, int i) { return !strcmp(json_str(node_nic(node, i), "kind"), "OpenFabrics"); }
 
 /* The NIC NCCL calls name ("mlx5_0", "mlx5_0:1", "eth0"): by its OpenFabrics name or another of its OS devices. */
 static int nic_by_name(const cJSON *node, const char *name) {
@@ -97,9 +85,9 @@ static int nic_by_name(const cJSON *node, const char *name) {
   if (!want[0]) return -1;
   for (int i = 0; i < node_nics(node); i++) {
     const cJSON *n = node_nic(node, i);
-    if (!strcmp(jstr(n, "name"), want)) return i;
+    if (!strcmp(json_str(n, "name"), want)) return i;
     char also[128];
-    snprintf(also, sizeof also, "%s", jstr(n, "also"));
+    snprintf(also, sizeof also, "%s", json_str(n, "also"));
     for (char *save = NULL, *w = strtok_r(also, " ", &save); w; w = strtok_r(NULL, " ", &save))
       if (!strcmp(w, want)) return i;
   }
@@ -214,7 +202,7 @@ static socket_tally *sock_get(tallies *t, int host) {
 /* The name of NET device dev in an account's net_devices, or "". */
 static const char *netdev_name(const cJSON *acc, int dev) {
   const cJSON *d;
-  cJSON_ArrayForEach(d, jget(acc, "net_devices")) if (jint(d, "index", -1) == dev) return jstr(d, "name");
+  cJSON_ArrayForEach(d, json_get(acc, "net_devices")) if (json_int(d, "index", -1) == dev) return json_str(d, "name");
   return "";
 }
 
@@ -222,9 +210,9 @@ static const char *netdev_name(const cJSON *acc, int dev) {
 static int netdev_gdr(const cJSON *acc, const char *name) {
   const cJSON *d;
   size_t k = strcspn(name, ":");
-  cJSON_ArrayForEach(d, jget(acc, "net_devices")) {
-    const char *n = jstr(d, "name");
-    if (strlen(n) == k && !strncmp(n, name, k)) return jint(d, "gdr", -1);
+  cJSON_ArrayForEach(d, json_get(acc, "net_devices")) {
+    const char *n = json_str(d, "name");
+    if (strlen(n) == k && !strncmp(n, name, k)) return json_int(d, "gdr", -1);
   }
   return -1;
 }
@@ -232,38 +220,38 @@ static int netdev_gdr(const cJSON *acc, const char *name) {
 /* Walks one rank's account into the tallies. Returns -1 when out of memory. */
 static int tally_rank(tallies *t, const topo_view *tv, int world, int rank, const cJSON *acc) {
   const cJSON *tr = topo_rank(tv, rank);
-  int host = jint(tr, "host", -1), gpu = jint(tr, "gpu_index", -1);
+  int host = json_int(tr, "host", -1), gpu = json_int(tr, "gpu_index", -1);
   const cJSON *node = host_node(tv, host);
   const cJSON *c;
   int socket_seen = 0;
   char socket_label[32] = "";
-  cJSON_ArrayForEach(c, jget(acc, "communicators")) {
-    const char *label = jstr(c, "label");
-    int nranks = jint(c, "nranks", -1), crank = jint(c, "rank", -1);
+  cJSON_ArrayForEach(c, json_get(acc, "communicators")) {
+    const char *label = json_str(c, "label");
+    int nranks = json_int(c, "nranks", -1), crank = json_int(c, "rank", -1);
     /* Peers are numbered in the communicator. The world's communicators ("training", "collectives") have
      * nranks == world size and rank == world rank, so a peer is its world rank; a split communicator (accept's
      * node and pair groups) numbers its members afresh and the account does not say which world rank each is,
      * so its intra-host pairs are not judged (its NET peers still are: they need only this rank's GPU). */
     int mapped = nranks == world && crank == rank;
     t->ncomms++;
-    int nvls = jint(c, "nvls", -1), sup = jint(c, "nvls_supported", -1);
+    int nvls = json_int(c, "nvls", -1), sup = json_int(c, "nvls_supported", -1);
     /* NVLS joins the GPUs of a node through the NVSwitch: a communicator with one rank, or one rank a node, has
      * nothing to join and runs without it although the hardware has it */
-    int joinable = nranks != 1 && jint(c, "local_ranks", -1) != 1;
+    int joinable = nranks != 1 && json_int(c, "local_ranks", -1) != 1;
     if (nvls == 1) t->nvls_used++;
     else if (nvls == 0 && sup == 1 && joinable) t->nvls_unused_supported++;
     else if (nvls < 0) t->nvls_unknown++;
     const cJSON *p;
-    cJSON_ArrayForEach(p, jget(c, "peers")) {
-      const char *transport = jstr(p, "transport"), *via = jstr(p, "via");
-      int peer = jint(p, "peer", -1);
+    cJSON_ArrayForEach(p, json_get(c, "peers")) {
+      const char *transport = json_str(p, "transport"), *via = json_str(p, "via");
+      int peer = json_int(p, "peer", -1);
       if (!transport[0]) {
         t->no_transport++;
         continue;
       }
       /* An intra-host pair of NVLinked GPUs: P2P or a failure, whatever else it went through. */
       const cJSON *pr = mapped && peer >= 0 && peer != rank ? topo_rank(tv, peer) : NULL;
-      int phost = jint(pr, "host", -2), pgpu = jint(pr, "gpu_index", -1);
+      int phost = json_int(pr, "host", -2), pgpu = json_int(pr, "gpu_index", -1);
       if (pr && phost == host && gpu >= 0 && pgpu >= 0 && pgpu != gpu) {
         int nvl = pair_nvlinks(node, gpu, pgpu);
         if (nvl > 0) {
@@ -282,7 +270,7 @@ static int tally_rank(tallies *t, const topo_view *tv, int world, int rank, cons
         if (!t->unmapped++) snprintf(t->unmapped_label, sizeof t->unmapped_label, "%s", label);
       }
       if (strcmp(transport, "NET")) continue;
-      const char *net = jstr(p, "net");
+      const char *net = json_str(p, "net");
       if (!strcasecmp(net, "Socket")) {
         socket_seen = 1;
         if (!socket_label[0]) snprintf(socket_label, sizeof socket_label, "%s", label);
@@ -292,8 +280,8 @@ static int tally_rank(tallies *t, const topo_view *tv, int world, int rank, cons
         t->no_gpu++;
         continue;
       }
-      const char *name = jstr(p, "net_dev_name");
-      if (!name[0]) name = netdev_name(acc, jint(p, "net_dev", -1));
+      const char *name = json_str(p, "net_dev_name");
+      if (!name[0]) name = netdev_name(acc, json_int(p, "net_dev", -1));
       if (!name[0]) {
         t->no_transport++;
         continue;
@@ -301,7 +289,7 @@ static int tally_rank(tallies *t, const topo_view *tv, int world, int rank, cons
       nic_tally *nt = nic_get(t, rank, name);
       if (!nt) return -1;
       nt->host = host, nt->gpu = gpu, nt->nic = nic_by_name(node, name), nt->gdr_said = netdev_gdr(acc, name);
-      int g = jint(p, "gdrdma", -1);
+      int g = json_int(p, "gdrdma", -1);
       if (g == 1) nt->gdr++;
       else if (g == 0) nt->plain++;
     }
@@ -371,7 +359,7 @@ static ddp_result judge_sockets(const tallies *t, const topo_view *tv, finding_l
         "(%s): expected NET/IB; check NCCL_NET / NCCL_IB_DISABLE in the environment, that libibverbs and rdma-core "
         "are in the container, and that the HCA's port is Active (ibstat)",
         host, s->ranks, s->ranks == 1 ? "" : "s", s->rank, s->label[0] ? s->label : "?",
-        jstr(node_nic(node, first_hca(node)), "name"));
+        json_str(node_nic(node, first_hca(node)), "name"));
   }
   return DDP_OK;
 }
@@ -399,7 +387,7 @@ static ddp_result judge_nics(const tallies *t, const topo_view *tv, finding_list
       continue;
     }
     int cls = gpu_nic_class(node, n->gpu, n->nic), hca = nic_is_hca(node, n->nic);
-    const char *kind = jstr(node_nic(node, n->nic), "kind");
+    const char *kind = json_str(node_nic(node, n->nic), "kind");
     /* GPUDirect RDMA: NCCL_NET_GDR_LEVEL's default reaches PXB. */
     if (hca && n->plain && cls <= C_PXB) {
       char said[160] = "";
@@ -424,7 +412,7 @@ static ddp_result judge_nics(const tallies *t, const topo_view *tv, finding_list
     /* The nearest NIC: across the NUMA boundary while a NIC of the same kind is nearer. */
     int best = -1;
     for (int k = 0; k < node_nics(node); k++)
-      if (k != n->nic && !strcmp(jstr(node_nic(node, k), "kind"), kind) &&
+      if (k != n->nic && !strcmp(json_str(node_nic(node, k), "kind"), kind) &&
           (best < 0 || gpu_nic_class(node, n->gpu, k) < gpu_nic_class(node, n->gpu, best)))
         best = k;
     int bcls = best >= 0 ? gpu_nic_class(node, n->gpu, best) : C_UNKNOWN;
@@ -432,7 +420,7 @@ static ddp_result judge_nics(const tallies *t, const topo_view *tv, finding_list
       ADD(SEV_WARN, SCOPE_GPU, host, n->rank, subject,
           "rank %d's GPU%d sends through %s across the NUMA boundary (SYS) although %s is %s: expected its nearest "
           "NIC; check NCCL_IB_HCA / NCCL_SOCKET_IFNAME, the rank-to-GPU mapping and CUDA_VISIBLE_DEVICES",
-          n->rank, n->gpu, n->name, jstr(node_nic(node, best), "name"), CLASS_NAMES[bcls]);
+          n->rank, n->gpu, n->name, json_str(node_nic(node, best), "name"), CLASS_NAMES[bcls]);
     } else if (cls != C_UNKNOWN) {
       ADD(SEV_INFO, SCOPE_GPU, host, n->rank, subject, "rank %d's GPU%d sends through %s (%s), its nearest %s NIC",
           n->rank, n->gpu, n->name, CLASS_NAMES[cls], kind);
@@ -488,14 +476,14 @@ static ddp_result judge_unreported(const tallies *t, int naccounts, finding_list
 }
 
 ddp_result nccl_checks(const cJSON *topology, const cJSON *nccl, finding_list *l) {
-  if (!cJSON_IsObject(nccl) || !cJSON_IsTrue(jget(nccl, "reported"))) {
-    const char *why = jstr(nccl, "why");
+  if (!cJSON_IsObject(nccl) || !cJSON_IsTrue(json_get(nccl, "reported"))) {
+    const char *why = json_str(nccl, "why");
     ADD(SEV_INFO, SCOPE_JOB, "", -1, "job", "NCCL's account not reported: %s",
         why[0] ? why : !nccl ? "the result has no \"nccl\" section (NCCL's INFO log was not read)" : "no reason given");
     return DDP_OK;
   }
-  topo_view tv = {jget(topology, "hosts"), jget(topology, "ranks"), jstr(jget(topology, "environment"), "nccl_env_rank0")};
-  const cJSON *ranks = jget(nccl, "ranks");
+  topo_view tv = {json_get(topology, "hosts"), json_get(topology, "ranks"), json_str(json_get(topology, "environment"), "nccl_env_rank0")};
+  const cJSON *ranks = json_get(nccl, "ranks");
   if (!cJSON_IsArray(tv.hosts) || !cJSON_GetArraySize(tv.ranks)) {
     ADD(SEV_INFO, SCOPE_JOB, "", -1, "job",
         "NCCL's account not checked: the topology was not reported, so what NCCL chose cannot be held against the "
@@ -510,12 +498,12 @@ ddp_result nccl_checks(const cJSON *topology, const cJSON *nccl, finding_list *l
   int naccounts = 0;
   cJSON_ArrayForEach(e, ranks) {
     naccounts++;
-    int rank = jint(e, "rank", -1);
-    const cJSON *acc = jget(e, "account");
+    int rank = json_int(e, "rank", -1);
+    const cJSON *acc = json_get(e, "account");
     if (!cJSON_IsObject(acc) || rank < 0) {
       if (!t.no_account++) {
         t.no_account_first = rank;
-        snprintf(t.no_account_why, sizeof t.no_account_why, "%s", jstr(e, "why"));
+        snprintf(t.no_account_why, sizeof t.no_account_why, "%s", json_str(e, "why"));
       }
       continue;
     }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "json.h"
 
 enum { K_VERSION, K_NET, K_CHANNELS, K_NVLS, K_COLLNET, K_TRANSPORT, K_ALGO };
 
@@ -34,15 +35,6 @@ typedef struct {
 
 /* ---- JSON ------------------------------------------------------------------------------------------------ */
 
-static const cJSON *jget(const cJSON *o, const char *k) { return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL; }
-static int jint(const cJSON *o, const char *k, int def) {
-  const cJSON *v = jget(o, k);
-  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? (int)v->valuedouble : def;
-}
-static const char *jstr(const cJSON *o, const char *k) {
-  const cJSON *v = jget(o, k);
-  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
 
 /* ---- a run's items ---------------------------------------------------------------------------------------- */
 
@@ -114,42 +106,42 @@ static int run_read(const cJSON *sec, nrun *r) {
     snprintf(r->why, sizeof r->why, "no \"nccl\" section in its result files (from before ddpbench recorded it)");
     return 0;
   }
-  if (!cJSON_IsTrue(jget(sec, "reported"))) {
-    snprintf(r->why, sizeof r->why, "%s", jstr(sec, "why")[0] ? jstr(sec, "why") : "the run says not reported");
+  if (!cJSON_IsTrue(json_get(sec, "reported"))) {
+    snprintf(r->why, sizeof r->why, "%s", json_str(sec, "why")[0] ? json_str(sec, "why") : "the run says not reported");
     return 0;
   }
   const cJSON *e, *c, *p, *a;
   int accounts = 0, rc = 0;
   char buf[160];
-  cJSON_ArrayForEach(e, jget(sec, "ranks")) {
-    const cJSON *acc = jget(e, "account");
-    int rank = jint(e, "rank", -1);
+  cJSON_ArrayForEach(e, json_get(sec, "ranks")) {
+    const cJSON *acc = json_get(e, "account");
+    int rank = json_int(e, "rank", -1);
     if (!cJSON_IsObject(acc)) continue;
     accounts++;
-    if (jstr(acc, "version")[0]) rc |= item_add(r, K_VERSION, "", "", 0, 0, 0, jstr(acc, "version"));
-    if (jstr(acc, "net")[0]) rc |= item_add(r, K_NET, "", "", 0, 0, 0, jstr(acc, "net"));
-    cJSON_ArrayForEach(c, jget(acc, "communicators")) {
-      const char *label = jstr(c, "label")[0] ? jstr(c, "label") : "(unlabelled)";
-      int ch = jint(jget(c, "channels"), "coll", -1), nvls = jint(c, "nvls", -1), collnet = jint(c, "collnet", -1);
+    if (json_str(acc, "version")[0]) rc |= item_add(r, K_VERSION, "", "", 0, 0, 0, json_str(acc, "version"));
+    if (json_str(acc, "net")[0]) rc |= item_add(r, K_NET, "", "", 0, 0, 0, json_str(acc, "net"));
+    cJSON_ArrayForEach(c, json_get(acc, "communicators")) {
+      const char *label = json_str(c, "label")[0] ? json_str(c, "label") : "(unlabelled)";
+      int ch = json_int(json_get(c, "channels"), "coll", -1), nvls = json_int(c, "nvls", -1), collnet = json_int(c, "collnet", -1);
       if (ch >= 0) snprintf(buf, sizeof buf, "%d", ch), rc |= item_add(r, K_CHANNELS, label, "", 0, 0, 0, buf);
       if (nvls >= 0) rc |= item_add(r, K_NVLS, label, "", 0, 0, 0, onoff(nvls));
       if (collnet >= 0) rc |= item_add(r, K_COLLNET, label, "", 0, 0, 0, onoff(collnet));
-      cJSON_ArrayForEach(p, jget(c, "peers")) {
-        const char *via = jstr(p, "via")[0] ? jstr(p, "via") : jstr(p, "transport");
+      cJSON_ArrayForEach(p, json_get(c, "peers")) {
+        const char *via = json_str(p, "via")[0] ? json_str(p, "via") : json_str(p, "transport");
         /* keyed by world rank: communicators of one label (accept's pairs) number their members from 0 each */
-        if (via[0]) rc |= item_add(r, K_TRANSPORT, label, "", 0, rank, jint(p, "peer", -1), via);
+        if (via[0]) rc |= item_add(r, K_TRANSPORT, label, "", 0, rank, json_int(p, "peer", -1), via);
       }
       /* Every rank runs the same choice for a collective (NCCL decides it from the communicator, not the rank):
        * the first rank that reports one stands for all (run_merge keeps the first). */
-      cJSON_ArrayForEach(a, jget(c, "algorithms")) {
-        const cJSON *bytes = jget(a, "bytes");
-        if (!jstr(a, "coll")[0] || !cJSON_IsNumber(bytes)) continue;
-        int chan = jint(a, "channels", -1);
+      cJSON_ArrayForEach(a, json_get(c, "algorithms")) {
+        const cJSON *bytes = json_get(a, "bytes");
+        if (!json_str(a, "coll")[0] || !cJSON_IsNumber(bytes)) continue;
+        int chan = json_int(a, "channels", -1);
         char cs[16] = "?";
         if (chan >= 0) snprintf(cs, sizeof cs, "%d", chan);
-        snprintf(buf, sizeof buf, "%s/%s/%s", jstr(a, "algo")[0] ? jstr(a, "algo") : "?",
-                 jstr(a, "proto")[0] ? jstr(a, "proto") : "?", cs);
-        rc |= item_add(r, K_ALGO, label, jstr(a, "coll"), bytes->valuedouble, 0, 0, buf);
+        snprintf(buf, sizeof buf, "%s/%s/%s", json_str(a, "algo")[0] ? json_str(a, "algo") : "?",
+                 json_str(a, "proto")[0] ? json_str(a, "proto") : "?", cs);
+        rc |= item_add(r, K_ALGO, label, json_str(a, "coll"), bytes->valuedouble, 0, 0, buf);
       }
     }
   }
