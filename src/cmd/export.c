@@ -50,6 +50,11 @@ static ddp_result export_run(cmd_ctx *c) {
   c->doc.kind = self;
   c->quiet = 1;
   c->exit_code = DDP_EXIT_OK;
+  if (c->doc.nccl) { /* NCCL's account travels with the figures it explains (compare reads it) */
+    if (!c->sections && !(c->sections = cJSON_CreateObject())) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    cJSON_AddItemToObject(c->sections, "nccl", c->doc.nccl);
+    c->doc.nccl = NULL;
+  }
   return DDP_OK;
 }
 

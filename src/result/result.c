@@ -66,6 +66,7 @@ void result_free(result_doc *d) {
   free(d->end_time);
   free(d->run_id);
   kv_free(d->labels, d->nlabels);
+  cJSON_Delete(d->nccl);
   free(d->device);
   free(d->comm);
   kv_free(d->config, d->nconfig);
@@ -939,6 +940,7 @@ ddp_result result_load(const char *path, result_doc *d) {
     return ddp_usage_error("%s: %s", path, why);
   }
   ddp_result r = result_from_json(doc, d, why, sizeof why);
+  if (r == DDP_OK) d->nccl = cJSON_DetachItemFromObjectCaseSensitive(doc, "nccl");
   cJSON_Delete(doc);
   if (r != DDP_OK) {
     result_free(d);

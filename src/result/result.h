@@ -102,6 +102,9 @@ typedef struct {
   char *run_id;           /* 16 hex digits naming this run among others (CSV rows, Prometheus series) */
   result_kv *labels;      /* --label key=value, sorted by key */
   int nlabels;
+  /* result_load only: the document's "nccl" section (NCCL's account) as it was, for export to keep; NULL when
+   * it has none. Owned; result_free frees it. */
+  cJSON *nccl;
 } result_doc;
 
 void result_init(result_doc *d);

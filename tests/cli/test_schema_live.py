@@ -86,6 +86,18 @@ try:
         if p(f"{what}.json") in docs and run([prog, "export", p(f"{what}.json"), "--json", p(f"export-{what}.json")],
                                              p(f"export-{what}.json")):
             docs.append(p(f"export-{what}.json"))
+    if p("collectives.json") in docs:
+        # NCCL's account (a GPU run's "nccl" section, hand-made here: the CPU device has none) survives export
+        import json
+        d = json.load(open(p("collectives.json")))
+        d["nccl"] = {"reported": True, "why": None, "source": "ddpbench", "ranks": [{"rank": 0, "host": "h", "account": {
+            "version": "2.28.3+cuda13.0", "net": "Socket", "communicators": [{"label": "world", "nranks": 2, "peers": []}]}}]}
+        with open(p("collectives-nccl.json"), "w") as f:
+            json.dump(d, f)
+        if run([prog, "export", p("collectives-nccl.json"), "--json", p("export-nccl.json")], p("export-nccl.json")):
+            docs.append(p("export-nccl.json"))
+            e = json.load(open(p("export-nccl.json")))
+            check(e.get("nccl") == d["nccl"], f"export keeps the nccl section: {str(e.get('nccl'))[:200]}")
     if p("run.json") in docs:
         # compare refuses the same run twice: eight copies of the run, each with a start time of its own
         import json
