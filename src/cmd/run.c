@@ -352,6 +352,36 @@ static ddp_result job_measure(job *j, rank_outcome *mine, const measurement **gr
   return r;
 }
 
+/* NCCL's choice (algorithm, protocol, channels) for the training's bucket allreduces, for its account: one
+ * untimed allreduce of each bucket's size and type after every timed phase, with the transport recording
+ * (comm.h record_choices), since nothing may be recorded inside the step loop. Same communicator, size, type
+ * and op as the steps', so the same choice. Collective (every rank has the same plan). No-op without it. */
+static ddp_result record_bucket_choices(cmd_ctx *c, const engine *eng) {
+  ddp_comm *comm = c->comm;
+  ddp_device *dev = c->dev;
+  const bucket_plan *plan = eng ? engine_buckets(eng) : NULL;
+  if (!comm || !comm->record_choices || !plan || !plan->nbuckets) return DDP_OK;
+  ddp_dtype dt = engine_comm_dtype(eng);
+  size_t most = 0;
+  for (int b = 0; b < plan->nbuckets; b++) most = plan->buckets[b].count > most ? plan->buckets[b].count : most;
+  void *buf = NULL;
+  ddp_stream *s = NULL;
+  ddp_result r = dev->alloc(dev, &buf, most * dtype_size(dt));
+  if (r == DDP_OK) r = dev->stream_create(dev, &s, 0);
+  if (r == DDP_OK) r = dev->memset_zero(dev, buf, most * dtype_size(dt), s);
+  comm->record_choices(comm, 1);
+  for (int b = 0; b < plan->nbuckets && r == DDP_OK; b++) {
+    int seen = 0; /* one call a distinct size */
+    for (int k = 0; k < b; k++) seen |= plan->buckets[k].count == plan->buckets[b].count;
+    if (!seen) r = comm->allreduce(comm, buf, plan->buckets[b].count, dt, s);
+  }
+  if (r == DDP_OK) r = dev->stream_synchronize(dev, s);
+  comm->record_choices(comm, 0);
+  if (s) dev->stream_destroy(dev, s);
+  if (buf) dev->free(dev, buf);
+  return r;
+}
+
 static ddp_result run_run(cmd_ctx *c) {
   job *j = &g_job;
   ddp_config *cfg = j->cfg;
@@ -367,6 +397,10 @@ static ddp_result run_run(cmd_ctx *c) {
   rank_outcome mine = {NAN, 0, 0, 0};
   const measurement *grouped = NULL;
   ddp_result r = job_measure(j, &mine, &grouped);
+  if (r == DDP_OK) {
+    watchdog_tick("NCCL's choice for each bucket's allreduce (untimed, after the phases)");
+    r = record_bucket_choices(c, j->train.eng);
+  }
   progress_end(); /* before anything else is printed (tty: the line's newline) */
   watchdog_tick("gathering results");
   if (r == DDP_OK) r = outcome_gather(j, &mine);

@@ -209,8 +209,8 @@ static void choices_into(nccl_account *acc) {
 const char *nccl_account_choices_why(void) {
   if (g.prof_taken) return NULL;
   return g.prof_why[0] ? g.prof_why
-                       : "NCCL's choices are recorded only around untimed calls (ddpbench doctor, collectives' "
-                         "warm-up), and none was made";
+                       : "NCCL's choices are recorded only around untimed calls (doctor's probe, collectives' "
+                         "warm-up, one allreduce a bucket size after a run's phases), and none was made";
 }
 
 const char *nccl_account_source(void) { return g.private_log ? "ddpbench" : "user"; }
