@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "nccl_account.h"
 #include "nccl_checks.h"
 #include "topo.h"
@@ -44,15 +45,60 @@ static char *mine_json(void) {
   return s;
 }
 
+/* "AllReduce 8 B-32 KiB LL/RING 2 ch, 128 KiB-64 MiB SIMPLE/RING 16 ch; ReduceScatter ..." from one rank's
+ * choices (sorted by collective then size, as they were recorded in size order per call site: sorted here). */
+static int algo_cmp(const void *a, const void *b) {
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  int c = strcmp(json_str(x, "coll"), json_str(y, "coll"));
+  if (c) return c;
+  double bx = cJSON_GetNumberValue(json_get(x, "bytes")), by = cJSON_GetNumberValue(json_get(y, "bytes"));
+  return (bx > by) - (bx < by);
+}
+
+static void choices_line(const cJSON *algos, char *out, size_t n) {
+  int k = cJSON_GetArraySize(algos);
+  out[0] = 0;
+  if (k <= 0) return;
+  const cJSON **v = malloc((size_t)k * sizeof *v);
+  if (!v) return;
+  for (int i = 0; i < k; i++) v[i] = cJSON_GetArrayItem(algos, i);
+  qsort(v, (size_t)k, sizeof *v, algo_cmp);
+  size_t o = 0;
+  for (int i = 0; i < k && o < n;) {
+    int j = i; /* a run of sizes with the same choice */
+    while (j + 1 < k && !strcmp(json_str(v[j + 1], "coll"), json_str(v[i], "coll")) &&
+           !strcmp(json_str(v[j + 1], "algo"), json_str(v[i], "algo")) &&
+           !strcmp(json_str(v[j + 1], "proto"), json_str(v[i], "proto")) &&
+           json_int(v[j + 1], "channels", -1) == json_int(v[i], "channels", -1))
+      j++;
+    int first = i == 0 || strcmp(json_str(v[i - 1], "coll"), json_str(v[i], "coll"));
+    char lo[32], hi[32];
+    ddp_fmt_bytes(lo, sizeof lo, cJSON_GetNumberValue(json_get(v[i], "bytes")));
+    ddp_fmt_bytes(hi, sizeof hi, cJSON_GetNumberValue(json_get(v[j], "bytes")));
+    o += (size_t)snprintf(out + o, n - o, "%s%s%s%s%s%s %s/%s %d ch", i ? (first ? "; " : ", ") : "",
+                          first ? json_str(v[i], "coll") : "", first ? " " : "", lo, i == j ? "" : "-", i == j ? "" : hi,
+                          json_str(v[i], "proto"), json_str(v[i], "algo"), json_int(v[i], "channels", -1));
+    i = j + 1;
+  }
+  free(v);
+}
+
 /* One line per communicator label: ranks, channels, and the transports of its peers counted over ranks. */
-static void print_block(FILE *out, const cJSON *sec) {
+void nccl_section_print(FILE *out, const cJSON *sec) {
   const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(sec, "ranks");
   const cJSON *first = NULL, *r;
   int reported = 0, n = 0;
+  int first_rank = -1;
+  const char *first_why = NULL;
   cJSON_ArrayForEach(r, ranks) {
     n++;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "account");
-    if (cJSON_IsObject(a)) reported++, first = first ? first : a;
+    if (cJSON_IsObject(a) && !first) {
+      first = a, first_rank = json_int(r, "rank", -1);
+      const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "algorithms_why");
+      first_why = cJSON_IsString(w) ? w->valuestring : NULL;
+    }
+    if (cJSON_IsObject(a)) reported++;
   }
   if (!first) {
     const cJSON *why = cJSON_GetObjectItemCaseSensitive(sec, "why");
@@ -110,9 +156,12 @@ static void print_block(FILE *out, const cJSON *sec) {
     char nrs[24];
     if (nranks >= 0) snprintf(nrs, sizeof nrs, "%d rank%s", nranks, nranks == 1 ? "" : "s");
     else snprintf(nrs, sizeof nrs, "ranks not reported");
-    fprintf(out, "#   %s (%s): %s; peers: %s; algorithm choices: %s\n", lb[0] ? lb : "(unlabelled)", nrs, chans,
-            nv ? tr : "none (one rank per communicator, or not connected yet)",
-            algos ? "recorded" : "not reported");
+    char ch[900] = "";
+    choices_line(cJSON_GetObjectItemCaseSensitive(c, "algorithms"), ch, sizeof ch);
+    fprintf(out, "#   %s (%s): %s; peers: %s\n", lb[0] ? lb : "(unlabelled)", nrs, chans,
+            nv ? tr : "none (one rank per communicator, or not connected yet)");
+    if (ch[0]) fprintf(out, "#     NCCL's choices (rank %d): %s\n", first_rank, ch);
+    else if (!algos) fprintf(out, "#     NCCL's choices: not reported (%s)\n", first_why ? first_why : "none recorded");
   }
 }
 
@@ -203,7 +252,7 @@ ddp_result nccl_section_collect(cmd_ctx *c) {
       if (reported) cJSON_AddNullToObject(sec, "why");
       else cJSON_AddStringToObject(sec, "why", why ? why : "no rank reported");
       cJSON_AddStringToObject(sec, "source", nccl_account_source());
-      if (!c->quiet) print_block(stdout, sec);
+      if (!c->quiet) nccl_section_print(stdout, sec);
       if (!c->sections) c->sections = cJSON_CreateObject();
       const cJSON *topo = topo_own ? topo_own : c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "topology") : NULL;
       int fails = findings_count(&c->doc.findings, SEV_FAIL);
