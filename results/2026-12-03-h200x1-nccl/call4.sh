@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU call 4 (issue 25), after calls 2-3 showed two defects (collectives and accept had no topology to check
 # against; ddpbench's own NCCL_DEBUG_FILE was recorded and compared as the user's environment): the fixed build's
-# doctor, collectives, accept and the GPU default job with --json, and compare of 2.28.3 against 2.28.9 again.
+# doctor, collectives, accept and the GPU default job with --json, and compare of 2.28.3 against 2.28.9 again;
+# also the choices line and the bucket-size probe after the phases (the tree of 987bba6).
 # Every JSON comes back in one tarball for the schema check on the build machine.
 set -uo pipefail
 source .device-deps/env.sh
