@@ -1,0 +1,634 @@
+/* soak_rules.c: the soak's verdicts over its time series (soak_rules.h). Each rule walks the series once per
+ * part, emits at most one finding per part and check (at the first interval it saw the fault, with how often it
+ * saw it), and says in the text what it measured against what. */
+#include "soak_rules.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock_reasons.h"
+#include "rules.h"
+#include "stats.h"
+
+/* ---- the series --------------------------------------------------------------------------------------------- */
+
+ddp_result soak_series_init(soak_series *s, int ngpu, int nlink, int nrank) {
+  memset(s, 0, sizeof *s);
+  s->ngpu = ngpu, s->nlink = nlink, s->nrank = nrank;
+  s->gpu = calloc((size_t)(ngpu > 0 ? ngpu : 1), sizeof *s->gpu);
+  s->link = calloc((size_t)(nlink > 0 ? nlink : 1), sizeof *s->link);
+  s->rank = calloc((size_t)(nrank > 0 ? nrank : 1), sizeof *s->rank);
+  if (!s->gpu || !s->link || !s->rank) {
+    soak_series_free(s);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  return DDP_OK;
+}
+
+void soak_series_free(soak_series *s) {
+  free(s->t0), free(s->t1), free(s->gpu), free(s->link), free(s->rank), free(s->g), free(s->busbw), free(s->step_ms);
+  memset(s, 0, sizeof *s);
+}
+
+static int grow(void **p, size_t elem, int cap) {
+  void *q = realloc(*p, elem * (size_t)(cap > 0 ? cap : 1));
+  if (!q) return 0;
+  *p = q;
+  return 1;
+}
+
+int soak_series_add(soak_series *s, double t0, double t1) {
+  if (s->nint == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 16;
+    if (!grow((void **)&s->t0, sizeof *s->t0, cap) || !grow((void **)&s->t1, sizeof *s->t1, cap) ||
+        !grow((void **)&s->g, sizeof *s->g * (size_t)s->ngpu, cap) ||
+        !grow((void **)&s->busbw, sizeof *s->busbw * (size_t)s->nlink, cap) ||
+        !grow((void **)&s->step_ms, sizeof *s->step_ms * (size_t)s->nrank, cap))
+      return -1;
+    s->cap = cap;
+  }
+  int i = s->nint++;
+  s->t0[i] = t0, s->t1[i] = t1;
+  for (int k = 0; k < s->ngpu; k++) {
+    soak_gpu_sample *g = soak_gpu_at(s, i, k);
+    memset(g, 0, sizeof *g);
+    g->tflops = g->sm_mhz = g->power_w = g->temp_c = NAN;
+    for (int l = 0; l < SOAK_MAX_NVLINKS; l++) g->link[l].state = -1;
+  }
+  for (int l = 0; l < s->nlink; l++) *soak_busbw_at(s, i, l) = NAN;
+  for (int r = 0; r < s->nrank; r++) *soak_step_at(s, i, r) = NAN;
+  return i;
+}
+
+/* ---- parameters and their sources --------------------------------------------------------------------------- */
+
+void soak_params_default(soak_params *p) {
+  memset(p, 0, sizeof *p);
+  /* Application Xids: the ones NVIDIA's k8s-device-plugin skips as "application errors: the GPU should still be
+   * healthy" (internal/rm/health.go, applicationErrorXids, citing docs.nvidia.com/deploy/xid-errors, and its PR
+   * #268 for the ignore list): 13 graphics engine exception, 31 GPU memory page fault, 43 GPU stopped processing,
+   * 45 preemptive cleanup after previous errors, 68 video processor exception. Every other Xid fails its GPU. */
+  static const unsigned app[] = {13, 31, 43, 45, 68};
+  p->napp_xids = (int)(sizeof app / sizeof app[0]);
+  memcpy(p->app_xids, app, sizeof app);
+  /* NVIDIA DCGM, dcgm_gpu_hardware_limits.h, the limits its health watches warn at:
+   *  DCGM_LIMIT_MAX_PCIREPLAY_RATE 8 ("8 replays per minute is the maximum recommended by RM");
+   *  DCGM_LIMIT_MAX_SBE_RATE 10 (single-bit, i.e. corrected, ECC errors; DCGM itself labels it "dummy value until a
+   *  real one is determined", so read it as a placeholder with a name behind it; taken here per minute);
+   *  DCGM_LIMIT_MAX_NVLINK_CRC_ERROR 100.0 ("CRC errors only matter at rates of 100+ per second");
+   *  DCGM_LIMIT_MAX_NVLINK_ERROR 1 (replay and recovery errors: any one is worth a warning). */
+  p->pcie_replay_per_min = 8;
+  p->ecc_corrected_per_min = 10;
+  p->nvlink_crc_per_s = 100;
+  p->nvlink_replay_per_interval = 1;
+  p->nvlink_recovery_per_interval = 1;
+  p->first_minute_s = 60;
+  /* The sink of a GPU's throughput beyond the job's: warn 3.5 %, fail 7 %, the per-GPU GEMM margins of Azure
+   * ai-infra (../shared/reference/cluster-validation.md section 8, "GEMM per GPU"), with the robust-z convention of
+   * 3.5 (Iglewicz-Hoaglin, as accept_stragglers). */
+  p->sink_warn_pct = 3.5, p->sink_fail_pct = 7, p->sink_zmin = 3.5;
+  /* ddpbench's own: a median of the last third needs at least 2 intervals, a "first minute" 1 and the change-point
+   * 2 a side, so 6 intervals; a MAD across GPUs needs 4 values (accept_group_stats' rule: a MAD over 3 is noise). */
+  p->min_intervals = 6, p->min_gpus = 4;
+  /* ddpbench's own: a drop in busbw or a rise in step time is named beyond 5 %, over twice the 2 % practical
+   * threshold that cluster-validation.md section 9 gives for busbw and step time between two runs (a soak compares
+   * a run with itself across hours, with the heat and the neighbours' load changing), and beyond z 5, the steady
+   * rule's STEADY_ZMIN (the largest of some hundred split z-scores of pure noise stays below 4). */
+  p->busbw_drop_pct = 5, p->step_rise_pct = 5, p->cp_zmin = STEADY_ZMIN, p->cp_min_side = 2;
+}
+
+/* ---- verdicts ----------------------------------------------------------------------------------------------- */
+
+void soak_verdicts_init(soak_verdicts *v) {
+  memset(v, 0, sizeof *v);
+  findings_init(&v->f);
+}
+
+void soak_verdicts_free(soak_verdicts *v) {
+  findings_free(&v->f);
+  free(v->interval), free(v->t);
+  memset(v, 0, sizeof *v);
+}
+
+/* Appends one finding with its interval (from 1; 0 the whole run) and time. */
+static ddp_result add(soak_verdicts *v, int interval, double t, const char *host, int rank, const char *check,
+                      finding_severity sev, finding_scope scope, const char *subject, double measured,
+                      double expected, const char *unit, const char *fmt, ...) __attribute__((format(printf, 13, 14)));
+static ddp_result add(soak_verdicts *v, int interval, double t, const char *host, int rank, const char *check,
+                      finding_severity sev, finding_scope scope, const char *subject, double measured,
+                      double expected, const char *unit, const char *fmt, ...) {
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  if (v->f.n + 1 > v->cap) {
+    int cap = v->cap ? 2 * v->cap : 32;
+    if (!grow((void **)&v->interval, sizeof *v->interval, cap) || !grow((void **)&v->t, sizeof *v->t, cap))
+      return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    v->cap = cap;
+  }
+  ddp_result r = findings_add_at(&v->f, host, rank, check, sev, scope, subject, measured, expected, unit, "%s", text);
+  if (r != DDP_OK) return r;
+  v->interval[v->f.n - 1] = interval, v->t[v->f.n - 1] = t;
+  return DDP_OK;
+}
+
+static void gpu_subject(const soak_gpu_id *id, char *buf, size_t n) {
+  snprintf(buf, n, "GPU%d %s (%s, rank %d)", id->index, id->busid, id->host, id->rank);
+}
+
+/* ---- counters ------------------------------------------------------------------------------------------------ */
+
+static int app_xid(const soak_params *p, unsigned x) {
+  for (int i = 0; i < p->napp_xids; i++)
+    if (p->app_xids[i] == x) return 1;
+  return 0;
+}
+
+/* A counter that fails at its first nonzero delta: one finding with the total over the run. */
+static ddp_result judge_any(const soak_series *s, int k, size_t off, const char *check, const char *what,
+                            soak_verdicts *v) {
+  int first = -1;
+  double total = 0;
+  for (int i = 0; i < s->nint; i++) {
+    const soak_counter *c = (const soak_counter *)((const char *)soak_gpu_at(s, i, k) + off);
+    if (c->measured && c->delta > 0) {
+      if (first < 0) first = i;
+      total += c->delta;
+    }
+  }
+  if (first < 0) return DDP_OK;
+  char sub[160];
+  gpu_subject(&s->gpu[k], sub, sizeof sub);
+  return add(v, first + 1, s->t0[first], s->gpu[k].host, s->gpu[k].rank, check, SEV_FAIL, SCOPE_GPU, sub, total, 0,
+             "", "%s: %.0f during the soak, the first in interval %d (%.0f-%.0f s); replace or reset the GPU", what,
+             total, first + 1, s->t0[first], s->t1[first]);
+}
+
+/* A counter whose rate over an interval above limit warns: one finding at the first such interval, with the
+ * highest rate and the number of intervals above. per: seconds of the rate's unit (60 per minute, 1 per second,
+ * 0 per interval). */
+static ddp_result judge_rate(const soak_series *s, int i_count, const soak_counter *const *c, double limit, double per,
+                             const char *host, int rank, const char *check, finding_scope scope, const char *subject,
+                             const char *what, const char *unit, soak_verdicts *v) {
+  int first = -1, over = 0;
+  double worst = 0;
+  for (int i = 0; i < i_count; i++) {
+    if (!c[i]->measured) continue;
+    double len = s->t1[i] - s->t0[i];
+    double rate = per > 0 ? (len > 0 ? c[i]->delta * per / len : NAN) : c[i]->delta;
+    int over_limit = per > 0 ? rate > limit : rate >= limit; /* a rate warns above, a count at the limit */
+    if (!over_limit) continue;
+    if (first < 0) first = i;
+    over++;
+    if (rate > worst) worst = rate;
+  }
+  if (first < 0) return DDP_OK;
+  return add(v, first + 1, s->t0[first], host, rank, check, SEV_WARN, scope, subject, worst, limit, unit,
+             "%s reached %.3g %s (limit %.3g) in %d of %d intervals, the first interval %d (%.0f-%.0f s)", what, worst,
+             unit, limit, over, i_count, first + 1, s->t0[first], s->t1[first]);
+}
+
+/* Not-measured bookkeeping: which counters were missing on which GPU, for the one info finding. */
+enum { NM_XID, NM_ECC_CORR, NM_ECC_UNCORR, NM_REMAP, NM_PCIE_REPLAY, NM_PCIE_LINK, NM_THROTTLE, NM_COUNT };
+static const char *const nm_name[NM_COUNT] = {"Xid events", "corrected ECC", "uncorrected ECC", "pending remaps",
+                                              "PCIe replays", "PCIe generation/width", "throttle reasons"};
+
+static ddp_result not_measured_finding(const soak_series *s, soak_verdicts *v) {
+  char text[512] = "";
+  size_t len = 0;
+  int any = 0;
+  for (int c = 0; c < NM_COUNT; c++) {
+    int n = 0;
+    char gpus[256] = "";
+    size_t gl = 0;
+    for (int k = 0; k < s->ngpu; k++) {
+      int missing = 0;
+      for (int i = 0; i < s->nint && !missing; i++) {
+        const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+        missing = c == NM_XID ? !g->xid_measured
+                  : c == NM_ECC_CORR ? !g->ecc_corrected.measured
+                  : c == NM_ECC_UNCORR ? !g->ecc_uncorrected.measured
+                  : c == NM_REMAP ? !g->remap_pending.measured
+                  : c == NM_PCIE_REPLAY ? !g->pcie_replay.measured
+                  : c == NM_PCIE_LINK ? (g->under_load && (!g->pcie_gen || !g->pcie_gen_max || !g->pcie_width ||
+                                                           !g->pcie_width_max))
+                                      : !g->reasons_measured;
+      }
+      if (!missing) continue;
+      if (n++ < 4 && gl < sizeof gpus)
+        gl += (size_t)snprintf(gpus + gl, sizeof gpus - gl, "%sGPU%d@%s", n > 1 ? ", " : "", s->gpu[k].index,
+                               s->gpu[k].host);
+    }
+    if (!n) continue;
+    any = 1;
+    if (len < sizeof text) {
+      if (n > 4)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s on %d GPUs (%s, ...)", len ? "; " : "",
+                                nm_name[c], n, gpus);
+      else
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s on %s", len ? "; " : "", nm_name[c], gpus);
+    }
+  }
+  if (!any) return DDP_OK;
+  return add(v, 0, NAN, "", -1, "soak_not_measured", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
+             "not measured, so neither passed nor failed: %s", text);
+}
+
+ddp_result soak_judge_counters(const soak_series *s, const soak_params *p, soak_verdicts *v) {
+  const soak_counter **c = malloc((size_t)(s->nint > 0 ? s->nint : 1) * sizeof *c);
+  if (!c) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = DDP_OK;
+  for (int k = 0; k < s->ngpu && r == DDP_OK; k++) {
+    const soak_gpu_id *id = &s->gpu[k];
+    char sub[160];
+    gpu_subject(id, sub, sizeof sub);
+    /* Xid: every event its own finding (two different Xids are two faults) */
+    for (int i = 0; i < s->nint && r == DDP_OK; i++) {
+      const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+      for (int e = 0; e < g->nxid && e < SOAK_MAX_XIDS && r == DDP_OK; e++) {
+        const soak_xid *x = &g->xid[e];
+        if (app_xid(p, x->xid))
+          r = add(v, i + 1, x->t, id->host, id->rank, "soak_xid", SEV_INFO, SCOPE_GPU, sub, x->xid, NAN, "",
+                  "Xid %u at %.1f s (interval %d): an application Xid, on the ignore list; not a GPU fault", x->xid,
+                  x->t, i + 1);
+        else
+          r = add(v, i + 1, x->t, id->host, id->rank, "soak_xid", SEV_FAIL, SCOPE_GPU, sub, x->xid, NAN, "",
+                  "Xid %u at %.1f s (interval %d): a hardware or driver fault, not an application Xid; look it up "
+                  "in NVIDIA's Xid catalog for the recovery (reset, reboot or RMA)",
+                  x->xid, x->t, i + 1);
+      }
+    }
+    if (r == DDP_OK)
+      r = judge_any(s, k, offsetof(soak_gpu_sample, ecc_uncorrected), "soak_ecc_uncorrected", "uncorrected ECC errors",
+                    v);
+    if (r == DDP_OK)
+      r = judge_any(s, k, offsetof(soak_gpu_sample, remap_pending), "soak_remap_pending", "new pending row remaps", v);
+    /* PCIe link under load */
+    for (int pass = 0; pass < 2 && r == DDP_OK; pass++) {
+      int first = -1, n = 0;
+      unsigned worst = 0, max = 0;
+      for (int i = 0; i < s->nint; i++) {
+        const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+        unsigned cur = pass ? g->pcie_width : g->pcie_gen, top = pass ? g->pcie_width_max : g->pcie_gen_max;
+        if (!g->under_load || !cur || !top || cur >= top) continue;
+        if (first < 0) first = i, worst = cur, max = top;
+        if (cur < worst) worst = cur;
+        n++;
+      }
+      if (first >= 0)
+        r = add(v, first + 1, s->t0[first], id->host, id->rank, pass ? "soak_pcie_width" : "soak_pcie_gen", SEV_FAIL,
+                SCOPE_GPU, sub, worst, max, "",
+                pass ? "PCIe link at x%u of x%u under load in %d intervals, from interval %d (%.0f s): a lane "
+                       "trained down; reseat the GPU or its riser"
+                     : "PCIe link at Gen%u of Gen%u under load in %d intervals, from interval %d (%.0f s): the link "
+                       "trained down (an idle GPU lowers it, a loaded one must not)",
+                worst, max, n, first + 1, s->t0[first]);
+    }
+    /* rates */
+    for (int i = 0; i < s->nint; i++) c[i] = &soak_gpu_at(s, i, k)->ecc_corrected;
+    if (r == DDP_OK)
+      r = judge_rate(s, s->nint, c, p->ecc_corrected_per_min, 60, id->host, id->rank, "soak_ecc_corrected", SCOPE_GPU,
+                     sub, "corrected ECC errors", "/min", v);
+    for (int i = 0; i < s->nint; i++) c[i] = &soak_gpu_at(s, i, k)->pcie_replay;
+    if (r == DDP_OK)
+      r = judge_rate(s, s->nint, c, p->pcie_replay_per_min, 60, id->host, id->rank, "soak_pcie_replay", SCOPE_GPU, sub,
+                     "PCIe replays", "/min", v);
+    /* NVLinks */
+    for (int l = 0; l < SOAK_MAX_NVLINKS && r == DDP_OK; l++) {
+      char lsub[192];
+      snprintf(lsub, sizeof lsub, "%s NVLink %d", sub, l);
+      int first = -1, down = 0, seen = 0;
+      for (int i = 0; i < s->nint; i++) {
+        const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+        if (l >= g->nlinks) continue;
+        seen = 1;
+        if (g->link[l].state == 0) {
+          if (first < 0) first = i;
+          down++;
+        }
+      }
+      if (!seen) continue;
+      if (first >= 0)
+        r = add(v, first + 1, s->t0[first], id->host, id->rank, "soak_nvlink_down", SEV_FAIL, SCOPE_LINK, lsub, down,
+                0, "", "NVLink %d down in %d of %d intervals, from interval %d (%.0f s)", l, down, s->nint, first + 1,
+                s->t0[first]);
+      static const soak_counter none = {0, 0};
+      const struct {
+        size_t off;
+        double limit, per;
+        const char *check, *what, *unit;
+      } cnt[3] = {
+          {offsetof(soak_nvlink, crc), p->nvlink_crc_per_s, 1, "soak_nvlink_crc", "NVLink CRC errors", "/s"},
+          {offsetof(soak_nvlink, replay), p->nvlink_replay_per_interval, 0, "soak_nvlink_replay", "NVLink replays",
+           "/interval"},
+          {offsetof(soak_nvlink, recovery), p->nvlink_recovery_per_interval, 0, "soak_nvlink_recovery",
+           "NVLink recoveries", "/interval"},
+      };
+      for (int q = 0; q < 3 && r == DDP_OK; q++) {
+        for (int i = 0; i < s->nint; i++) {
+          const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+          c[i] = l < g->nlinks ? (const soak_counter *)((const char *)&g->link[l] + cnt[q].off) : &none;
+        }
+        r = judge_rate(s, s->nint, c, cnt[q].limit, cnt[q].per, id->host, id->rank, cnt[q].check, SCOPE_LINK, lsub,
+                       cnt[q].what, cnt[q].unit, v);
+      }
+    }
+  }
+  free(c);
+  if (r == DDP_OK) r = not_measured_finding(s, v);
+  return r;
+}
+
+/* ---- throttle ------------------------------------------------------------------------------------------------ */
+
+ddp_result soak_judge_throttle(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st) {
+  (void)p;
+  static const struct {
+    unsigned long long bit;
+    finding_severity sev;
+    const char *check, *what;
+  } rs[] = {
+      {NVML_DL_REASON_HW_SLOWDOWN, SEV_FAIL, "soak_hw_slowdown", "HW slowdown (the GPU halved its clocks: a power "
+                                                                  "supply, thermal or board fault)"},
+      {NVML_DL_REASON_HW_THERMAL, SEV_FAIL, "soak_hw_thermal", "HW thermal slowdown (over temperature: check airflow "
+                                                                "and the heatsink)"},
+      {NVML_DL_REASON_HW_POWER_BRAKE, SEV_FAIL, "soak_power_brake", "HW power brake (asserted by the system's power "
+                                                                     "supply)"},
+      {NVML_DL_REASON_SW_THERMAL, SEV_WARN, "soak_sw_thermal", "SW thermal slowdown (the driver lowered clocks for "
+                                                                "temperature: cooling is marginal)"},
+  };
+  const unsigned long long counted = NVML_DL_REASON_HW_SLOWDOWN | NVML_DL_REASON_HW_THERMAL |
+                                     NVML_DL_REASON_HW_POWER_BRAKE | NVML_DL_REASON_SW_THERMAL;
+  ddp_result r = DDP_OK;
+  for (int k = 0; k < s->ngpu && r == DDP_OK; k++) {
+    char sub[160];
+    gpu_subject(&s->gpu[k], sub, sizeof sub);
+    if (st) st[k].first_throttle_interval = 0, st[k].first_throttle_s = NAN, st[k].first_reasons = 0;
+    for (int i = 0; st && i < s->nint; i++) {
+      const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+      if (g->reasons_measured && (g->reasons & counted)) {
+        st[k].first_throttle_interval = i + 1;
+        st[k].first_throttle_s = s->t0[i] - s->t0[0];
+        st[k].first_reasons = g->reasons & counted;
+        break;
+      }
+    }
+    for (size_t q = 0; q < sizeof rs / sizeof rs[0] && r == DDP_OK; q++) {
+      int first = -1, n = 0;
+      for (int i = 0; i < s->nint; i++) {
+        const soak_gpu_sample *g = soak_gpu_at(s, i, k);
+        if (!g->reasons_measured || !(g->reasons & rs[q].bit)) continue;
+        if (first < 0) first = i;
+        n++;
+      }
+      if (first >= 0)
+        r = add(v, first + 1, s->t0[first], s->gpu[k].host, s->gpu[k].rank, rs[q].check, rs[q].sev, SCOPE_GPU, sub,
+                s->t0[first] - s->t0[0], NAN, "s", "%s from interval %d, %.0f s into the soak, in %d of %d intervals",
+                rs[q].what, first + 1, s->t0[first] - s->t0[0], n, s->nint);
+    }
+  }
+  return r;
+}
+
+/* ---- robust helpers ------------------------------------------------------------------------------------------ */
+
+static int finite_copy(const double *x, int n, double *out, int *idx) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (isfinite(x[i])) {
+      if (idx) idx[m] = i;
+      out[m++] = x[i];
+    }
+  return m;
+}
+
+static double median(const double *x, int n) { return n > 0 ? stats_percentile(x, n, 0.5) : NAN; }
+
+/* 1.4826 MAD of successive differences / sqrt 2: one value's noise, which a level shift moves by one difference. */
+static double diff_sigma(const double *x, int n, double *tmp) {
+  if (n < 3) return NAN;
+  for (int i = 0; i + 1 < n; i++) tmp[i] = fabs(x[i + 1] - x[i]);
+  double m = median(tmp, n - 1);
+  if (m == 0) { /* more than half the steps equal: the mean absolute step stands in */
+    double sum = 0;
+    for (int i = 0; i + 1 < n; i++) sum += tmp[i];
+    return 1.2533 * sum / (n - 1) / sqrt(2.0);
+  }
+  return 1.4826 * m / sqrt(2.0);
+}
+
+/* ---- the change-point rule ----------------------------------------------------------------------------------- */
+
+ddp_result soak_changepoint(const double *x, int n, int higher_better, double floor_pct, double zmin, int min_side,
+                            soak_change *c) {
+  memset(c, 0, sizeof *c);
+  c->split = -1;
+  c->early = c->late = c->rel = c->z = c->sigma = NAN;
+  if (min_side < 1) min_side = 1;
+  double *v = malloc((size_t)(n > 0 ? n : 1) * 2 * sizeof *v);
+  int *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
+  if (!v || !idx) {
+    free(v), free(idx);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  double *tmp = v + n;
+  int m = finite_copy(x, n, v, idx);
+  if (m < 2 * min_side || m < 3) goto done;
+  c->judged = 1;
+  double sigma = diff_sigma(v, m, tmp), sgn = higher_better ? 1 : -1;
+  c->sigma = sigma;
+  double total = 0, pre = 0, best = -INFINITY;
+  int bk = -1;
+  for (int i = 0; i < m; i++) total += v[i];
+  for (int k = 1; k < m; k++) {
+    pre += v[k - 1];
+    if (k < min_side || m - k < min_side) continue;
+    double d = sgn * (pre / k - (total - pre) / (m - k)) / sqrt(1.0 / k + 1.0 / (m - k));
+    if (d > best) best = d, bk = k;
+  }
+  if (bk < 0) goto done;
+  memcpy(tmp, v, (size_t)bk * sizeof *tmp);
+  c->early = median(tmp, bk);
+  memcpy(tmp, v + bk, (size_t)(m - bk) * sizeof *tmp);
+  c->late = median(tmp, m - bk);
+  c->split = idx[bk];
+  c->rel = c->early != 0 ? c->late / c->early - 1 : NAN;
+  double se = 1.2533 * sigma * sqrt(1.0 / bk + 1.0 / (m - bk)), d = sgn * (c->early - c->late);
+  c->z = se > 0 ? d / se : d > 0 ? INFINITY : 0;
+  c->found = isfinite(c->rel) && sgn * -c->rel * 100 > floor_pct && c->z > zmin;
+done:
+  free(v), free(idx);
+  return DDP_OK;
+}
+
+/* ---- steady state -------------------------------------------------------------------------------------------- */
+
+/* The steady-state rule per GPU, over its TFLOP/s per interval:
+ *  - first minute: the median over the intervals that end within first_minute_s of the soak's start (the first
+ *    interval when it alone is longer); equilibrium: the median of the last third (ceil(n / 3), at least 2);
+ *    sink = equilibrium / first minute - 1 (a whole job cools from its boost clocks to its power cap together);
+ *  - judged from min_intervals finite intervals on, against the other GPUs of the same model when there are at
+ *    least min_gpus judged ones: the GPU sank beyond the job when its sink is below the peers' median sink by more
+ *    than sink_warn_pct (warn) or sink_fail_pct (fail) AND by more than sink_zmin noise units, the noise being
+ *    sqrt(job^2 + own^2): job = 1.4826 MAD of the peers' sinks, own = the standard error of this GPU's sink from
+ *    its interval-to-interval spread (diff_sigma, a median's se 1.2533 sigma / sqrt(count) for each of the two
+ *    medians). Neither a quiet job nor a noisy GPU alone makes a verdict;
+ *  - with fewer peers nobody is named: a lone GPU's own drop from its first minute is mostly the warm-up from boost
+ *    clocks to the power cap, which the peers would have cancelled (its figures are still reported, as info);
+ *  - a named GPU's start interval is the change point of its series (the first interval of the last third when
+ *    the change-point finds no split). */
+ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st) {
+  int n = s->nint, G = s->ngpu;
+  double *x = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof *x), *sink = malloc((size_t)(G > 0 ? G : 1) * 2 * sizeof *sink);
+  double *own = malloc((size_t)(G > 0 ? G : 1) * sizeof *own);
+  int *nfin = malloc((size_t)(G > 0 ? G : 1) * sizeof *nfin);
+  if (!x || !sink || !own || !nfin) {
+    free(x), free(sink), free(own), free(nfin);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  double *fin = x + n, *tmp = x + 2 * n, *peer = sink + G;
+  ddp_result r = DDP_OK;
+  int nfirst = 0;
+  while (nfirst < n && s->t1[nfirst] - s->t0[0] <= p->first_minute_s + 1e-9) nfirst++;
+  if (nfirst == 0 && n > 0) nfirst = 1;
+  for (int k = 0; k < G; k++) {
+    soak_gpu_steady *g = &st[k];
+    g->judged = g->named = g->start_interval = 0;
+    g->first_minute = g->equilibrium = g->peers = g->sink = g->peers_sink = g->z = NAN;
+    sink[k] = own[k] = NAN;
+    for (int i = 0; i < n; i++) x[i] = soak_gpu_at(s, i, k)->tflops;
+    int m = finite_copy(x, n, fin, NULL);
+    nfin[k] = m;
+    int mf = finite_copy(x, nfirst, tmp, NULL);
+    g->first_minute = median(tmp, mf);
+    int third = (n + 2) / 3 < 2 ? 2 : (n + 2) / 3;
+    int ml = finite_copy(x + (n > third ? n - third : 0), n > third ? third : n, tmp, NULL);
+    g->equilibrium = median(tmp, ml);
+    if (m < p->min_intervals || !mf || ml < 2 || !(g->first_minute > 0)) continue;
+    g->judged = 1;
+    g->sink = sink[k] = g->equilibrium / g->first_minute - 1;
+    double sig = diff_sigma(fin, m, tmp) / g->first_minute;
+    own[k] = 1.2533 * sig * sqrt(1.0 / mf + 1.0 / ml);
+  }
+  for (int k = 0; k < G && r == DDP_OK; k++) {
+    soak_gpu_steady *g = &st[k];
+    const soak_gpu_id *id = &s->gpu[k];
+    char sub[160];
+    gpu_subject(id, sub, sizeof sub);
+    int np = 0, ne = 0;
+    for (int j = 0; j < G; j++)
+      if (!strcmp(s->gpu[j].model, id->model)) {
+        if (isfinite(sink[j])) peer[np++] = sink[j];
+        if (isfinite(st[j].equilibrium)) tmp[ne++] = st[j].equilibrium;
+      }
+    g->peers = median(tmp, ne);
+    finding_severity sev = SEV_INFO;
+    const char *why = "";
+    if (g->judged && np >= p->min_gpus) {
+      g->peers_sink = median(peer, np);
+      for (int j = 0; j < np; j++) tmp[j] = fabs(peer[j] - g->peers_sink);
+      double job = 1.4826 * median(tmp, np), noise = sqrt(job * job + own[k] * own[k]);
+      double ex = g->sink - g->peers_sink;
+      g->z = noise > 0 ? ex / noise : ex < 0 ? -INFINITY : 0;
+      if (g->z < -p->sink_zmin && -ex * 100 > p->sink_warn_pct) {
+        g->named = 1;
+        sev = -ex * 100 > p->sink_fail_pct ? SEV_FAIL : SEV_WARN;
+      }
+    } else if (g->judged) {
+      why = "; not judged: fewer GPUs of its model than the peer rule needs";
+    } else {
+      why = "; too few intervals to judge";
+    }
+    soak_change cp = {0};
+    for (int i = 0; i < n; i++) x[i] = soak_gpu_at(s, i, k)->tflops;
+    if (g->named) {
+      r = soak_changepoint(x, n, 1, p->sink_warn_pct, p->cp_zmin, p->cp_min_side, &cp);
+      if (r != DDP_OK) break;
+    }
+    if (g->named) g->start_interval = cp.found ? cp.split + 1 : n - ((n + 2) / 3) + 1;
+    char thr[96];
+    if (st[k].first_throttle_interval)
+      snprintf(thr, sizeof thr, "first throttle %.0f s in (interval %d)", st[k].first_throttle_s,
+               st[k].first_throttle_interval);
+    else
+      snprintf(thr, sizeof thr, "no failing or warning throttle");
+    int si = g->start_interval;
+    if (g->named)
+      r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium,
+              g->peers, "TFLOP/s",
+              "throughput sank from interval %d (%.0f s): equilibrium %.1f TFLOP/s is %+.1f %% on its first minute "
+              "(%.1f), against %+.1f %% for the job's %s GPUs (z %.1f); %s",
+              si, s->t0[si - 1], g->equilibrium, 100 * g->sink, g->first_minute,
+              isfinite(g->peers_sink) ? 100 * g->peers_sink : 0.0, id->model[0] ? id->model : "other", g->z, thr);
+    else
+      r = add(v, 0, NAN, id->host, id->rank, "soak_steady", SEV_INFO, SCOPE_GPU, sub, g->equilibrium, g->peers,
+              "TFLOP/s", "equilibrium %.1f TFLOP/s (median of the last third), first minute %.1f, peers' median %.1f; "
+              "%s%s", g->equilibrium, g->first_minute, g->peers, thr, why);
+    if (r == DDP_OK && !g->named) v->f.v[v->f.n - 1].passed = g->judged;
+  }
+  free(x), free(sink), free(own), free(nfin);
+  return r;
+}
+
+/* ---- links and ranks ----------------------------------------------------------------------------------------- */
+
+static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_verdicts *v, int links) {
+  int n = s->nint, count = links ? s->nlink : s->nrank;
+  double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+  if (!x) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = DDP_OK;
+  for (int j = 0; j < count && r == DDP_OK; j++) {
+    for (int i = 0; i < n; i++) x[i] = links ? *soak_busbw_at(s, i, j) : *soak_step_at(s, i, j);
+    int m = 0;
+    for (int i = 0; i < n; i++) m += isfinite(x[i]) != 0;
+    if (m < p->min_intervals) continue;
+    soak_change c;
+    r = soak_changepoint(x, n, links, links ? p->busbw_drop_pct : p->step_rise_pct, p->cp_zmin, p->cp_min_side, &c);
+    if (r != DDP_OK || !c.found) continue;
+    int i = c.split;
+    if (links) {
+      const soak_link_id *l = &s->link[j];
+      r = add(v, i + 1, s->t0[i], l->host, -1, "soak_busbw_drop", SEV_FAIL, l->scope, l->name, c.late, c.early, "GB/s",
+              "busbw dropped from interval %d (%.0f s): median %.1f GB/s after, %.1f before (%+.1f %%, z %.1f); the "
+              "link degraded during the soak",
+              i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z);
+    } else {
+      const soak_rank_id *rk = &s->rank[j];
+      char sub[128];
+      snprintf(sub, sizeof sub, "rank %d (%s)", rk->rank, rk->host);
+      r = add(v, i + 1, s->t0[i], rk->host, rk->rank, "soak_step_rise", SEV_FAIL, SCOPE_RANK, sub, c.late, c.early,
+              "ms",
+              "step time rose from interval %d (%.0f s): median %.3g ms after, %.3g before (%+.1f %%, z %.1f); look "
+              "for throttling, a CPU quota or other work on %s",
+              i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z, rk->host);
+    }
+  }
+  free(x);
+  return r;
+}
+
+ddp_result soak_judge_links(const soak_series *s, const soak_params *p, soak_verdicts *v) {
+  return judge_series(s, p, v, 1);
+}
+
+ddp_result soak_judge_ranks(const soak_series *s, const soak_params *p, soak_verdicts *v) {
+  return judge_series(s, p, v, 0);
+}
+
+ddp_result soak_judge(const soak_series *s, const soak_params *p, soak_verdicts *v) {
+  soak_gpu_steady *st = calloc((size_t)(s->ngpu > 0 ? s->ngpu : 1), sizeof *st);
+  if (!st) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = soak_judge_counters(s, p, v);
+  if (r == DDP_OK) r = soak_judge_throttle(s, p, v, st);
+  if (r == DDP_OK) r = soak_judge_steady(s, p, v, st);
+  if (r == DDP_OK) r = soak_judge_links(s, p, v);
+  if (r == DDP_OK) r = soak_judge_ranks(s, p, v);
+  free(st);
+  return r;
+}
