@@ -35,7 +35,8 @@ void soak_series_free(soak_series *s) {
 }
 
 static int grow(void **p, size_t elem, int cap) {
-  void *q = realloc(*p, elem * (size_t)(cap > 0 ? cap : 1));
+  size_t bytes = elem * (size_t)(cap > 0 ? cap : 1);
+  void *q = realloc(*p, bytes ? bytes : 1); /* never 0: realloc(p, 0) frees p */
   if (!q) return 0;
   *p = q;
   return 1;
@@ -457,6 +458,17 @@ ddp_result soak_changepoint(const double *x, int n, int higher_better, double fl
   c->early = median(tmp, bk);
   memcpy(tmp, v + bk, (size_t)(m - bk) * sizeof *tmp);
   c->late = median(tmp, m - bk);
+  /* The residuals around each side's median are the noise with the step taken out. A MAD over a dozen values is
+   * itself noisy (a third of the efficiency of a standard deviation), and the split was chosen where the sides
+   * look cleanest, so the largest of three estimates is kept: the successive differences' MAD (above), the
+   * residuals' MAD and their mean absolute value (1.2533 x, nine tenths efficient; an outlier raises it, which
+   * can only hide a change). A noise estimated too small is what would name a healthy part. */
+  double sum = 0;
+  for (int i = 0; i < m; i++) tmp[i] = fabs(v[i] - (i < bk ? c->early : c->late)), sum += tmp[i];
+  double res = 1.4826 * median(tmp, m), mad = 1.2533 * sum / m;
+  if (!(sigma >= res)) sigma = res;
+  if (!(sigma >= mad)) sigma = mad;
+  c->sigma = sigma;
   c->split = idx[bk];
   c->rel = c->early != 0 ? c->late / c->early - 1 : NAN;
   double se = 1.2533 * sigma * sqrt(1.0 / bk + 1.0 / (m - bk)), d = sgn * (c->early - c->late);
@@ -470,109 +482,123 @@ done:
 /* ---- steady state -------------------------------------------------------------------------------------------- */
 
 /* The steady-state rule per GPU, over its TFLOP/s per interval:
- *  - first minute: the median over the intervals that end within first_minute_s of the soak's start (the first
- *    interval when it alone is longer); equilibrium: the median of the last third (ceil(n / 3), at least 2);
- *    sink = equilibrium / first minute - 1 (a whole job cools from its boost clocks to its power cap together);
- *  - judged from min_intervals finite intervals on, against the other GPUs of the same model when there are at
- *    least min_gpus judged ones: the GPU sank beyond the job when its sink is below the peers' median sink by more
- *    than sink_warn_pct (warn) or sink_fail_pct (fail) AND by more than sink_zmin noise units, the noise being
- *    sqrt(job^2 + own^2): job = 1.4826 MAD of the peers' sinks, own = the standard error of this GPU's sink from
- *    its interval-to-interval spread (diff_sigma, a median's se 1.2533 sigma / sqrt(count) for each of the two
- *    medians). Neither a quiet job nor a noisy GPU alone makes a verdict;
- *  - with fewer peers nobody is named: a lone GPU's own drop from its first minute is mostly the warm-up from boost
- *    clocks to the power cap, which the peers would have cancelled (its figures are still reported, as info);
- *  - a named GPU's start interval is the change point of its series (the first interval of the last third when
- *    the change-point finds no split). */
+ *  - figures: first minute, the median over the intervals that end within first_minute_s of the soak's start (the
+ *    first interval when it alone is longer); equilibrium, the median of the last third (ceil(n / 3), at least 2);
+ *    sink = equilibrium / first minute - 1; peers = the median equilibrium of the job's GPUs of the same model;
+ *  - judged from min_intervals finite intervals on and with at least min_gpus GPUs of its model; with fewer GPUs
+ *    nobody is named: a lone GPU's own drop from its first minute is mostly the warm-up from boost clocks to the
+ *    power cap, which peers would cancel (its figures are still reported, as info);
+ *  - the GPU's series relative to the job: r[i] = x[i] / (the median of its model's GPUs in interval i), so that
+ *    what the whole job does together (warm-up, a shared power or cooling limit) cancels;
+ *  - named when both hold:
+ *    (a) the change-point rule over r finds a drop beyond sink_warn_pct with z > sink_zmin against the GPU's own
+ *        spread: it sank, and from that interval (start_interval). (The links' and ranks' z of 5 is not needed
+ *        here: (b) must hold as well, and a 3.5 % drop is already beyond 4 sigma of a healthy GPU's 1 % noise);
+ *    (b) its equilibrium relative to the job, the median of r over the last third, is below the other GPUs' by
+ *        more than sink_zmin noise units, noise = sqrt(job^2 + own^2): job = 1.4826 MAD of those medians across
+ *        the model's GPUs, own = its median's standard error from its own spread (1.2533 sigma / sqrt(count)).
+ *        Neither a quiet job nor a noisy GPU alone makes a verdict;
+ *    fail when the drop (a) is beyond sink_fail_pct, warn otherwise. */
 ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st) {
-  int n = s->nint, G = s->ngpu;
-  double *x = malloc((size_t)(n > 0 ? n : 1) * 3 * sizeof *x), *sink = malloc((size_t)(G > 0 ? G : 1) * 2 * sizeof *sink);
-  double *own = malloc((size_t)(G > 0 ? G : 1) * sizeof *own);
-  int *nfin = malloc((size_t)(G > 0 ? G : 1) * sizeof *nfin);
-  if (!x || !sink || !own || !nfin) {
-    free(x), free(sink), free(own), free(nfin);
+  int n = s->nint, G = s->ngpu, big = (n > G ? n : G) + 1;
+  double *x = malloc((size_t)big * 3 * sizeof *x), *rel = malloc(((size_t)n * G + 1) * sizeof *rel);
+  double *erel = malloc((size_t)big * 2 * sizeof *erel);
+  if (!x || !rel || !erel) {
+    free(x), free(rel), free(erel);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
-  double *fin = x + n, *tmp = x + 2 * n, *peer = sink + G;
+  double *fin = x + big, *tmp = x + 2 * big, *own = erel + big;
   ddp_result r = DDP_OK;
   int nfirst = 0;
   while (nfirst < n && s->t1[nfirst] - s->t0[0] <= p->first_minute_s + 1e-9) nfirst++;
   if (nfirst == 0 && n > 0) nfirst = 1;
+  int third = (n + 2) / 3 < 2 ? 2 : (n + 2) / 3, from = n > third ? n - third : 0;
+  /* the figures, and each GPU's series relative to its model's median interval by interval */
   for (int k = 0; k < G; k++) {
     soak_gpu_steady *g = &st[k];
     g->judged = g->named = g->start_interval = 0;
     g->first_minute = g->equilibrium = g->peers = g->sink = g->peers_sink = g->z = NAN;
-    sink[k] = own[k] = NAN;
+    erel[k] = own[k] = NAN;
     for (int i = 0; i < n; i++) x[i] = soak_gpu_at(s, i, k)->tflops;
-    int m = finite_copy(x, n, fin, NULL);
-    nfin[k] = m;
-    int mf = finite_copy(x, nfirst, tmp, NULL);
+    int m = finite_copy(x, n, fin, NULL), mf = finite_copy(x, nfirst, tmp, NULL);
     g->first_minute = median(tmp, mf);
-    int third = (n + 2) / 3 < 2 ? 2 : (n + 2) / 3;
-    int ml = finite_copy(x + (n > third ? n - third : 0), n > third ? third : n, tmp, NULL);
+    int ml = finite_copy(x + from, n - from, tmp, NULL);
     g->equilibrium = median(tmp, ml);
-    if (m < p->min_intervals || !mf || ml < 2 || !(g->first_minute > 0)) continue;
-    g->judged = 1;
-    g->sink = sink[k] = g->equilibrium / g->first_minute - 1;
-    double sig = diff_sigma(fin, m, tmp) / g->first_minute;
-    own[k] = 1.2533 * sig * sqrt(1.0 / mf + 1.0 / ml);
+    if (mf && g->first_minute > 0) g->sink = g->equilibrium / g->first_minute - 1;
+    int np = 0;
+    for (int j = 0; j < G; j++) np += !strcmp(s->gpu[j].model, s->gpu[k].model);
+    g->judged = m >= p->min_intervals && ml >= 2 && np >= p->min_gpus;
+    for (int i = 0; i < n; i++) {
+      int c = 0;
+      for (int j = 0; j < G; j++)
+        if (!strcmp(s->gpu[j].model, s->gpu[k].model) && isfinite(soak_gpu_at(s, i, j)->tflops))
+          tmp[c++] = soak_gpu_at(s, i, j)->tflops;
+      double med = median(tmp, c);
+      rel[(size_t)k * n + i] = med > 0 ? x[i] / med : NAN;
+    }
+    if (!g->judged) continue;
+    m = finite_copy(rel + (size_t)k * n, n, fin, NULL);
+    double sig = diff_sigma(fin, m, tmp);
+    ml = finite_copy(rel + (size_t)k * n + from, n - from, tmp, NULL);
+    erel[k] = median(tmp, ml);
+    own[k] = 1.2533 * sig / sqrt(ml > 0 ? ml : 1);
   }
   for (int k = 0; k < G && r == DDP_OK; k++) {
     soak_gpu_steady *g = &st[k];
     const soak_gpu_id *id = &s->gpu[k];
     char sub[160];
     gpu_subject(id, sub, sizeof sub);
-    int np = 0, ne = 0;
+    int ne = 0, np = 0;
+    double *peer = fin;
     for (int j = 0; j < G; j++)
       if (!strcmp(s->gpu[j].model, id->model)) {
-        if (isfinite(sink[j])) peer[np++] = sink[j];
         if (isfinite(st[j].equilibrium)) tmp[ne++] = st[j].equilibrium;
+        if (isfinite(erel[j])) peer[np++] = erel[j];
       }
     g->peers = median(tmp, ne);
+    ne = 0;
+    for (int j = 0; j < G; j++)
+      if (!strcmp(s->gpu[j].model, id->model) && isfinite(st[j].sink)) tmp[ne++] = st[j].sink;
+    g->peers_sink = median(tmp, ne);
     finding_severity sev = SEV_INFO;
-    const char *why = "";
-    if (g->judged && np >= p->min_gpus) {
-      g->peers_sink = median(peer, np);
-      for (int j = 0; j < np; j++) tmp[j] = fabs(peer[j] - g->peers_sink);
-      double job = 1.4826 * median(tmp, np), noise = sqrt(job * job + own[k] * own[k]);
-      double ex = g->sink - g->peers_sink;
-      g->z = noise > 0 ? ex / noise : ex < 0 ? -INFINITY : 0;
-      if (g->z < -p->sink_zmin && -ex * 100 > p->sink_warn_pct) {
-        g->named = 1;
-        sev = -ex * 100 > p->sink_fail_pct ? SEV_FAIL : SEV_WARN;
-      }
-    } else if (g->judged) {
-      why = "; not judged: fewer GPUs of its model than the peer rule needs";
-    } else {
-      why = "; too few intervals to judge";
-    }
     soak_change cp = {0};
-    for (int i = 0; i < n; i++) x[i] = soak_gpu_at(s, i, k)->tflops;
-    if (g->named) {
-      r = soak_changepoint(x, n, 1, p->sink_warn_pct, p->cp_zmin, p->cp_min_side, &cp);
+    if (g->judged && np >= p->min_gpus) {
+      double ref = median(peer, np);
+      for (int j = 0; j < np; j++) tmp[j] = fabs(peer[j] - ref);
+      double job = 1.4826 * median(tmp, np), noise = sqrt(job * job + own[k] * own[k]), ex = erel[k] - ref;
+      g->z = noise > 0 ? ex / noise : ex < 0 ? -INFINITY : 0;
+      r = soak_changepoint(rel + (size_t)k * n, n, 1, p->sink_warn_pct, p->sink_zmin, p->cp_min_side, &cp);
       if (r != DDP_OK) break;
+      if (cp.found && g->z < -p->sink_zmin) {
+        g->named = 1, g->start_interval = cp.split + 1;
+        sev = -cp.rel * 100 > p->sink_fail_pct ? SEV_FAIL : SEV_WARN;
+      }
     }
-    if (g->named) g->start_interval = cp.found ? cp.split + 1 : n - ((n + 2) / 3) + 1;
     char thr[96];
-    if (st[k].first_throttle_interval)
-      snprintf(thr, sizeof thr, "first throttle %.0f s in (interval %d)", st[k].first_throttle_s,
-               st[k].first_throttle_interval);
+    if (g->first_throttle_interval)
+      snprintf(thr, sizeof thr, "first throttle %.0f s in (interval %d)", g->first_throttle_s,
+               g->first_throttle_interval);
     else
       snprintf(thr, sizeof thr, "no failing or warning throttle");
     int si = g->start_interval;
     if (g->named)
       r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium,
               g->peers, "TFLOP/s",
-              "throughput sank from interval %d (%.0f s): equilibrium %.1f TFLOP/s is %+.1f %% on its first minute "
-              "(%.1f), against %+.1f %% for the job's %s GPUs (z %.1f); %s",
-              si, s->t0[si - 1], g->equilibrium, 100 * g->sink, g->first_minute,
-              isfinite(g->peers_sink) ? 100 * g->peers_sink : 0.0, id->model[0] ? id->model : "other", g->z, thr);
+              "throughput sank against the job's %s GPUs from interval %d (%.0f s): %+.1f %% relative to them "
+              "(z %.1f, beyond the job's noise at z %.1f); equilibrium %.1f TFLOP/s against the peers' %.1f, "
+              "%+.1f %% on its first minute (%.1f, the job's median %+.1f %%); %s",
+              id->model[0] ? id->model : "unnamed", si, s->t0[si - 1], 100 * cp.rel, cp.z, g->z, g->equilibrium,
+              g->peers, 100 * g->sink, g->first_minute, 100 * g->peers_sink, thr);
     else
       r = add(v, 0, NAN, id->host, id->rank, "soak_steady", SEV_INFO, SCOPE_GPU, sub, g->equilibrium, g->peers,
-              "TFLOP/s", "equilibrium %.1f TFLOP/s (median of the last third), first minute %.1f, peers' median %.1f; "
-              "%s%s", g->equilibrium, g->first_minute, g->peers, thr, why);
+              "TFLOP/s",
+              "equilibrium %.1f TFLOP/s (median of the last third), first minute %.1f (%+.1f %%), peers' median "
+              "%.1f; %s%s",
+              g->equilibrium, g->first_minute, 100 * g->sink, g->peers, thr,
+              g->judged ? "" : "; not judged: too few intervals or GPUs of its model");
     if (r == DDP_OK && !g->named) v->f.v[v->f.n - 1].passed = g->judged;
   }
-  free(x), free(sink), free(own), free(nfin);
+  free(x), free(rel), free(erel);
   return r;
 }
 
@@ -588,8 +614,13 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
     int m = 0;
     for (int i = 0; i < n; i++) m += isfinite(x[i]) != 0;
     if (m < p->min_intervals) continue;
+    /* cp_zmin x (1 + 4 / m): the noise comes from the series itself, with few effective degrees of freedom on a
+     * short one, and the split is the best of up to m; ddpbench's own margin, calibrated on the seeded noise-only
+     * series of test_soak_rules (m = 12, the issue's minute at --interval 5s: z 6.7; m = 240, 4 h of minutes:
+     * 5.1). The steady rule needs none: it asks a second, independent condition of the job's GPUs. */
     soak_change c;
-    r = soak_changepoint(x, n, links, links ? p->busbw_drop_pct : p->step_rise_pct, p->cp_zmin, p->cp_min_side, &c);
+    r = soak_changepoint(x, n, links, links ? p->busbw_drop_pct : p->step_rise_pct, p->cp_zmin * (1 + 4.0 / m),
+                         p->cp_min_side, &c);
     if (r != DDP_OK || !c.found) continue;
     int i = c.split;
     if (links) {

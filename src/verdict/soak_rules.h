@@ -132,10 +132,12 @@ void soak_verdicts_free(soak_verdicts *v);
 /* The change-point rule, over x[n] in time order (NaN values skipped; higher_better: a drop is bad, else a rise):
  * the split chosen is the one whose early and late means are furthest apart in units of their standard error,
  * z_k = (mean_early - mean_late) / (sigma sqrt(1/k + 1/(m-k))) (sign flipped when lower is better), over splits
- * leaving at least min_side values each side. sigma is the series' noise from successive differences,
- * 1.4826 MAD(x[i+1] - x[i]) / sqrt 2, which a single step moves by one difference only. The split is then judged
- * on medians: found when the late median is worse than the early one by more than floor_pct and the median
- * z (se = 1.2533 sigma / sqrt(count) a side) exceeds zmin. Judged (judged = 1) from 2 min_side finite values on.
+ * leaving at least min_side values each side. The split is then judged on medians: found when the late median
+ * is worse than the early one by more than floor_pct and the median z, (early - late) / (1.2533 sigma
+ * sqrt(1/k + 1/(m-k))), exceeds zmin. sigma, the noise of
+ * one value, is the largest of three robust estimates: 1.4826 MAD(x[i+1] - x[i]) / sqrt 2 (successive
+ * differences, which a step moves by one difference only), 1.4826 MAD and 1.2533 mean absolute value of the
+ * residuals around each side's median. Judged (judged = 1) from 2 min_side finite values (and 3) on.
  * split: the index in x of the first late value; early, late: the medians; rel: late / early - 1. */
 typedef struct {
   int judged, found, split;
@@ -150,7 +152,9 @@ typedef struct {
   double first_throttle_s;           /* start of that interval since the soak started (NaN: none) */
   unsigned long long first_reasons;  /* the failing/warning reasons of that interval */
   int judged, named, start_interval; /* named: sank beyond the job's noise, from start_interval */
-  double first_minute, equilibrium, peers, sink, peers_sink, z; /* TFLOP/s; sink = equilibrium / first_minute - 1 */
+  double first_minute, equilibrium, peers; /* TFLOP/s: its first minute, its equilibrium, its peers' equilibrium */
+  double sink, peers_sink; /* equilibrium / first_minute - 1: this GPU's, the median of its model's GPUs' */
+  double z;                /* its equilibrium relative to the job, in units of the job's and its own noise */
 } soak_gpu_steady;
 
 /* Xid, ECC, remaps, PCIe, NVLink and their rates; the one not-measured info finding. */
@@ -164,9 +168,12 @@ ddp_result soak_judge_throttle(const soak_series *s, const soak_params *p, soak_
  * left it); and a GPU that sank beyond the job's noise named, with the interval where it began (see soak_rules.c
  * for the rule). st[ngpu] must not be NULL. */
 ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st);
-/* A link whose busbw drops (soak_changepoint, busbw_drop_pct) is named with the interval where it began (warn). */
+/* A link whose busbw drops (soak_changepoint over its measured intervals, from min_intervals of them, floor
+ * busbw_drop_pct, z above cp_zmin (1 + 4/m) for m intervals) fails, named with the interval where it began. */
 ddp_result soak_judge_links(const soak_series *s, const soak_params *p, soak_verdicts *v);
-/* A rank whose step time rises (soak_changepoint, step_rise_pct) is named on its host with the interval (warn). */
+/* A rank whose step time rises (the same rule, floor step_rise_pct) fails, named on its host with the interval
+ * where it began. Feed each rank's compute time where it is timed, as the straggler rule does: the allreduce
+ * makes every rank's whole step as slow as the slowest's, which would name all of them or none. */
 ddp_result soak_judge_ranks(const soak_series *s, const soak_params *p, soak_verdicts *v);
 /* All of the above, in that order. */
 ddp_result soak_judge(const soak_series *s, const soak_params *p, soak_verdicts *v);
