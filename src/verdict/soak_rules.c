@@ -196,9 +196,19 @@ static ddp_result judge_rate(const soak_series *s, int i_count, const soak_count
 }
 
 /* Not-measured bookkeeping: which counters were missing on which GPU, for the one info finding. */
-enum { NM_XID, NM_ECC_CORR, NM_ECC_UNCORR, NM_REMAP, NM_PCIE_REPLAY, NM_PCIE_LINK, NM_THROTTLE, NM_COUNT };
-static const char *const nm_name[NM_COUNT] = {"Xid events", "corrected ECC", "uncorrected ECC", "pending remaps",
-                                              "PCIe replays", "PCIe generation/width", "throttle reasons"};
+enum { NM_XID, NM_ECC_CORR, NM_ECC_UNCORR, NM_REMAP, NM_PCIE_REPLAY, NM_PCIE_LINK, NM_THROTTLE, NM_NVLINK, NM_COUNT };
+static const char *const nm_name[NM_COUNT] = {"Xid events",      "corrected ECC",         "uncorrected ECC",
+                                              "pending remaps",  "PCIe replays",          "PCIe generation/width",
+                                              "throttle reasons", "NVLink state/counters"};
+
+/* 1 when one of the GPU's NVLinks had its state or an error counter unread in the interval. */
+static int nvlink_unread(const soak_gpu_sample *g) {
+  for (int l = 0; l < g->nlinks && l < SOAK_MAX_NVLINKS; l++) {
+    const soak_nvlink *k = &g->link[l];
+    if (k->state < 0 || !k->crc.measured || !k->replay.measured || !k->recovery.measured) return 1;
+  }
+  return 0;
+}
 
 static ddp_result not_measured_finding(const soak_series *s, soak_verdicts *v) {
   char text[512] = "";
@@ -219,7 +229,8 @@ static ddp_result not_measured_finding(const soak_series *s, soak_verdicts *v) {
                   : c == NM_PCIE_REPLAY ? !g->pcie_replay.measured
                   : c == NM_PCIE_LINK ? (g->under_load && (!g->pcie_gen || !g->pcie_gen_max || !g->pcie_width ||
                                                            !g->pcie_width_max))
-                                      : !g->reasons_measured;
+                  : c == NM_THROTTLE ? !g->reasons_measured
+                                     : nvlink_unread(g);
       }
       if (!missing) continue;
       if (n++ < 4 && gl < sizeof gpus)

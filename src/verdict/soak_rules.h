@@ -166,7 +166,7 @@ ddp_result soak_judge_throttle(const soak_series *s, const soak_params *p, soak_
 /* Steady state per GPU: one info finding each with its equilibrium (median TFLOP/s of the last third of the
  * intervals), first minute, the peers' median and the time to first throttle (from st, as soak_judge_throttle
  * left it); and a GPU that sank beyond the job's noise named, with the interval where it began (see soak_rules.c
- * for the rule). st[ngpu] must not be NULL. */
+ * for the rule). st[ngpu] must not be NULL, and its throttle fields as soak_judge_throttle left them (or zero). */
 ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st);
 /* A link whose busbw drops (soak_changepoint over its measured intervals, from min_intervals of them, floor
  * busbw_drop_pct, z above cp_zmin (1 + 4/m) for m intervals) fails, named with the interval where it began. */

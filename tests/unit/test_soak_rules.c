@@ -394,6 +394,12 @@ static void test_not_measured(void) {
     g->ecc_uncorrected.delta = 7, g->pcie_replay.delta = 1e6, g->ecc_corrected.delta = 1e6; /* meaningless */
   }
   soak_gpu_at(&s, 3, 1)->pcie_replay.measured = 0; /* one interval's read failed */
+  for (int i = 0; i < 8; i++) { /* GPU3's NVLinks: state read, counters not (a driver without the symbol) */
+    soak_gpu_sample *g = soak_gpu_at(&s, i, 3);
+    g->nlinks = 4;
+    for (int l = 0; l < 4; l++) g->link[l].state = 1, g->link[l].crc.delta = 1e9;
+  }
+  soak_gpu_at(&s, 5, 0)->nlinks = 1; /* GPU0: one link whose state could not be read: not "down" */
   soak_verdicts_init(&v);
   CHECK(soak_judge_counters(&s, &p, &v) == DDP_OK, "judge");
   CHECK(v.f.n == 1 && count(&v, "soak_not_measured", SEV_INFO) == 1, "only the not-measured info (%d findings)", v.f.n);
@@ -401,7 +407,7 @@ static void test_not_measured(void) {
     const char *t = v.f.v[0].text;
     CHECK(strstr(t, "uncorrected ECC on GPU2@node00") && strstr(t, "PCIe generation/width on GPU2@node00") &&
               strstr(t, "Xid events on GPU2@node00") && strstr(t, "PCIe replays on GPU1@node00, GPU2@node00") &&
-              !strstr(t, "throttle"),
+              strstr(t, "NVLink state/counters on GPU0@node00, GPU3@node00") && !strstr(t, "throttle"),
           "it names what on which GPU: %s", t);
   } else {
     dump(&v);
@@ -410,7 +416,20 @@ static void test_not_measured(void) {
   soak_series_free(&s);
 }
 
+static void test_empty(void) {
+  soak_series s;
+  soak_params p;
+  soak_verdicts v;
+  soak_params_default(&p);
+  healthy(&s, 2, 1, 1, 0, 60);
+  soak_verdicts_init(&v);
+  CHECK(soak_judge(&s, &p, &v) == DDP_OK && notable(&v) == 0, "an empty series: nothing judged, nothing failed");
+  soak_verdicts_free(&v);
+  soak_series_free(&s);
+}
+
 int main(void) {
+  test_empty();
   test_healthy();
   test_counters();
   test_throttle();
