@@ -596,9 +596,9 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
       r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium,
               g->peers, "TFLOP/s",
               "throughput sank against the job's %s GPUs from interval %d (%.0f s): %+.1f %% relative to them "
-              "(z %.1f, beyond the job's noise at z %.1f); equilibrium %.1f TFLOP/s against the peers' %.1f, "
-              "%+.1f %% on its first minute (%.1f, the job's median %+.1f %%); %s",
-              id->model[0] ? id->model : "unnamed", si, s->t0[si - 1], 100 * cp.rel, cp.z, g->z, g->equilibrium,
+              "(z %.1f on its own noise), its equilibrium %.1f noise units below theirs; equilibrium %.1f TFLOP/s "
+              "against the peers' %.1f, %+.1f %% on its first minute (%.1f; the job's median %+.1f %%); %s",
+              id->model[0] ? id->model : "unnamed", si, s->t0[si - 1], 100 * cp.rel, cp.z, -g->z, g->equilibrium,
               g->peers, 100 * g->sink, g->first_minute, 100 * g->peers_sink, thr);
     else
       r = add(v, 0, NAN, id->host, id->rank, "soak_steady", SEV_INFO, SCOPE_GPU, sub, g->equilibrium, g->peers,
