@@ -447,8 +447,8 @@ static ddp_result judge_nvls(const tallies *t, const topo_view *tv, finding_list
         "not reach NCCL (set it in every rank's environment before NCCL initialises)",
         t->nvls_used, t->nvls_used == 1 ? "" : "s", t->ncomms);
   } else if (known) {
-    ADD(SEV_INFO, SCOPE_JOB, "", -1, "job", "NVLS used by %d of %d communicator%s (NCCL_NVLS_ENABLE %s%s)",
-        t->nvls_used, known, known == 1 ? "" : "s", asked < 0 ? "unset: NCCL's default" : "=", asked < 0 ? "" : v);
+    ADD(SEV_INFO, SCOPE_JOB, "", -1, "job", "NVLS used by %d of %d communicator%s (NCCL_NVLS_ENABLE%s%s)",
+        t->nvls_used, known, known == 1 ? "" : "s", asked < 0 ? " unset: NCCL's default" : "=", asked < 0 ? "" : v);
     if (asked >= 0) PASSED();
   }
   return DDP_OK;
