@@ -62,10 +62,10 @@ static ddp_result gpu_run(const measure_env *env, const measure_group *g, result
   nvml_mem_health_read(&n.api, n.dev, &m);
   nvml_done(&n);
   if (!v.known) return DDP_OK;
-  DDP_TRY(gpu_record(out, env, "pcie_gen", "", BETTER_HIGHER, known(v.pcie_gen, v.pcie_gen > 0), NULL, NULL));
-  DDP_TRY(gpu_record(out, env, "pcie_gen_max", "", BETTER_NONE, known(v.pcie_gen_max, v.pcie_gen_max > 0), NULL, NULL));
-  DDP_TRY(gpu_record(out, env, "pcie_width", "lanes", BETTER_HIGHER, known(v.pcie_width, v.pcie_width > 0), NULL, NULL));
-  DDP_TRY(gpu_record(out, env, "pcie_width_max", "lanes", BETTER_NONE, known(v.pcie_width_max, v.pcie_width_max > 0),
+  DDP_TRY(gpu_record(out, env, "pcie_gen", "", BETTER_HIGHER, known(v.pcie_gen, nvml_gpu_pcie_has(&v, NVML_GPU_PCIE_GEN)), NULL, NULL));
+  DDP_TRY(gpu_record(out, env, "pcie_gen_max", "", BETTER_NONE, known(v.pcie_gen_max, nvml_gpu_pcie_has(&v, NVML_GPU_PCIE_GEN_MAX)), NULL, NULL));
+  DDP_TRY(gpu_record(out, env, "pcie_width", "lanes", BETTER_HIGHER, known(v.pcie_width, nvml_gpu_pcie_has(&v, NVML_GPU_PCIE_WIDTH)), NULL, NULL));
+  DDP_TRY(gpu_record(out, env, "pcie_width_max", "lanes", BETTER_NONE, known(v.pcie_width_max, nvml_gpu_pcie_has(&v, NVML_GPU_PCIE_WIDTH_MAX)),
                      NULL, NULL));
   if (v.nvlink_known) {
     DDP_TRY(gpu_record(out, env, "nvlink_active", "links", BETTER_HIGHER, v.links_active, NULL, NULL));
