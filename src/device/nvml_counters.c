@@ -159,7 +159,8 @@ int nvml_xid_poll(const nvml_api *api, nvml_xid_watch *w, double now, nvml_xid_e
   int n = 0, rc = 0;
   if (gotp) *gotp = 0;
   if (!w->measured || !api || !api->event_set_wait) return 0;
-  while (n < max) {
+  /* bounded even if NVML kept answering events of other types: a poll must return */
+  for (int reads = 0; n < max && reads < max + 256; reads++) {
     nvml_event_data e;
     memset(&e, 0, sizeof e);
     nvml_return r = api->event_set_wait(w->set, &e, 0); /* timeout 0: only what is ready now */
@@ -188,7 +189,8 @@ void nvml_xid_watch_close(const nvml_api *api, nvml_xid_watch *w) {
 /* Application Xids: errors a program causes, after which the GPU is healthy. The list is the one NVIDIA's
  * Kubernetes device plugin ignores before it marks a GPU unhealthy (github.com/NVIDIA/k8s-device-plugin, its
  * health check's ignored Xids, citing docs.nvidia.com/deploy/xid-errors: "Application errors: the GPU should
- * still be healthy"; the field survey cites its PR 268): 13, 31, 43, 45, 68, 109. One departure: 68 (video processor / NVDEC0 exception) fails here.
+ * still be healthy"; the field survey cites its PR 268): 13, 31, 43, 45, 68, 109.
+ * One departure: 68 (video processor / NVDEC0 exception) fails here.
  * Azure NHC counts 68 among its hardware Xids (check_gpu_xid: 48 56 57 58 62 63 64 65 68 69 73 74 79 80 81
  * 92 119 120, ../shared/reference/cluster-validation.md), and a burn-in runs no video decoding, so its
  * program cannot be the cause. */

@@ -5,7 +5,8 @@
  * an error: without it the report says "NVLink: unknown" and everything else still works.
  *
  * defines: nvml_api (the table), nvml_gpu (one GPU's answers), nvml_open / nvml_close, nvml_driver_versions,
- *          nvml_gpu_query, nvml_link_version_str, nvml_busid_normalize */
+ *          nvml_gpu_query, nvml_gpu_pcie_has, nvml_pcie_gen_str / _width_str, nvml_link_version_str,
+ *          nvml_busid_normalize. The burn-in counters built on the table: nvml_counters.h */
 #ifndef DDPBENCH_NVML_DL_H
 #define DDPBENCH_NVML_DL_H
 

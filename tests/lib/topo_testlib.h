@@ -1,8 +1,8 @@
 /* topo_testlib.h: what the topology tests share: loading a fixture into a topo_node, comparing a matrix
  * with the expected one written down in the test, and a fake NVML (an nvml_api table whose answers the test
  * sets per GPU: links up, where they lead, PCIe generation; the burn-in counters, queries that answer
- * NOT_SUPPORTED, and a script of changes over the test's time with Xid events among them). Test code only: static inline functions, one copy
- * per test program. */
+ * NOT_SUPPORTED, and a script of changes over the test's time with Xid events among them). Test code only:
+ * static inline functions, one copy per test program. */
 #ifndef DDPBENCH_TESTS_TOPO_TESTLIB_H
 #define DDPBENCH_TESTS_TOPO_TESTLIB_H
 

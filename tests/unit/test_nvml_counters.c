@@ -289,7 +289,8 @@ static void test_pcie_fix(const char *dir) {
   n = h200_node(dir);
   if (n) {
     char why[512] = "";
-    CHECK(topo_node_degraded(n, why, sizeof why) == 1 && strstr(why, "GPU1 0000:00:07.0: PCIe gen5 x8 below its max gen5 x16"),
+    CHECK(topo_node_degraded(n, why, sizeof why) == 1 &&
+              strstr(why, "GPU1 0000:00:07.0: PCIe gen5 x8 below its max gen5 x16"),
           "width drop: %s", why);
     free(n);
   }
