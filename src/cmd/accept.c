@@ -331,7 +331,12 @@ static void print_gpus(const acc_opts *o, const gpu_views *vs) {
       char link[24] = "-", raw[16];
       double gen = accept_view_value(g, "pcie_gen"), width = accept_view_value(g, "pcie_width");
       double gmax = accept_view_value(g, "pcie_gen_max"), wmax = accept_view_value(g, "pcie_width_max");
-      if (isfinite(gmax)) snprintf(link, sizeof link, "Gen%.0f x%.0f", gen, width);
+      if (isfinite(gen) || isfinite(width)) { /* a figure NVML did not measure prints as "-" */
+        char gs[8] = "-", ws[8] = "-";
+        if (isfinite(gen)) snprintf(gs, sizeof gs, "%.0f", gen);
+        if (isfinite(width)) snprintf(ws, sizeof ws, "%.0f", width);
+        snprintf(link, sizeof link, "Gen%s x%s", gs, ws);
+      }
       double r = isfinite(gmax) && isfinite(wmax) ? expect_pcie_gbps((unsigned)gmax, (unsigned)wmax) : 0;
       ddp_fmt_figure(raw, sizeof raw, r > 0 ? r : NAN);
       printf(" %5d %-12.12s %-14.14s %-12s %10.1f %10.1f %10.1f %10.1f %10s\n", g->rank, g->host, g->model, link,

@@ -55,6 +55,16 @@ int nvml_open(nvml_api *api, char *why, size_t why_len) {
   if (!api->clocks_event_reasons) NVML_LOAD(clocks_event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
   NVML_LOAD(ecc_total, "nvmlDeviceGetTotalEccErrors");
   NVML_LOAD(remapped_rows, "nvmlDeviceGetRemappedRows");
+  /* burn-in counters: signatures as in nvml.h of NVML API version 13 (nvml_counters.h names each) */
+  NVML_LOAD(pcie_gen_gpu_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration");
+  NVML_LOAD(pcie_replay, "nvmlDeviceGetPcieReplayCounter");
+  NVML_LOAD(retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus");
+  NVML_LOAD(nvlink_error_counter, "nvmlDeviceGetNvLinkErrorCounter");
+  NVML_LOAD(violation_status, "nvmlDeviceGetViolationStatus"); /* deprecated in 13.0, still exported */
+  NVML_LOAD(event_set_create, "nvmlEventSetCreate");
+  NVML_LOAD(register_events, "nvmlDeviceRegisterEvents");
+  NVML_LOAD(event_set_wait, "nvmlEventSetWait_v2"); /* the _v2 entry point is the one nvml_event_data matches */
+  NVML_LOAD(event_set_free, "nvmlEventSetFree");
   if (!api->init || !api->shutdown || !api->handle_by_busid) {
     snprintf(why, why_len, "libnvidia-ml.so.1 lacks nvmlInit/nvmlShutdown/nvmlDeviceGetHandleByPciBusId_v2");
     dlclose(api->lib);
@@ -102,6 +112,22 @@ void nvml_driver_versions(const nvml_api *api, char *driver, size_t driver_len, 
 const char *nvml_link_version_str(unsigned version) {
   static const char *names[] = {"?", "1.0", "2.0", "2.2", "3.0", "3.1", "4.0", "5.0", "6.0"};
   return version < sizeof names / sizeof names[0] ? names[version] : "?";
+}
+
+const char *nvml_pcie_gen_str(const nvml_gpu *g, int max, char *buf, size_t n) {
+  if (nvml_gpu_pcie_has(g, max ? NVML_GPU_PCIE_GEN_MAX : NVML_GPU_PCIE_GEN))
+    snprintf(buf, n, "gen%u", max ? g->pcie_gen_max : g->pcie_gen);
+  else
+    snprintf(buf, n, "gen?");
+  return buf;
+}
+
+const char *nvml_pcie_width_str(const nvml_gpu *g, int max, char *buf, size_t n) {
+  if (nvml_gpu_pcie_has(g, max ? NVML_GPU_PCIE_WIDTH_MAX : NVML_GPU_PCIE_WIDTH))
+    snprintf(buf, n, "x%u", max ? g->pcie_width_max : g->pcie_width);
+  else
+    snprintf(buf, n, "x?");
+  return buf;
 }
 
 int nvml_busid_normalize(const char *in, char *out, size_t n) {
@@ -211,10 +237,18 @@ void nvml_gpu_query(const nvml_api *api, const char *busid, nvml_gpu *g) {
     g->cc_major = g->cc_minor = -1;
   nvml_memory mem;
   if (api->memory_info && api->memory_info(dev, &mem) == NVML_DL_SUCCESS) g->memory_bytes = mem.total;
-  if (!api->pcie_gen || api->pcie_gen(dev, &g->pcie_gen) != NVML_DL_SUCCESS) g->pcie_gen = 0;
-  if (!api->pcie_gen_max || api->pcie_gen_max(dev, &g->pcie_gen_max) != NVML_DL_SUCCESS) g->pcie_gen_max = 0;
-  if (!api->pcie_width || api->pcie_width(dev, &g->pcie_width) != NVML_DL_SUCCESS) g->pcie_width = 0;
-  if (!api->pcie_width_max || api->pcie_width_max(dev, &g->pcie_width_max) != NVML_DL_SUCCESS) g->pcie_width_max = 0;
+  /* A missing symbol or a refused query leaves the figure not measured (its bit clear), never a 0 read as x0. */
+  struct {
+    nvml_return (*fn)(nvml_device, unsigned *);
+    unsigned *v, bit;
+  } pcie[] = {{api->pcie_gen, &g->pcie_gen, NVML_GPU_PCIE_GEN},
+              {api->pcie_gen_max, &g->pcie_gen_max, NVML_GPU_PCIE_GEN_MAX},
+              {api->pcie_width, &g->pcie_width, NVML_GPU_PCIE_WIDTH},
+              {api->pcie_width_max, &g->pcie_width_max, NVML_GPU_PCIE_WIDTH_MAX}};
+  for (size_t i = 0; i < sizeof pcie / sizeof pcie[0]; i++) {
+    unsigned v = 0;
+    if (pcie[i].fn && pcie[i].fn(dev, &v) == NVML_DL_SUCCESS) *pcie[i].v = v, g->pcie_known |= pcie[i].bit;
+  }
   links_probe(api, dev, g);
 }
 

@@ -5,7 +5,8 @@
  * an error: without it the report says "NVLink: unknown" and everything else still works.
  *
  * defines: nvml_api (the table), nvml_gpu (one GPU's answers), nvml_open / nvml_close, nvml_driver_versions,
- *          nvml_gpu_query, nvml_link_version_str, nvml_busid_normalize */
+ *          nvml_gpu_query, nvml_gpu_pcie_has, nvml_pcie_gen_str / _width_str, nvml_link_version_str,
+ *          nvml_busid_normalize. The burn-in counters built on the table: nvml_counters.h */
 #ifndef DDPBENCH_NVML_DL_H
 #define DDPBENCH_NVML_DL_H
 
@@ -25,8 +26,12 @@ enum {
   NVML_DL_ERROR_UNINITIALIZED = 1,
   NVML_DL_ERROR_INVALID_ARGUMENT = 2,
   NVML_DL_ERROR_NOT_SUPPORTED = 3,
+  NVML_DL_ERROR_NO_PERMISSION = 4,
   NVML_DL_ERROR_NOT_FOUND = 6,
+  NVML_DL_ERROR_TIMEOUT = 10, /* nvmlEventSetWait_v2: no event within the timeout */
   NVML_DL_ERROR_FUNCTION_NOT_FOUND = 13,
+  NVML_DL_ERROR_GPU_IS_LOST = 15,
+  NVML_DL_ERROR_UNKNOWN = 999,
 };
 enum { NVML_DL_LINK_DISABLED = 0, NVML_DL_LINK_ENABLED = 1 }; /* nvmlEnableState_t */
 enum {                                                        /* nvmlIntNvLinkDeviceType_t */
@@ -44,6 +49,20 @@ typedef struct {
 typedef struct {
   unsigned long long total, free, used;
 } nvml_memory; /* nvmlMemory_t */
+
+/* nvmlViolationTime_t (nvmlDeviceGetViolationStatus): referenceTime in microseconds of CPU time,
+ * violationTime in nanoseconds, cumulative since the driver loaded. */
+typedef struct {
+  unsigned long long reference_us, violation_ns;
+} nvml_violation_time;
+/* nvmlEventSet_t and nvmlEventData_t (nvml.h of NVML_API_VERSION 13), the struct nvmlEventSetWait_v2 fills:
+ * event_data is the Xid number for nvmlEventTypeXidCriticalError (999 when the driver does not know it). */
+typedef struct nvml_event_set_st *nvml_event_set;
+typedef struct {
+  nvml_device device;
+  unsigned long long event_type, event_data;
+  unsigned gpu_instance_id, compute_instance_id; /* 0xFFFFFFFF unless MIG attributes the event */
+} nvml_event_data;
 
 /* The table. A NULL entry means "this NVML lacks the symbol"; every caller copes with that. */
 typedef struct {
@@ -80,9 +99,22 @@ typedef struct {
   /* error type 0 corrected / 1 uncorrected; counter 0 volatile / 1 aggregate; location: all memories */
   nvml_return (*ecc_total)(nvml_device dev, int error_type, int counter_type, unsigned long long *count);
   nvml_return (*remapped_rows)(nvml_device dev, unsigned *corr, unsigned *unc, unsigned *pending, unsigned *failure);
+  /* burn-in counters (nvml_counters.h); each may be NULL on an older driver */
+  nvml_return (*pcie_gen_gpu_max)(nvml_device dev, unsigned *gen); /* the GPU's own max, whatever the slot */
+  nvml_return (*pcie_replay)(nvml_device dev, unsigned *count);
+  nvml_return (*retired_pending)(nvml_device dev, unsigned *pending); /* nvmlEnableState_t */
+  nvml_return (*nvlink_error_counter)(nvml_device dev, unsigned link, int counter, unsigned long long *value);
+  nvml_return (*violation_status)(nvml_device dev, int policy, nvml_violation_time *t);
+  nvml_return (*event_set_create)(nvml_event_set *set);
+  nvml_return (*register_events)(nvml_device dev, unsigned long long types, nvml_event_set set);
+  nvml_return (*event_set_wait)(nvml_event_set set, nvml_event_data *data, unsigned timeout_ms); /* _v2 */
+  nvml_return (*event_set_free)(nvml_event_set set);
 } nvml_api;
 
 enum { NVML_DL_COMPUTE_PROHIBITED = 2 };
+
+/* nvml_gpu.pcie_known bits */
+enum { NVML_GPU_PCIE_GEN = 1, NVML_GPU_PCIE_GEN_MAX = 2, NVML_GPU_PCIE_WIDTH = 4, NVML_GPU_PCIE_WIDTH_MAX = 8 };
 
 /* Links probed per GPU: 18 on H100/H200/B200, 36 in CUDA 13.3's NVML header. Past the GPU's real count
  * NVML answers INVALID_ARGUMENT or NOT_SUPPORTED, which ends the probe. */
@@ -96,7 +128,11 @@ typedef struct {
   char name[96], uuid[96];
   int cc_major, cc_minor; /* -1 when unknown */
   unsigned long long memory_bytes;
-  unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max; /* 0 = unknown */
+  /* PCIe link as NVML reports it. A figure is meaningful only where its NVML_GPU_PCIE_* bit is set in
+   * pcie_known: a driver that lacks the symbol, or answers NOT_SUPPORTED, leaves the bit clear (the value is
+   * then 0, which is never to be read as a link trained at x0 or Gen0: print it as unknown, judge nothing). */
+  unsigned pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+  unsigned pcie_known;
   int nvlink_known;                                            /* 1 when the link probe ran */
   int links_total, links_active;
   unsigned link_version;                     /* NVML enum of the first active link (6 = NVLink 4.0), 0 unknown */
@@ -107,6 +143,14 @@ typedef struct {
     int links;
   } peer[NVML_DL_MAX_PEERS];
 } nvml_gpu;
+
+/* 1 when NVML measured every PCIe figure named by `bits` (NVML_GPU_PCIE_*) for this GPU. */
+static inline int nvml_gpu_pcie_has(const nvml_gpu *g, unsigned bits) {
+  return g->known && (g->pcie_known & bits) == bits;
+}
+/* "gen5" / "x16", or "gen?" / "x?" where the figure was not measured; buf returned. */
+const char *nvml_pcie_gen_str(const nvml_gpu *g, int max, char *buf, size_t n);
+const char *nvml_pcie_width_str(const nvml_gpu *g, int max, char *buf, size_t n);
 
 /* Loads libnvidia-ml.so.1 and calls nvmlInit. Returns 1 and fills api when NVML is usable; returns 0 and
  * writes the reason to why (e.g. "libnvidia-ml.so.1: cannot open shared object file") otherwise, leaving

@@ -62,11 +62,13 @@ static ddp_result gpu_run(const measure_env *env, const measure_group *g, result
   nvml_mem_health_read(&n.api, n.dev, &m);
   nvml_done(&n);
   if (!v.known) return DDP_OK;
-  DDP_TRY(gpu_record(out, env, "pcie_gen", "", BETTER_HIGHER, known(v.pcie_gen, v.pcie_gen > 0), NULL, NULL));
-  DDP_TRY(gpu_record(out, env, "pcie_gen_max", "", BETTER_NONE, known(v.pcie_gen_max, v.pcie_gen_max > 0), NULL, NULL));
-  DDP_TRY(gpu_record(out, env, "pcie_width", "lanes", BETTER_HIGHER, known(v.pcie_width, v.pcie_width > 0), NULL, NULL));
-  DDP_TRY(gpu_record(out, env, "pcie_width_max", "lanes", BETTER_NONE, known(v.pcie_width_max, v.pcie_width_max > 0),
-                     NULL, NULL));
+  /* a PCIe figure NVML did not measure is recorded as unknown (NAN), never as 0 */
+#define PCIE(f, bit) known(v.f, nvml_gpu_pcie_has(&v, NVML_GPU_PCIE_##bit))
+  DDP_TRY(gpu_record(out, env, "pcie_gen", "", BETTER_HIGHER, PCIE(pcie_gen, GEN), NULL, NULL));
+  DDP_TRY(gpu_record(out, env, "pcie_gen_max", "", BETTER_NONE, PCIE(pcie_gen_max, GEN_MAX), NULL, NULL));
+  DDP_TRY(gpu_record(out, env, "pcie_width", "lanes", BETTER_HIGHER, PCIE(pcie_width, WIDTH), NULL, NULL));
+  DDP_TRY(gpu_record(out, env, "pcie_width_max", "lanes", BETTER_NONE, PCIE(pcie_width_max, WIDTH_MAX), NULL, NULL));
+#undef PCIE
   if (v.nvlink_known) {
     DDP_TRY(gpu_record(out, env, "nvlink_active", "links", BETTER_HIGHER, v.links_active, NULL, NULL));
     DDP_TRY(gpu_record(out, env, "nvlink_total", "links", BETTER_NONE, v.links_total, NULL, NULL));

@@ -115,9 +115,11 @@ static void nvlink_words(const topo_node *n, int gi, char *buf, size_t len) {
 
 static void pcie_words(const topo_gpu *g, char *buf, size_t len) {
   buf[0] = 0;
-  if (g->nvml.known && g->nvml.pcie_gen)
-    snprintf(buf, len, "PCIe gen%u x%u (max gen%u x%u), ", g->nvml.pcie_gen, g->nvml.pcie_width, g->nvml.pcie_gen_max,
-             g->nvml.pcie_width_max);
+  char a[16], b[16], c[16], d[16]; /* a figure NVML did not measure prints as "gen?"/"x?", never as 0 */
+  if (g->nvml.known && g->nvml.pcie_known)
+    snprintf(buf, len, "PCIe %s %s (max %s %s), ", nvml_pcie_gen_str(&g->nvml, 0, a, sizeof a),
+             nvml_pcie_width_str(&g->nvml, 0, b, sizeof b), nvml_pcie_gen_str(&g->nvml, 1, c, sizeof c),
+             nvml_pcie_width_str(&g->nvml, 1, d, sizeof d));
   else
     snprintf(buf, len, "PCIe ");
   if (g->link_gbs > 0)
@@ -231,12 +233,11 @@ static cJSON *gpu_json(const topo_node *n, int gi) {
   cJSON *pcie = cJSON_AddObjectToObject(o, "pcie");
   if (pcie) {
     cJSON_AddNumberToObject(pcie, "link_GBps_hwloc", g->link_gbs);
-    if (v->known && v->pcie_gen) {
-      cJSON_AddNumberToObject(pcie, "gen", v->pcie_gen);
-      cJSON_AddNumberToObject(pcie, "gen_max", v->pcie_gen_max);
-      cJSON_AddNumberToObject(pcie, "width", v->pcie_width);
-      cJSON_AddNumberToObject(pcie, "width_max", v->pcie_width_max);
-    }
+    /* only the figures NVML measured; an absent key is "not measured" */
+    if (nvml_gpu_pcie_has(v, NVML_GPU_PCIE_GEN)) cJSON_AddNumberToObject(pcie, "gen", v->pcie_gen);
+    if (nvml_gpu_pcie_has(v, NVML_GPU_PCIE_GEN_MAX)) cJSON_AddNumberToObject(pcie, "gen_max", v->pcie_gen_max);
+    if (nvml_gpu_pcie_has(v, NVML_GPU_PCIE_WIDTH)) cJSON_AddNumberToObject(pcie, "width", v->pcie_width);
+    if (nvml_gpu_pcie_has(v, NVML_GPU_PCIE_WIDTH_MAX)) cJSON_AddNumberToObject(pcie, "width_max", v->pcie_width_max);
     cJSON_AddStringToObject(pcie, "path", g->path);
   }
   cJSON_AddStringToObject(o, "cpus", g->cpus);
@@ -357,11 +358,15 @@ void topo_node_signature(const topo_node *n, int pcie_only, topo_sig *s) {
     } else {
       known = 0;
     }
-    if (x->nvml.known && x->nvml.pcie_gen) {
-      topo_appendf(s->key, sizeof s->key, " pcie=%u/%u x%u/%u", x->nvml.pcie_gen, x->nvml.pcie_gen_max,
-                   x->nvml.pcie_width, x->nvml.pcie_width_max);
-      if (!gen || x->nvml.pcie_gen < gen) gen = x->nvml.pcie_gen;
-      if (!width || x->nvml.pcie_width < width) width = x->nvml.pcie_width;
+    if (x->nvml.known && x->nvml.pcie_known) {
+      char a[16], b[16], c[16], d[16];
+      topo_appendf(s->key, sizeof s->key, " pcie=%s/%s %s/%s", nvml_pcie_gen_str(&x->nvml, 0, a, sizeof a),
+                   nvml_pcie_gen_str(&x->nvml, 1, b, sizeof b), nvml_pcie_width_str(&x->nvml, 0, c, sizeof c),
+                   nvml_pcie_width_str(&x->nvml, 1, d, sizeof d));
+      /* the summary's lowest link, over the figures measured */
+      if (nvml_gpu_pcie_has(&x->nvml, NVML_GPU_PCIE_GEN) && (!gen || x->nvml.pcie_gen < gen)) gen = x->nvml.pcie_gen;
+      if (nvml_gpu_pcie_has(&x->nvml, NVML_GPU_PCIE_WIDTH) && (!width || x->nvml.pcie_width < width))
+        width = x->nvml.pcie_width;
     }
     if (!gbs || (x->link_gbs > 0 && x->link_gbs < gbs)) gbs = x->link_gbs;
   }
@@ -398,8 +403,10 @@ void topo_node_signature(const topo_node *n, int pcie_only, topo_sig *s) {
       topo_appendf(s->summary, sizeof s->summary, " | NVLink from the topology file");
     else
       topo_appendf(s->summary, sizeof s->summary, " | NVLink unknown");
-    if (gen)
+    if (gen && width)
       topo_appendf(s->summary, sizeof s->summary, " | PCIe gen%u x%u", gen, width);
+    else if (gen || width)
+      topo_appendf(s->summary, sizeof s->summary, gen ? " | PCIe gen%u x?" : " | PCIe gen? x%u", gen ? gen : width);
     else if (gbs > 0)
       topo_appendf(s->summary, sizeof s->summary, " | PCIe %.1f GB/s", gbs);
     for (int k = 0; k < kinds; k++)
@@ -420,12 +427,16 @@ int topo_node_degraded(const topo_node *n, char *buf, size_t len) {
       topo_appendf(buf, len, "GPU%d %s: NVLink %d/%d up; ", g, x->busid, v->links_active, v->links_total);
       count++;
     }
-    if (v->known && v->pcie_gen && v->pcie_gen_max &&
-        (v->pcie_gen < v->pcie_gen_max || v->pcie_width < v->pcie_width_max)) {
-      topo_appendf(
-          buf, len, "GPU%d %s: PCIe gen%u x%u below its max gen%u x%u%s; ", g, x->busid, v->pcie_gen, v->pcie_width,
-          v->pcie_gen_max, v->pcie_width_max,
-          v->pcie_width == v->pcie_width_max ? " (an idle GPU may lower its generation: rerun under load)" : "");
+    /* Each figure is judged only against a measured maximum: a figure NVML did not give is no downtrain. */
+    int gen_low = nvml_gpu_pcie_has(v, NVML_GPU_PCIE_GEN | NVML_GPU_PCIE_GEN_MAX) && v->pcie_gen < v->pcie_gen_max;
+    int width_low =
+        nvml_gpu_pcie_has(v, NVML_GPU_PCIE_WIDTH | NVML_GPU_PCIE_WIDTH_MAX) && v->pcie_width < v->pcie_width_max;
+    if (gen_low || width_low) {
+      char a[16], b[16], c[16], d[16];
+      topo_appendf(buf, len, "GPU%d %s: PCIe %s %s below its max %s %s%s; ", g, x->busid,
+                   nvml_pcie_gen_str(v, 0, a, sizeof a), nvml_pcie_width_str(v, 0, b, sizeof b),
+                   nvml_pcie_gen_str(v, 1, c, sizeof c), nvml_pcie_width_str(v, 1, d, sizeof d),
+                   width_low ? "" : " (an idle GPU may lower its generation: rerun under load)");
       count++;
     }
   }

@@ -117,9 +117,17 @@ static void node_diff(const topo_node *m, const topo_node *h, int pcie_only, cha
     if (a->nvlink_known && b->nvlink_known && a->links_active < b->links_active)
       topo_appendf(buf, len, "GPU%d has fewer NVLinks up: %d/%d (majority %d/%d); ", g, a->links_active, a->links_total,
                    b->links_active, b->links_total);
-    if (a->pcie_gen && b->pcie_gen && (a->pcie_gen < b->pcie_gen || a->pcie_width < b->pcie_width))
-      topo_appendf(buf, len, "GPU%d PCIe gen%u x%u (majority gen%u x%u); ", g, a->pcie_gen, a->pcie_width, b->pcie_gen,
-                   b->pcie_width);
+    /* a figure compared only where both hosts measured it: "not measured" is not lower */
+    int gen_low = nvml_gpu_pcie_has(a, NVML_GPU_PCIE_GEN) && nvml_gpu_pcie_has(b, NVML_GPU_PCIE_GEN) &&
+                  a->pcie_gen < b->pcie_gen;
+    int width_low = nvml_gpu_pcie_has(a, NVML_GPU_PCIE_WIDTH) && nvml_gpu_pcie_has(b, NVML_GPU_PCIE_WIDTH) &&
+                    a->pcie_width < b->pcie_width;
+    if (gen_low || width_low) {
+      char w[4][16];
+      topo_appendf(buf, len, "GPU%d PCIe %s %s (majority %s %s); ", g, nvml_pcie_gen_str(a, 0, w[0], 16),
+                   nvml_pcie_width_str(a, 0, w[1], 16), nvml_pcie_gen_str(b, 0, w[2], 16),
+                   nvml_pcie_width_str(b, 0, w[3], 16));
+    }
   }
   if (h->nnic != m->nnic) topo_appendf(buf, len, "%d NICs (majority %d); ", h->nnic, m->nnic);
   if (h->ngpu == m->ngpu) {

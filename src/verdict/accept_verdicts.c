@@ -232,7 +232,8 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
   }
   for (int i = 0; r == DDP_OK && i < W; i++) { /* links as NVML read them: NVLinks down, PCIe trained below its maximum */
     const gpu_view *g = &vs->g[i];
-    if (!accept_view_has(g, "pcie_gen_max")) continue;
+    /* NVML read this GPU (a CPU device has none of these); an unmeasured figure reads 0, judged by nothing */
+    if (!accept_view_has(g, "pcie_gen_max") && !accept_view_has(g, "pcie_width_max")) continue;
     accept_links nv;
     memset(&nv, 0, sizeof nv);
     nv.known = 1;

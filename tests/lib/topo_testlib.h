@@ -1,7 +1,8 @@
 /* topo_testlib.h: what the topology tests share: loading a fixture into a topo_node, comparing a matrix
  * with the expected one written down in the test, and a fake NVML (an nvml_api table whose answers the test
- * sets per GPU: links up, where they lead, PCIe generation). Test code only: static inline functions, one copy
- * per test program. */
+ * sets per GPU: links up, where they lead, PCIe generation; the burn-in counters, queries that answer
+ * NOT_SUPPORTED, and a script of changes over the test's time with Xid events among them). Test code only:
+ * static inline functions, one copy per test program. */
 #ifndef DDPBENCH_TESTS_TOPO_TESTLIB_H
 #define DDPBENCH_TESTS_TOPO_TESTLIB_H
 
@@ -92,7 +93,24 @@ typedef struct {
   unsigned long long ecc[2][2]; /* [corrected, uncorrected][volatile, aggregate] */
   int no_ecc;                   /* ECC queries answer NOT_SUPPORTED */
   unsigned rows[4];             /* remapped rows: corrected, uncorrected, pending, failure */
+  /* burn-in counters (nvml_counters.h) */
+  unsigned replay, retired_pending, gen_gpu_max;
+  unsigned long long link_err[NVML_DL_MAX_LINKS][4]; /* NVML_CTR_NVLINK_DL_* per link */
+  unsigned long long viol_ns[6];                     /* per NVML_CTR_VIOL_* */
+  unsigned unsupported;                              /* FAKE_NS_* bits: those queries answer NOT_SUPPORTED */
+  int no_events;                                     /* nvmlDeviceRegisterEvents answers NOT_SUPPORTED */
 } fake_gpu;
+
+enum {
+  FAKE_NS_PCIE_GEN = 1 << 0, /* the current generation */
+  FAKE_NS_PCIE_WIDTH = 1 << 1,
+  FAKE_NS_PCIE_MAX = 1 << 2, /* both maxima */
+  FAKE_NS_REPLAY = 1 << 3,
+  FAKE_NS_NVLINK_ERR = 1 << 4,
+  FAKE_NS_VIOLATION = 1 << 5,
+  FAKE_NS_ROWS = 1 << 6,
+  FAKE_NS_RETIRED = 1 << 7,
+};
 
 static fake_gpu fake_gpus[4];
 static int fake_ngpus;
@@ -121,10 +139,22 @@ static inline nvml_return fake_mem(nvml_device d, nvml_memory *m) {
   m->free = m->used = 0;
   return 0;
 }
-static inline nvml_return fake_gen(nvml_device d, unsigned *v) { return *v = fake_of(d)->gen, 0; }
-static inline nvml_return fake_gen_max(nvml_device d, unsigned *v) { return *v = fake_of(d)->gen_max, 0; }
-static inline nvml_return fake_width(nvml_device d, unsigned *v) { return *v = fake_of(d)->width, 0; }
-static inline nvml_return fake_width_max(nvml_device d, unsigned *v) { return *v = fake_of(d)->width_max, 0; }
+static inline nvml_return fake_gen(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_PCIE_GEN) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->gen, 0;
+}
+static inline nvml_return fake_gen_max(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_PCIE_MAX) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->gen_max, 0;
+}
+static inline nvml_return fake_width(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_PCIE_WIDTH) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->width, 0;
+}
+static inline nvml_return fake_width_max(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_PCIE_MAX) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->width_max, 0;
+}
 static inline nvml_return fake_state(nvml_device d, unsigned link, unsigned *active) {
   fake_gpu *g = fake_of(d);
   if (g->state_code) return g->state_code;
@@ -169,8 +199,135 @@ static inline nvml_return fake_ecc(nvml_device d, int type, int counter, unsigne
   return *v = fake_of(d)->ecc[type][counter], 0;
 }
 static inline nvml_return fake_rows(nvml_device d, unsigned *c, unsigned *u, unsigned *p, unsigned *f) {
+  if (fake_of(d)->unsupported & FAKE_NS_ROWS) return NVML_DL_ERROR_NOT_SUPPORTED;
   const unsigned *r = fake_of(d)->rows;
   return *c = r[0], *u = r[1], *p = r[2], *f = r[3], 0;
+}
+static inline nvml_return fake_gen_gpu_max(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_PCIE_MAX) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->gen_gpu_max, 0;
+}
+static inline nvml_return fake_replay(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_REPLAY) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->replay, 0;
+}
+static inline nvml_return fake_retired(nvml_device d, unsigned *v) {
+  if (fake_of(d)->unsupported & FAKE_NS_RETIRED) return NVML_DL_ERROR_NOT_SUPPORTED;
+  return *v = fake_of(d)->retired_pending, 0;
+}
+static inline nvml_return fake_nvlink_err(nvml_device d, unsigned link, int counter, unsigned long long *v) {
+  fake_gpu *g = fake_of(d);
+  if (g->unsupported & FAKE_NS_NVLINK_ERR) return NVML_DL_ERROR_NOT_SUPPORTED;
+  if ((int)link >= g->links || counter < 0 || counter > 3) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  return *v = g->link_err[link][counter], 0;
+}
+static inline nvml_return fake_violation(nvml_device d, int policy, nvml_violation_time *t) {
+  if (fake_of(d)->unsupported & FAKE_NS_VIOLATION) return NVML_DL_ERROR_NOT_SUPPORTED;
+  if (policy < 0 || policy > 5) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  t->reference_us = 0;
+  t->violation_ns = fake_of(d)->viol_ns[policy];
+  return 0;
+}
+
+/* ---- the fake's time: a script of changes, Xid events among them ---- */
+
+typedef enum {
+  FAKE_SET_ECC_CORR, /* volatile corrected total */
+  FAKE_SET_ECC_UNC,
+  FAKE_SET_REPLAY,
+  FAKE_SET_GEN, /* current PCIe generation */
+  FAKE_SET_WIDTH,
+  FAKE_SET_LINK_UP,  /* link `link` active (value 1) or not (0) */
+  FAKE_SET_LINK_ERR, /* link `link`, counter `counter` */
+  FAKE_SET_ROWS_PENDING,
+  FAKE_SET_RETIRED_PENDING,
+  FAKE_SET_REASONS,
+  FAKE_SET_VIOLATION, /* policy `counter` */
+  FAKE_SET_TEMP,
+  FAKE_XID, /* an Xid event `value` on GPU `gpu`, delivered by the next poll */
+} fake_what;
+
+typedef struct {
+  int at; /* the fake's time at which it happens */
+  int gpu;
+  fake_what what;
+  int link, counter;
+  unsigned long long value;
+} fake_step;
+
+static const fake_step *fake_script;
+static int fake_nsteps, fake_applied;
+static struct {
+  int gpu;
+  unsigned long long xid;
+} fake_xid_queue[32];
+static int fake_nxid, fake_xid_read;
+static unsigned fake_xid_registered; /* bit g: GPU g registered in the (one) event set */
+static int fake_sets_open;
+static nvml_return fake_wait_code; /* non-zero: the event wait fails with it */
+
+/* Starts a script (steps in the order of `at`); the fake's time is before the first step. */
+static inline void fake_script_set(const fake_step *steps, int n) {
+  fake_script = steps, fake_nsteps = n, fake_applied = 0;
+  fake_nxid = fake_xid_read = 0;
+  fake_xid_registered = 0, fake_sets_open = 0, fake_wait_code = 0;
+}
+
+/* Moves the fake's time to t: every step with at <= t not yet applied takes effect. */
+static inline void fake_time(int t) {
+  for (; fake_applied < fake_nsteps && fake_script[fake_applied].at <= t; fake_applied++) {
+    const fake_step *s = &fake_script[fake_applied];
+    fake_gpu *g = &fake_gpus[s->gpu];
+    switch (s->what) {
+      case FAKE_SET_ECC_CORR: g->ecc[0][0] = s->value; break;
+      case FAKE_SET_ECC_UNC: g->ecc[1][0] = s->value; break;
+      case FAKE_SET_REPLAY: g->replay = (unsigned)s->value; break;
+      case FAKE_SET_GEN: g->gen = (unsigned)s->value; break;
+      case FAKE_SET_WIDTH: g->width = (unsigned)s->value; break;
+      case FAKE_SET_LINK_UP:
+        g->up = s->value ? g->up | (1ull << s->link) : g->up & ~(1ull << s->link);
+        break;
+      case FAKE_SET_LINK_ERR: g->link_err[s->link][s->counter] = s->value; break;
+      case FAKE_SET_ROWS_PENDING: g->rows[2] = (unsigned)s->value; break;
+      case FAKE_SET_RETIRED_PENDING: g->retired_pending = (unsigned)s->value; break;
+      case FAKE_SET_REASONS: g->reasons = s->value; break;
+      case FAKE_SET_VIOLATION: g->viol_ns[s->counter] = s->value; break;
+      case FAKE_SET_TEMP: g->temp_c = (unsigned)s->value; break;
+      case FAKE_XID: /* NVML records an event only for a device registered at the time */
+        if ((fake_xid_registered >> s->gpu) & 1 && fake_nxid < 32)
+          fake_xid_queue[fake_nxid].gpu = s->gpu, fake_xid_queue[fake_nxid++].xid = s->value;
+        break;
+    }
+  }
+}
+
+static inline nvml_return fake_set_create(nvml_event_set *set) {
+  fake_sets_open++;
+  *set = (nvml_event_set)(uintptr_t)0x5e7;
+  return 0;
+}
+static inline nvml_return fake_register(nvml_device d, unsigned long long types, nvml_event_set set) {
+  if (set != (nvml_event_set)(uintptr_t)0x5e7) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  if (fake_of(d)->no_events) return NVML_DL_ERROR_NOT_SUPPORTED;
+  if (types & 0x8ull) fake_xid_registered |= 1u << ((uintptr_t)d - 1);
+  return 0;
+}
+static inline nvml_return fake_wait(nvml_event_set set, nvml_event_data *e, unsigned timeout_ms) {
+  (void)timeout_ms; /* the fake never sleeps: ready events or TIMEOUT */
+  if (set != (nvml_event_set)(uintptr_t)0x5e7) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  if (fake_wait_code) return fake_wait_code;
+  if (fake_xid_read == fake_nxid) return NVML_DL_ERROR_TIMEOUT;
+  memset(e, 0, sizeof *e);
+  e->device = (nvml_device)(uintptr_t)(fake_xid_queue[fake_xid_read].gpu + 1);
+  e->event_type = 0x8ull; /* nvmlEventTypeXidCriticalError */
+  e->event_data = fake_xid_queue[fake_xid_read++].xid;
+  e->gpu_instance_id = e->compute_instance_id = 0xFFFFFFFFu;
+  return 0;
+}
+static inline nvml_return fake_set_free(nvml_event_set set) {
+  (void)set;
+  fake_sets_open--;
+  return 0;
 }
 
 static inline nvml_api fake_api(void) {
@@ -203,6 +360,15 @@ static inline nvml_api fake_api(void) {
   a.clocks_event_reasons = fake_reasons;
   a.ecc_total = fake_ecc;
   a.remapped_rows = fake_rows;
+  a.pcie_gen_gpu_max = fake_gen_gpu_max;
+  a.pcie_replay = fake_replay;
+  a.retired_pending = fake_retired;
+  a.nvlink_error_counter = fake_nvlink_err;
+  a.violation_status = fake_violation;
+  a.event_set_create = fake_set_create;
+  a.register_events = fake_register;
+  a.event_set_wait = fake_wait;
+  a.event_set_free = fake_set_free;
   return a;
 }
 
@@ -220,7 +386,7 @@ static inline fake_gpu fake_h200(const char *busid, const char *uuid) {
     g.remote_busid[l] = "FFFFFFFF:FF:FF.0";
   }
   g.version = 6;
-  g.gen = g.gen_max = 5;
+  g.gen = g.gen_max = g.gen_gpu_max = 5;
   g.width = g.width_max = 16;
   return g;
 }
