@@ -442,11 +442,10 @@ static ddp_result run_run(cmd_ctx *c) {
       if (grouped) (grouped->print ? grouped->print : measure_print_records)(stdout, grouped, &j->extra);
     }
     if (r == DDP_OK) r = report_doc_fill(rep, &j->sum, &c->doc);
-    if (r == DDP_OK && outputs_any(&c->out) && !(c->sections = report_sections(rep, &j->sum)))
+    /* built with or without outputs: the bottom line reads the efficiency's noise there, and NCCL's account is
+     * checked against its topology after run() (nccl_section.h) */
+    if (r == DDP_OK && !(c->sections = report_sections(rep, &j->sum)))
       r = DDP_FAIL(DDP_ERR_JSON, "out of memory building the JSON document");
-    /* NCCL's account is checked against the topology after run() (nccl_section.h), outputs or not */
-    if (r == DDP_OK && !c->sections && rep->topology && (c->sections = cJSON_CreateObject()))
-      cJSON_AddItemToObject(c->sections, "topology", cJSON_Duplicate(rep->topology, 1));
   }
   job_free(j);
   return r;
