@@ -85,35 +85,32 @@ static void choices_line(const cJSON *algos, char *out, size_t n) {
 
 /* One line per communicator label: ranks, channels, and the transports of its peers counted over ranks. */
 void nccl_section_print(FILE *out, const cJSON *sec) {
-  const cJSON *ranks = cJSON_GetObjectItemCaseSensitive(sec, "ranks");
+  const cJSON *ranks = json_get(sec, "ranks");
   const cJSON *first = NULL, *r;
   int reported = 0, n = 0;
   int first_rank = -1;
   const char *first_why = NULL;
   cJSON_ArrayForEach(r, ranks) {
     n++;
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(r, "account");
+    const cJSON *a = json_get(r, "account");
     if (cJSON_IsObject(a) && !first) {
       first = a, first_rank = json_int(r, "rank", -1);
-      const cJSON *w = cJSON_GetObjectItemCaseSensitive(r, "algorithms_why");
-      first_why = cJSON_IsString(w) ? w->valuestring : NULL;
+      first_why = *json_str(r, "algorithms_why") ? json_str(r, "algorithms_why") : NULL;
     }
     if (cJSON_IsObject(a)) reported++;
   }
   if (!first) {
-    const cJSON *why = cJSON_GetObjectItemCaseSensitive(sec, "why");
-    fprintf(out, "# NCCL's account: not reported (%s)\n", cJSON_IsString(why) ? why->valuestring : "no rank sent one");
+    const char *why = json_str(sec, "why");
+    fprintf(out, "# NCCL's account: not reported (%s)\n", *why ? why : "no rank sent one");
     return;
   }
-  const cJSON *ver = cJSON_GetObjectItemCaseSensitive(first, "version"), *net = cJSON_GetObjectItemCaseSensitive(first, "net");
+  const char *ver = json_str(first, "version"), *net = json_str(first, "net");
   fprintf(out, "# NCCL's account (its set-up log, %d of %d rank%s): NCCL %s, network %s\n", reported, n, n == 1 ? "" : "s",
-          cJSON_IsString(ver) ? ver->valuestring : "(version not reported)",
-          cJSON_IsString(net) ? net->valuestring : "not reported");
+          *ver ? ver : "(version not reported)", *net ? net : "not reported");
   /* labels in the order rank 0 (or the first reporting rank) lists them */
   const cJSON *c;
-  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(first, "communicators")) {
-    const cJSON *label = cJSON_GetObjectItemCaseSensitive(c, "label");
-    const char *lb = cJSON_IsString(label) ? label->valuestring : "";
+  cJSON_ArrayForEach(c, json_get(first, "communicators")) {
+    const char *lb = json_str(c, "label");
     /* transports over every rank's communicators of this label */
     enum { VIAS = 12 };
     char via[VIAS][64];
@@ -121,21 +118,16 @@ void nccl_section_print(FILE *out, const cJSON *sec) {
     const cJSON *rr;
     cJSON_ArrayForEach(rr, ranks) {
       const cJSON *cc;
-      cJSON_ArrayForEach(cc, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rr, "account"), "communicators")) {
-        const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(cc, "label");
-        if (!cJSON_IsString(l2) || strcmp(l2->valuestring, lb)) continue;
-        const cJSON *nr = cJSON_GetObjectItemCaseSensitive(cc, "nranks");
-        if (cJSON_IsNumber(nr)) nranks = nr->valueint;
-        const cJSON *ch = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cc, "channels"), "coll");
-        if (cJSON_IsNumber(ch)) {
-          if (ch->valueint < chan_min) chan_min = ch->valueint;
-          if (ch->valueint > chan_max) chan_max = ch->valueint;
-        }
-        algos += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cc, "algorithms"));
+      cJSON_ArrayForEach(cc, json_get(json_get(rr, "account"), "communicators")) {
+        if (!cJSON_IsString(json_get(cc, "label")) || strcmp(json_str(cc, "label"), lb)) continue;
+        if (json_int(cc, "nranks", -1) >= 0) nranks = json_int(cc, "nranks", -1);
+        int coll = json_int(json_get(cc, "channels"), "coll", -1);
+        if (coll >= 0 && coll < chan_min) chan_min = coll;
+        if (coll > chan_max) chan_max = coll;
+        algos += cJSON_GetArraySize(json_get(cc, "algorithms"));
         const cJSON *p;
-        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(cc, "peers")) {
-          const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "via");
-          const char *vs = cJSON_IsString(v) ? v->valuestring : "?";
+        cJSON_ArrayForEach(p, json_get(cc, "peers")) {
+          const char *vs = *json_str(p, "via") ? json_str(p, "via") : "?";
           int k = 0;
           while (k < nv && strcmp(via[k], vs)) k++;
           if (k == nv && nv < VIAS) snprintf(via[nv], sizeof via[0], "%s", vs), count[nv++] = 0;
@@ -157,7 +149,7 @@ void nccl_section_print(FILE *out, const cJSON *sec) {
     if (nranks >= 0) snprintf(nrs, sizeof nrs, "%d rank%s", nranks, nranks == 1 ? "" : "s");
     else snprintf(nrs, sizeof nrs, "ranks not reported");
     char ch[900] = "";
-    choices_line(cJSON_GetObjectItemCaseSensitive(c, "algorithms"), ch, sizeof ch);
+    choices_line(json_get(c, "algorithms"), ch, sizeof ch);
     fprintf(out, "#   %s (%s): %s; peers: %s\n", lb[0] ? lb : "(unlabelled)", nrs, chans,
             nv ? tr : "none (one rank per communicator, or not connected yet)");
     if (ch[0]) fprintf(out, "#     NCCL's choices (rank %d): %s\n", first_rank, ch);

@@ -192,8 +192,8 @@ static ddp_result nc_coll(ddp_comm *c, const ddp_coll *a, ddp_stream *s) {
       break;
     default: { /* alltoall, alltoallv, gather, scatter, sendrecv */
       ddp_result r = nc_p2p(c, a, st);
-      if (r == DDP_OK) first_call_end(n, a->kind, first);
-      return r;
+      if (r != DDP_OK) return r;
+      break;
     }
   }
   first_call_end(n, a->kind, first);

@@ -244,17 +244,13 @@ int nccl_account_read(nccl_account *acc, char *why, size_t n) {
     if (k <= 0) break;
     got += (size_t)k;
   }
-  for (int i = 0; i < g.ncomms && i < NCCL_ACC_MAX_COMMS; i++) { /* labels kept by the parser */
+  for (int i = 0; i < g.ncomms && i < NCCL_ACC_MAX_COMMS; i++) { /* the parser keeps the labels of these */
     acc->comms[i].comm = g.comm[i];
     snprintf(acc->comms[i].label, sizeof acc->comms[i].label, "%s", g.label[i]);
   }
   acc->ncomms = g.ncomms;
   nccl_log_parse(text, got, g.span, g.nspans, acc);
   free(text);
-  for (int i = 0; i < g.ncomms && i < NCCL_ACC_MAX_COMMS; i++) {
-    nccl_acc_comm *c = nccl_acc_find_comm(acc, g.comm[i]);
-    if (c) snprintf(c->label, sizeof c->label, "%s", g.label[i]);
-  }
   if ((size_t)st.st_size > LOG_MAX) acc->truncated = 1;
   choices_into(acc);
   if (!acc->nccl_lines) {
