@@ -723,3 +723,46 @@ void opt_help(const opt_set *s, FILE *out, const char *usage, const char *about)
   fprintf(out, "  %-*s", HELP_LEFT - 2, "--version");
   wrap(out, "print the version and exit", HELP_LEFT, HELP_LEFT);
 }
+
+/* ---- durations ---- */
+int opt_duration_parse(void *field, const char *value, char *err, size_t errn) {
+  static const struct {
+    char unit;
+    double s;
+  } U[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
+  const char *p = value;
+  double total = 0;
+  int next = 0, parts = 0;
+  while (*p) {
+    char *end = NULL;
+    if (!(*p >= '0' && *p <= '9') && *p != '.') break;
+    double v = strtod(p, &end);
+    if (end == p || !isfinite(v) || v < 0) break;
+    p = end;
+    if (!*p) { /* a bare number: seconds, and only as the whole value or its last part */
+      if (next > 3) break;
+      total += v, parts++;
+      next = 4;
+      continue;
+    }
+    int u = next;
+    while (u < 4 && U[u].unit != *p) u++;
+    if (u == 4) break;
+    total += v * U[u].s, parts++;
+    next = u + 1;
+    p++;
+  }
+  if (*p || !parts || !(total <= 1e9)) {
+    snprintf(err, errn, "a duration such as 90s, 30m, 4h or 1h30m (units d, h, m, s, largest first), not '%s'", value);
+    return -1;
+  }
+  *(double *)field = total;
+  return 0;
+}
+
+void opt_duration_format(const void *field, char *out, size_t n) {
+  double v = *(const double *)field;
+  if (v > 0 && v == floor(v) && fmod(v, 3600) == 0) snprintf(out, n, "%.0fh", v / 3600);
+  else if (v > 0 && v == floor(v) && fmod(v, 60) == 0) snprintf(out, n, "%.0fm", v / 60);
+  else snprintf(out, n, "%gs", v);
+}

@@ -148,6 +148,11 @@ void opt_print_wrapped(FILE *out, const char *text);
 /* The text of a value as the table prints it, for messages ("true", "0.5", "fp32"). */
 void opt_format(const opt_spec *k, const void *field, char *out, size_t n);
 
+/* OPT_CUSTOM parse and format of a duration over a double of seconds: "90" or "90s", "30m", "4h", "1h30m",
+ * "2.5h" (units s, m, h, d, largest first, each at most once); negative, NaN or above 1e9 s refused. */
+int opt_duration_parse(void *field, const char *value, char *err, size_t errn);
+void opt_duration_format(const void *field, char *out, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 
 #include "rules.h"
 #include "accept_verdicts.h"
+#include "accept_soak.h"
 #include "allreduce.h"
 #include "bottom_figures.h"
 #include "commands.h"
@@ -28,6 +29,8 @@
 /* ---- options: acceptance's own, then those of the measurements it runs ---- */
 typedef struct {
   double rel_warn, rel_fail, tolerance, timeout;
+  double soak, interval; /* --soak (0: none), --interval: seconds */
+  int pair_every;
   int pair_mib, allreduce_iters, pair_repeats, strict;
   int pairs; /* 0 auto, 1 tournament, 2 ring, 3 none */
   int progress; /* progress_mode */
@@ -65,6 +68,16 @@ static const opt_spec JUDGE[] = {
      .help = "seconds without progress before the job ends (exit 3, naming the ranks that stopped); at least 2 x "
              "--health-seconds + 10 when given, raised to that when not; 0 = never"},
 };
+static const opt_spec SOAK[] = {
+    {"soak", NULL, 0, OPT_CUSTOM, OFF(soak), "0", .parse = opt_duration_parse, .format = opt_duration_format,
+     .arg = "DURATION", .help = "burn-in: repeat the checks in cycles for this long (30m, 4h), a time series with NVML's "
+                                "counters and steady-state verdicts (docs/soak.md); 0 = the one-shot checks"},
+    {"interval", NULL, 0, OPT_CUSTOM, OFF(interval), "60s", .parse = opt_duration_parse, .format = opt_duration_format,
+     .arg = "DURATION", .help = "--soak: the length of one cycle, one interval of the time series"},
+    {"pair_every", NULL, 0, OPT_INT, OFF(pair_every), "5", 1, 1 << 20, .arg = "N",
+     .help = "--soak: the node-pair rounds every N cycles (the first cycle included)"},
+};
+static const opt_table SOAK_TABLE = {"burn-in (--soak)", SOAK, (int)(sizeof SOAK / sizeof SOAK[0])};
 static const opt_table COLL_TABLE = {"allreduce inside nodes and over node pairs", COLL, (int)(sizeof COLL / sizeof COLL[0])};
 static const opt_table JUDGE_TABLE = {"verdicts", JUDGE, (int)(sizeof JUDGE / sizeof JUDGE[0])};
 
@@ -75,6 +88,7 @@ static ddp_result acc_tables(opt_set *s, void *args) {
   DDP_TRY(opt_set_add(s, measure_p2p.options, &o->p2p));
   DDP_TRY(opt_set_add(s, &COLL_TABLE, o));
   DDP_TRY(opt_set_add(s, &JUDGE_TABLE, o));
+  DDP_TRY(opt_set_add(s, &SOAK_TABLE, o));
   return opt_set_add(s, &progress_table, &o->progress);
 }
 
@@ -100,6 +114,22 @@ static const char *wh(const cmd_ctx *c, const char *key, char *buf, size_t n) {
 static ddp_result acc_validate(cmd_ctx *c) {
   acc_opts *o = c->args;
   char w[1100];
+  if (o->soak > 0) { /* a cycle is one interval: its GEMM runs half of it unless --health-seconds says otherwise */
+    if (o->interval < 1) {
+      const char *where = wh(c, "interval", w, sizeof w);
+      return ddp_usage_error("accept: %s%s %gs is below the 1 s a soak's interval needs", where,
+                             where[0] == '-' ? "" : ": interval", o->interval);
+    }
+    if (o->interval > o->soak) {
+      const char *where = wh(c, "interval", w, sizeof w);
+      return ddp_usage_error("accept: %s%s %gs is longer than --soak %gs: the soak would have no complete interval",
+                             where, where[0] == '-' ? "" : ": interval", o->interval, o->soak);
+    }
+    if (!opt_given(&c->opts, "health_seconds")) o->gemm.seconds = 0.5 * o->interval;
+  } else if (opt_given(&c->opts, "interval") || opt_given(&c->opts, "pair_every")) {
+    const char *where = wh(c, opt_given(&c->opts, "interval") ? "interval" : "pair_every", w, sizeof w);
+    return ddp_usage_error("accept: %s is a --soak option; give --soak DURATION too", where);
+  }
   double seconds = o->gemm.seconds;
   if (!opt_given(&c->opts, "timeout") && o->timeout < 2 * seconds + 10) o->timeout = 2 * seconds + 10; /* long GEMM loops */
   if (o->timeout > 0 && o->timeout < 2 * seconds + 10) { /* one precision's GEMM loop is one watchdog step */
@@ -435,6 +465,35 @@ static void print_coll(const acc_opts *o, const cmd_ctx *c) {
   free(pairs);
 }
 
+/* --soak: the cycles of accept_soak.h over the same measurements, with their options. */
+static ddp_result soak_run(cmd_ctx *c, const acc_opts *o, const accept_rules *rules) {
+  accept_soak_plan p;
+  memset(&p, 0, sizeof p);
+  int gpu = c->pl.device->is_gpu;
+  p.seconds = o->soak, p.interval = o->interval, p.pair_every = o->pair_every;
+  p.gemm = o->gemm, p.copy = o->copy, p.p2p = o->p2p;
+  node_sizes(o, gpu, &p.node);
+  if (p.node.nsizes > 1) { /* one size a cycle: the largest, where the busbw is the link's */
+    double big = 0;
+    for (int k = 0; k < p.node.nsizes; k++) big = fmax(big, p.node.mib[k]);
+    p.node.mib[0] = big, p.node.nsizes = 1;
+  }
+  p.pair = (allreduce_params){1, {o->pair_mib ? o->pair_mib : gpu ? 64 : 4}, o->allreduce_iters};
+  p.pairs = ddp_list_has(o->skip, "pairs") ? PAIRS_NONE : pairs_mode(o, c->dist.node_count);
+  p.skip_gemm = ddp_list_has(o->skip, "gemm"), p.skip_copy = ddp_list_has(o->skip, "copy");
+  p.skip_p2p = ddp_list_has(o->skip, "p2p"), p.skip_node = ddp_list_has(o->skip, "node");
+  p.train_share = 0.3;
+  p.progress = o->progress;
+  ddp_result r = accept_soak(c, &p, rules);
+  for (int i = 0; r == DDP_OK && c->dist.rank == 0 && i < c->doc.nranks; i++) { /* the rank table's GEMM figure */
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", i);
+    const result_record *x = result_find(&c->doc, "soak", "world", "equilibrium_tflops", "rank", rank, NULL);
+    c->doc.ranks[i].gemm_tflops = x ? x->value : NAN;
+  }
+  return r;
+}
+
 static ddp_result acc_run(cmd_ctx *c) {
   const acc_opts *o = c->args;
   const ddp_dist *d = &c->dist;
@@ -446,6 +505,11 @@ static ddp_result acc_run(cmd_ctx *c) {
   /* rank 0 judges (the confirmation pass too); the file was checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK;
   if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;
+  if (o->soak > 0) {
+    r = r == DDP_OK ? soak_run(c, o, &rules) : r;
+    result_free(&base);
+    return r;
+  }
   progress_start(d->rank == 0 && !c->quiet ? (progress_mode)o->progress : PROGRESS_NONE, NULL, "accept");
   if (r == DDP_OK) r = measure_all(c, o, &rules);
   progress_end(); /* before the report (tty: the line's newline) */

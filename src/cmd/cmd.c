@@ -304,6 +304,15 @@ static ddp_result outcome_record(cmd_ctx *c, int code, const char *line) {
   return DDP_OK;
 }
 
+ddp_result cmd_outcome_incomplete(cmd_ctx *c, const char *line) {
+  const char *was = c->verdict;
+  c->verdict = "INCOMPLETE";
+  c->doc.end_epoch = (double)time(NULL);
+  ddp_result r = outcome_record(c, DDP_EXIT_RUNTIME, line);
+  c->verdict = was;
+  return r;
+}
+
 /* The findings table, the hosts' verdict, the outputs and the bottom line; returns the exit code. */
 static int conclude(cmd_ctx *c) {
   int code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&c->doc.findings);
@@ -328,7 +337,7 @@ static int conclude(cmd_ctx *c) {
   char line[1400];
   bottom_line(c, code, line, sizeof line);
   ddp_result r = outcome_record(c, code, line);
-  if (r == DDP_OK) r = outputs_write(&c->out, &c->doc, c->sections, c->quiet);
+  if (r == DDP_OK) r = outputs_write_some(&c->out, ~c->outputs_own, c->outputs_replace, 0, &c->doc, c->sections, c->quiet);
   c->written = r == DDP_OK;
   if (r != DDP_OK) {
     code = worse(code, r == DDP_ERR_USAGE ? DDP_EXIT_USAGE : DDP_EXIT_RUNTIME);

@@ -110,6 +110,10 @@ struct cmd_ctx {
   const char *verdict;    /* rank 0, after the outputs: the bottom line's verdict (a static string) */
   const char *nested_verdict; /* rank 0: the verdict of the last cmd_nested (NULL: none ran) */
   int exit_code;
+  /* rank 0: outputs (OUTPUT_* bits) the subcommand writes itself (a soak's time series in --csv and --prom),
+   * which the skeleton leaves alone, and those it wrote before conclude() that the skeleton replaces (a soak's
+   * interim --json) */
+  unsigned outputs_own, outputs_replace;
   int written;            /* every rank: rank 0 printed the results and wrote every output (the shutdown says so) */
   char start_time[32];
   double t0;              /* ddp_now() at the start (the document's duration_s) */
@@ -126,6 +130,10 @@ void cmd_free(cmd_ctx *c);
  * its options from argv (argv[0] its name), then steps 3 to 5 above; returns its exit code. */
 int cmd_nested(cmd_ctx *outer, const cmd_def *def, int argc, char **argv);
 void cmd_use(const cmd_def *const *cmds);
+
+/* Rank 0, during run(): the document's outcome as INCOMPLETE (exit_code 3, the bottom line `line`, the end time
+ * now), for a document written before the subcommand ends (a soak's after each interval); conclude() replaces it. */
+ddp_result cmd_outcome_incomplete(cmd_ctx *c, const char *line);
 
 /* Every version this process loaded: versions_base and each device's and comm's own. */
 void cmd_versions(ddp_versions *v);

@@ -200,8 +200,7 @@ static ddp_result default_size(ddp_config *cfg, const ddp_dist *d, const ddp_dev
   if (gpu_default_size(mem, peak, d->local_size, &g) != 0)
     return DDP_FAIL(DDP_ERR_USAGE, "the GPU default job needs 2 GiB of GPU memory, the smallest GPU has %.2f GiB; "
                     "give the model with options", mem / (1 << 30));
-  cfg->hidden = g.hidden, cfg->layers = g.layers, cfg->batch = g.batch;
-  cfg->steps = g.steps, cfg->warmup = g.warmup, cfg->precision = PREC_BF16, cfg->lr = g.lr;
+  gpu_default_config(&g, cfg);
   DDP_TRY(config_validate(cfg, NULL));
   if (d->rank == 0)
     printf("# default GPU acceptance job (no options given): bf16 model H=%d L=%d batch=%d (%.1f GiB of the smallest "

@@ -5,6 +5,8 @@
  * holds the three training phases to GPU_DEFAULT_TRAIN_SECONDS. It must never read a device or the clock. */
 #include "gpu_default.h"
 
+#include "config.h"
+
 #include <math.h>
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -39,4 +41,9 @@ int gpu_default_size(double mem_bytes, double peak_tflops, int ranks_per_node, g
   g.total_seconds = g.train_seconds + g.accept_seconds;
   *out = g;
   return 0;
+}
+
+void gpu_default_config(const gpu_default *g, ddp_config *cfg) {
+  cfg->hidden = g->hidden, cfg->layers = g->layers, cfg->batch = g->batch;
+  cfg->steps = g->steps, cfg->warmup = g->warmup, cfg->precision = PREC_BF16, cfg->lr = g->lr;
 }

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "config.h"
+
 typedef struct {
   int hidden, layers, batch, steps, warmup; /* bf16 model: L layers of H x H, batch = H rows per rank */
   double lr;                                /* a learning rate that trains this model without diverging */
@@ -24,5 +26,8 @@ typedef struct {
  * an A100's figure, so that an unknown GPU gets fewer steps rather than an unbounded run); ranks_per_node: GPUs
  * per node (the node checks grow with it). Fills out; returns 0, or -1 when mem_bytes is below 2 GiB. */
 int gpu_default_size(double mem_bytes, double peak_tflops, int ranks_per_node, gpu_default *out);
+
+/* The model of g into cfg: hidden, layers, batch, steps, warmup, bf16 and the learning rate. */
+void gpu_default_config(const gpu_default *g, ddp_config *cfg);
 
 #endif

@@ -57,6 +57,7 @@ static ddp_result findings_vadd(finding_list *l, const char *host, int rank, con
   f.expected = expected;
   snprintf(f.unit, sizeof f.unit, "%s", unit ? unit : "");
   vsnprintf(f.text, sizeof f.text, fmt, ap);
+  f.t_s = NAN;
   return findings_push(l, &f);
 }
 
@@ -148,6 +149,8 @@ cJSON *findings_json(const finding_list *l) {
     cJSON_AddStringToObject(o, "unit", f->unit);
     cJSON_AddStringToObject(o, "text", f->text);
     if (f->passed) cJSON_AddTrueToObject(o, "passed");
+    if (f->interval > 0) cJSON_AddNumberToObject(o, "interval", f->interval);
+    if (f->interval > 0) cJSON_AddItemToObject(o, "t_s", json_number(f->t_s));
     cJSON_AddItemToArray(a, o);
   }
   return a;
@@ -203,6 +206,12 @@ ddp_result findings_from_json(const cJSON *arr, finding_list *l, char *why, size
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(o, "passed");
     if (ps && !cJSON_IsBool(ps)) return why_set(why, wn, "findings[%d].passed: not a boolean", i);
     f.passed = cJSON_IsTrue(ps);
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(o, "interval");
+    if (iv && (!cJSON_IsNumber(iv) || iv->valuedouble < 1 || iv->valuedouble > (1 << 24) ||
+               iv->valuedouble != (int)iv->valuedouble))
+      return why_set(why, wn, "findings[%d].interval: not an interval number (from 1)", i);
+    f.interval = iv ? (int)iv->valuedouble : 0;
+    if ((r = get_number(o, "t_s", i, &f.t_s, why, wn)) != DDP_OK) return r;
     f.rank = -1;
     if (rk && !cJSON_IsNull(rk)) {
       if (!cJSON_IsNumber(rk) || rk->valuedouble < 0 || rk->valuedouble > (1 << 24) || rk->valuedouble != (int)rk->valuedouble)

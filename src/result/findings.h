@@ -35,6 +35,8 @@ typedef struct {
   double measured, expected; /* NaN when the check has no number */
   char unit[16];      /* of measured and expected: "ms", "%", "GB/s", "" */
   char text[512];     /* one sentence a user can act on */
+  int interval;       /* a soak's finding: the interval it names, from 1 (0: none, the whole run) */
+  double t_s;         /* ... and the time, seconds since the soak started (NaN: none) */
 } finding;
 
 typedef struct {

@@ -222,7 +222,7 @@ static const struct {
     {"--csv", offsetof(result_outputs, csv), fmt_csv},
     {"--failed-hosts", offsetof(result_outputs, failed_hosts), fmt_hosts},
 };
-#define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
+#define NFORMATS (sizeof FORMATS / sizeof FORMATS[0]) /* in the order of the OUTPUT_* bits */
 
 static const char *path_of(const result_outputs *o, size_t i) { return (const char *)o + FORMATS[i].offset; }
 
@@ -282,19 +282,24 @@ ddp_result outputs_check(const result_outputs *o, char *err, size_t errn) {
   return DDP_OK;
 }
 
-ddp_result outputs_write(const result_outputs *o, const result_doc *d, const cJSON *sections, int quiet) {
+ddp_result outputs_write_some(const result_outputs *o, unsigned which, unsigned replace, int files_only,
+                              const result_doc *d, const cJSON *sections, int quiet) {
   /* Every output is attempted: one that cannot be written (its folder filled up) does not cost the others. */
   ddp_result first = DDP_OK;
   for (size_t i = 0; i < NFORMATS; i++) {
     const char *p = path_of(o, i);
-    if (!p[0]) continue;
+    if (!p[0] || !(which & (1u << i)) || (files_only && atomic_file_is_stdout(p))) continue;
     char *text = NULL;
     size_t n = 0;
     ddp_result r = FORMATS[i].format(d, sections, &text, &n);
-    if (r == DDP_OK) r = atomic_file_write(p, text, n, o->force);
+    if (r == DDP_OK) r = atomic_file_write(p, text, n, o->force || (replace & (1u << i)));
     free(text);
     if (r == DDP_OK && !quiet && !atomic_file_is_stdout(p)) fprintf(stderr, "[ddpbench] wrote %s\n", p);
     if (r != DDP_OK && first == DDP_OK) first = r;
   }
   return first;
+}
+
+ddp_result outputs_write(const result_outputs *o, const result_doc *d, const cJSON *sections, int quiet) {
+  return outputs_write_some(o, ~0u, 0, 0, d, sections, quiet);
 }

@@ -45,6 +45,13 @@ ddp_result outputs_check(const result_outputs *o, char *err, size_t errn);
 /* Writes every output asked for from d; sections (may be NULL) are extra keys of the JSON document (the run's
  * "phases" and "topology") added after the model's. quiet: no "wrote FILE" lines on stderr. */
 ddp_result outputs_write(const result_outputs *o, const result_doc *d, const cJSON *sections, int quiet);
+/* Bits naming outputs, for outputs_write_some. */
+enum { OUTPUT_JSON = 1u << 0, OUTPUT_PROM = 1u << 1, OUTPUT_CSV = 1u << 2, OUTPUT_FAILED_HOSTS = 1u << 3 };
+/* As outputs_write, for the outputs in `which` only (OUTPUT_* bits), leaving out those going to standard output
+ * when files_only is set (a soak's interim documents: one document on a pipe, at the end). replace: outputs
+ * this run has written before, rewritten as with --force (a file the run itself made is its own to replace). */
+ddp_result outputs_write_some(const result_outputs *o, unsigned which, unsigned replace, int files_only,
+                              const result_doc *d, const cJSON *sections, int quiet);
 /* The result document as JSON text (the model, then the sections), newline-terminated; free() it. */
 ddp_result outputs_json_text(const result_doc *d, const cJSON *sections, char **text);
 

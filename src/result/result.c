@@ -748,7 +748,8 @@ static ddp_result v1_findings(rd *c, const result_doc *dd, const cJSON *doc, fin
 static const char *const KINDS[] = {"run", "accept", "collectives", "doctor", "export"};
 
 int result_verdict_known(const char *v) {
-  return v && (!strcmp(v, "PASS") || !strcmp(v, "WARN") || !strcmp(v, "FAIL") || !strcmp(v, "ERROR"));
+  return v && (!strcmp(v, "PASS") || !strcmp(v, "WARN") || !strcmp(v, "FAIL") || !strcmp(v, "ERROR") ||
+               !strcmp(v, "INCOMPLETE"));
 }
 
 int result_kind_known(const char *kind) {
@@ -787,7 +788,7 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
   RD_TRY(rd_string(&c, doc, "", "end_time", 0, &d->end_time));
   RD_TRY(rd_string(&c, doc, "", "verdict", 0, &d->verdict));
   if (d->verdict && !result_verdict_known(d->verdict))
-    return bad(&c, "verdict: \"%s\" is not PASS, WARN, FAIL or ERROR", d->verdict);
+    return bad(&c, "verdict: \"%s\" is not PASS, WARN, FAIL, ERROR or INCOMPLETE", d->verdict);
   RD_TRY(rd_string(&c, doc, "", "bottom_line", 0, &d->bottom_line));
   RD_TRY(rd_string(&c, doc, "", "run_id", 0, &d->run_id));
   if (item(doc, "exit_code")) RD_TRY(rd_int(&c, doc, "", "exit_code", 0, 255, &d->exit_code));

@@ -42,6 +42,12 @@ static int grow(void **p, size_t elem, int cap) {
   return 1;
 }
 
+void soak_gpu_sample_clear(soak_gpu_sample *g) {
+  memset(g, 0, sizeof *g);
+  g->tflops = g->sm_mhz = g->power_w = g->temp_c = NAN;
+  for (int l = 0; l < SOAK_MAX_NVLINKS; l++) g->link[l].state = -1;
+}
+
 int soak_series_add(soak_series *s, double t0, double t1) {
   if (s->nint == s->cap) {
     int cap = s->cap ? 2 * s->cap : 16;
@@ -54,12 +60,7 @@ int soak_series_add(soak_series *s, double t0, double t1) {
   }
   int i = s->nint++;
   s->t0[i] = t0, s->t1[i] = t1;
-  for (int k = 0; k < s->ngpu; k++) {
-    soak_gpu_sample *g = soak_gpu_at(s, i, k);
-    memset(g, 0, sizeof *g);
-    g->tflops = g->sm_mhz = g->power_w = g->temp_c = NAN;
-    for (int l = 0; l < SOAK_MAX_NVLINKS; l++) g->link[l].state = -1;
-  }
+  for (int k = 0; k < s->ngpu; k++) soak_gpu_sample_clear(soak_gpu_at(s, i, k));
   for (int l = 0; l < s->nlink; l++) *soak_busbw_at(s, i, l) = NAN;
   for (int r = 0; r < s->nrank; r++) *soak_step_at(s, i, r) = NAN;
   return i;
@@ -69,11 +70,12 @@ int soak_series_add(soak_series *s, double t0, double t1) {
 
 void soak_params_default(soak_params *p) {
   memset(p, 0, sizeof *p);
-  /* Application Xids: the ones NVIDIA's k8s-device-plugin skips as "application errors: the GPU should still be
-   * healthy" (internal/rm/health.go, applicationErrorXids, citing docs.nvidia.com/deploy/xid-errors, and its PR
-   * #268 for the ignore list): 13 graphics engine exception, 31 GPU memory page fault, 43 GPU stopped processing,
-   * 45 preemptive cleanup after previous errors, 68 video processor exception. Every other Xid fails its GPU. */
-  static const unsigned app[] = {13, 31, 43, 45, 68};
+  /* Application Xids: the list of nvml_counters.c (nvml_xid_is_application, which cites its sources): the ones
+   * NVIDIA's k8s-device-plugin skips as application errors after which the GPU is healthy, 13 graphics engine
+   * exception, 31 GPU memory page fault, 43 GPU stopped processing, 45 preemptive cleanup after previous errors,
+   * 109 context switch timeout; 68 (video processor) fails, as Azure NHC counts it, since a soak decodes no
+   * video. Keep the two lists in step. */
+  static const unsigned app[] = {13, 31, 43, 45, 109};
   p->napp_xids = (int)(sizeof app / sizeof app[0]);
   memcpy(p->app_xids, app, sizeof app);
   /* NVIDIA DCGM, dcgm_gpu_hardware_limits.h, the limits its health watches warn at:
@@ -136,6 +138,7 @@ static ddp_result add(soak_verdicts *v, int interval, double t, const char *host
   ddp_result r = findings_add_at(&v->f, host, rank, check, sev, scope, subject, measured, expected, unit, "%s", text);
   if (r != DDP_OK) return r;
   v->interval[v->f.n - 1] = interval, v->t[v->f.n - 1] = t;
+  v->f.v[v->f.n - 1].interval = interval, v->f.v[v->f.n - 1].t_s = interval > 0 ? t : NAN;
   return DDP_OK;
 }
 
@@ -205,6 +208,7 @@ static const char *const nm_name[NM_COUNT] = {"Xid events",      "corrected ECC"
 static int nvlink_unread(const soak_gpu_sample *g) {
   for (int l = 0; l < g->nlinks && l < SOAK_MAX_NVLINKS; l++) {
     const soak_nvlink *k = &g->link[l];
+    if (k->absent) continue;
     if (k->state < 0 || !k->crc.measured || !k->replay.measured || !k->recovery.measured) return 1;
   }
   return 0;
@@ -318,7 +322,7 @@ ddp_result soak_judge_counters(const soak_series *s, const soak_params *p, soak_
       int first = -1, down = 0, seen = 0;
       for (int i = 0; i < s->nint; i++) {
         const soak_gpu_sample *g = soak_gpu_at(s, i, k);
-        if (l >= g->nlinks) continue;
+        if (l >= g->nlinks || g->link[l].absent) continue;
         seen = 1;
         if (g->link[l].state == 0) {
           if (first < 0) first = i;
@@ -596,15 +600,15 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
       r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium,
               g->peers, "TFLOP/s",
               "throughput sank against the job's %s GPUs from interval %d (%.0f s): %+.1f %% relative to them "
-              "(z %.1f on its own noise), its equilibrium %.1f noise units below theirs; equilibrium %.1f TFLOP/s "
-              "against the peers' %.1f, %+.1f %% on its first minute (%.1f; the job's median %+.1f %%); %s",
+              "(z %.1f on its own noise), its equilibrium %.1f noise units below theirs; equilibrium %.4g TFLOP/s "
+              "against the peers' %.4g, %+.1f %% on its first minute (%.4g; the job's median %+.1f %%); %s",
               id->model[0] ? id->model : "unnamed", si, s->t0[si - 1], 100 * cp.rel, cp.z, -g->z, g->equilibrium,
               g->peers, 100 * g->sink, g->first_minute, 100 * g->peers_sink, thr);
     else
       r = add(v, 0, NAN, id->host, id->rank, "soak_steady", SEV_INFO, SCOPE_GPU, sub, g->equilibrium, g->peers,
               "TFLOP/s",
-              "equilibrium %.1f TFLOP/s (median of the last third), first minute %.1f (%+.1f %%), peers' median "
-              "%.1f; %s%s",
+              "equilibrium %.4g TFLOP/s (median of the last third), first minute %.4g (%+.1f %%), peers' median "
+              "%.4g; %s%s",
               g->equilibrium, g->first_minute, 100 * g->sink, g->peers, thr,
               g->judged ? "" : "; not judged: too few intervals or GPUs of its model");
     if (r == DDP_OK && !g->named) v->f.v[v->f.n - 1].passed = g->judged;

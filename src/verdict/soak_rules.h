@@ -38,6 +38,8 @@ typedef struct {
 
 typedef struct {
   int state; /* 1 up, 0 down, -1 not measured */
+  int absent; /* 1: inactive since the soak began (a link this GPU does not use here): not judged by the soak
+               * (acceptance's NVLink count against its expectation judges the fabric), neither down nor unread */
   soak_counter crc, replay, recovery;
 } soak_nvlink;
 
@@ -93,6 +95,8 @@ typedef struct {
 
 ddp_result soak_series_init(soak_series *s, int ngpu, int nlink, int nrank);
 void soak_series_free(soak_series *s);
+/* One sample with every figure not measured (what soak_series_add gives each GPU). */
+void soak_gpu_sample_clear(soak_gpu_sample *g);
 /* Appends interval [t0, t1] with every figure not measured; returns its index, or -1 when out of memory. */
 int soak_series_add(soak_series *s, double t0, double t1);
 static inline soak_gpu_sample *soak_gpu_at(const soak_series *s, int i, int k) { return &s->g[(size_t)i * s->ngpu + k]; }

@@ -1,0 +1,838 @@
+/* accept_soak.c: `ddpbench accept --soak DURATION`, the burn-in (accept_soak.h, docs/soak.md).
+ *
+ * Every rank runs the same cycles; rank 0 alone keeps the time series, judges it and writes the outputs. One
+ * cycle is one interval: its stages, in this order, so that the counters' end snapshot comes right after the
+ * GPU was loaded (a loaded link's PCIe generation and width are the ones that count):
+ *   training   the default-job model's ddp phase (steps sized to train_share of the interval), its weights
+ *              checked bitwise across ranks and against the first cycle's (engine_run_phase restarts from the
+ *              initial weights, so every cycle computes the same numbers);
+ *   allreduce  inside each node, then every pair_every cycles over the node pairs;
+ *   GEMM       the sustained GEMM, every GPU of a node at once (its TFLOP/s, clocks, power, temperature and
+ *              throttle reasons are the interval's load figures);
+ *   copies     the pinned host copies;
+ *   counters   NVML's snapshot and Xid events (soak_probe.h).
+ * The groups (nodes, pairs) are built once: a communicator split per cycle would cost more than the cycle. */
+#include "accept_soak.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic_file.h"
+#include "engine.h"
+#include "gpu_default.h"
+#include "health.h"
+#include "hosts.h"
+#include "measure.h"
+#include "expect.h"
+#include "progress.h"
+#include "soak_probe.h"
+#include "soak_rules.h"
+#include "watchdog.h"
+
+/* What each rank sends rank 0 after an interval. Fixed size, pointer-free. */
+typedef struct {
+  soak_gpu_sample s;
+  double compute_ms; /* median over the cycle's training steps: forward + backward (step time under a graph) */
+  uint64_t checksum, nonfinite;
+  int checksum_valid;
+} rank_msg;
+
+/* Rank 0's running state. */
+typedef struct {
+  soak_series S;
+  int ngpu, nnodes, npairs, nlink;
+  node_pair *pairs;
+  char (*node_host)[64]; /* [nnodes] */
+  const char *prec; /* the GEMM's precision */
+  /* the weights across cycles */
+  uint64_t first_sum;
+  int have_first;
+  int *bad_first, *bad_n; /* per rank: first interval (from 1) and count of intervals off the majority */
+  int changed_first, changed_n, nonfinite_first;
+  /* the last interval's series records (Prometheus) and all of them (CSV) */
+  result_doc all, last;
+  unsigned replace; /* outputs written before, this run's to rewrite */
+  int train_steps;
+  double step_ms_est;
+} soak_state;
+
+static double median_of(const double *x, int n) {
+  double *t = malloc((size_t)(n > 0 ? n : 1) * sizeof *t);
+  int m = 0;
+  for (int i = 0; t && i < n; i++)
+    if (isfinite(x[i])) t[m++] = x[i];
+  double v = NAN;
+  if (m > 0) {
+    for (int i = 1; i < m; i++) /* insertion sort: a cycle has tens to thousands of steps */
+      for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
+        double s = t[j];
+        t[j] = t[j - 1], t[j - 1] = s;
+      }
+    v = m % 2 ? t[m / 2] : 0.5 * (t[m / 2 - 1] + t[m / 2]);
+  }
+  free(t);
+  return v;
+}
+
+static ddp_result run_rounds(const measure_env *env, const measurement *m, const void *params,
+                             const measure_round *rounds, int n, result_doc *doc) {
+  measure_env e = *env;
+  e.params = params;
+  for (int i = 0; i < n; i++) DDP_TRY(measure_run(&e, m, &rounds[i], 1, doc));
+  return DDP_OK;
+}
+
+/* ---- the training model ---- */
+
+/* The default job's model on this device (the GPU default job's sizing on a GPU, the run's defaults on the CPU
+ * device), with `steps` timed steps after one warm-up, no settling (a soak is its own steady state). */
+static ddp_result train_config(cmd_ctx *c, int steps, ddp_config *cfg) {
+  config_defaults(cfg);
+  if (c->pl.device->is_gpu) {
+    double mem = (double)c->dev->info.memory;
+    DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, c->dist.world));
+    gpu_default g;
+    if (gpu_default_size(mem, peak_table_tflops(c->dev->info.name, "bf16"), c->dist.local_size, &g) != 0)
+      return DDP_FAIL(DDP_ERR_USAGE, "accept --soak: the default-job model needs 2 GiB of GPU memory, the smallest "
+                                     "GPU has %.2f GiB", mem / (1 << 30));
+    gpu_default_config(&g, cfg);
+  }
+  cfg->steps = steps;
+  cfg->warmup = 1;
+  cfg->warmup_seconds = 0;
+  cfg->timeout = 0;
+  return config_validate(cfg, NULL);
+}
+
+/* The steps that fill share x interval: one calibration phase of 3 steps on a throwaway engine, the slowest
+ * rank's median step. */
+static ddp_result train_calibrate(cmd_ctx *c, const accept_soak_plan *p, int *steps, double *step_ms) {
+  ddp_config cfg;
+  DDP_TRY(train_config(c, 3, &cfg));
+  engine *e = NULL;
+  phase_result pr;
+  memset(&pr, 0, sizeof pr);
+  watchdog_tick("accept --soak: sizing the training steps");
+  ddp_result r = engine_create(&e, &cfg, c->dev, c->comm, NULL, NULL);
+  if (r == DDP_OK) r = engine_run_phase(e, PHASE_DDP, &pr);
+  double ms = r == DDP_OK ? median_of(pr.step_ms, pr.steps) : NAN;
+  phase_result_free(&pr);
+  engine_free(e);
+  DDP_TRY(r);
+  if (!isfinite(ms) || ms <= 0) ms = 1e3;
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &ms, 1, MPI_DOUBLE, MPI_MAX, c->dist.world));
+  double n = floor(p->train_share * p->interval * 1e3 / ms);
+  *steps = n < 2 ? 2 : n > 100000 ? 100000 : (int)n;
+  *step_ms = ms;
+  return DDP_OK;
+}
+
+/* ---- rank 0: the series ---- */
+
+static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *st) {
+  const ddp_dist *d = &c->dist;
+  memset(st, 0, sizeof *st);
+  st->ngpu = d->size;
+  st->nnodes = d->node_count;
+  st->npairs = p->pairs == PAIRS_NONE || d->size < 2 ? 0 : node_pairs(p->pairs, st->nnodes, NULL, 0);
+  if (st->npairs) {
+    st->pairs = calloc((size_t)st->npairs, sizeof *st->pairs);
+    DDP_CHECK_ALLOC(st->pairs);
+    node_pairs(p->pairs, st->nnodes, st->pairs, st->npairs);
+  }
+  int nodes = !p->skip_node && d->size > 1 ? st->nnodes : 0;
+  st->nlink = nodes + st->npairs;
+  st->node_host = calloc((size_t)st->nnodes + 1, sizeof *st->node_host);
+  DDP_CHECK_ALLOC(st->node_host);
+  for (int n = 0; n < st->nnodes; n++) {
+    snprintf(st->node_host[n], sizeof st->node_host[n], "?");
+    for (int k = 0; k < d->size; k++)
+      if (c->ranks[k].node_index == n) {
+        snprintf(st->node_host[n], sizeof st->node_host[n], "%s", c->ranks[k].host);
+        break;
+      }
+  }
+  DDP_TRY(soak_series_init(&st->S, st->ngpu, st->nlink, d->size));
+  for (int k = 0; k < d->size; k++) {
+    soak_gpu_id *g = &st->S.gpu[k];
+    const cmd_rank *id = &c->ranks[k];
+    snprintf(g->host, sizeof g->host, "%s", id->host);
+    snprintf(g->busid, sizeof g->busid, "%s", id->dev.pci_bus_id);
+    snprintf(g->model, sizeof g->model, "%.63s", id->dev.name);
+    g->rank = k;
+    g->index = id->dev.ordinal >= 0 ? id->dev.ordinal : id->local_rank;
+    st->S.rank[k].rank = k;
+    snprintf(st->S.rank[k].host, sizeof st->S.rank[k].host, "%s", id->host);
+  }
+  /* a node's host, from the ranks (node indices are the ranks' node_index) */
+  for (int n = 0; n < nodes; n++) {
+    soak_link_id *l = &st->S.link[n];
+    snprintf(l->name, sizeof l->name, "%s", st->node_host[n]);
+    snprintf(l->host, sizeof l->host, "%s", st->node_host[n]);
+    l->scope = SCOPE_HOST;
+  }
+  for (int q = 0; q < st->npairs; q++) {
+    soak_link_id *l = &st->S.link[nodes + q];
+    snprintf(l->name, sizeof l->name, "%.40s-%.40s", st->node_host[st->pairs[q].a], st->node_host[st->pairs[q].b]);
+    l->host[0] = 0; /* a pair counts against neither host alone (the localisation below may name one) */
+    l->scope = SCOPE_PAIR;
+  }
+  st->bad_first = calloc((size_t)d->size, sizeof *st->bad_first);
+  st->bad_n = calloc((size_t)d->size, sizeof *st->bad_n);
+  DDP_CHECK_ALLOC(st->bad_first && st->bad_n);
+  result_init(&st->all);
+  result_init(&st->last);
+  return DDP_OK;
+}
+
+static void state_free(soak_state *st) {
+  soak_series_free(&st->S);
+  free(st->pairs);
+  free(st->node_host);
+  free(st->bad_first);
+  free(st->bad_n);
+  result_free(&st->all);
+  result_free(&st->last);
+}
+
+static double rec(const result_doc *d, const char *meas, const char *group, const char *metric, const char *key,
+                  const char *val) {
+  const result_record *x = key ? result_find(d, meas, group, metric, key, val, NULL)
+                               : result_find(d, meas, group, metric, NULL);
+  return x ? x->value : NAN;
+}
+
+/* One interval's series records into doc: per GPU, per link, per rank, labelled (with_interval) with the interval
+ * and its end time. */
+static ddp_result series_records(const soak_state *st, int i, int with_interval, result_doc *doc) {
+  const soak_series *S = &st->S;
+  char iv[16], ts[32], rank[16];
+  snprintf(iv, sizeof iv, "%d", i + 1);
+  snprintf(ts, sizeof ts, "%.3f", S->t1[i] - S->t0[0]);
+#define ADD(group, metric, unit, better, v, ...)                                                                    \
+  DDP_TRY(with_interval ? result_add(doc, "soak", group, metric, unit, better, v, NULL, NULL, 0, "interval", iv, "t_s", \
+                                     ts, __VA_ARGS__, NULL)                                                         \
+                        : result_add(doc, "soak", group, metric, unit, better, v, NULL, NULL, 0, __VA_ARGS__, NULL))
+  for (int k = 0; k < S->ngpu; k++) {
+    const soak_gpu_sample *g = soak_gpu_at(S, i, k);
+    snprintf(rank, sizeof rank, "%d", S->gpu[k].rank);
+    ADD("world", "gemm_tflops", "TFLOP/s", BETTER_HIGHER, g->tflops, "rank", rank, "precision", st->prec);
+    ADD("world", "sm_clock_mhz", "MHz", BETTER_NONE, g->sm_mhz, "rank", rank);
+    ADD("world", "power_w", "W", BETTER_NONE, g->power_w, "rank", rank);
+    ADD("world", "temperature_c", "C", BETTER_NONE, g->temp_c, "rank", rank);
+    ADD("world", "throttle_reasons", "", BETTER_NONE, g->reasons_measured ? (double)g->reasons : NAN, "rank", rank);
+    ADD("world", "compute_ms", "ms", BETTER_LOWER, *soak_step_at(S, i, k), "rank", rank);
+  }
+  for (int l = 0; l < S->nlink; l++) {
+    char group[128];
+    snprintf(group, sizeof group, "%s:%s", S->link[l].scope == SCOPE_PAIR ? "pair" : "node", S->link[l].name);
+    double v = *soak_busbw_at(S, i, l);
+    if (!isfinite(v) && S->link[l].scope == SCOPE_PAIR) continue; /* pairs run every --pair-every cycles */
+    ADD(group, "busbw_gbs", "GB/s", BETTER_HIGHER, v, "link", S->link[l].name);
+  }
+#undef ADD
+  return DDP_OK;
+}
+
+/* Rank 0: one interval's figures from the ranks' messages and the cycle's records. */
+static ddp_result interval_fill(const cmd_ctx *c, const accept_soak_plan *p, soak_state *st, int i,
+                                const rank_msg *msg, const result_doc *cyc) {
+  soak_series *S = &st->S;
+  int nodes = st->nlink - st->npairs;
+  for (int k = 0; k < S->ngpu; k++) {
+    soak_gpu_sample *g = soak_gpu_at(S, i, k);
+    *g = msg[k].s;
+    char rank[16], m[64];
+    snprintf(rank, sizeof rank, "%d", k);
+#define GEMM(what) (snprintf(m, sizeof m, "gemm_%s_%s", st->prec, what), rec(cyc, "accept", "world", m, "rank", rank))
+    double v = GEMM("tflops");
+    if (isfinite(v)) g->tflops = v;
+    if (isfinite(v = GEMM("sm_mhz_median"))) g->sm_mhz = v;
+    if (isfinite(v = GEMM("power_w_median"))) g->power_w = v;
+    if (isfinite(v = GEMM("temp_c_max"))) g->temp_c = v;
+    if (isfinite(v = GEMM("clock_reasons"))) g->reasons |= (unsigned long long)v, g->reasons_measured = 1;
+#undef GEMM
+    *soak_step_at(S, i, k) = msg[k].compute_ms;
+  }
+  for (int n = 0; n < nodes; n++) {
+    char g[96];
+    snprintf(g, sizeof g, "node:%.80s", S->link[n].host);
+    *soak_busbw_at(S, i, n) = rec(cyc, "allreduce", g, "busbw_gbs", NULL, NULL);
+  }
+  for (int q = 0; q < st->npairs; q++) {
+    char g[64];
+    snprintf(g, sizeof g, "pair:%d-%d", st->pairs[q].a, st->pairs[q].b);
+    *soak_busbw_at(S, i, nodes + q) = rec(cyc, "allreduce", g, "busbw_gbs", NULL, NULL);
+  }
+  (void)p;
+  (void)c;
+  /* the weights: the majority's checksum this cycle, and who is off it */
+  int best = -1, bestn = 0;
+  for (int k = 0; k < S->nrank; k++) {
+    if (!msg[k].checksum_valid) continue;
+    int n = 0;
+    for (int j = 0; j < S->nrank; j++) n += msg[j].checksum_valid && msg[j].checksum == msg[k].checksum;
+    if (n > bestn) bestn = n, best = k;
+  }
+  for (int k = 0; k < S->nrank; k++) {
+    int off = !msg[k].checksum_valid || (best >= 0 && msg[k].checksum != msg[best].checksum);
+    if (off && !st->bad_n[k]++) st->bad_first[k] = i + 1;
+    if (msg[k].nonfinite && !st->nonfinite_first) st->nonfinite_first = i + 1;
+  }
+  if (best >= 0) {
+    if (!st->have_first) st->first_sum = msg[best].checksum, st->have_first = 1;
+    else if (msg[best].checksum != st->first_sum && !st->changed_n++) st->changed_first = i + 1;
+  }
+  DDP_TRY(series_records(st, i, 1, &st->all));
+  result_free(&st->last);
+  result_init(&st->last);
+  DDP_TRY(series_records(st, i, 0, &st->last));
+  char iv[16];
+  snprintf(iv, sizeof iv, "%d", i + 1);
+  DDP_TRY(result_add(&st->last, "soak", "world", "interval", "", BETTER_NONE, i + 1, NULL, NULL, 0, NULL));
+  DDP_TRY(result_add(&st->last, "soak", "world", "elapsed_s", "s", BETTER_NONE, S->t1[i] - S->t0[0], NULL, NULL, 0,
+                     NULL));
+  return DDP_OK;
+}
+
+/* ---- rank 0: verdicts ---- */
+
+/* A host every one of whose measured pairs dropped, while a pair without it did not: named (the pairs alone
+ * count against neither host). */
+static ddp_result localise(const soak_state *st, const finding_list *f, finding_list *out) {
+  const soak_series *S = &st->S;
+  int nodes = st->nlink - st->npairs;
+  if (st->npairs < 2) return DDP_OK;
+  int *dropped = calloc((size_t)st->npairs, sizeof *dropped), *first = calloc((size_t)st->npairs, sizeof *first);
+  double *t = calloc((size_t)st->npairs, sizeof *t);
+  DDP_CHECK_ALLOC(dropped && first && t);
+  int any_clean = 0;
+  for (int q = 0; q < st->npairs; q++) {
+    for (int k = 0; k < f->n; k++)
+      if (!strcmp(f->v[k].check, "soak_busbw_drop") && !strcmp(f->v[k].subject, S->link[nodes + q].name))
+        dropped[q] = 1, first[q] = f->v[k].interval, t[q] = f->v[k].t_s;
+    any_clean |= !dropped[q];
+  }
+  ddp_result r = DDP_OK;
+  for (int n = 0; any_clean && n < st->nnodes && r == DDP_OK; n++) {
+    int in = 0, bad = 0, fi = 0;
+    double ft = NAN;
+    for (int q = 0; q < st->npairs; q++) {
+      if (st->pairs[q].a != n && st->pairs[q].b != n) continue;
+      in++;
+      if (dropped[q]) {
+        bad++;
+        if (!fi || first[q] < fi) fi = first[q], ft = t[q];
+      }
+    }
+    if (!in || bad < in) continue;
+    const char *h = st->node_host[n];
+    r = findings_add_at(out, h, -1, "soak_host_link", SEV_FAIL, SCOPE_HOST, h, bad, in, "",
+                        "busbw dropped in all %d of its node pairs, from interval %d (%.0f s), while pairs without it "
+                        "held: the host's network link degraded during the soak",
+                        in, fi, ft);
+    if (r == DDP_OK) out->v[out->n - 1].interval = fi, out->v[out->n - 1].t_s = ft;
+  }
+  free(dropped), free(first), free(t);
+  return r;
+}
+
+static ddp_result weights_findings(const soak_state *st, finding_list *out) {
+  const soak_series *S = &st->S;
+  for (int k = 0; k < S->nrank; k++) {
+    if (!st->bad_n[k]) continue;
+    int i = st->bad_first[k] - 1;
+    char sub[96];
+    snprintf(sub, sizeof sub, "rank %d (%s)", k, S->rank[k].host);
+    DDP_TRY(findings_add_at(out, S->rank[k].host, k, "soak_weights", SEV_FAIL, SCOPE_RANK, sub, st->bad_n[k], 0, "",
+                            "its weights differed from the other ranks' after the training of %d of %d intervals, "
+                            "the first interval %d (%.0f s): a silent error in its GPU's arithmetic or memory",
+                            st->bad_n[k], S->nint, i + 1, S->t0[i] - S->t0[0]));
+    out->v[out->n - 1].interval = i + 1, out->v[out->n - 1].t_s = S->t0[i] - S->t0[0];
+  }
+  if (st->nonfinite_first) {
+    int i = st->nonfinite_first - 1;
+    DDP_TRY(findings_add(out, "soak_nonfinite", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
+                         "the trained weights held NaN or infinite values after interval %d (%.0f s)", i + 1,
+                         S->t0[i] - S->t0[0]));
+    out->v[out->n - 1].interval = i + 1, out->v[out->n - 1].t_s = S->t0[i] - S->t0[0];
+  }
+  if (st->changed_n) {
+    int i = st->changed_first - 1;
+    DDP_TRY(findings_add(out, "soak_weights_repeat", SEV_WARN, SCOPE_JOB, "job", st->changed_n, 0, "",
+                         "the ranks agreed, but their weights differed from the first interval's in %d of %d intervals "
+                         "from interval %d (%.0f s), though every cycle trains the same steps from the same start: "
+                         "the arithmetic changed over the soak",
+                         st->changed_n, S->nint, i + 1, S->t0[i] - S->t0[0]));
+    out->v[out->n - 1].interval = i + 1, out->v[out->n - 1].t_s = S->t0[i] - S->t0[0];
+  }
+  return DDP_OK;
+}
+
+/* The verdicts over the series so far into *f, and each GPU's steady state into st_out[ngpu] (may be NULL). */
+static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *st_out) {
+  soak_params prm;
+  soak_params_default(&prm);
+  soak_verdicts v;
+  soak_verdicts_init(&v);
+  soak_gpu_steady *gs = calloc((size_t)(st->ngpu > 0 ? st->ngpu : 1), sizeof *gs);
+  ddp_result r = gs ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK) r = soak_judge_counters(&st->S, &prm, &v);
+  if (r == DDP_OK) r = soak_judge_throttle(&st->S, &prm, &v, gs);
+  if (r == DDP_OK) r = soak_judge_steady(&st->S, &prm, &v, gs);
+  if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, &v);
+  if (r == DDP_OK) r = soak_judge_ranks(&st->S, &prm, &v);
+  for (int k = 0; r == DDP_OK && k < v.f.n; k++) r = findings_push(f, &v.f.v[k]);
+  if (r == DDP_OK) r = localise(st, &v.f, f);
+  if (r == DDP_OK) r = weights_findings(st, f);
+  if (r == DDP_OK && st_out) memcpy(st_out, gs, (size_t)st->ngpu * sizeof *gs);
+  free(gs);
+  soak_verdicts_free(&v);
+  return r;
+}
+
+/* ---- rank 0: the JSON section ---- */
+
+static cJSON *num(double v) { return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull(); }
+
+static cJSON *series_json(const soak_state *st, const accept_soak_plan *p, const soak_gpu_steady *gs,
+                          const char *state, double elapsed) {
+  const soak_series *S = &st->S;
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "state", state);
+  cJSON_AddNumberToObject(o, "duration_s", p->seconds);
+  cJSON_AddNumberToObject(o, "interval_s", p->interval);
+  cJSON_AddNumberToObject(o, "pair_every", p->pair_every);
+  cJSON_AddNumberToObject(o, "elapsed_s", elapsed);
+  cJSON_AddNumberToObject(o, "intervals_complete", S->nint);
+  cJSON_AddStringToObject(o, "gemm_precision", st->prec);
+  cJSON_AddNumberToObject(o, "gemm_seconds", p->gemm.seconds);
+  cJSON_AddNumberToObject(o, "train_steps", st->train_steps);
+  cJSON *iv = cJSON_AddArrayToObject(o, "intervals");
+  for (int i = 0; iv && i < S->nint; i++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "interval", i + 1);
+    cJSON_AddNumberToObject(x, "t0_s", S->t0[i] - S->t0[0]);
+    cJSON_AddNumberToObject(x, "t1_s", S->t1[i] - S->t0[0]);
+    cJSON_AddItemToArray(iv, x);
+  }
+  cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
+  for (int k = 0; gpus && k < S->ngpu; k++) {
+    const soak_gpu_id *id = &S->gpu[k];
+    cJSON *g = cJSON_CreateObject();
+    cJSON_AddNumberToObject(g, "rank", id->rank);
+    cJSON_AddStringToObject(g, "host", id->host);
+    cJSON_AddStringToObject(g, "gpu", id->busid);
+    cJSON_AddStringToObject(g, "model", id->model);
+    static const char *const names[] = {"tflops", "sm_clock_mhz", "power_w", "temperature_c", "throttle_reasons",
+                                        "ecc_corrected", "ecc_uncorrected", "remap_pending", "pcie_replay",
+                                        "pcie_gen", "pcie_width", "compute_ms"};
+    for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) {
+      cJSON *a = cJSON_AddArrayToObject(g, names[q]);
+      for (int i = 0; a && i < S->nint; i++) {
+        const soak_gpu_sample *x = soak_gpu_at(S, i, k);
+        double v = q == 0 ? x->tflops : q == 1 ? x->sm_mhz : q == 2 ? x->power_w : q == 3 ? x->temp_c
+                 : q == 4 ? (x->reasons_measured ? (double)x->reasons : NAN)
+                 : q == 5 ? (x->ecc_corrected.measured ? x->ecc_corrected.delta : NAN)
+                 : q == 6 ? (x->ecc_uncorrected.measured ? x->ecc_uncorrected.delta : NAN)
+                 : q == 7 ? (x->remap_pending.measured ? x->remap_pending.delta : NAN)
+                 : q == 8 ? (x->pcie_replay.measured ? x->pcie_replay.delta : NAN)
+                 : q == 9 ? (x->pcie_gen ? (double)x->pcie_gen : NAN)
+                 : q == 10 ? (x->pcie_width ? (double)x->pcie_width : NAN)
+                           : *soak_step_at(S, i, k);
+        cJSON_AddItemToArray(a, num(v));
+      }
+    }
+    const soak_gpu_sample *x0 = S->nint ? soak_gpu_at(S, S->nint - 1, k) : NULL;
+    cJSON_AddItemToObject(g, "pcie_gen_max", num(x0 && x0->pcie_gen_max ? x0->pcie_gen_max : NAN));
+    cJSON_AddItemToObject(g, "pcie_width_max", num(x0 && x0->pcie_width_max ? x0->pcie_width_max : NAN));
+    cJSON *xids = cJSON_AddArrayToObject(g, "xids");
+    for (int i = 0; xids && i < S->nint; i++) {
+      const soak_gpu_sample *x = soak_gpu_at(S, i, k);
+      for (int e = 0; e < x->nxid; e++) {
+        cJSON *xe = cJSON_CreateObject();
+        cJSON_AddNumberToObject(xe, "xid", x->xid[e].xid);
+        cJSON_AddNumberToObject(xe, "t_s", x->xid[e].t);
+        cJSON_AddNumberToObject(xe, "interval", i + 1);
+        cJSON_AddItemToArray(xids, xe);
+      }
+    }
+    cJSON *nv = cJSON_AddArrayToObject(g, "nvlinks");
+    int nl = x0 ? x0->nlinks : 0;
+    for (int l = 0; nv && l < nl; l++) {
+      cJSON *lk = cJSON_CreateObject();
+      cJSON_AddNumberToObject(lk, "link", l);
+      cJSON *up = cJSON_AddArrayToObject(lk, "up"), *crc = cJSON_AddArrayToObject(lk, "crc"),
+            *rep = cJSON_AddArrayToObject(lk, "replay"), *recv = cJSON_AddArrayToObject(lk, "recovery");
+      for (int i = 0; i < S->nint; i++) {
+        const soak_nvlink *y = l < soak_gpu_at(S, i, k)->nlinks ? &soak_gpu_at(S, i, k)->link[l] : NULL;
+        cJSON_AddItemToArray(up, num(y && y->state >= 0 && !y->absent ? y->state : NAN));
+        cJSON_AddItemToArray(crc, num(y && y->crc.measured ? y->crc.delta : NAN));
+        cJSON_AddItemToArray(rep, num(y && y->replay.measured ? y->replay.delta : NAN));
+        cJSON_AddItemToArray(recv, num(y && y->recovery.measured ? y->recovery.delta : NAN));
+      }
+      cJSON_AddItemToArray(nv, lk);
+    }
+    if (gs) {
+      const soak_gpu_steady *s = &gs[k];
+      cJSON *y = cJSON_AddObjectToObject(g, "steady");
+      cJSON_AddItemToObject(y, "first_minute_tflops", num(s->first_minute));
+      cJSON_AddItemToObject(y, "equilibrium_tflops", num(s->equilibrium));
+      cJSON_AddItemToObject(y, "peers_tflops", num(s->peers));
+      cJSON_AddItemToObject(y, "sink", num(s->sink));
+      cJSON_AddItemToObject(y, "first_throttle_s", num(s->first_throttle_interval ? s->first_throttle_s : NAN));
+      cJSON_AddItemToObject(y, "first_throttle_interval",
+                            s->first_throttle_interval ? cJSON_CreateNumber(s->first_throttle_interval) : cJSON_CreateNull());
+    }
+    cJSON_AddItemToArray(gpus, g);
+  }
+  cJSON *links = cJSON_AddArrayToObject(o, "links");
+  for (int l = 0; links && l < S->nlink; l++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "name", S->link[l].name);
+    cJSON_AddStringToObject(x, "kind", S->link[l].scope == SCOPE_PAIR ? "pair" : "node");
+    cJSON *a = cJSON_AddArrayToObject(x, "busbw_gbs");
+    for (int i = 0; a && i < S->nint; i++) cJSON_AddItemToArray(a, num(*soak_busbw_at(S, i, l)));
+    cJSON_AddItemToArray(links, x);
+  }
+  return o;
+}
+
+/* ---- rank 0: outputs after an interval, and at the end ---- */
+
+/* --csv from the whole series, --prom from the last interval: the records swapped in for the writers. */
+static ddp_result write_series(cmd_ctx *c, soak_state *st, int files_only) {
+  result_doc *d = &c->doc;
+  result_record *keep = d->records;
+  int n = d->nrecords, cap = d->cap_records;
+  ddp_result r = DDP_OK, e;
+  const struct {
+    unsigned bit;
+    result_doc *from;
+  } W[] = {{OUTPUT_CSV, &st->all}, {OUTPUT_PROM, &st->last}};
+  for (size_t w = 0; w < 2; w++) {
+    const char *path = W[w].bit == OUTPUT_CSV ? c->out.csv : c->out.prom;
+    if (!path[0] || (files_only && atomic_file_is_stdout(path))) continue;
+    d->records = W[w].from->records, d->nrecords = W[w].from->nrecords, d->cap_records = W[w].from->cap_records;
+    e = outputs_write_some(&c->out, W[w].bit, st->replace, files_only, d, NULL, 1);
+    d->records = keep, d->nrecords = n, d->cap_records = cap;
+    if (e == DDP_OK) st->replace |= W[w].bit;
+    else if (r == DDP_OK) r = e;
+  }
+  return r;
+}
+
+static const char *const *hosts_of(const cmd_ctx *c) {
+  const char **h = calloc((size_t)c->dist.size + 1, sizeof *h);
+  for (int k = 0; h && k < c->dist.size; k++) h[k] = cmd_rank_host(c, k);
+  return h;
+}
+
+/* The document as it stands: INCOMPLETE, the series and the verdicts so far; --json and --failed-hosts too. */
+static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_state *st, double elapsed) {
+  const soak_series *S = &st->S;
+  findings_free(&c->doc.findings);
+  findings_init(&c->doc.findings);
+  soak_gpu_steady *gs = calloc((size_t)st->ngpu + 1, sizeof *gs);
+  DDP_CHECK_ALLOC(gs);
+  ddp_result r = judge(st, &c->doc.findings, gs);
+  if (r == DDP_OK) {
+    if (!c->sections) c->sections = cJSON_CreateObject();
+    cJSON *sec = series_json(st, p, gs, "running", elapsed);
+    if (!c->sections || !sec) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    else {
+      cJSON_DeleteItemFromObjectCaseSensitive(c->sections, "soak");
+      cJSON_AddItemToObject(c->sections, "soak", sec);
+    }
+  }
+  free(gs);
+  const char *const *hosts = hosts_of(c);
+  hosts_verdict hv;
+  if (r == DDP_OK) r = hosts ? hosts_judge(&c->doc, (const char **)hosts, c->dist.size, c->strict, &hv)
+                             : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  free((void *)hosts);
+  char line[400];
+  snprintf(line, sizeof line,
+           "ddpbench accept --soak: INCOMPLETE  %d interval%s complete, %.0f s of %.0f s; %d finding%s failing so far "
+           "(written while the soak ran: a soak stopped here by a signal or a dead rank ends with this document)",
+           S->nint, S->nint == 1 ? "" : "s", elapsed, p->seconds, findings_count(&c->doc.findings, SEV_FAIL),
+           findings_count(&c->doc.findings, SEV_FAIL) == 1 ? "" : "s");
+  if (r == DDP_OK) r = cmd_outcome_incomplete(c, line);
+  if (r == DDP_OK) {
+    unsigned which = OUTPUT_JSON | OUTPUT_FAILED_HOSTS;
+    ddp_result e = outputs_write_some(&c->out, which, st->replace, 1, &c->doc, c->sections, 1);
+    if (e == DDP_OK) {
+      if (c->out.json[0] && !atomic_file_is_stdout(c->out.json)) st->replace |= OUTPUT_JSON;
+      if (c->out.failed_hosts[0] && !atomic_file_is_stdout(c->out.failed_hosts)) st->replace |= OUTPUT_FAILED_HOSTS;
+    }
+    ddp_result e2 = write_series(c, st, 1);
+    r = e != DDP_OK ? e : e2;
+  }
+  c->outputs_replace = st->replace;
+  return r;
+}
+
+/* One line per interval (a log of a four-hour soak is read later, line by line). */
+static void print_interval(const soak_state *st, const finding_list *f) {
+  const soak_series *S = &st->S;
+  int i = S->nint - 1;
+  double tmin = INFINITY, tmed, tmp = -INFINITY, bw = INFINITY, step = -INFINITY;
+  double *x = malloc((size_t)(S->ngpu + 1) * sizeof *x);
+  int n = 0;
+  for (int k = 0; k < S->ngpu; k++) {
+    const soak_gpu_sample *g = soak_gpu_at(S, i, k);
+    if (isfinite(g->tflops)) x[n++] = g->tflops, tmin = fmin(tmin, g->tflops);
+    if (isfinite(g->temp_c)) tmp = fmax(tmp, g->temp_c);
+    double s = *soak_step_at(S, i, k);
+    if (isfinite(s)) step = fmax(step, s);
+  }
+  tmed = x ? median_of(x, n) : NAN;
+  free(x);
+  for (int l = 0; l < S->nlink; l++) {
+    double v = *soak_busbw_at(S, i, l);
+    if (isfinite(v)) bw = fmin(bw, v);
+  }
+  char a[16], b[16], cc[16], d[16], e[16];
+  printf("# soak interval %d, %.0f-%.0f s: GEMM %s TFLOP/s min %s median %s, temperature max %s C, busbw min %s GB/s, "
+         "compute max %s ms/step; %d failing, %d warning finding%s so far\n",
+         i + 1, S->t0[i] - S->t0[0], S->t1[i] - S->t0[0], st->prec, ddp_fmt_figure(a, sizeof a, n ? tmin : NAN),
+         ddp_fmt_figure(b, sizeof b, tmed), ddp_fmt_figure(cc, sizeof cc, isfinite(tmp) ? tmp : NAN),
+         ddp_fmt_figure(d, sizeof d, isfinite(bw) ? bw : NAN), ddp_fmt_figure(e, sizeof e, isfinite(step) ? step : NAN),
+         findings_count(f, SEV_FAIL), findings_count(f, SEV_WARN) - findings_count(f, SEV_FAIL),
+         findings_count(f, SEV_WARN) - findings_count(f, SEV_FAIL) == 1 ? "" : "s");
+  fflush(stdout);
+}
+
+/* The report at the end: each GPU's steady state. */
+static void print_report(const soak_state *st, const soak_gpu_steady *gs, double elapsed) {
+  const soak_series *S = &st->S;
+  printf("# soak: %d intervals in %.0f s; per GPU, GEMM %s: first minute, equilibrium (median of the last third), "
+         "its model's GPUs, time to first throttle (a failing or warning reason)\n",
+         S->nint, elapsed, st->prec);
+  printf("#%5s %-12s %-14s %12s %12s %10s %8s %8s %8s %16s\n", "rank", "host", "gpu", "first TFLOP/s", "equil TFLOP/s",
+         "peers", "sink%", "T max C", "W med", "first throttle");
+  for (int k = 0; k < S->ngpu; k++) {
+    const soak_gpu_steady *g = &gs[k];
+    double tmax = -INFINITY;
+    double *w = malloc((size_t)(S->nint + 1) * sizeof *w);
+    int nw = 0;
+    for (int i = 0; i < S->nint; i++) {
+      const soak_gpu_sample *x = soak_gpu_at(S, i, k);
+      if (isfinite(x->temp_c)) tmax = fmax(tmax, x->temp_c);
+      if (w && isfinite(x->power_w)) w[nw++] = x->power_w;
+    }
+    char a[16], b[16], cc[16], d[16], e[16], f[16], thr[32] = "none";
+    if (g->first_throttle_interval)
+      snprintf(thr, sizeof thr, "%.0f s (int. %d)", g->first_throttle_s, g->first_throttle_interval);
+    printf(" %5d %-12.12s %-14.14s %12s %12s %10s %8s %8s %8s %16s\n", S->gpu[k].rank, S->gpu[k].host,
+           S->gpu[k].busid[0] ? S->gpu[k].busid : S->gpu[k].model, ddp_fmt_figure(a, sizeof a, g->first_minute),
+           ddp_fmt_figure(b, sizeof b, g->equilibrium), ddp_fmt_figure(cc, sizeof cc, g->peers),
+           ddp_fmt_figure(d, sizeof d, isfinite(g->sink) ? 100 * g->sink : NAN),
+           ddp_fmt_figure(e, sizeof e, isfinite(tmax) ? tmax : NAN),
+           ddp_fmt_figure(f, sizeof f, w ? median_of(w, nw) : NAN), thr);
+    free(w);
+  }
+  for (int l = 0; l < S->nlink; l++) {
+    double *x = malloc((size_t)(S->nint + 1) * sizeof *x);
+    if (!x) continue;
+    for (int i = 0; i < S->nint; i++) x[i] = *soak_busbw_at(S, i, l);
+    char a[16];
+    printf("# %s %s: busbw median %s GB/s over the intervals that measured it\n",
+           S->link[l].scope == SCOPE_PAIR ? "node pair" : "allreduce inside node", S->link[l].name,
+           ddp_fmt_figure(a, sizeof a, median_of(x, S->nint)));
+    free(x);
+  }
+}
+
+/* The summary records (per GPU), for --json readers, compare and the Prometheus file of the end. */
+static ddp_result summary_records(const soak_state *st, const soak_gpu_steady *gs, result_doc *d) {
+  const soak_series *S = &st->S;
+  for (int k = 0; k < S->ngpu; k++) {
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", S->gpu[k].rank);
+    DDP_TRY(result_add(d, "soak", "world", "equilibrium_tflops", "TFLOP/s", BETTER_HIGHER, gs[k].equilibrium, NULL,
+                       NULL, 0, "rank", rank, "precision", st->prec, NULL));
+    DDP_TRY(result_add(d, "soak", "world", "first_minute_tflops", "TFLOP/s", BETTER_HIGHER, gs[k].first_minute, NULL,
+                       NULL, 0, "rank", rank, "precision", st->prec, NULL));
+    DDP_TRY(result_add(d, "soak", "world", "first_throttle_s", "s", BETTER_HIGHER,
+                       gs[k].first_throttle_interval ? gs[k].first_throttle_s : NAN, NULL, NULL, 0, "rank", rank, NULL));
+    if (!gs[k].first_throttle_interval)
+      DDP_TRY(result_set_why(d, "no failing or warning throttle reason during the soak"));
+  }
+  return DDP_OK;
+}
+
+/* ---- the loop ---- */
+
+ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules *rules) {
+  const ddp_dist *d = &c->dist;
+  int root = d->rank == 0, gpu = c->pl.device->is_gpu;
+  measure_env env = {.dist = d, .dev = c->dev, .device = c->pl.device};
+  soak_state st;
+  memset(&st, 0, sizeof st);
+  ddp_result r = root ? state_init(c, p, &st) : DDP_OK;
+  int ok = r == DDP_OK;
+  DDP_CHECK_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, d->world));
+  if (!ok) {
+    state_free(&st);
+    return root ? r : DDP_FAIL(DDP_ERR_INTERNAL, "rank 0 could not start the soak");
+  }
+  /* the GEMM's precision: the first one of --precisions this device runs */
+  st.prec = "fp32";
+  for (int q = 0; gpu && q < HEALTH_NPREC; q++)
+    if (ddp_list_has(p->gemm.precisions, health_prec_name((health_prec)q))) {
+      st.prec = health_prec_name((health_prec)q);
+      break;
+    }
+  gemm_params gp = p->gemm;
+  snprintf(gp.precisions, sizeof gp.precisions, "%s", st.prec);
+  /* the groups, once */
+  measure_round *r_local = NULL, *r_node = NULL, *r_pair = NULL;
+  int n_local = 0, n_node = 0, n_pair = 0;
+  engine *eng = NULL;
+  soak_probe probe;
+  soak_probe_open(&probe, gpu ? c->dev->info.pci_bus_id : NULL, NULL);
+  if (r == DDP_OK) r = measure_rounds_build(d, NULL, GROUP_NODE, 0, &r_local, &n_local);
+  if (r == DDP_OK && d->size > 1 && !p->skip_node) r = measure_rounds_build(d, c->comm, GROUP_NODE, 0, &r_node, &n_node);
+  if (r == DDP_OK && d->size > 1 && p->pairs != PAIRS_NONE && node_pairs(p->pairs, d->node_count, NULL, 0) > 0)
+    r = measure_rounds_build(d, c->comm, GROUP_PAIR, (int)p->pairs, &r_pair, &n_pair);
+  /* the training model, sized to its share of the interval */
+  int steps = 0;
+  double step_ms = NAN;
+  if (r == DDP_OK) r = train_calibrate(c, p, &steps, &step_ms);
+  ddp_config cfg;
+  if (r == DDP_OK) r = train_config(c, steps, &cfg);
+  if (r == DDP_OK) r = engine_create(&eng, &cfg, c->dev, c->comm, NULL, NULL);
+  st.train_steps = steps, st.step_ms_est = step_ms;
+  int expect = (int)floor(p->seconds / p->interval + 0.5);
+  if (expect < 1) expect = 1;
+  if (r == DDP_OK && root && !c->quiet) {
+    printf("# ddpbench accept --soak %.0f s: %d rank%s on %d host%s, %s device; about %d interval%s of %.0f s, each a "
+           "cycle of %d training steps (H=%d L=%d batch=%d %s, ~%.0f ms each), the per-node allreduce, the node pairs "
+           "every %d cycle%s, a %.1f s %s GEMM and the host copies; NVML counters at every interval's end\n",
+           p->seconds, d->size, d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s",
+           c->pl.device->name, expect, expect == 1 ? "" : "s", p->interval, steps, cfg.hidden, cfg.layers, cfg.batch,
+           precision_name(cfg.precision), step_ms, p->pair_every, p->pair_every == 1 ? "" : "s",
+           gp.seconds, st.prec);
+    fflush(stdout);
+  }
+  progress_start(root && !c->quiet ? (progress_mode)p->progress : PROGRESS_NONE, NULL, "accept --soak");
+  progress_phase("soak", expect, "interval");
+  if (r == DDP_OK) DDP_CHECK_MPI(MPI_Barrier(d->world));
+  double origin = ddp_now(), t_start = origin;
+  soak_probe_start(&probe, origin);
+  rank_msg *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
+  if (root && !all && r == DDP_OK) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  int more = r == DDP_OK;
+  for (int cycle = 0; more; cycle++) {
+    char what[128];
+    rank_msg mine;
+    memset(&mine, 0, sizeof mine);
+    soak_gpu_sample_clear(&mine.s);
+    result_doc cyc;
+    result_init(&cyc);
+    result_doc *doc = root ? &cyc : NULL;
+    /* training */
+    snprintf(what, sizeof what, "accept --soak: interval %d, training (%d steps)", cycle + 1, steps);
+    watchdog_tick(what);
+    phase_result pr;
+    memset(&pr, 0, sizeof pr);
+    r = engine_run_phase(eng, PHASE_DDP, &pr);
+    if (r == DDP_OK) {
+      double cm = median_of(pr.compute_ms, pr.steps);
+      mine.compute_ms = isfinite(cm) ? cm : median_of(pr.step_ms, pr.steps);
+      r = engine_weights_verify(eng, &mine.checksum, &mine.nonfinite);
+      mine.checksum_valid = r == DDP_OK;
+    }
+    phase_result_free(&pr);
+    /* allreduce inside each node; node pairs every pair_every cycles */
+    if (r == DDP_OK && n_node) {
+      watchdog_tick("accept --soak: allreduce inside each node");
+      r = run_rounds(&env, &measure_allreduce, &p->node, r_node, n_node, doc);
+    }
+    if (r == DDP_OK && n_pair && cycle % p->pair_every == 0) {
+      watchdog_tick("accept --soak: node-pair allreduces");
+      r = run_rounds(&env, &measure_allreduce, &p->pair, r_pair, n_pair, doc);
+    }
+    /* the first cycle: acceptance's one-shot checks of links and memory health, and the copy matrix */
+    if (r == DDP_OK && cycle == 0) r = run_rounds(&env, &measure_gpu, NULL, r_local, n_local, doc);
+    if (r == DDP_OK && cycle == 0 && !p->skip_p2p) r = run_rounds(&env, &measure_p2p, &p->p2p, r_local, n_local, doc);
+    /* the GEMM and the copies, the load the counters are read under */
+    if (r == DDP_OK && !p->skip_gemm) r = run_rounds(&env, &measure_gemm, &gp, r_local, n_local, doc);
+    if (r == DDP_OK && !p->skip_copy) r = run_rounds(&env, &measure_host_copy, &p->copy, r_local, n_local, doc);
+    double now = ddp_now();
+    soak_probe_interval(&probe, now, origin, gpu && (!p->skip_copy || !p->skip_gemm), &mine.s);
+    /* every rank's figures to rank 0: an error anywhere ends the soak on every rank */
+    int fine = r == DDP_OK, all_fine = 0;
+    DDP_CHECK_MPI(MPI_Allreduce(&fine, &all_fine, 1, MPI_INT, MPI_MIN, d->world));
+    if (!all_fine) {
+      result_free(&cyc);
+      if (r == DDP_OK) r = DDP_FAIL(DDP_ERR_TIMEOUT, "another rank failed during interval %d of the soak", cycle + 1);
+      break;
+    }
+    DDP_CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, d->world));
+    int go = 1;
+    if (root) {
+      int i = soak_series_add(&st.S, t_start, now);
+      r = i < 0 ? DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory") : interval_fill(c, p, &st, i, all, &cyc);
+      if (r == DDP_OK && cycle == 0) /* the one-shot acceptance records, judged at the end */
+        for (int k = 0; r == DDP_OK && k < cyc.nrecords; k++) r = result_add_record(&c->doc, &cyc.records[k]);
+      if (r == DDP_OK) r = write_interim(c, p, &st, now - origin);
+      if (r == DDP_OK && !c->quiet) {
+        progress_clear();
+        print_interval(&st, &c->doc.findings);
+      }
+      progress_step(cycle + 1);
+      double last = now - t_start, left = p->seconds - (now - origin);
+      go = r == DDP_OK && left >= 0.5 * last;
+    }
+    result_free(&cyc);
+    t_start = now;
+    int msg[2] = {go, r == DDP_OK};
+    DDP_CHECK_MPI(MPI_Bcast(msg, 2, MPI_INT, 0, d->world));
+    if (!msg[1] && !root) r = DDP_FAIL(DDP_ERR_INTERNAL, "rank 0 could not keep the soak's series");
+    more = msg[0] && msg[1];
+  }
+  progress_end();
+  free(all);
+  engine_free(eng);
+  soak_probe_close(&probe);
+  measure_rounds_free(r_local, n_local);
+  measure_rounds_free(r_node, n_node);
+  measure_rounds_free(r_pair, n_pair);
+  if (r != DDP_OK || !root) {
+    state_free(&st);
+    return r;
+  }
+  /* the end: acceptance's verdicts on the first cycle, the soak's on the series */
+  double elapsed = ddp_now() - origin;
+  findings_free(&c->doc.findings);
+  findings_init(&c->doc.findings);
+  soak_gpu_steady *gs = calloc((size_t)st.ngpu + 1, sizeof *gs);
+  r = gs ? accept_judge_doc(&c->doc, rules) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK) r = judge(&st, &c->doc.findings, gs);
+  if (r == DDP_OK) r = summary_records(&st, gs, &c->doc);
+  if (r == DDP_OK) {
+    if (!c->sections) c->sections = cJSON_CreateObject();
+    cJSON *sec = series_json(&st, p, gs, "complete", elapsed);
+    if (!c->sections || !sec) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    else {
+      cJSON_DeleteItemFromObjectCaseSensitive(c->sections, "soak");
+      cJSON_AddItemToObject(c->sections, "soak", sec);
+    }
+  }
+  if (r == DDP_OK) print_report(&st, gs, elapsed);
+  if (r == DDP_OK) r = write_series(c, &st, 0);
+  if (r == DDP_OK && !c->quiet)
+    for (int w = 0; w < 2; w++) {
+      const char *path = w ? c->out.prom : c->out.csv;
+      if (path[0] && !atomic_file_is_stdout(path)) fprintf(stderr, "[ddpbench] wrote %s\n", path);
+    }
+  c->outputs_own = OUTPUT_CSV | OUTPUT_PROM;
+  c->outputs_replace = st.replace;
+  free(gs);
+  state_free(&st);
+  return r;
+}
