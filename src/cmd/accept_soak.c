@@ -17,6 +17,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "atomic_file.h"
 #include "engine.h"
@@ -55,6 +56,7 @@ typedef struct {
   unsigned replace; /* outputs written before, this run's to rewrite */
   int train_steps;
   double step_ms_est;
+  double start_epoch; /* the soak's start, seconds since 1970 (to line the series up with DCGM, nvidia-smi, logs) */
 } soak_state;
 
 static double median_of(const double *x, int n) {
@@ -406,6 +408,7 @@ static cJSON *series_json(const soak_state *st, const accept_soak_plan *p, const
   cJSON_AddNumberToObject(o, "interval_s", p->interval);
   cJSON_AddNumberToObject(o, "pair_every", p->pair_every);
   cJSON_AddNumberToObject(o, "elapsed_s", elapsed);
+  cJSON_AddNumberToObject(o, "start_epoch_s", st->start_epoch);
   cJSON_AddNumberToObject(o, "intervals_complete", S->nint);
   cJSON_AddStringToObject(o, "gemm_precision", st->prec);
   cJSON_AddNumberToObject(o, "gemm_seconds", p->gemm.seconds);
@@ -722,6 +725,9 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   progress_phase("soak", expect, "interval");
   if (r == DDP_OK) DDP_CHECK_MPI(MPI_Barrier(d->world));
   double origin = ddp_now(), t_start = origin;
+  struct timespec wall;
+  clock_gettime(CLOCK_REALTIME, &wall);
+  st.start_epoch = (double)wall.tv_sec + 1e-9 * (double)wall.tv_nsec;
   soak_probe_start(&probe, origin);
   rank_msg *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
   if (root && !all && r == DDP_OK) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
