@@ -753,7 +753,7 @@ int opt_duration_parse(void *field, const char *value, char *err, size_t errn) {
     p++;
   }
   if (*p || !parts || !(total <= 1e9)) {
-    snprintf(err, errn, "a duration such as 90s, 30m, 4h or 1h30m (units d, h, m, s, largest first), not '%s'", value);
+    snprintf(err, errn, "a duration such as 90s, 30m, 4h or 1h30m (units d, h, m, s, largest first)");
     return -1;
   }
   *(double *)field = total;

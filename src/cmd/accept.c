@@ -130,12 +130,15 @@ static ddp_result acc_validate(cmd_ctx *c) {
     const char *where = wh(c, opt_given(&c->opts, "interval") ? "interval" : "pair_every", w, sizeof w);
     return ddp_usage_error("accept: %s is a --soak option; give --soak DURATION too", where);
   }
-  double seconds = o->gemm.seconds;
+  /* the watchdog's bound covers the longest GEMM: a soak's GEMM grows to fill its interval (accept_soak.c) */
+  double seconds = o->soak > 0 && !opt_given(&c->opts, "health_seconds") ? o->interval : o->gemm.seconds;
   if (!opt_given(&c->opts, "timeout") && o->timeout < 2 * seconds + 10) o->timeout = 2 * seconds + 10; /* long GEMM loops */
   if (o->timeout > 0 && o->timeout < 2 * seconds + 10) { /* one precision's GEMM loop is one watchdog step */
     const char *where = wh(c, "timeout", w, sizeof w);
-    return ddp_usage_error("accept: %s%s %g must be 0 or at least 2 x --health-seconds + 10 s (%g)", where,
-                           where[0] == '-' ? "" : ": timeout", o->timeout, 2 * seconds + 10);
+    return ddp_usage_error("accept: %s%s %g must be 0 or at least 2 x %s + 10 s (%g)", where,
+                           where[0] == '-' ? "" : ": timeout", o->timeout,
+                           o->soak > 0 && !opt_given(&c->opts, "health_seconds") ? "--interval" : "--health-seconds",
+                           2 * seconds + 10);
   }
   if (o->rel_warn > o->rel_fail) { /* a warning comes before a failure (hostile trial 2, L14) */
     const char *where = wh(c, "relative_warn_pct", w, sizeof w);
@@ -483,6 +486,7 @@ static ddp_result soak_run(cmd_ctx *c, const acc_opts *o, const accept_rules *ru
   p.skip_gemm = ddp_list_has(o->skip, "gemm"), p.skip_copy = ddp_list_has(o->skip, "copy");
   p.skip_p2p = ddp_list_has(o->skip, "p2p"), p.skip_node = ddp_list_has(o->skip, "node");
   p.train_share = 0.3;
+  p.gemm_fixed = opt_given(&c->opts, "health_seconds");
   p.progress = o->progress;
   ddp_result r = accept_soak(c, &p, rules);
   for (int i = 0; r == DDP_OK && c->dist.rank == 0 && i < c->doc.nranks; i++) { /* the rank table's GEMM figure */

@@ -31,6 +31,10 @@
 #include "soak_rules.h"
 #include "watchdog.h"
 
+enum { ST_TRAIN, ST_NODE, ST_PAIRS, ST_ONCE, ST_GEMM, ST_COPY, NSTAGE };
+static const char *const STAGE_NAME[NSTAGE] = {"training", "node_allreduce", "pair_allreduce", "first_cycle_checks",
+                                               "gemm", "host_copies"};
+
 /* What each rank sends rank 0 after an interval. Fixed size, pointer-free. */
 typedef struct {
   soak_gpu_sample s;
@@ -56,6 +60,8 @@ typedef struct {
   unsigned replace; /* outputs written before, this run's to rewrite */
   int train_steps;
   double step_ms_est;
+  double *stage_s;    /* [nint][NSTAGE]: where each cycle's time went, rank 0's clock */
+  int stage_cap;
   double start_epoch; /* the soak's start, seconds since 1970 (to line the series up with DCGM, nvidia-smi, logs) */
 } soak_state;
 
@@ -192,6 +198,7 @@ static void state_free(soak_state *st) {
   soak_series_free(&st->S);
   free(st->pairs);
   free(st->node_host);
+  free(st->stage_s);
   free(st->bad_first);
   free(st->bad_n);
   result_free(&st->all);
@@ -420,6 +427,11 @@ static cJSON *series_json(const soak_state *st, const accept_soak_plan *p, const
     cJSON_AddNumberToObject(x, "t0_s", S->t0[i] - S->t0[0]);
     cJSON_AddNumberToObject(x, "t1_s", S->t1[i] - S->t0[0]);
     cJSON_AddItemToArray(iv, x);
+  }
+  cJSON *stages = cJSON_AddObjectToObject(o, "stages_s");
+  for (int q = 0; stages && q < NSTAGE; q++) {
+    cJSON *a = cJSON_AddArrayToObject(stages, STAGE_NAME[q]);
+    for (int i = 0; a && i < S->nint && st->stage_s; i++) cJSON_AddItemToArray(a, num(st->stage_s[i * NSTAGE + q]));
   }
   cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
   for (int k = 0; gpus && k < S->ngpu; k++) {
@@ -732,6 +744,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   rank_msg *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
   if (root && !all && r == DDP_OK) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   int more = r == DDP_OK;
+  double next_gemm = gp.seconds;
   for (int cycle = 0; more; cycle++) {
     char what[128];
     rank_msg mine;
@@ -740,6 +753,9 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     result_doc cyc;
     result_init(&cyc);
     result_doc *doc = root ? &cyc : NULL;
+    double ts[NSTAGE + 1];
+    for (int q = 0; q <= NSTAGE; q++) ts[q] = NAN;
+    ts[ST_TRAIN] = ddp_now();
     /* training */
     snprintf(what, sizeof what, "accept --soak: interval %d, training (%d steps)", cycle + 1, steps);
     watchdog_tick(what);
@@ -753,22 +769,28 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
       mine.checksum_valid = r == DDP_OK;
     }
     phase_result_free(&pr);
+    ts[ST_NODE] = ddp_now();
     /* allreduce inside each node; node pairs every pair_every cycles */
     if (r == DDP_OK && n_node) {
       watchdog_tick("accept --soak: allreduce inside each node");
       r = run_rounds(&env, &measure_allreduce, &p->node, r_node, n_node, doc);
     }
+    ts[ST_PAIRS] = ddp_now();
     if (r == DDP_OK && n_pair && cycle % p->pair_every == 0) {
       watchdog_tick("accept --soak: node-pair allreduces");
       r = run_rounds(&env, &measure_allreduce, &p->pair, r_pair, n_pair, doc);
     }
     /* the first cycle: acceptance's one-shot checks of links and memory health, and the copy matrix */
+    ts[ST_ONCE] = ddp_now();
     if (r == DDP_OK && cycle == 0) r = run_rounds(&env, &measure_gpu, NULL, r_local, n_local, doc);
     if (r == DDP_OK && cycle == 0 && !p->skip_p2p) r = run_rounds(&env, &measure_p2p, &p->p2p, r_local, n_local, doc);
     /* the GEMM and the copies, the load the counters are read under */
+    ts[ST_GEMM] = ddp_now();
     if (r == DDP_OK && !p->skip_gemm) r = run_rounds(&env, &measure_gemm, &gp, r_local, n_local, doc);
+    ts[ST_COPY] = ddp_now();
     if (r == DDP_OK && !p->skip_copy) r = run_rounds(&env, &measure_host_copy, &p->copy, r_local, n_local, doc);
     double now = ddp_now();
+    ts[NSTAGE] = now;
     soak_probe_interval(&probe, now, origin, gpu && (!p->skip_copy || !p->skip_gemm), &mine.s);
     /* every rank's figures to rank 0: an error anywhere ends the soak on every rank */
     int fine = r == DDP_OK, all_fine = 0;
@@ -782,6 +804,14 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     int go = 1;
     if (root) {
       int i = soak_series_add(&st.S, t_start, now);
+      if (i >= st.stage_cap) {
+        int cap = st.stage_cap ? 2 * st.stage_cap : 16;
+        double *g = realloc(st.stage_s, (size_t)cap * NSTAGE * sizeof *g);
+        if (g) st.stage_s = g, st.stage_cap = cap;
+        else i = -1;
+      }
+      if (i >= 0) /* the training stage also holds the time since the last interval ended (rank 0's writing) */
+        for (int q = 0; q < NSTAGE; q++) st.stage_s[i * NSTAGE + q] = (q == ST_TRAIN ? ts[ST_NODE] - t_start : ts[q + 1] - ts[q]);
       r = i < 0 ? DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory") : interval_fill(c, p, &st, i, all, &cyc);
       if (r == DDP_OK && cycle == 0) /* the one-shot acceptance records, judged at the end */
         for (int k = 0; r == DDP_OK && k < cyc.nrecords; k++) r = result_add_record(&c->doc, &cyc.records[k]);
@@ -793,11 +823,20 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
       progress_step(cycle + 1);
       double last = now - t_start, left = p->seconds - (now - origin);
       go = r == DDP_OK && left >= 0.5 * last;
+      /* the next cycle's GEMM fills what the other stages leave of the interval (unless --health-seconds fixed it),
+       * at least a tenth of it (and 1 s), at most all of it: the watchdog's bound allows that (acc_validate) */
+      if (!p->gemm_fixed && !p->skip_gemm) {
+        double rest = last - (ts[ST_COPY] - ts[ST_GEMM]), want = p->interval - rest;
+        double lo = fmax(1.0, 0.1 * p->interval);
+        next_gemm = want < lo ? lo : want > p->interval ? p->interval : want;
+      }
     }
     result_free(&cyc);
     t_start = now;
     int msg[2] = {go, r == DDP_OK};
     DDP_CHECK_MPI(MPI_Bcast(msg, 2, MPI_INT, 0, d->world));
+    DDP_CHECK_MPI(MPI_Bcast(&next_gemm, 1, MPI_DOUBLE, 0, d->world));
+    gp.seconds = next_gemm;
     if (!msg[1] && !root) r = DDP_FAIL(DDP_ERR_INTERNAL, "rank 0 could not keep the soak's series");
     more = msg[0] && msg[1];
   }

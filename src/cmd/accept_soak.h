@@ -30,6 +30,7 @@ typedef struct {
   allreduce_params node, pair;
   node_pairs_mode pairs;    /* PAIRS_NONE: no pair rounds */
   int skip_gemm, skip_copy, skip_p2p, skip_node;
+  int gemm_fixed;           /* --health-seconds given: every cycle's GEMM runs that long; else it fills the interval */
   double train_share;       /* of the interval, for the training steps */
   int progress;             /* progress_mode */
 } accept_soak_plan;
