@@ -16,6 +16,9 @@ From the result files' records (result model, docs/ARCHITECTURE.md; schema versi
             median, their range as an error bar), one colour per side
   compare   change per metric with its confidence interval, from `ddpbench compare --format json` output, on a
             symmetric log axis (linear within +-10 %) with every value written
+  soak      `ddpbench accept --soak` (the document's "soak" section, interim or complete): each GPU's GEMM
+            throughput and temperature, and each link's busbw, against the interval's end time; failing findings
+            of the soak marked where they happened (t_s)
 Sides (A/B): a file's side is its result's "labels" (--label side=A) when it has any, else its folder; per-file
 plots of files that share a name are named by side (heatmap-side=A-run-01). docs/plots.md has the details.
 A plot whose records are absent is skipped with a note. Needs Python 3 and Matplotlib (Debian:
@@ -395,6 +398,81 @@ def plot_pairs(r, out, name):
     save(fig, out, name, {"plot": "pairs", "title": t, "file": r["path"], "nodes": names, "cells": cells})
 
 
+def plot_soak(r, out, name):
+    """accept --soak's time series (its "soak" section): three panels over one time axis (each interval's end time,
+    in minutes from 10 minutes on, else seconds): GEMM TFLOP/s and temperature per GPU (a line per GPU, named
+    host/rank), busbw per link (node allreduce, node pairs: pairs run every --pair-every cycles, hence markers).
+    A failing finding that says when (t_s) is a red vertical line on every panel, a warning an orange dashed one.
+    Not measured (null) is a gap; a panel with nothing measured says so."""
+    s = r["doc"].get("soak")
+    if not isinstance(s, dict) or not s.get("intervals"):
+        if isinstance(s, dict):
+            print("plot.py: soak %s: no complete interval yet; skipped" % r["name"])
+        return
+    ends = [iv["t1_s"] for iv in s["intervals"]]
+    minutes = max(ends) >= 600
+    scale, unit = (60.0, "min") if minutes else (1.0, "s")
+    xs = [t / scale for t in ends]
+
+    def series(label, values, where):
+        pts = []
+        for i, v in enumerate(values[:len(xs)]):
+            pts.append({"x": xs[i], "t_s": ends[i], "interval": s["intervals"][i]["interval"], "y": num(v),
+                        "source": "%s[%d]" % (where, i)})
+        return {"label": label, "points": pts}
+
+    panels = [("tflops", "GEMM %s TFLOP/s" % s.get("gemm_precision", "?"), []),
+              ("temperature_c", "temperature (C)", []), ("busbw_gbs", "allreduce busbw (GB/s)", [])]
+    for k, g in enumerate(s.get("gpus", [])):
+        lab = "%s/r%s" % (g.get("host", "?"), g.get("rank", "?"))
+        for key, _, rows in panels[:2]:
+            rows.append(series(lab, g.get(key, []), "soak.gpus[%d].%s" % (k, key)))
+    for k, x in enumerate(s.get("links", [])):
+        panels[2][2].append(series("%s %s" % (x.get("kind", "?"), x.get("name", "?")), x.get("busbw_gbs", []),
+                                   "soak.links[%d].busbw_gbs" % k))
+    marks = []
+    for f in r["doc"].get("findings", []):
+        if f.get("severity") in ("fail", "warn") and num(f.get("t_s")) is not None:
+            marks.append({"t_s": f["t_s"], "x": f["t_s"] / scale, "interval": f.get("interval"),
+                          "severity": f["severity"], "check": f.get("check"), "subject": f.get("subject")})
+    marks.sort(key=lambda m: (m["t_s"], m["severity"] != "fail"))
+    fig, axes = plt.subplots(3, 1, figsize=(8.5, 8.0), sharex=True)
+    for ax, (key, ylabel, rows) in zip(axes, panels):
+        drawn = 0
+        for row in rows:
+            ys = [float("nan") if p["y"] is None else p["y"] for p in row["points"]]
+            if all(math.isnan(y) for y in ys):
+                continue
+            ax.plot([p["x"] for p in row["points"]], ys, "o-", ms=3, lw=1.2, label=row["label"])
+            drawn += 1
+        if not drawn:
+            why = " (no link)" if key == "busbw_gbs" and not rows else " (the CPU device)" if r["doc"].get("device") == "cpu" else ""
+            ax.text(0.5, 0.5, "not measured" + why,
+                    transform=ax.transAxes, ha="center", va="center", fontsize=9, color="0.4")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        for m in marks:
+            ax.axvline(m["x"], color="red" if m["severity"] == "fail" else "orange",
+                       ls="-" if m["severity"] == "fail" else "--", lw=1, alpha=0.8)
+        if drawn:  # the legend beside the axes, never on the data
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                      title="GPU (host/rank)" if key != "busbw_gbs" else "link", title_fontsize=7)
+    axes[-1].set_xlabel("interval end (%s since the soak started)" % ("minutes" if minutes else "seconds"))
+    axes[-1].set_xlim(0, max(xs) * 1.03)
+    nf = sum(1 for m in marks if m["severity"] == "fail")
+    nw = len(marks) - nf
+    t = title("%s: soak, %d interval%s of %g s (%s), GEMM %s" % (
+        r["name"], len(xs), "" if len(xs) == 1 else "s", s.get("interval_s", 0), s.get("state", "?"),
+        s.get("gemm_precision", "?")), [r])
+    if marks:
+        t += "\nfindings when they happened: %d failing (red), %d warning (orange dashed)" % (nf, nw)
+    axes[0].set_title(t, fontsize=9)
+    save(fig, out, name, {"plot": "soak", "title": t, "file": r["path"], "state": s.get("state"),
+                          "x": "interval end (%s)" % unit, "x_scale_s": scale,
+                          "panels": [{"metric": key, "y": ylabel, "series": rows} for key, ylabel, rows in panels],
+                          "marks": marks})
+
+
 def plot_busbw(rs, out):
     """One line per side and series: the runs of a side at each size are one point (their median), the runs' range
     an error bar. Colour by side, line style by series within the side, so that A and B never look alike."""
@@ -542,6 +620,7 @@ def main():
             suffix = "" if len(rs) == 1 else "-" + r["name"]
             plot_heatmap(r, a.out, "heatmap" + suffix)
             plot_pairs(r, a.out, "pairs" + suffix)
+            plot_soak(r, a.out, "soak" + suffix)
         plot_busbw(rs, a.out)
     plot_compare(a.compare, a.out)
     return 0

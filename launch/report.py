@@ -9,6 +9,9 @@ version) or `ddpbench compare --format json`. The page holds, in this order:
     findings' worst severity; for a compare, the regressions beyond its threshold);
   - the findings grouped by host, the failing hosts first, then warning, then passing ones (passes are counted,
     not listed); a compare's metrics, regressions first;
+  - for `ddpbench accept --soak` (a "soak" section, interim or complete): the soak's state, each host's verdict
+    with its soak findings, and each GPU's steady state (first minute, equilibrium, peers, time to first throttle);
+    its time series are among the plots;
   - the plots of launch/plot.py as inline SVG;
   - the provenance: kind, ddpbench version, the versions of rank 0, command line, start and end time, duration,
     labels, ranks and hosts;
@@ -29,7 +32,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SEVERITY_ORDER = {"fail": 0, "warn": 1, "info": 2, "pass": 3}
-VERDICT_COLOUR = {"PASS": "#1b7f3b", "WARN": "#a86b00", "FAIL": "#b3261e", "ERROR": "#6b1a9e"}
+VERDICT_COLOUR = {"PASS": "#1b7f3b", "WARN": "#a86b00", "FAIL": "#b3261e", "ERROR": "#6b1a9e", "INCOMPLETE": "#555555"}
 
 
 def die(msg):
@@ -145,6 +148,75 @@ def section_findings(doc):
     return "".join(out)
 
 
+def soak_fig(v, digits=4):
+    """A figure of the soak tables: 4 significant digits, an en dash when not measured (null)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return "%.*g" % (digits, v)
+    return "&ndash;"
+
+
+def section_soak(doc):
+    """accept --soak: the state, each host's verdict with its soak findings, each GPU's steady state."""
+    s = doc.get("soak")
+    if not isinstance(s, dict):
+        return ""
+    state = s.get("state", "?")
+    out = ['<div class="soak" data-state="%s"><h3>Soak (burn-in)</h3>' % esc(state)]
+    n = s.get("intervals_complete")
+    out.append('<p>%s: %s interval%s of %s s complete, %s s of --soak %s s; each cycle %s training steps, the GEMM in %s for '
+               '%s s, node pairs every %s cycles</p>' % (
+                   "complete" if state == "complete" else "<b>still running</b> when written (verdict INCOMPLETE: a soak "
+                   "stopped by a signal or a dead rank ends with such a document)" if state == "running" else esc(state),
+                   esc(n), "" if n == 1 else "s", soak_fig(s.get("interval_s")), soak_fig(s.get("elapsed_s"), 3),
+                   soak_fig(s.get("duration_s")), esc(s.get("train_steps")), esc(s.get("gemm_precision")),
+                   soak_fig(s.get("gemm_seconds")), esc(s.get("pair_every"))))
+    gpus = [g for g in s.get("gpus", []) if isinstance(g, dict)]
+    soakf = [f for f in doc.get("findings", []) if isinstance(f, dict) and str(f.get("check", "")).startswith("soak")]
+    verdicts = {h: "pass" if sev == "info" else sev for h, sev, _ in host_table(doc)}  # a host's verdict: pass, warn, fail
+    hosts = []
+    for g in gpus:
+        if g.get("host") not in hosts:
+            hosts.append(g.get("host"))
+    hosts.sort(key=lambda h: (SEVERITY_ORDER.get(verdicts.get(h, "pass"), 2), str(h)))
+    out.append('<table class="soak-hosts"><tr><th>host</th><th>verdict</th><th>GPUs</th><th>soak findings failing</th>'
+               '<th>warning</th><th>first failing (interval, time)</th></tr>')
+    for h in hosts:
+        sev = verdicts.get(h, "pass")
+        fs = [f for f in soakf if f.get("host") == h]
+        nf = sum(1 for f in fs if f.get("severity") == "fail")
+        nw = sum(1 for f in fs if f.get("severity") == "warn")
+        first = min((f for f in fs if f.get("severity") == "fail" and isinstance(f.get("t_s"), (int, float))),
+                    key=lambda f: f["t_s"], default=None)
+        out.append('<tr class="sev-%s" data-soak-host="%s" data-verdict="%s"><td class="host">%s</td><td class="verdict">%s</td>'
+                   '<td>%d</td><td>%d</td><td>%d</td><td>%s</td></tr>' % (
+                       esc(sev), esc(h), esc(sev.upper()), esc(h), esc(sev.upper()),
+                       sum(1 for g in gpus if g.get("host") == h), nf, nw,
+                       "%s (interval %s, %s s)" % (esc(first.get("check")), esc(first.get("interval")), soak_fig(first["t_s"], 3))
+                       if first else "&ndash;"))
+    out.append("</table>")
+    out.append('<table class="soak-steady"><tr><th>host</th><th>rank</th><th>GPU</th><th>model</th>'
+               '<th>first minute TFLOP/s</th><th>equilibrium TFLOP/s</th><th>change %</th><th>peers TFLOP/s</th>'
+               '<th>first throttle</th><th>max temperature C</th><th>steady state</th></tr>')
+    for g in sorted(gpus, key=lambda g: (SEVERITY_ORDER.get(verdicts.get(g.get("host"), "pass"), 2), g.get("rank", 0))):
+        y = g.get("steady") or {}
+        temps = [v for v in g.get("temperature_c", []) if isinstance(v, (int, float))]
+        steady = [f for f in soakf if f.get("check") == "soak_steady" and f.get("rank") == g.get("rank")]
+        sev = min((f.get("severity") for f in steady), key=lambda v: SEVERITY_ORDER.get(v, 2), default=None)
+        thr = "never" if y.get("first_throttle_s") is None else "%s s (interval %s)" % (
+            soak_fig(y["first_throttle_s"], 3), esc(y.get("first_throttle_interval")))
+        sink = y.get("sink")
+        out.append('<tr class="sev-%s" data-soak-rank="%s"><td>%s</td><td>%s</td><td><code>%s</code></td><td>%s</td>'
+                   '<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class="verdict">%s</td></tr>' % (
+                       esc(sev or "info"), esc(g.get("rank")), esc(g.get("host")), esc(g.get("rank")), esc(g.get("gpu") or "-"),
+                       esc(g.get("model")), soak_fig(y.get("first_minute_tflops")), soak_fig(y.get("equilibrium_tflops")),
+                       "%+.1f" % (100 * sink) if isinstance(sink, (int, float)) else "&ndash;",
+                       soak_fig(y.get("peers_tflops")), thr, soak_fig(max(temps), 3) if temps else "&ndash;",
+                       esc((sev or "").upper() or "-")))
+    out.append("</table>")
+    out.append("</div>")
+    return "".join(out)
+
+
 def section_compare(doc):
     ms = sorted(doc.get("metrics", []), key=lambda m: (not m.get("regression"), m.get("verdict") != "-", m.get("name", "")))
     out = ['<h3>Metrics (regressions first)</h3><table class="metrics"><tr><th>metric</th><th>unit</th><th>median A</th>'
@@ -222,12 +294,13 @@ h1{font-size:1.4em} h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bot
 .bottom{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1.05em;padding:.6em .8em;border-left:6px solid;
 background:#f6f6f6;white-space:pre-wrap}
 .verdict-PASS{border-color:#1b7f3b}.verdict-WARN{border-color:#a86b00}.verdict-FAIL{border-color:#b3261e}
-.verdict-ERROR{border-color:#6b1a9e}
+.verdict-ERROR{border-color:#6b1a9e}.verdict-INCOMPLETE{border-color:#555}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0} th,td{border:1px solid #ddd;padding:.25em .5em;
 text-align:left;vertical-align:top} th{background:#f0f0f0}
 tr.sev-fail td.host,tr.sev-fail td.verdict{background:#fbe3e1;font-weight:bold;color:#b3261e}
 tr.sev-warn td.host,tr.sev-warn td.verdict{background:#fff1d6;color:#7a4d00}
 tr.sev-fail[data-metric]{background:#fbe3e1}
+tr.sev-fail[data-soak-rank] td.verdict{background:#fbe3e1;color:#b3261e} tr.sev-warn[data-soak-rank] td.verdict{background:#fff1d6}
 .plot{margin:1em 0} .plot svg{max-width:100%;height:auto}
 code{font-family:ui-monospace,Menlo,Consolas,monospace}
 .made{color:#555;font-size:.85em}
@@ -245,8 +318,9 @@ def main():
     kinds = [kind_of(d) for _, d in docs]
     made = " ".join(shlex.quote(x) for x in ["launch/report.py"] + sys.argv[1:])
     verdicts = [verdict_of(d, k) for (_, d), k in zip(docs, kinds)]
-    worst = max((v for v, _ in verdicts), key=lambda v: ["PASS", "WARN", "FAIL", "ERROR"].index(v)
-                if v in ("PASS", "WARN", "FAIL", "ERROR") else 3)
+    # INCOMPLETE (a soak's interim document) is worse than a warning, not a failure; an unknown verdict is an error
+    order = ["PASS", "WARN", "INCOMPLETE", "FAIL", "ERROR"]
+    worst = max((v for v, _ in verdicts), key=lambda v: order.index(v) if v in order else len(order) - 1)
 
     parts = ['<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>ddpbench report: %s</title>'
              '<style>%s</style></head><body>' % (esc(worst), CSS)]
@@ -261,6 +335,8 @@ def main():
         parts.append('<section class="result" id="result-%d" data-file="%s" data-kind="%s"><h2>%s: %s (%s)</h2>' %
                      (i, esc(p), esc(k), esc(k), esc(os.path.basename(p)), esc(v)))
         parts.append(section_compare(d) if k == "compare" else section_findings(d))
+        if k != "compare":
+            parts.append(section_soak(d))
         parts.append(section_provenance(d, p, k))
         parts.append("</section>")
     plots = []

@@ -12,6 +12,10 @@ the compare fixture (tests/data/fixtures/compare-ab.json, a regression of ddp st
   - every plot launch/plot.py makes of the inputs is there as an inline <svg> (none when Matplotlib is absent);
   - the page loads nothing from elsewhere (no src or href to another place, no script);
   - the provenance holds the command line and the start time of each result; the page names the command that made it.
+A second page, of two `ddpbench accept --soak` documents (the interim fixture tests/data/fixtures/accept-soak-running-v4.json,
+and one made from the complete fixture with temperatures, a throttle and a failing Xid on rank 1 that fails its host),
+is checked for the soak's blocks: its state, each host's verdict (failed_hosts first), a steady-state row per GPU whose
+figures are the section's, the time series among the plots, and the page's verdict (INCOMPLETE is below FAIL).
 A screenshot is written to report-screenshot.png in the working directory (the build folder under ctest), for a
 person to look at. argv: ddpbench mpiexec source_dir. Exit 77 when chromium is absent. Ends with "N passed, N failed".
 """
@@ -201,6 +205,8 @@ def main():
               "a screenshot: %s" % shot)
         print("test_html_report: screenshot for a person: %s" % shot)
 
+        soak_page(chrome, base, src, tmp)
+
         # bad input: one line naming the file, exit 2
         bad = os.path.join(tmp, "bad.json")
         open(bad, "w").write("[1]")
@@ -212,6 +218,65 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         pycheck.summary()
+
+
+def soak_page(chrome, base, src, tmp):
+    """The soak's blocks in a page of two soak documents: an interim one and a complete one that fails a host."""
+    fxd = os.path.join(src, "tests/data/fixtures")
+    run_doc = os.path.join(fxd, "accept-soak-running-v4.json")
+    d = json.load(open(os.path.join(fxd, "accept-soak-v4.json")))
+    s = d["soak"]
+    n = s["intervals_complete"]
+    for k, g in enumerate(s["gpus"]):
+        g["temperature_c"] = [61.0 + i + k for i in range(n)]
+    g1 = s["gpus"][1]
+    g1["steady"].update(first_throttle_s=7.25, first_throttle_interval=3)
+    g1["xids"] = [{"xid": 79, "t_s": 8.5, "interval": 3}]
+    d["findings"].append({"check": "soak_xid", "severity": "fail", "scope": "gpu", "subject": "GPU1  (vm, rank 1)",
+                          "host": "vm", "rank": 1, "measured": 79, "expected": None, "unit": "", "interval": 3, "t_s": 8.5,
+                          "text": "Xid 79 (fell off the bus) in interval 3"})
+    d.update(verdict="FAIL", exit_code=4, failed_hosts=["vm"], bottom_line="ddpbench accept: FAIL  0 of 1 host pass")
+    gpu = os.path.join(tmp, "soak-gpu.json")
+    json.dump(d, open(gpu, "w"))
+    html = os.path.join(tmp, "soak.html")
+    p = subprocess.run([sys.executable, os.path.join(src, "launch/report.py"), run_doc, gpu, "--out", html],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0 and os.path.exists(html), "report.py of two soaks: exit %d %s" % (p.returncode, p.stderr[-1500:]))
+    if not os.path.exists(html):
+        return
+    dump = subprocess.run(base + ["--dump-dom", "file://" + html], capture_output=True, text=True, timeout=120)
+    check(dump.returncode == 0 and "<body" in dump.stdout, "chromium --dump-dom of the soak page")
+    dom = Dom()
+    dom.feed(dump.stdout)
+    top = dom.find(id="verdict")
+    check(top and top[0]["text"] == "FAIL", "soak page: FAIL is worse than INCOMPLETE: %s" % (top and top[0]["text"]))
+    blocks = dom.find("div", cls="soak")
+    check([b["attrs"].get("data-state") for b in blocks] == ["running", "complete"], "a soak block per soak, its state")
+    check(blocks and "still running" in blocks[0]["text"] and "1 interval of 3 s complete" in blocks[0]["text"],
+          "the interim soak says it was still running: %r" % (blocks and blocks[0]["text"][:200]))
+    hosts = [e for e in dom.find("tr") if e["attrs"].get("data-soak-host")]
+    check([(h["attrs"]["data-soak-host"], h["attrs"]["data-verdict"]) for h in hosts] == [("vm", "PASS"), ("vm", "FAIL")],
+          "each soak's host verdict (the failing soak's host fails): %s" % [(h["attrs"]["data-soak-host"], h["attrs"][
+              "data-verdict"]) for h in hosts])
+    check(len(hosts) == 2 and "soak_xid (interval 3, 8.5 s)" in hosts[1]["text"], "the host's first failing soak finding")
+    rows = [e for e in dom.find("tr") if e["attrs"].get("data-soak-rank")]
+    check(len(rows) == 4, "a steady-state row per GPU of each soak: %d" % len(rows))
+    docs = [json.load(open(run_doc)), d]
+    for i, r in enumerate(rows):
+        doc = docs[i // 2]
+        g = next(x for x in doc["soak"]["gpus"] if str(x["rank"]) == r["attrs"]["data-soak-rank"])
+        y = g["steady"]
+        cells = [c["text"] for c in dom.els[dom.els.index(r) + 1:] if c["tag"] == "td"][:11]
+        want = [g["host"], str(g["rank"])] + ["%.4g" % y[k] for k in ("first_minute_tflops", "equilibrium_tflops")]
+        check(cells[0:2] + cells[4:6] == want and cells[7] == "%.4g" % y["peers_tflops"] and
+              cells[6] == "%+.1f" % (100 * y["sink"]), "soak %d rank %s: the steady figures: %s" % (i // 2, g["rank"], cells))
+        thr = "never" if y["first_throttle_s"] is None else "7.25 s (interval 3)"
+        temps = [v for v in g["temperature_c"] if v is not None]
+        check(cells[8] == thr and cells[9] == ("%.3g" % max(temps) if temps else "\u2013"),
+              "soak %d rank %s: first throttle %r, max temperature %r" % (i // 2, g["rank"], cells[8], cells[9]))
+    if has_matplotlib():
+        figs = sorted(f["attrs"].get("data-plot") for f in dom.find("figure", cls="plot"))
+        check({"soak-accept-soak-running-v4", "soak-soak-gpu"} <= set(figs), "the soaks' time series among the plots: %s" % figs)
 
 
 def html_has(text, s):

@@ -9,7 +9,11 @@
   - an H200 run from results/ (schema version 1, read through `ddpbench export --json`) with its 1-GPU run:
     the scaling curve across runs and the heat map;
   - the compare chart from compare JSON: the fixture (tests/data/fixtures/compare-ab.json) and `ddpbench compare
-    --format json` of 4 + 4 sweep runs, which must carry the sweep's rows (scaling@first:k ...).
+    --format json` of 4 + 4 sweep runs, which must carry the sweep's rows (scaling@first:k ...);
+  - the soak time series of `ddpbench accept --soak` documents: the fixtures (tests/data/fixtures/accept-soak-v4.json,
+    complete, and its interim copy, running) and one made from the fixture with a GPU's figures (temperatures),
+    a node pair measured every other interval, a failing and a warning finding that say when, and an hour's time
+    axis (minutes): every point equals the section's value at the index its sidecar names, the marks the findings'.
 For every plot: PNG (its signature) and SVG (parses as XML, holds the title and axis labels) are written, and
 every value in the data sidecar equals the record it names, looked up independently in the result file (read
 with the C reader for version 1, through `ddpbench export --json`): heat-map cells, pair cells, busbw points,
@@ -18,6 +22,7 @@ argv: ddpbench mpiexec source_dir. Exit 77 when Matplotlib is missing. Ends with
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +84,67 @@ def run_plot(py, src, out, args):
                        timeout=300, env=env)
     check(p.returncode == 0, "plot.py %s: %s" % (" ".join(args), p.stderr[-2000:]))
     return p.stdout
+
+
+def soak_value(doc, source):
+    """The value a soak sidecar point names, e.g. soak.gpus[1].tflops[3], looked up in the document."""
+    m = re.fullmatch(r"soak\.(gpus|links)\[(\d+)\]\.(\w+)\[(\d+)\]", source)
+    if not m:
+        return "bad source %r" % source
+    return doc["soak"][m.group(1)][int(m.group(2))][m.group(3)][int(m.group(4))]
+
+
+def soak_points_ok(doc, sc, what):
+    pts = [(s, p) for pan in sc.get("panels", []) for s in pan["series"] for p in s["points"]]
+    check(pts and all(p["y"] == soak_value(doc, p["source"]) for _, p in pts),
+          "%s: every point = the soak section's value (%d)" % (what, len(pts)))
+    ends = {iv["interval"]: iv["t1_s"] for iv in doc["soak"]["intervals"]}
+    check(all(p["t_s"] == ends[p["interval"]] and close(p["x"], p["t_s"] / sc["x_scale_s"]) for _, p in pts),
+          "%s: x = the interval's end time" % what)
+    return pts
+
+
+def soak_checks(py, src, tmp):
+    fxd = os.path.join(src, "tests/data/fixtures")
+    out = os.path.join(tmp, "p7")
+    run_plot(py, src, out, [os.path.join(fxd, "accept-soak-v4.json"), os.path.join(fxd, "accept-soak-running-v4.json")])
+    for name, state in (("accept-soak-v4", "complete"), ("accept-soak-running-v4", "running")):
+        doc = json.load(open(os.path.join(fxd, name + ".json")))
+        sc = files_ok(out, "soak-" + name, ["GEMM fp32 TFLOP/s", "temperature (C)", "allreduce busbw (GB/s)",
+                                            "seconds since the soak started", "(%s)" % state, "vm/r0", "vm/r1"])
+        check(sc.get("state") == state and sc.get("x_scale_s") == 1, "%s: state %s, seconds" % (name, state))
+        pts = soak_points_ok(doc, sc, name)
+        tf = [p for s, p in pts if p["source"].endswith("]") and ".tflops[" in p["source"]]
+        check(len(tf) == 2 * doc["soak"]["intervals_complete"], "%s: a throughput point per GPU and interval" % name)
+        check(sc.get("marks") == [], "%s: no finding marked (none says when)" % name)
+
+    # made from the fixture: what a GPU soak has that the CPU device's has not
+    doc = json.load(open(os.path.join(fxd, "accept-soak-v4.json")))
+    s = doc["soak"]
+    n = s["intervals_complete"]
+    for iv in s["intervals"]:  # an hour: 15 min intervals
+        iv["t0_s"], iv["t1_s"] = iv["interval"] * 900.0 - 900.0, iv["interval"] * 900.0
+    for k, g in enumerate(s["gpus"]):
+        g["temperature_c"] = [60.0 + 3 * i + k for i in range(n)]
+        g["tflops"][1] = None  # a GEMM not measured in interval 2: a gap
+    s["links"].append({"name": "vm-vm2", "kind": "pair", "busbw_gbs": [40.0 if i % 2 == 0 else None for i in range(n)]})
+    base = {"scope": "gpu", "host": "vm", "rank": 1, "measured": 1.0, "expected": 0.0, "unit": "", "text": "t"}
+    doc["findings"] += [dict(base, check="soak_xid", severity="fail", subject="GPU1  (vm, rank 1)", interval=3, t_s=2000.0),
+                        dict(base, check="soak_throttle", severity="warn", subject="GPU1  (vm, rank 1)", interval=2, t_s=1500.0),
+                        dict(base, check="soak_steady", severity="info", subject="GPU0", interval=1, t_s=100.0)]
+    sj = os.path.join(tmp, "soak-gpu.json")
+    json.dump(doc, open(sj, "w"))
+    out = os.path.join(tmp, "p7b")
+    run_plot(py, src, out, [sj])
+    sc = files_ok(out, "soak", ["minutes since the soak started", "1 failing (red), 1 warning (orange dashed)", "pair vm-vm2"])
+    check(sc.get("x_scale_s") == 60, "an hour's soak: minutes")
+    pts = soak_points_ok(doc, sc, "synthetic soak")
+    check(any(p["source"] == "soak.gpus[0].tflops[1]" and p["y"] is None for _, p in pts), "a null figure stays null")
+    temps = [p for s_, p in pts if ".temperature_c[" in p["source"]]
+    check(len(temps) == 2 * n and temps[0]["y"] == 60.0, "temperatures drawn per GPU and interval")
+    check([(m["t_s"], m["x"], m["severity"], m["interval"]) for m in sc.get("marks", [])] ==
+          [(1500.0, 25.0, "warn", 2), (2000.0, 2000.0 / 60, "fail", 3)],
+          "the failing and warning findings marked at their t_s (info ones not): %s" % sc.get("marks"))
 
 
 def main():
@@ -252,7 +318,10 @@ def main():
         check(all(close(p["y"], want[p["metric"]]["change_pct"]) and p["ci"] == (want[p["metric"]]["ci_pct"] or [None, None])
                   for p in got), "real compare: change and CI = the compare file's")
 
-        # 6. bad input: exit 2, one line naming the file
+        # 6. the soak time series
+        soak_checks(py, src, tmp)
+
+        # 7. bad input: exit 2, one line naming the file
         bad = os.path.join(tmp, "bad.json")
         open(bad, "w").write("{\"x\": 1}")
         p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", tmp, bad], capture_output=True, text=True)

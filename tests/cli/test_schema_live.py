@@ -6,6 +6,8 @@ On 2 ranks of the CPU device, tiny sizes (seconds each on a 2-core machine), int
   - accept: 0.5 s of GEMM against an --expect floor it passes (findings with "passed": true);
   - collectives: allreduce, broadcast, reduce, gather, scatter, sendrecv and alltoallv, 1K to 4K bytes (reductions,
     rooted collectives, both placements, out-of-place-only ones);
+  - accept --soak: 12 s of 3 s intervals (the soak section), the final document and an interim one (state running,
+    verdict INCOMPLETE) copied while it runs;
   - doctor (the topology section);
   - export of the run and of the accept document (source_kind run and accept);
   - compare of 4 runs against 4 (tested rows) and of 1 against 1 (untested rows: verdict ?, null p and CI).
@@ -51,6 +53,47 @@ def run(cmd, out=None, ok=(0,), timeout=90, stdout_to=None):
     return good
 
 
+def soak_docs(cmd, out, interim, timeout=90):
+    """Runs a soak; copies its --json while the soak section says running (after its first interval, before the
+    end). Returns the files written: the final document, then the interim copy when one was seen."""
+    import json
+    import time
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    seen, t_end = False, time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < t_end:
+        time.sleep(0.2)
+        if seen:
+            continue
+        try:  # the document is replaced atomically: a read sees a whole one
+            with open(out) as f:
+                text = f.read()
+            seen = json.loads(text).get("soak", {}).get("state") == "running"
+        except (OSError, ValueError):
+            continue
+        if seen:
+            with open(interim, "w") as f:
+                f.write(text)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+        check(False, f"{' '.join(cmd)}: no end within {timeout} s")
+        return []
+    err = proc.stderr.read()
+    check(proc.returncode in VERDICTS, f"{' '.join(cmd)}: exit {proc.returncode} (want {VERDICTS}): {err[-1500:]}")
+    check(seen, f"{' '.join(cmd)}: an interim document (soak state running) was seen while it ran")
+    got = [x for x in (out, interim) if os.path.isfile(x) and os.path.getsize(x) > 0]
+    check(out in got, f"{' '.join(cmd)}: wrote {out}")
+    if out in got:
+        d = json.load(open(out))
+        s = d.get("soak", {})
+        n = s.get("intervals_complete", -1)
+        check(s.get("state") == "complete" and n >= 2, f"soak: complete with 2 or more intervals: {s.get('state')}, {n}")
+        lens = {len(g[k]) for g in s.get("gpus", []) for k in ("tflops", "temperature_c", "compute_ms")}
+        lens |= {len(x["busbw_gbs"]) for x in s.get("links", [])} | {len(s.get("intervals", []))}
+        check(lens == {n}, f"soak: every series has one entry per complete interval ({n}): {sorted(lens)}")
+    return got
+
+
 if len(sys.argv) < 4:
     print("usage: test_schema_live.py MPIEXEC DDPBENCH SOURCE_DIR", file=sys.stderr)
     sys.exit(2)
@@ -77,6 +120,8 @@ try:
     if run(mpi + ["accept", "--health-seconds", "0.5", "--device", "cpu", "--expect", p("expect.ini"), "--json",
                   p("accept.json")], p("accept.json"), VERDICTS):
         docs.append(p("accept.json"))
+    soaks = soak_docs(mpi + ["accept", "--soak", "12s", "--interval", "3s", "--device", "cpu", "--progress", "none",
+                             "--quiet", "--json", p("soak.json")], p("soak.json"), p("soak-running.json"))
     if run(mpi + ["collectives", "allreduce,broadcast,reduce,gather,scatter,sendrecv,alltoallv", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5", "--device", "cpu",
                   "--json", p("collectives.json")], p("collectives.json"), VERDICTS):
         docs.append(p("collectives.json"))
@@ -112,6 +157,7 @@ try:
             if run([prog, "compare"] + a + ["--"] + b + ["--format", "json"], p(name), (0, 5), stdout_to=p(name)):
                 docs.append(p(name))
 
+    docs += soaks  # after the plain accept document: test_schema.py's first accept document stays the one-shot one
     fx = os.path.join(src, "tests/data/fixtures")
     cmd = [sys.executable, os.path.join(src, "tests/unit/test_schema.py"), os.path.join(src, "docs/result.schema.json"),
            os.path.join(fx, "result-v1.json"), os.path.join(fx, "result-v2.json")] + docs

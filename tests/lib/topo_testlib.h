@@ -257,19 +257,28 @@ typedef struct {
 
 static const fake_step *fake_script;
 static int fake_nsteps, fake_applied;
+/* Event sets as NVML keeps them: each its own registrations and its own queue, so that two watches (two ranks'
+ * probes in one test) each see only the Xids of the GPUs registered in it, from their registration on. */
+enum { FAKE_MAX_SETS = 4 };
 static struct {
-  int gpu;
-  unsigned long long xid;
-} fake_xid_queue[32];
-static int fake_nxid, fake_xid_read;
-static unsigned fake_xid_registered; /* bit g: GPU g registered in the (one) event set */
+  int open;
+  unsigned registered; /* bit g: GPU g registered in this set */
+  struct {
+    int gpu;
+    unsigned long long xid;
+  } q[32];
+  int nq, read;
+} fake_sets[FAKE_MAX_SETS];
+static int fake_nsets;               /* sets created since fake_script_set */
+static unsigned fake_xid_registered; /* bit g: GPU g registered in some event set */
 static int fake_sets_open;
 static nvml_return fake_wait_code; /* non-zero: the event wait fails with it */
 
 /* Starts a script (steps in the order of `at`); the fake's time is before the first step. */
 static inline void fake_script_set(const fake_step *steps, int n) {
   fake_script = steps, fake_nsteps = n, fake_applied = 0;
-  fake_nxid = fake_xid_read = 0;
+  memset(fake_sets, 0, sizeof fake_sets);
+  fake_nsets = 0;
   fake_xid_registered = 0, fake_sets_open = 0, fake_wait_code = 0;
 }
 
@@ -293,39 +302,54 @@ static inline void fake_time(int t) {
       case FAKE_SET_REASONS: g->reasons = s->value; break;
       case FAKE_SET_VIOLATION: g->viol_ns[s->counter] = s->value; break;
       case FAKE_SET_TEMP: g->temp_c = (unsigned)s->value; break;
-      case FAKE_XID: /* NVML records an event only for a device registered at the time */
-        if ((fake_xid_registered >> s->gpu) & 1 && fake_nxid < 32)
-          fake_xid_queue[fake_nxid].gpu = s->gpu, fake_xid_queue[fake_nxid++].xid = s->value;
+      case FAKE_XID: /* NVML records an event only in the sets that registered the device by then */
+        for (int e = 0; e < fake_nsets; e++)
+          if (fake_sets[e].open && (fake_sets[e].registered >> s->gpu) & 1 && fake_sets[e].nq < 32)
+            fake_sets[e].q[fake_sets[e].nq].gpu = s->gpu, fake_sets[e].q[fake_sets[e].nq++].xid = s->value;
         break;
     }
   }
 }
 
+/* Set e's handle is 0x5e70 + e; -1 for a handle the fake did not create or has freed. */
+static inline int fake_set_of(nvml_event_set set) {
+  uintptr_t e = (uintptr_t)set - 0x5e70;
+  return (uintptr_t)set >= 0x5e70 && e < (uintptr_t)fake_nsets && fake_sets[e].open ? (int)e : -1;
+}
 static inline nvml_return fake_set_create(nvml_event_set *set) {
+  if (fake_nsets == FAKE_MAX_SETS) return NVML_DL_ERROR_UNKNOWN;
+  fake_sets[fake_nsets].open = 1;
+  *set = (nvml_event_set)(uintptr_t)(0x5e70 + fake_nsets++);
   fake_sets_open++;
-  *set = (nvml_event_set)(uintptr_t)0x5e7;
   return 0;
 }
 static inline nvml_return fake_register(nvml_device d, unsigned long long types, nvml_event_set set) {
-  if (set != (nvml_event_set)(uintptr_t)0x5e7) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  int e = fake_set_of(set);
+  if (e < 0) return NVML_DL_ERROR_INVALID_ARGUMENT;
   if (fake_of(d)->no_events) return NVML_DL_ERROR_NOT_SUPPORTED;
-  if (types & 0x8ull) fake_xid_registered |= 1u << ((uintptr_t)d - 1);
+  if (types & 0x8ull) {
+    fake_sets[e].registered |= 1u << ((uintptr_t)d - 1);
+    fake_xid_registered |= 1u << ((uintptr_t)d - 1);
+  }
   return 0;
 }
-static inline nvml_return fake_wait(nvml_event_set set, nvml_event_data *e, unsigned timeout_ms) {
+static inline nvml_return fake_wait(nvml_event_set set, nvml_event_data *ed, unsigned timeout_ms) {
   (void)timeout_ms; /* the fake never sleeps: ready events or TIMEOUT */
-  if (set != (nvml_event_set)(uintptr_t)0x5e7) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  int e = fake_set_of(set);
+  if (e < 0) return NVML_DL_ERROR_INVALID_ARGUMENT;
   if (fake_wait_code) return fake_wait_code;
-  if (fake_xid_read == fake_nxid) return NVML_DL_ERROR_TIMEOUT;
-  memset(e, 0, sizeof *e);
-  e->device = (nvml_device)(uintptr_t)(fake_xid_queue[fake_xid_read].gpu + 1);
-  e->event_type = 0x8ull; /* nvmlEventTypeXidCriticalError */
-  e->event_data = fake_xid_queue[fake_xid_read++].xid;
-  e->gpu_instance_id = e->compute_instance_id = 0xFFFFFFFFu;
+  if (fake_sets[e].read == fake_sets[e].nq) return NVML_DL_ERROR_TIMEOUT;
+  memset(ed, 0, sizeof *ed);
+  ed->device = (nvml_device)(uintptr_t)(fake_sets[e].q[fake_sets[e].read].gpu + 1);
+  ed->event_type = 0x8ull; /* nvmlEventTypeXidCriticalError */
+  ed->event_data = fake_sets[e].q[fake_sets[e].read++].xid;
+  ed->gpu_instance_id = ed->compute_instance_id = 0xFFFFFFFFu;
   return 0;
 }
 static inline nvml_return fake_set_free(nvml_event_set set) {
-  (void)set;
+  int e = fake_set_of(set);
+  if (e < 0) return NVML_DL_ERROR_INVALID_ARGUMENT;
+  fake_sets[e].open = 0;
   fake_sets_open--;
   return 0;
 }

@@ -52,12 +52,15 @@ except jsonschema.SchemaError as e:
 v = jsonschema.Draft202012Validator(schema)
 
 first = {}  # label -> the first valid document of that label
+soak_first = {}  # soak state (running, complete) -> the first valid accept --soak document in that state
 for path in sys.argv[2:]:
     doc = json.load(open(path))
     errs = errors(v, doc)
     check(not errs, f"{path} ({label(doc)}): {errs[:3]}")
     if not errs:
         first.setdefault(label(doc), doc)
+        if isinstance(doc, dict) and "soak" in doc:
+            soak_first.setdefault(doc["soak"].get("state"), doc)
 for want in ["v1", "v2"] + KINDS:
     check(want in first, f"a valid {want} document was given (have: {sorted(first)})")
 
@@ -222,6 +225,39 @@ rejected(coll, "an account from an unknown source", lambda d: d.__setitem__("ncc
 rejected(coll, "an algorithm choice without its protocol", lambda d: (
     d.__setitem__("nccl", copy.deepcopy(NCCL)),
     d["nccl"]["ranks"][0]["account"]["communicators"][0]["algorithms"][0].pop("proto")))
+
+# ---- accept --soak: the soak section (given when a soak document is among the files) ----
+soak, soak_run = soak_first.get("complete"), soak_first.get("running")
+
+
+def soak_gpu(d):
+    return d["soak"]["gpus"][0]
+
+
+rejected(soak_run, "an interim soak document (state running) that is not INCOMPLETE", set_("verdict", "PASS"))
+rejected(soak_run, "an interim soak document with exit code 0", set_("exit_code", 0))
+rejected(soak, "a complete soak with verdict INCOMPLETE", set_("verdict", "INCOMPLETE"))
+rejected(soak, "an unknown soak state", lambda d: d["soak"].__setitem__("state", "paused"))
+rejected(soak, "a soak section without its intervals", lambda d: d["soak"].pop("intervals"))
+rejected(soak, "a soak section with a key of its own", lambda d: d["soak"].__setitem__("cycles", 3))
+rejected(soak, "a GPU without its steady state", lambda d: soak_gpu(d).pop("steady"))
+rejected(soak, "a series entry that is text", lambda d: soak_gpu(d)["tflops"].__setitem__(0, "1.0"))
+rejected(soak, "a negative throughput", lambda d: soak_gpu(d)["tflops"].__setitem__(0, -1.0))
+rejected(soak, "a link of an unknown kind", lambda d: d["soak"]["links"].append({"name": "a-b", "kind": "ring", "busbw_gbs": []}))
+rejected(soak, "an interval numbered 0", lambda d: d["soak"]["intervals"][0].__setitem__("interval", 0))
+rejected(soak, "an Xid without its interval", lambda d: soak_gpu(d)["xids"].append({"xid": 79, "t_s": 3.5}))
+rejected(soak, "a record of an unknown measurement", lambda d: d["records"][0].__setitem__("measurement", "burnin"))
+rejected(run, "a soak section in a run's document", set_("soak", copy.deepcopy(soak["soak"]) if soak else {}))
+accepted(soak, "a GPU's figures, an Xid, an NVLink and a throttle", lambda d: (
+    soak_gpu(d).update(sm_clock_mhz=[1980.0] * len(soak_gpu(d)["tflops"]), pcie_gen_max=5, pcie_width_max=16,
+                       xids=[{"xid": 79, "t_s": 3.5, "interval": 1}],
+                       nvlinks=[{"link": 0, "up": [1] * len(soak_gpu(d)["tflops"]), "crc": [0] * len(soak_gpu(d)["tflops"]),
+                                 "replay": [None] * len(soak_gpu(d)["tflops"]), "recovery": [0] * len(soak_gpu(d)["tflops"])}]),
+    soak_gpu(d)["steady"].update(first_throttle_s=12.5, first_throttle_interval=2),
+    d["findings"].append(new_finding(check="soak_xid", severity="fail", scope="gpu", subject="GPU0", host="h", rank=0,
+                                     interval=1, t_s=3.5))))
+accepted(soak, "a node-pair link not measured in most intervals", lambda d: d["soak"]["links"].append(
+    {"name": "a-b", "kind": "pair", "busbw_gbs": [None] * len(d["soak"]["intervals"])}))
 
 rejected(exp, "no source_kind", del_("source_kind"))
 rejected(exp, "source_kind export (an export keeps its origin)", set_("source_kind", "export"))
