@@ -62,6 +62,7 @@ typedef struct {
   double step_ms_est;
   double *stage_s;    /* [nint][NSTAGE]: where each cycle's time went, rank 0's clock */
   int stage_cap;
+  soak_params prm;    /* the rules' parameters: defaults, the ceilings from --expect */
   double start_epoch; /* the soak's start, seconds since 1970 (to line the series up with DCGM, nvidia-smi, logs) */
 } soak_state;
 
@@ -191,6 +192,21 @@ static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *
   DDP_CHECK_ALLOC(st->bad_first && st->bad_n);
   result_init(&st->all);
   result_init(&st->last);
+  return DDP_OK;
+}
+
+/* The rules' parameters: soak_params_default, with the ceilings of the expectations (built in: the same DCGM
+ * limits; --expect may change them), of rank 0's GPU model. */
+static ddp_result state_params(const cmd_ctx *c, const accept_rules *rules, soak_state *st) {
+  soak_params_default(&st->prm);
+  expect_set e;
+  expect_builtin(&e, c->ranks[0].dev.name, 0, 0, 0);
+  if (rules->expect_file && rules->expect_file[0]) DDP_TRY(expect_load_file(&e, rules->expect_file));
+  st->prm.ecc_corrected_per_min = e.v[EXP_SOAK_ECC_CORRECTED];
+  st->prm.pcie_replay_per_min = e.v[EXP_SOAK_PCIE_REPLAY];
+  st->prm.nvlink_crc_per_s = e.v[EXP_SOAK_NVLINK_CRC];
+  st->prm.nvlink_replay_per_interval = e.v[EXP_SOAK_NVLINK_REPLAY];
+  st->prm.nvlink_recovery_per_interval = e.v[EXP_SOAK_NVLINK_RECOVERY];
   return DDP_OK;
 }
 
@@ -381,8 +397,7 @@ static ddp_result weights_findings(const soak_state *st, finding_list *out) {
 
 /* The verdicts over the series so far into *f, and each GPU's steady state into st_out[ngpu] (may be NULL). */
 static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *st_out) {
-  soak_params prm;
-  soak_params_default(&prm);
+  soak_params prm = st->prm;
   soak_verdicts v;
   soak_verdicts_init(&v);
   soak_gpu_steady *gs = calloc((size_t)(st->ngpu > 0 ? st->ngpu : 1), sizeof *gs);
@@ -688,6 +703,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   soak_state st;
   memset(&st, 0, sizeof st);
   ddp_result r = root ? state_init(c, p, &st) : DDP_OK;
+  if (r == DDP_OK && root) r = state_params(c, rules, &st);
   int ok = r == DDP_OK;
   DDP_CHECK_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, d->world));
   if (!ok) {

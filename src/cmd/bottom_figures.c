@@ -64,6 +64,17 @@ void accept_bottom(const cmd_ctx *c, char *out, size_t n) {
   const char *warn[64];
   int nw = hosts_at(d, SEV_WARN, warn, 64), nf = d->nfailed_hosts;
   size_t k = 0;
+  const cJSON *soak = c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "soak") : NULL;
+  if (soak) { /* a burn-in: how long it ran, first */
+    const cJSON *el = cJSON_GetObjectItemCaseSensitive(soak, "elapsed_s"),
+                *ni = cJSON_GetObjectItemCaseSensitive(soak, "intervals_complete");
+    double sec = cJSON_IsNumber(el) ? el->valuedouble : 0;
+    int m = cJSON_IsNumber(ni) ? ni->valueint : 0;
+    if (sec >= 3600) APPEND("soak %dh%02dm", (int)(sec / 3600), (int)fmod(sec / 60, 60));
+    else if (sec >= 60) APPEND("soak %dm%02ds", (int)(sec / 60), (int)fmod(sec, 60));
+    else APPEND("soak %.0fs", sec);
+    APPEND(" (%d interval%s): ", m, m == 1 ? "" : "s");
+  }
   if (nf) {
     APPEND("%d of %d host%s fail (", nf, hosts, hosts == 1 ? "" : "s");
     host_list(out, n, &k, (const char *const *)d->failed_hosts, nf);

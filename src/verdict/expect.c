@@ -24,6 +24,12 @@ const expect_key_info expect_keys[EXP_COUNT] = {
     [EXP_NODE_BUSBW] = {"node_busbw_gbps", "GB/s", "allreduce busbw inside an 8-GPU node, >= 1 GiB"},
     [EXP_PAIR_BUSBW] = {"pair_busbw_gbps", "GB/s", "allreduce busbw over a node pair"},
     [EXP_WARN_PCT] = {"warn_pct", "%", "warn band above each floor"},
+    [EXP_SOAK_ECC_CORRECTED] = {"soak_ecc_corrected_per_min", "/min", "--soak: corrected ECC errors warn above"},
+    [EXP_SOAK_PCIE_REPLAY] = {"soak_pcie_replay_per_min", "/min", "--soak: PCIe replays warn above"},
+    [EXP_SOAK_NVLINK_CRC] = {"soak_nvlink_crc_per_s", "/s", "--soak: NVLink CRC errors of a link warn above"},
+    [EXP_SOAK_NVLINK_REPLAY] = {"soak_nvlink_replay_per_interval", "/interval", "--soak: NVLink replays of a link warn at"},
+    [EXP_SOAK_NVLINK_RECOVERY] = {"soak_nvlink_recovery_per_interval", "/interval",
+                                  "--soak: NVLink recoveries of a link warn at"},
 };
 
 /* Floors per model. Sources:
@@ -73,6 +79,12 @@ void expect_builtin(expect_set *e, const char *gpu_name, unsigned gen_max, unsig
   for (int k = 0; k < EXP_COUNT; k++) e->v[k] = NAN, e->src[k][0] = 0;
   e->model[0] = 0;
   set(e, EXP_WARN_PCT, 5, "built-in (Azure NHC's warn band)");
+  /* the soak's ceilings: DCGM's health-watch limits (dcgm_gpu_hardware_limits.h; soak_rules.c cites each) */
+  set(e, EXP_SOAK_ECC_CORRECTED, 10, "built-in (DCGM_LIMIT_MAX_SBE_RATE)");
+  set(e, EXP_SOAK_PCIE_REPLAY, 8, "built-in (DCGM_LIMIT_MAX_PCIREPLAY_RATE)");
+  set(e, EXP_SOAK_NVLINK_CRC, 100, "built-in (DCGM_LIMIT_MAX_NVLINK_CRC_ERROR)");
+  set(e, EXP_SOAK_NVLINK_REPLAY, 1, "built-in (DCGM_LIMIT_MAX_NVLINK_ERROR)");
+  set(e, EXP_SOAK_NVLINK_RECOVERY, 1, "built-in (DCGM_LIMIT_MAX_NVLINK_ERROR)");
   const expect_model *m = expect_model_find(gpu_name);
   if (m) {
     char src[96];

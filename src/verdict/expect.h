@@ -29,6 +29,13 @@ typedef enum {
   EXP_NODE_BUSBW,    /* allreduce busbw inside an 8-GPU node at >= 1 GiB, GB/s */
   EXP_PAIR_BUSBW,    /* allreduce busbw over a node pair, GB/s (no built-in figure: depends on the NICs) */
   EXP_WARN_PCT,      /* the warn band above each floor, % */
+  /* accept --soak's ceilings (verdict/soak_rules.h): a rate above one warns. Built in for every GPU (DCGM's
+   * health-watch limits, soak_rules.c soak_params_default); the soak reads them job-wide, from rank 0's model */
+  EXP_SOAK_ECC_CORRECTED, /* corrected ECC errors per minute */
+  EXP_SOAK_PCIE_REPLAY,   /* PCIe replays per minute */
+  EXP_SOAK_NVLINK_CRC,    /* NVLink CRC errors per second, a link */
+  EXP_SOAK_NVLINK_REPLAY, /* NVLink replays per interval, a link */
+  EXP_SOAK_NVLINK_RECOVERY, /* NVLink recoveries per interval, a link */
   EXP_COUNT
 } expect_key;
 

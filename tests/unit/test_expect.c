@@ -71,6 +71,13 @@ static void test_file(void) {
   CHECK(e.v[EXP_GEMM_BF16] == 650, "the H200 section applies: %g", e.v[EXP_GEMM_BF16]);
   CHECK(strstr(e.src[EXP_GEMM_BF16], "ok.ini") != NULL, "source is the file: %s", e.src[EXP_GEMM_BF16]);
   CHECK(e.v[EXP_GEMM_FP16] == 575, "untouched keys keep the table");
+  CHECK(e.v[EXP_SOAK_PCIE_REPLAY] == 8 && e.v[EXP_SOAK_ECC_CORRECTED] == 10 && e.v[EXP_SOAK_NVLINK_CRC] == 100 &&
+            e.v[EXP_SOAK_NVLINK_REPLAY] == 1 && e.v[EXP_SOAK_NVLINK_RECOVERY] == 1,
+        "the soak's ceilings are built in (DCGM's limits)");
+  p = tl_file_write(tl_path(dir, "soak.ini"), "soak_pcie_replay_per_min = 2\n[h200_sxm]\nsoak_nvlink_crc_per_s = 5\n");
+  CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_OK && e.v[EXP_SOAK_PCIE_REPLAY] == 2 && e.v[EXP_SOAK_NVLINK_CRC] == 5 &&
+            e.v[EXP_SOAK_ECC_CORRECTED] == 10,
+        "--expect sets the soak's ceilings, globally and per model: %s", msg);
 
   p = tl_file_write(tl_path(dir, "unknown.ini"), "warn_pct = 3\n\ngemm_bf16_tflop = 650\n");
   CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE, "unknown key: usage error");
