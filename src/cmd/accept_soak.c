@@ -819,7 +819,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     DDP_CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, d->world));
     int go = 1;
     if (root) {
-      int i = soak_series_add(&st.S, t_start, now);
+      int i = soak_series_add(&st.S, t_start - origin, now - origin); /* seconds since the soak started */
       if (i >= st.stage_cap) {
         int cap = st.stage_cap ? 2 * st.stage_cap : 16;
         double *g = realloc(st.stage_s, (size_t)cap * NSTAGE * sizeof *g);
