@@ -619,13 +619,51 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
 
 /* ---- links and ranks ----------------------------------------------------------------------------------------- */
 
+/* The median of the finite values of x[n] (NaN when none); tmp[n] scratch. */
+static double finite_median(const double *x, int n, double *tmp) {
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (isfinite(x[i])) tmp[m++] = x[i];
+  return median(tmp, m);
+}
+
 static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_verdicts *v, int links) {
   int n = s->nint, count = links ? s->nlink : s->nrank;
-  double *x = malloc((size_t)(n > 0 ? n : 1) * sizeof *x);
+  int big = (n > count ? n : count) + 1;
+  double *x = malloc((size_t)big * 4 * sizeof *x);
   if (!x) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  double *raw = x + big, *med = x + 2 * big, *tmp = x + 3 * big;
   ddp_result r = DDP_OK;
+  /* Ranks are judged against the job: each interval's compute time over the other ranks' median (from 3 ranks), so that
+   * a load that slows every rank at once (the machine got busier, a whole job's power cap) names none of them;
+   * such a rise of the median rank itself is one warning about the job, which no host can be drained for. */
+  int peers = !links && s->nrank >= 3;
+  if (peers) {
+    for (int i = 0; i < n; i++) med[i] = finite_median(soak_step_at(s, i, 0), s->nrank, tmp);
+    int m = 0;
+    for (int i = 0; i < n; i++) m += isfinite(med[i]) != 0;
+    soak_change c;
+    if (m >= p->min_intervals &&
+        (r = soak_changepoint(med, n, 0, p->step_rise_pct, p->cp_zmin * (1 + 4.0 / m), p->cp_min_side, &c)) == DDP_OK &&
+        c.found)
+      r = add(v, c.split + 1, s->t0[c.split], "", -1, "soak_step_rise_job", SEV_WARN, SCOPE_JOB, "job", c.late, c.early,
+              "ms",
+              "the median rank's compute time rose from interval %d (%.0f s): %.3g ms after, %.3g before (%+.1f %%, z "
+              "%.1f), on every rank alike, so no rank or host is named: a job-wide cause (other work on the machines, "
+              "a power or thermal limit shared by all)",
+              c.split + 1, s->t0[c.split], c.late, c.early, 100 * c.rel, c.z);
+  }
   for (int j = 0; j < count && r == DDP_OK; j++) {
-    for (int i = 0; i < n; i++) x[i] = links ? *soak_busbw_at(s, i, j) : *soak_step_at(s, i, j);
+    for (int i = 0; i < n; i++) {
+      raw[i] = links ? *soak_busbw_at(s, i, j) : *soak_step_at(s, i, j);
+      x[i] = raw[i];
+      if (peers) { /* over the median of the other ranks: a rank that is itself the median would read exactly 1 */
+        int m = 0;
+        for (int k = 0; k < s->nrank; k++)
+          if (k != j && isfinite(*soak_step_at(s, i, k))) tmp[m++] = *soak_step_at(s, i, k);
+        x[i] = raw[i] / median(tmp, m);
+      }
+    }
     int m = 0;
     for (int i = 0; i < n; i++) m += isfinite(x[i]) != 0;
     if (m < p->min_intervals) continue;
@@ -648,11 +686,13 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
       const soak_rank_id *rk = &s->rank[j];
       char sub[128];
       snprintf(sub, sizeof sub, "rank %d (%s)", rk->rank, rk->host);
-      r = add(v, i + 1, s->t0[i], rk->host, rk->rank, "soak_step_rise", SEV_FAIL, SCOPE_RANK, sub, c.late, c.early,
-              "ms",
-              "step time rose from interval %d (%.0f s): median %.3g ms after, %.3g before (%+.1f %%, z %.1f); look "
+      double early = c.early, late = c.late; /* the rank's own milliseconds, either side of the split */
+      if (peers) early = finite_median(raw, i, tmp), late = finite_median(raw + i, n - i, tmp);
+      r = add(v, i + 1, s->t0[i], rk->host, rk->rank, "soak_step_rise", SEV_FAIL, SCOPE_RANK, sub, late, early, "ms",
+              "step time rose from interval %d (%.0f s): median %.3g ms after, %.3g before (%+.1f %% %s, z %.1f); look "
               "for throttling, a CPU quota or other work on %s",
-              i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z, rk->host);
+              i + 1, s->t0[i], late, early, 100 * c.rel, peers ? "against the median rank" : "on its own", c.z,
+              rk->host);
     }
   }
   free(x);

@@ -353,6 +353,27 @@ static void test_change_points(void) {
   CHECK(n == 1 && who == 2 && start == 3 && !strcmp(host, "cpu2"),
         "rank 2 whose step time doubles from interval 3 is named on cpu2 with 3 (%d, %d, %d, %s)", n, who, start, host);
   CHECK(rank_job(3, -1, 1, 0, NULL, NULL, NULL) == 0, "an unthrottled series names nobody");
+  { /* every rank slowed at once (the machine got busier): no rank named, one warning about the job */
+    soak_series s;
+    soak_params p;
+    soak_verdicts v;
+    soak_params_default(&p);
+    healthy(&s, 0, 0, 3, 12, 5);
+    for (int i = 0; i < 12; i++)
+      for (int r = 0; r < 3; r++) *soak_step_at(&s, i, r) = 100 * (1 + 0.03 * gauss()) * (i >= 5 ? 2.0 : 1);
+    soak_verdicts_init(&v);
+    soak_judge_ranks(&s, &p, &v);
+    int ranks = 0, job = 0, at = 0;
+    for (int k = 0; k < v.f.n; k++) {
+      ranks += !strcmp(v.f.v[k].check, "soak_step_rise");
+      if (!strcmp(v.f.v[k].check, "soak_step_rise_job")) job++, at = v.interval[k];
+    }
+    CHECK(ranks == 0 && job == 1 && at == 6 && v.f.v[0].severity == SEV_WARN && v.f.v[0].host[0] == 0,
+          "a job-wide rise from interval 6 names no rank: one job warning at 6 (%d rank, %d job findings, at %d)", ranks,
+          job, at);
+    soak_verdicts_free(&v);
+    soak_series_free(&s);
+  }
   int fpl = 0, fpr = 0, fpr10 = 0;
   for (int t = 0; t < 2000; t++) {
     fpl += link_job(1, -1, 0, 0, NULL, NULL) > 0;
