@@ -14,7 +14,7 @@ typedef enum {
   HOOK_RANKS_PER_NODE,     /* K: every K consecutive ranks are one node, named nodeNN (dist.h) */
   HOOK_FAULT,              /* ACTION:RANK:WHERE: stall, stop or kill RANK when it reaches WHERE (watchdog.h) */
   HOOK_STALL_RANK,         /* R: stall rank R in the ddp phase's second step */
-  HOOK_CORRUPT_RANK,       /* R: report rank R's weights with one bit flipped */
+  HOOK_CORRUPT_RANK,       /* R: report rank R's weights with one bit flipped (accept --soak: R[:I], from interval I) */
   HOOK_CORRUPT_COLLECTIVE, /* RANK[:ELEMENT]: one received element goes wrong before each data check */
   HOOK_STALL_COLLECTIVE,   /* RANK: stop before its first timed call */
   HOOK_WATCHDOG_TCP,       /* 1: ask this host's ranks over TCP too, as other hosts' ranks are asked */

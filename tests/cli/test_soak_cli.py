@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""test_soak_cli: `ddpbench accept --soak` from the command line, on the CPU device.
+
+- bad input, each one line naming the key and exit 2, before MPI: --interval or --pair-every without --soak, a
+  duration that is not one ("3x"), an interval longer than the soak, a --timeout below 2 x --interval + 10 s, a
+  --expect file with a bad soak ceiling;
+- a rank whose weights go wrong mid-soak (DDPBENCH_TEST_CORRUPT_RANK=1:2, as a silent data corruption would):
+  soak_weights fails rank 1 from interval 2 with its time, exit 4, --failed-hosts lists its host, the bottom line
+  opens with the soak's length and intervals, every interval of the series is there (--csv has the per-interval
+  rows, --prom the last interval and ddpbench_soak_interval);
+- --expect's soak ceilings are accepted (soak_pcie_replay_per_min) and a healthy soak passes with exit 0.
+About 25 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import pycheck  # noqa: E402
+from pycheck import check  # noqa: E402
+
+mpiexec, prog = sys.argv[1], os.path.abspath(sys.argv[2])
+env = dict(os.environ)
+env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1",
+           OPENBLAS_NUM_THREADS="1", OMPI_MCA_mpi_yield_when_idle="1")
+env.pop("DDPBENCH_TEST_CORRUPT_RANK", None)
+tmp = tempfile.mkdtemp(prefix="ddpbench-soak-cli-")
+
+
+def run(args, extra=None, np=None, timeout=120):
+    e = dict(env, **(extra or {}))
+    cmd = ([mpiexec, "-np", str(np), "-x", "DDPBENCH_TEST_CORRUPT_RANK"] if np else []) + [prog, "accept"] + args
+    p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout, cwd=tmp)
+    return p.returncode, p.stdout, p.stderr
+
+
+bad = os.path.join(tmp, "bad.ini")
+with open(bad, "w") as f:
+    f.write("soak_pcie_replay_per_min = many\n")
+for args, key in ((["--interval", "3s"], "--interval"), (["--pair-every", "2"], "--pair-every"),
+                  (["--soak", "3x"], "--soak"), (["--soak", "10s", "--interval", "20s"], "--interval"),
+                  (["--soak", "1m", "--interval", "20s", "--timeout", "30"], "--timeout"),
+                  (["--soak", "10s", "--interval", "2s", "--expect", bad], "soak_pcie_replay_per_min")):
+    rc, out, err = run(args)
+    lines = [x for x in err.splitlines() if x.startswith("ddpbench:") and "no GPU visible" not in x]
+    check(rc == 2 and len(lines) == 1 and key in lines[0], "%s: exit 2, one line naming %s (%d: %s)" %
+          (" ".join(args), key, rc, lines))
+
+# a rank corrupted from interval 2
+j, hosts, c, pr = (os.path.join(tmp, n) for n in ("c.json", "drain.txt", "c.csv", "c.prom"))
+rc, out, err = run(["--soak", "10s", "--interval", "2s", "--json", j, "--failed-hosts", hosts, "--csv", c, "--prom", pr,
+                    "--progress", "none"], {"DDPBENCH_TEST_CORRUPT_RANK": "1:2"}, np=3)
+check(rc == 4, "a corrupted rank: exit 4 (%d)" % rc)
+d = json.load(open(j))
+s = d["soak"]
+n = s["intervals_complete"]
+fails = [f for f in d["findings"] if f["severity"] == "fail"]
+w = [f for f in fails if f["check"] == "soak_weights"]
+check(len(fails) == 1 and len(w) == 1 and w[0]["rank"] == 1 and w[0]["interval"] == 2 and w[0]["scope"] == "rank",
+      "soak_weights alone fails, rank 1 from interval 2 (%s)" % [(f["check"], f.get("rank"), f.get("interval")) for f in fails])
+check(w and abs(w[0]["t_s"] - s["intervals"][1]["t0_s"]) < 1e-6, "its time is interval 2's start (%s)" % (w and w[0]["t_s"]))
+check(w and "%d of %d intervals" % (n - 1, n) in w[0]["text"], "the text counts the intervals off (%s)" % (w and w[0]["text"]))
+check(d["verdict"] == "FAIL" and s["state"] == "complete" and n >= 3, "FAIL, complete, %d intervals" % n)
+host = w[0]["host"] if w else "?"
+check(open(hosts).read().split() == [host], "--failed-hosts lists %s" % host)
+bottom = [x for x in out.splitlines() if x.startswith("ddpbench accept:")]
+check(bottom and " soak " in bottom[-1] and "(%d intervals)" % n in bottom[-1], "the bottom line: %s" % bottom)
+rows = list(csv.DictReader(open(c)))
+tf = [r for r in rows if r["metric"] == "gemm_tflops"]
+check(len(tf) == 3 * n and {r["labels"].split(";")[0] for r in tf} == {"interval=%d" % i for i in range(1, n + 1)},
+      "--csv: one gemm_tflops row per rank and interval (%d rows, %d intervals)" % (len(tf), n))
+prom = open(pr).read()
+check("ddpbench_soak_interval{" in prom and (" %d\n" % n) in prom.split("ddpbench_soak_interval{")[1][:200] and
+      "ddpbench_soak_rank_gemm_flops_per_second" in prom and "interval=" not in prom,
+      "--prom: the last interval, ddpbench_soak_interval %d, no interval labels" % n)
+
+# a healthy soak with --expect's soak ceilings
+good = os.path.join(tmp, "good.ini")
+with open(good, "w") as f:
+    f.write("soak_pcie_replay_per_min = 2\nsoak_ecc_corrected_per_min = 0.5\n")
+rc, out, err = run(["--soak", "6s", "--interval", "2s", "--expect", good, "--json", os.path.join(tmp, "g.json"),
+                    "--progress", "none"], np=2)
+g = json.load(open(os.path.join(tmp, "g.json")))
+check(rc == 0 and g["verdict"] in ("PASS", "WARN") and not [f for f in g["findings"] if f["severity"] == "fail"],
+      "a healthy soak with --expect ceilings passes (%d, %s)" % (rc, g["verdict"]))
+sys.exit(pycheck.summary())
