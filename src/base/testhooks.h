@@ -12,7 +12,8 @@ extern "C" {
 
 typedef enum {
   HOOK_RANKS_PER_NODE,     /* K: every K consecutive ranks are one node, named nodeNN (dist.h) */
-  HOOK_FAULT,              /* ACTION:RANK:WHERE: stall, stop or kill RANK when it reaches WHERE (watchdog.h) */
+  HOOK_FAULT,              /* ACTION:RANK:WHERE: stall, stop or kill RANK when it reaches WHERE (watchdog.h; "soak":
+                            * the start of accept --soak's third interval) */
   HOOK_STALL_RANK,         /* R: stall rank R in the ddp phase's second step */
   HOOK_CORRUPT_RANK,       /* R: report rank R's weights with one bit flipped (accept --soak: R[:I], from interval I) */
   HOOK_CORRUPT_COLLECTIVE, /* RANK[:ELEMENT]: one received element goes wrong before each data check */

@@ -796,6 +796,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     double ts[NSTAGE + 1];
     for (int q = 0; q <= NSTAGE; q++) ts[q] = NAN;
     ts[ST_TRAIN] = ddp_now();
+    if (cycle == 2) watchdog_test_fault(d->rank, "soak"); /* DDPBENCH_TEST_FAULT=ACTION:RANK:soak: in interval 3 */
     /* training */
     snprintf(what, sizeof what, "accept --soak: interval %d, training (%d steps)", cycle + 1, steps);
     watchdog_tick(what);

@@ -8,8 +8,10 @@
   soak_weights fails rank 1 from interval 2 with its time, exit 4, --failed-hosts lists its host, the bottom line
   opens with the soak's length and intervals, every interval of the series is there (--csv has the per-interval
   rows, --prom the last interval and ddpbench_soak_interval);
+- a rank stalled in interval 3 (DDPBENCH_TEST_FAULT=stall:1:soak): the watchdog ends the job, exit 3, and the
+  document of intervals 1 and 2 stays, INCOMPLETE; a rank killed there: a non-zero exit, the same document;
 - --expect's soak ceilings are accepted (soak_pcie_replay_per_min) and a healthy soak passes with exit 0.
-About 25 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
+About 60 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
 import csv
 import json
 import os
@@ -75,6 +77,25 @@ prom = open(pr).read()
 check("ddpbench_soak_interval{" in prom and (" %d\n" % n) in prom.split("ddpbench_soak_interval{")[1][:200] and
       "ddpbench_soak_rank_gemm_flops_per_second" in prom and "interval=" not in prom,
       "--prom: the last interval, ddpbench_soak_interval %d, no interval labels" % n)
+
+# a rank that stops answering, or dies, in interval 3: the document of intervals 1 and 2 stays, INCOMPLETE
+for action, want in (("stall", 3), ("kill", None)):
+    jf = os.path.join(tmp, action + ".json")
+    e = dict(env, DDPBENCH_TEST_FAULT="%s:1:soak" % action)
+    p = subprocess.run([mpiexec, "-np", "3", "-x", "DDPBENCH_TEST_FAULT", prog, "accept", "--soak", "60s", "--interval", "2s",
+                        "--timeout", "15", "--json", jf, "--progress", "none"], env=e, capture_output=True, text=True,
+                       timeout=150, cwd=tmp)
+    ok = p.returncode == want if want is not None else p.returncode != 0
+    check(ok, "rank 1 %s in interval 3: exit %s (%d)" % (action, want if want is not None else "non-zero", p.returncode))
+    try:
+        dj = json.load(open(jf))
+    except (OSError, ValueError) as x:
+        dj = {"soak": {}, "error": str(x)}
+    iv = [i["interval"] for i in dj["soak"].get("intervals", [])]
+    check(iv == [1, 2] and dj.get("verdict") == "INCOMPLETE" and dj["soak"].get("state") == "running" and
+          isinstance(dj.get("findings"), list), "%s: the document holds intervals 1 and 2, INCOMPLETE (%s, %s)" %
+          (action, iv, dj.get("verdict")))
+    check(not [n for n in os.listdir(tmp) if ".tmp" in n], "%s: no temporary file left" % action)
 
 # a healthy soak with --expect's soak ceilings
 good = os.path.join(tmp, "good.ini")
