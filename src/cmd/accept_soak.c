@@ -775,7 +775,8 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     DDP_CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, d->world));
     int go = 1;
     if (root) {
-      int i = soak_series_add(&st.S, t_start, now);
+      /* seconds since the soak began: the rules' findings carry t_s = t0 of their interval */
+      int i = soak_series_add(&st.S, t_start - origin, now - origin);
       r = i < 0 ? DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory") : interval_fill(c, p, &st, i, all, &cyc);
       if (r == DDP_OK && cycle == 0) /* the one-shot acceptance records, judged at the end */
         for (int k = 0; r == DDP_OK && k < cyc.nrecords; k++) r = result_add_record(&c->doc, &cyc.records[k]);
