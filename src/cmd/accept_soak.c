@@ -575,6 +575,16 @@ static ddp_result write_series(cmd_ctx *c, soak_state *st, int files_only) {
   return r;
 }
 
+/* The verdicts are judged afresh over the whole series after every interval: the findings and the failed hosts
+ * that hosts_judge added from the last ones go (hosts_judge only adds), so that a host an interim verdict named
+ * and a later one cleared is not left in --failed-hosts. */
+static void verdicts_clear(result_doc *d) {
+  findings_free(&d->findings);
+  findings_init(&d->findings);
+  for (int i = 0; i < d->nfailed_hosts; i++) free(d->failed_hosts[i]);
+  d->nfailed_hosts = 0;
+}
+
 static const char *const *hosts_of(const cmd_ctx *c) {
   const char **h = calloc((size_t)c->dist.size + 1, sizeof *h);
   for (int k = 0; h && k < c->dist.size; k++) h[k] = cmd_rank_host(c, k);
@@ -584,8 +594,7 @@ static const char *const *hosts_of(const cmd_ctx *c) {
 /* The document as it stands: INCOMPLETE, the series and the verdicts so far; --json and --failed-hosts too. */
 static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_state *st, double elapsed) {
   const soak_series *S = &st->S;
-  findings_free(&c->doc.findings);
-  findings_init(&c->doc.findings);
+  verdicts_clear(&c->doc);
   soak_gpu_steady *gs = calloc((size_t)st->ngpu + 1, sizeof *gs);
   DDP_CHECK_ALLOC(gs);
   ddp_result r = judge(st, &c->doc.findings, gs);
@@ -906,8 +915,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   }
   /* the end: acceptance's verdicts on the first cycle, the soak's on the series */
   double elapsed = ddp_now() - origin;
-  findings_free(&c->doc.findings);
-  findings_init(&c->doc.findings);
+  verdicts_clear(&c->doc);
   soak_gpu_steady *gs = calloc((size_t)st.ngpu + 1, sizeof *gs);
   r = gs ? accept_judge_doc(&c->doc, rules) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (r == DDP_OK) r = judge(&st, &c->doc.findings, gs);

@@ -679,7 +679,7 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
     if (links) {
       const soak_link_id *l = &s->link[j];
       r = add(v, i + 1, s->t0[i], l->host, -1, "soak_busbw_drop", SEV_FAIL, l->scope, l->name, c.late, c.early, "GB/s",
-              "busbw dropped from interval %d (%.0f s): median %.1f GB/s after, %.1f before (%+.1f %%, z %.1f); the "
+              "busbw dropped from interval %d (%.0f s): median %.3g GB/s after, %.3g before (%+.1f %%, z %.1f); the "
               "link degraded during the soak",
               i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z);
     } else {
