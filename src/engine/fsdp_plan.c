@@ -92,11 +92,11 @@ static int memory_checked(const fsdp_plan *p) {
 /* engine_create's buffers: W, G (unless 16-bit GEMMs write G16 and the buckets are the .grad), the bucket
  * buffer and its 16-bit copy for 16-bit gradient communication, V, and W16 + G16 with 16-bit GEMMs. */
 static int ddp_memory_of(const fsdp_plan_args *a, ddp_memory *d) {
-  size_t P, p4, p2, pc;
+  size_t P, p4, p2, pc = 0;
   int mixed = a->param_dtype != DT_F32;
   memset(d, 0, sizeof *d);
   if (!mul4_ok((size_t)a->layers, (size_t)a->hidden, (size_t)a->hidden, 1, &P) || !mul_ok(P, 4, &p4) ||
-      !mul_ok(P, 2, &p2) || !mul_ok(P, 2 * dtype_size(a->param_dtype), &pc))
+      !mul_ok(P, 2, &p2) || (mixed && !mul_ok(P, 2 * dtype_size(a->param_dtype), &pc)))
     return 0;
   d->weights = p4;
   d->grads = mixed && a->ddp_grad_view ? 0 : p4;
@@ -149,7 +149,8 @@ static void schedule(fsdp_plan *p) {
 ddp_result fsdp_plan_build(fsdp_plan *p, const fsdp_plan_args *a) {
   memset(p, 0, sizeof *p);
   p->args = *a;
-  if (a->hidden < 1 || a->layers < 1 || a->world < 1) return fail(p, "hidden, layers and world size must be at least 1");
+  if (a->hidden < 1 || a->layers < 1 || a->world < 1)
+    return fail(p, "hidden, layers and world size must be at least 1");
   if (!model_type(a->param_dtype) || !model_type(a->reduce_dtype))
     return fail(p, "param_dtype and reduce_dtype must be fp32, bf16 or fp16");
   if (a->layers > (INT32_MAX - 1) / 3) return fail(p, "too many layers for one step's schedule");
@@ -157,9 +158,10 @@ ddp_result fsdp_plan_build(fsdp_plan *p, const fsdp_plan_args *a) {
   p->ranks = calloc(W, sizeof *p->ranks);
   p->layers = calloc((size_t)a->layers, sizeof *p->layers);
   p->colls = calloc(3 * (size_t)a->layers + 1, sizeof *p->colls);
-  DDP_CHECK_ALLOC(p->ranks);
-  DDP_CHECK_ALLOC(p->layers);
-  DDP_CHECK_ALLOC(p->colls);
+  if (!p->ranks || !p->layers || !p->colls) { /* no DDP_CHECK_ALLOC: it prints, and the plan does no I/O */
+    snprintf(p->why, sizeof p->why, "out of host memory");
+    return DDP_ERR_SYSTEM;
+  }
 
   size_t c = fsdp_chunk(H, a->world, 0, NULL), padded, shard_n, full_n;
   for (int r = 0; r < a->world; r++) fsdp_chunk(H, a->world, r, &p->ranks[r]);

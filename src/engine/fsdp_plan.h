@@ -108,7 +108,8 @@ typedef struct {
 } fsdp_plan;
 
 /* Plans a. Returns DDP_OK; DDP_ERR_USAGE with p->why set when an argument is out of range or a size overflows
- * size_t; DDP_ERR_SYSTEM when out of host memory. Either way p is left for fsdp_plan_free. */
+ * size_t; DDP_ERR_SYSTEM (why set too) when out of host memory. Prints nothing. Either way p is left for
+ * fsdp_plan_free. */
 ddp_result fsdp_plan_build(fsdp_plan *p, const fsdp_plan_args *a);
 void fsdp_plan_free(fsdp_plan *p);
 

@@ -31,8 +31,9 @@ static void rows_case(int H, int W, size_t shard, size_t padded, const size_t *f
           ly->rs_out);
     size_t sum = 0;
     for (int r = 0; r < W; r++) {
-      CHECK(ly->ranks[r].first == first[r] && ly->ranks[r].rows == rows[r], "H=%d W=%d rank %d: [%zu +%zu), want [%zu +%zu)",
-            H, W, r, ly->ranks[r].first, ly->ranks[r].rows, first[r], rows[r]);
+      CHECK(ly->ranks[r].first == first[r] && ly->ranks[r].rows == rows[r],
+            "H=%d W=%d rank %d: [%zu +%zu), want [%zu +%zu)", H, W, r, ly->ranks[r].first, ly->ranks[r].rows,
+            first[r], rows[r]);
       sum += ly->ranks[r].rows;
     }
     CHECK(sum == (size_t)H, "H=%d W=%d: the ranks hold %zu rows", H, W, sum);
@@ -120,8 +121,8 @@ static void test_memory(void) {
   fsdp_plan_memory(&p, 7, &m);
   CHECK(m.params_master == 20 && m.params_lowp == 0 && m.grads == 20 && m.optim == 0, "H=5 W=8: %zu %zu %zu %zu",
         m.params_master, m.params_lowp, m.grads, m.optim);
-  CHECK(m.gathered == 160 && m.reduce == 100 + 160 && m.total == 20 + 20 + 160 + 260, "H=5 W=8: gathered %zu reduce %zu",
-        m.gathered, m.reduce);
+  CHECK(m.gathered == 160 && m.reduce == 100 + 160 && m.total == 20 + 20 + 160 + 260,
+        "H=5 W=8: gathered %zu reduce %zu", m.gathered, m.reduce);
   /* DDP fp32: W, G, buckets only. With gradient_as_bucket_view and fp32 GEMMs G stays (engine.c writes it). */
   CHECK(p.ddp.total == 300 && p.ddp.lowp == 0, "DDP fp32 %zu", p.ddp.total);
   fsdp_plan_free(&p);
@@ -192,7 +193,11 @@ static void test_schedule(void) {
   int ag = 0, rs = 0, last_rs = 41, order = 1;
   for (int i = 0; i < p.ncolls; i++) {
     if (p.colls[i].kind == FSDP_ALL_GATHER) ag++;
-    if (p.colls[i].kind == FSDP_REDUCE_SCATTER) rs++, order &= p.colls[i].layer == last_rs - 1, last_rs = p.colls[i].layer;
+    if (p.colls[i].kind == FSDP_REDUCE_SCATTER) {
+      rs++;
+      order &= p.colls[i].layer == last_rs - 1;
+      last_rs = p.colls[i].layer;
+    }
   }
   CHECK(p.ncolls == 120 && ag == 80 && rs == 40 && order, "L=40: %d collectives, %d AG, %d RS", p.ncolls, ag, rs);
   fsdp_plan_free(&p);
