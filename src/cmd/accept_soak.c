@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "atomic_file.h"
+#include "commands.h"
 #include "engine.h"
 #include "gpu_default.h"
 #include "health.h"
@@ -30,6 +31,7 @@
 #include "progress.h"
 #include "soak_probe.h"
 #include "soak_rules.h"
+#include "stats.h"
 #include "testhooks.h"
 #include "watchdog.h"
 
@@ -48,7 +50,7 @@ typedef struct {
 /* Rank 0's running state. */
 typedef struct {
   soak_series S;
-  int ngpu, nnodes, npairs, nlink;
+  int nnodes, npairs; /* the links of S: nodes first (S.nlink - npairs of them), then the pairs */
   node_pair *pairs;
   char (*node_host)[64]; /* [nnodes] */
   const char *prec; /* the GEMM's precision */
@@ -61,27 +63,19 @@ typedef struct {
   result_doc all, last;
   unsigned replace; /* outputs written before, this run's to rewrite */
   int train_steps;
-  double step_ms_est;
   double *stage_s;    /* [nint][NSTAGE]: where each cycle's time went, rank 0's clock */
   int stage_cap;
   soak_params prm;    /* the rules' parameters: defaults, the ceilings from --expect */
   double start_epoch; /* the soak's start, seconds since 1970 (to line the series up with DCGM, nvidia-smi, logs) */
 } soak_state;
 
+/* The median of the finite values of x[n] (NaN when none). */
 static double median_of(const double *x, int n) {
   double *t = malloc((size_t)(n > 0 ? n : 1) * sizeof *t);
   int m = 0;
   for (int i = 0; t && i < n; i++)
     if (isfinite(x[i])) t[m++] = x[i];
-  double v = NAN;
-  if (m > 0) {
-    for (int i = 1; i < m; i++) /* insertion sort: a cycle has tens to thousands of steps */
-      for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-        double s = t[j];
-        t[j] = t[j - 1], t[j - 1] = s;
-      }
-    v = m % 2 ? t[m / 2] : 0.5 * (t[m / 2 - 1] + t[m / 2]);
-  }
+  double v = m > 0 ? stats_percentile(t, m, 0.5) : NAN;
   free(t);
   return v;
 }
@@ -106,10 +100,7 @@ typedef struct {
 
 static void *hash_main(void *arg) {
   hash_job *j = arg;
-  j->sum = ddp_fnv1a64(j->h, j->count * sizeof *j->h, DDP_FNV1A64_INIT);
-  uint64_t bad = 0;
-  for (size_t i = 0; i < j->count; i++) bad += !isfinite(j->h[i]);
-  j->bad = bad;
+  engine_weights_digest(j->h, j->count, &j->sum, &j->bad);
   return NULL;
 }
 
@@ -120,10 +111,11 @@ static void *hash_main(void *arg) {
 static ddp_result train_config(cmd_ctx *c, int steps, ddp_config *cfg) {
   config_defaults(cfg);
   if (c->pl.device->is_gpu) {
-    double mem = (double)c->dev->info.memory;
-    DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, c->dist.world));
+    double mem, peak;
+    int fits;
     gpu_default g;
-    if (gpu_default_size(mem, peak_table_tflops(c->dev->info.name, "bf16"), c->dist.local_size, &g) != 0)
+    DDP_TRY(cmd_gpu_default(&c->dist, c->dev, &g, &mem, &peak, &fits));
+    if (!fits)
       return DDP_FAIL(DDP_ERR_USAGE, "accept --soak: the default-job model needs 2 GiB of GPU memory, the smallest "
                                      "GPU has %.2f GiB", mem / (1 << 30));
     gpu_default_config(&g, cfg);
@@ -163,7 +155,6 @@ static ddp_result train_calibrate(cmd_ctx *c, const accept_soak_plan *p, int *st
 static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *st) {
   const ddp_dist *d = &c->dist;
   memset(st, 0, sizeof *st);
-  st->ngpu = d->size;
   st->nnodes = d->node_count;
   st->npairs = p->pairs == PAIRS_NONE || d->size < 2 ? 0 : node_pairs(p->pairs, st->nnodes, NULL, 0);
   if (st->npairs) {
@@ -172,7 +163,6 @@ static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *
     node_pairs(p->pairs, st->nnodes, st->pairs, st->npairs);
   }
   int nodes = !p->skip_node && d->size > 1 ? st->nnodes : 0;
-  st->nlink = nodes + st->npairs;
   st->node_host = calloc((size_t)st->nnodes + 1, sizeof *st->node_host);
   DDP_CHECK_ALLOC(st->node_host);
   for (int n = 0; n < st->nnodes; n++) {
@@ -183,7 +173,7 @@ static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *
         break;
       }
   }
-  DDP_TRY(soak_series_init(&st->S, st->ngpu, st->nlink, d->size));
+  DDP_TRY(soak_series_init(&st->S, d->size, nodes + st->npairs, d->size));
   for (int k = 0; k < d->size; k++) {
     soak_gpu_id *g = &st->S.gpu[k];
     const cmd_rank *id = &c->ranks[k];
@@ -282,10 +272,9 @@ static ddp_result series_records(const soak_state *st, int i, int with_interval,
 }
 
 /* Rank 0: one interval's figures from the ranks' messages and the cycle's records. */
-static ddp_result interval_fill(const cmd_ctx *c, const accept_soak_plan *p, soak_state *st, int i,
-                                const rank_msg *msg, const result_doc *cyc) {
+static ddp_result interval_fill(soak_state *st, int i, const rank_msg *msg, const result_doc *cyc) {
   soak_series *S = &st->S;
-  int nodes = st->nlink - st->npairs;
+  int nodes = st->S.nlink - st->npairs;
   for (int k = 0; k < S->ngpu; k++) {
     soak_gpu_sample *g = soak_gpu_at(S, i, k);
     *g = msg[k].s;
@@ -311,8 +300,6 @@ static ddp_result interval_fill(const cmd_ctx *c, const accept_soak_plan *p, soa
     snprintf(g, sizeof g, "pair:%d-%d", st->pairs[q].a, st->pairs[q].b);
     *soak_busbw_at(S, i, nodes + q) = rec(cyc, "allreduce", g, "busbw_gbs", NULL, NULL);
   }
-  (void)p;
-  (void)c;
   /* the weights: the majority's checksum this cycle, and who is off it */
   int best = -1, bestn = 0;
   for (int k = 0; k < S->nrank; k++) {
@@ -348,7 +335,7 @@ static ddp_result interval_fill(const cmd_ctx *c, const accept_soak_plan *p, soa
  * count against neither host). */
 static ddp_result localise(const soak_state *st, const finding_list *f, finding_list *out) {
   const soak_series *S = &st->S;
-  int nodes = st->nlink - st->npairs;
+  int nodes = st->S.nlink - st->npairs;
   if (st->npairs < 2) return DDP_OK;
   int *dropped = calloc((size_t)st->npairs, sizeof *dropped), *first = calloc((size_t)st->npairs, sizeof *first);
   double *t = calloc((size_t)st->npairs, sizeof *t);
@@ -416,14 +403,13 @@ static ddp_result weights_findings(const soak_state *st, finding_list *out) {
   return DDP_OK;
 }
 
-/* The verdicts over the series so far into *f, and each GPU's steady state into st_out[ngpu] (may be NULL). */
-static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *st_out) {
+/* The verdicts over the series so far into *f, and each GPU's steady state into gs[ngpu]. */
+static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *gs) {
   soak_params prm = st->prm;
   soak_verdicts v;
   soak_verdicts_init(&v);
-  soak_gpu_steady *gs = calloc((size_t)(st->ngpu > 0 ? st->ngpu : 1), sizeof *gs);
-  ddp_result r = gs ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  if (r == DDP_OK) r = soak_judge_counters(&st->S, &prm, &v);
+  memset(gs, 0, (size_t)st->S.ngpu * sizeof *gs);
+  ddp_result r = soak_judge_counters(&st->S, &prm, &v);
   if (r == DDP_OK) r = soak_judge_throttle(&st->S, &prm, &v, gs);
   if (r == DDP_OK) r = soak_judge_steady(&st->S, &prm, &v, gs);
   if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, &v);
@@ -431,8 +417,6 @@ static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *
   for (int k = 0; r == DDP_OK && k < v.f.n; k++) r = findings_push(f, &v.f.v[k]);
   if (r == DDP_OK) r = localise(st, &v.f, f);
   if (r == DDP_OK) r = weights_findings(st, f);
-  if (r == DDP_OK && st_out) memcpy(st_out, gs, (size_t)st->ngpu * sizeof *gs);
-  free(gs);
   soak_verdicts_free(&v);
   return r;
 }
@@ -553,8 +537,22 @@ static cJSON *series_json(const soak_state *st, const accept_soak_plan *p, const
 
 /* ---- rank 0: outputs after an interval, and at the end ---- */
 
+/* The document's "soak" section, replaced by the series as it stands. */
+static ddp_result section_set(cmd_ctx *c, const soak_state *st, const accept_soak_plan *p, const soak_gpu_steady *gs,
+                              const char *state, double elapsed) {
+  if (!c->sections) c->sections = cJSON_CreateObject();
+  cJSON *sec = series_json(st, p, gs, state, elapsed);
+  if (!c->sections || !sec) {
+    cJSON_Delete(sec);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(c->sections, "soak");
+  cJSON_AddItemToObject(c->sections, "soak", sec);
+  return DDP_OK;
+}
+
 /* --csv from the whole series, --prom from the last interval: the records swapped in for the writers. */
-static ddp_result write_series(cmd_ctx *c, soak_state *st, int files_only) {
+static ddp_result write_series(cmd_ctx *c, soak_state *st, int files_only, int quiet) {
   result_doc *d = &c->doc;
   result_record *keep = d->records;
   int n = d->nrecords, cap = d->cap_records;
@@ -567,7 +565,7 @@ static ddp_result write_series(cmd_ctx *c, soak_state *st, int files_only) {
     const char *path = W[w].bit == OUTPUT_CSV ? c->out.csv : c->out.prom;
     if (!path[0] || (files_only && atomic_file_is_stdout(path))) continue;
     d->records = W[w].from->records, d->nrecords = W[w].from->nrecords, d->cap_records = W[w].from->cap_records;
-    e = outputs_write_some(&c->out, W[w].bit, st->replace, files_only, d, NULL, 1);
+    e = outputs_write_some(&c->out, W[w].bit, st->replace, files_only, d, NULL, quiet);
     d->records = keep, d->nrecords = n, d->cap_records = cap;
     if (e == DDP_OK) st->replace |= W[w].bit;
     else if (r == DDP_OK) r = e;
@@ -595,18 +593,10 @@ static const char *const *hosts_of(const cmd_ctx *c) {
 static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_state *st, double elapsed) {
   const soak_series *S = &st->S;
   verdicts_clear(&c->doc);
-  soak_gpu_steady *gs = calloc((size_t)st->ngpu + 1, sizeof *gs);
+  soak_gpu_steady *gs = calloc((size_t)st->S.ngpu + 1, sizeof *gs);
   DDP_CHECK_ALLOC(gs);
   ddp_result r = judge(st, &c->doc.findings, gs);
-  if (r == DDP_OK) {
-    if (!c->sections) c->sections = cJSON_CreateObject();
-    cJSON *sec = series_json(st, p, gs, "running", elapsed);
-    if (!c->sections || !sec) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-    else {
-      cJSON_DeleteItemFromObjectCaseSensitive(c->sections, "soak");
-      cJSON_AddItemToObject(c->sections, "soak", sec);
-    }
-  }
+  if (r == DDP_OK) r = section_set(c, st, p, gs, "running", elapsed);
   free(gs);
   const char *const *hosts = hosts_of(c);
   hosts_verdict hv;
@@ -627,7 +617,7 @@ static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_stat
       if (c->out.json[0] && !atomic_file_is_stdout(c->out.json)) st->replace |= OUTPUT_JSON;
       if (c->out.failed_hosts[0] && !atomic_file_is_stdout(c->out.failed_hosts)) st->replace |= OUTPUT_FAILED_HOSTS;
     }
-    ddp_result e2 = write_series(c, st, 1);
+    ddp_result e2 = write_series(c, st, 1, 1);
     r = e != DDP_OK ? e : e2;
   }
   c->outputs_replace = st->replace;
@@ -769,7 +759,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   size_t wcount = r == DDP_OK ? engine_weight_count(eng) : 0;
   float *wbuf = wcount ? malloc(wcount * sizeof *wbuf) : NULL;
   if (r == DDP_OK && !wbuf) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory for the %zu weights' check", wcount);
-  st.train_steps = steps, st.step_ms_est = step_ms;
+  st.train_steps = steps;
   int expect = (int)floor(p->seconds / p->interval + 0.5);
   if (expect < 1) expect = 1;
   if (r == DDP_OK && root && !c->quiet) {
@@ -873,7 +863,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
       }
       if (i >= 0) /* the training stage also holds the time since the last interval ended (rank 0's writing) */
         for (int q = 0; q < NSTAGE; q++) st.stage_s[i * NSTAGE + q] = (q == ST_TRAIN ? ts[ST_NODE] - t_start : ts[q + 1] - ts[q]);
-      r = i < 0 ? DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory") : interval_fill(c, p, &st, i, all, &cyc);
+      r = i < 0 ? DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory") : interval_fill(&st, i, all, &cyc);
       if (r == DDP_OK && cycle == 0) /* the one-shot acceptance records, judged at the end */
         for (int k = 0; r == DDP_OK && k < cyc.nrecords; k++) r = result_add_record(&c->doc, &cyc.records[k]);
       if (r == DDP_OK) r = write_interim(c, p, &st, now - origin);
@@ -916,26 +906,13 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   /* the end: acceptance's verdicts on the first cycle, the soak's on the series */
   double elapsed = ddp_now() - origin;
   verdicts_clear(&c->doc);
-  soak_gpu_steady *gs = calloc((size_t)st.ngpu + 1, sizeof *gs);
+  soak_gpu_steady *gs = calloc((size_t)st.S.ngpu + 1, sizeof *gs);
   r = gs ? accept_judge_doc(&c->doc, rules) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (r == DDP_OK) r = judge(&st, &c->doc.findings, gs);
   if (r == DDP_OK) r = summary_records(&st, gs, &c->doc);
-  if (r == DDP_OK) {
-    if (!c->sections) c->sections = cJSON_CreateObject();
-    cJSON *sec = series_json(&st, p, gs, "complete", elapsed);
-    if (!c->sections || !sec) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-    else {
-      cJSON_DeleteItemFromObjectCaseSensitive(c->sections, "soak");
-      cJSON_AddItemToObject(c->sections, "soak", sec);
-    }
-  }
+  if (r == DDP_OK) r = section_set(c, &st, p, gs, "complete", elapsed);
   if (r == DDP_OK) print_report(&st, gs, elapsed);
-  if (r == DDP_OK) r = write_series(c, &st, 0);
-  if (r == DDP_OK && !c->quiet)
-    for (int w = 0; w < 2; w++) {
-      const char *path = w ? c->out.prom : c->out.csv;
-      if (path[0] && !atomic_file_is_stdout(path)) fprintf(stderr, "[ddpbench] wrote %s\n", path);
-    }
+  if (r == DDP_OK) r = write_series(c, &st, 0, c->quiet);
   c->outputs_own = OUTPUT_CSV | OUTPUT_PROM;
   c->outputs_replace = st.replace;
   free(gs);

@@ -192,12 +192,21 @@ static ddp_result run_placed(cmd_ctx *c) {
 
 /* The GPU default job's model (gpu_default.h) from the smallest GPU memory of the job, the same on every rank;
  * rank 0 states the model and the expected total time before anything is measured. */
+ddp_result cmd_gpu_default(const ddp_dist *d, const ddp_device *dev, gpu_default *g, double *mem, double *peak,
+                           int *fits) {
+  *mem = (double)dev->info.memory;
+  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, mem, 1, MPI_DOUBLE, MPI_MIN, d->world));
+  *peak = peak_table_tflops(dev->info.name, "bf16");
+  *fits = gpu_default_size(*mem, *peak, d->local_size, g) == 0;
+  return DDP_OK;
+}
+
 static ddp_result default_size(ddp_config *cfg, const ddp_dist *d, const ddp_device *dev) {
-  double mem = (double)dev->info.memory;
-  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &mem, 1, MPI_DOUBLE, MPI_MIN, d->world));
-  double peak = peak_table_tflops(dev->info.name, "bf16");
+  double mem, peak;
+  int fits;
   gpu_default g;
-  if (gpu_default_size(mem, peak, d->local_size, &g) != 0)
+  DDP_TRY(cmd_gpu_default(d, dev, &g, &mem, &peak, &fits));
+  if (!fits)
     return DDP_FAIL(DDP_ERR_USAGE, "the GPU default job needs 2 GiB of GPU memory, the smallest GPU has %.2f GiB; "
                     "give the model with options", mem / (1 << 30));
   gpu_default_config(&g, cfg);

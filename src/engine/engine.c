@@ -551,12 +551,18 @@ ddp_result engine_weights_verify(engine *e, uint64_t *sum, uint64_t *nonfinite) 
   float *h = malloc(n);
   DDP_CHECK_ALLOC(h);
   ddp_result r = engine_weights(e, h);
-  *sum = ddp_fnv1a64(h, r == DDP_OK ? n : 0, DDP_FNV1A64_INIT);
   uint64_t bad = 0;
-  for (size_t i = 0; r == DDP_OK && i < count; i++) bad += !isfinite(h[i]);
+  engine_weights_digest(h, r == DDP_OK ? count : 0, sum, &bad);
   if (nonfinite) *nonfinite = bad;
   free(h);
   return r;
+}
+
+void engine_weights_digest(const float *host, size_t count, uint64_t *sum, uint64_t *nonfinite) {
+  *sum = ddp_fnv1a64(host, count * sizeof *host, DDP_FNV1A64_INIT);
+  uint64_t bad = 0;
+  for (size_t i = 0; i < count; i++) bad += !isfinite(host[i]);
+  *nonfinite = bad;
 }
 
 ddp_result engine_measure_gemm(engine *e, double *tflops) {

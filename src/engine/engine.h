@@ -47,6 +47,8 @@ size_t engine_weight_count(const engine *e);
 /* The checksum and, from the same copy, how many weights are NaN or infinite (a NaN averaged into every rank
  * leaves the checksums equal: agreement alone is no verdict). */
 ddp_result engine_weights_verify(engine *e, uint64_t *sum, uint64_t *nonfinite);
+/* The same two figures of weights already on the host (engine_weights' copy): pure, thread-safe. */
+void engine_weights_digest(const float *host, size_t count, uint64_t *sum, uint64_t *nonfinite);
 
 /* Times one H x H x H GEMM in the run's precision: TFLOP/s from the median of 10 samples, each a run of
  * back-to-back GEMMs lasting at least 1 ms (warm-ups first). Uses this rank's own weights (not collective). */

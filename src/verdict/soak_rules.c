@@ -620,12 +620,7 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
 /* ---- links and ranks ----------------------------------------------------------------------------------------- */
 
 /* The median of the finite values of x[n] (NaN when none); tmp[n] scratch. */
-static double finite_median(const double *x, int n, double *tmp) {
-  int m = 0;
-  for (int i = 0; i < n; i++)
-    if (isfinite(x[i])) tmp[m++] = x[i];
-  return median(tmp, m);
-}
+static double finite_median(const double *x, int n, double *tmp) { return median(tmp, finite_copy(x, n, tmp, NULL)); }
 
 static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_verdicts *v, int links) {
   int n = s->nint, count = links ? s->nlink : s->nrank;
@@ -649,7 +644,7 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
       r = add(v, c.split + 1, s->t0[c.split], "", -1, "soak_step_rise_job", SEV_WARN, SCOPE_JOB, "job", c.late, c.early,
               "ms",
               "the median rank's compute time rose from interval %d (%.0f s): %.3g ms after, %.3g before (%+.1f %%, z "
-              "%.1f), on every rank alike, so no rank or host is named: a job-wide cause (other work on the machines, "
+              "%.1f): the job's, not one rank's, so no rank or host is named: a job-wide cause (other work on the machines, "
               "a power or thermal limit shared by all)",
               c.split + 1, s->t0[c.split], c.late, c.early, 100 * c.rel, c.z);
   }
