@@ -7,7 +7,7 @@ static const struct {
   const char *name, *help;
 } HOOKS[HOOK_COUNT] = {
     [HOOK_RANKS_PER_NODE] = {"DDPBENCH_TEST_RANKS_PER_NODE", "K: every K consecutive ranks are one node, named nodeNN"},
-    [HOOK_FAULT] = {"DDPBENCH_TEST_FAULT", "ACTION:RANK:WHERE: stall, stop or kill RANK when it reaches WHERE (a phase, accept)"},
+    [HOOK_FAULT] = {"DDPBENCH_TEST_FAULT", "ACTION:RANK:WHERE: stall, stop or kill RANK when it reaches WHERE (a phase, accept, soak; exit: after MPI_Finalize)"},
     [HOOK_STALL_RANK] = {"DDPBENCH_TEST_STALL_RANK", "R: stall rank R in the ddp phase's second step"},
     [HOOK_CORRUPT_RANK] = {"DDPBENCH_TEST_CORRUPT_RANK", "R: report rank R's final weights with one bit flipped"},
     [HOOK_CORRUPT_COLLECTIVE] = {"DDPBENCH_TEST_CORRUPT_COLLECTIVE",

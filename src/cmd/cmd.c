@@ -521,7 +521,8 @@ int cmd_main(const cmd_def *const *cmds, int argc, char **argv) {
   if (watchdog_join(&c.dist) != DDP_OK) dist_abort(DDP_EXIT_RUNTIME);
   dist_emulate_nodes(&c.dist);
   int code = work(&c, parsed, msg);
-  watchdog_shutdown(c.written); /* a launcher that stops answering now holds MPI_Finalize: the report says so */
+  watchdog_shutdown(c.written, code); /* a launcher that stops answering now holds MPI_Finalize: the report says so */
   dist_finalize(&c.dist);
+  watchdog_test_fault(c.dist.rank, "exit"); /* a rank still exiting when a peer has left with its code */
   return code;
 }

@@ -158,7 +158,7 @@ static void publish_if_changed(void) {
 
 void watchdog_test_fault_act(const char *action, int rank, const char *where) {
   fprintf(stderr, "[ddpbench rank %d] test fault: %s in %s%s\n", rank, action,
-          strcmp(where, "accept") ? "phase " : "", where);
+          strcmp(where, "accept") && strcmp(where, "soak") && strcmp(where, "exit") ? "phase " : "", where);
   fflush(stderr);
   if (!strcmp(action, "kill")) raise(SIGKILL);
   if (!strcmp(action, "stop")) raise(SIGSTOP);
@@ -186,7 +186,12 @@ void watchdog_where(const char *what) {
 #define WD_SHUTDOWN "the shutdown after the work"
 #define WD_SHUTDOWN_WRITTEN WD_SHUTDOWN " (the results are written)"
 
-void watchdog_shutdown(int written) { watchdog_where(written ? WD_SHUTDOWN_WRITTEN : WD_SHUTDOWN); }
+static volatile sig_atomic_t g_decided = -1; /* the exit code once the work is over (watchdog_shutdown) */
+
+void watchdog_shutdown(int written, int code) {
+  g_decided = code;
+  watchdog_where(written ? WD_SHUTDOWN_WRITTEN : WD_SHUTDOWN);
+}
 
 void watchdog_tick(const char *what) {
   double now = ddp_now();
@@ -907,6 +912,7 @@ ddp_result watchdog_join(const ddp_dist *d) {
 static char g_msg_int[160], g_msg_term[160];
 
 static void on_signal(int sig) {
+  if (g_decided >= 0) _exit(g_decided); /* the work is over and its outputs are in place */
   atomic_file_abandon();
   const char *m = sig == SIGINT ? g_msg_int : g_msg_term;
   ssize_t w = write(2, m, strlen(m));

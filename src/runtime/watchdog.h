@@ -29,8 +29,11 @@ void watchdog_set_timeout(double timeout);
 ddp_result watchdog_join(const ddp_dist *d);
 /* The shutdown after the work (MPI_Finalize): the location says so, and whether the results were written
  * (printed, and every output file in place), so that a timeout there names the launcher, which MPI_Finalize
- * waits for, instead of no one (hostile trial 2, L15). Not progress. */
-void watchdog_shutdown(int written);
+ * waits for, instead of no one (hostile trial 2, L15). Not progress. The job's exit code is decided by then:
+ * a SIGINT or SIGTERM from here on ends this rank with that code, silently (the launcher signals the ranks
+ * still finalizing or exiting once a first one has left with a non-zero code; that must not turn a decided
+ * exit 2 into 143). */
+void watchdog_shutdown(int written, int code);
 /* Progress: resets the timer and, when what != NULL, records where this rank is ("phase ddp, step 3 of 8"). */
 void watchdog_tick(const char *what);
 /* Records where this rank is without resetting the timer (a wait on peers is not progress); NULL: no change. */
@@ -77,7 +80,7 @@ void watchdog_where_text(char *out, size_t n);
  * WHAT (last collective started: ...)"). */
 unsigned watchdog_enter_device(const char *what);
 /* Test hook for the fault tests: DDPBENCH_TEST_FAULT=ACTION:RANK:WHERE makes rank RANK, when it reaches WHERE
- * (a phase name, "accept"), stall (loop forever, as a hung GPU or a dead link would), stop (SIGSTOP) or kill
+ * (a phase name, "accept", "soak"; "exit": after MPI_Finalize, before the process exits), stall (loop forever, as a hung GPU or a dead link would), stop (SIGSTOP) or kill
  * itself (SIGKILL); watchdog_test_fault_act does it unconditionally. */
 void watchdog_test_fault(int rank, const char *where);
 void watchdog_test_fault_act(const char *action, int rank, const char *where);

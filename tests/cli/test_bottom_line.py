@@ -196,6 +196,11 @@ check(series and all('side="A"' in x for x in series), "--prom -: every series h
 rc, out, err = job(2, SMALL + ["--json", "-", "--csv", "-"])
 check(rc == 2 and len(err.strip().splitlines()) == 1 and "more than one output is -" in err,
       "two outputs to -: exit %d, %r" % (rc, err))
+# The launcher signals the ranks still exiting once one has left with a non-zero code: the decided 2 stays 2.
+for slow in (0, 1):
+    rc, out, err = job(2, SMALL + ["--json", "-", "--csv", "-"], env={"DDPBENCH_TEST_FAULT": "stall:%d:exit" % slow})
+    check(rc == 2 and "terminated (SIGTERM)" not in err, "two outputs to -, rank %d slow to exit: exit %d, %r" %
+          (slow, rc, err))
 rc, out, err = job(2, SMALL + ["--json", "/dev/stdout"])
 check(rc == 2 and "give - to write to standard output" in err, "/dev/stdout: exit %d, %r" % (rc, err))
 for bad in ["side", "9x=1", "kind=run", "a=b,", "__x=1"]:
