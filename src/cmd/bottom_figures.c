@@ -22,8 +22,9 @@ static double value_of(const result_doc *d, const char *measurement, const char 
 void run_bottom(const cmd_ctx *c, char *out, size_t n) {
   const result_doc *d = &c->doc;
   char step[32], sps[32], eff[32], bus[32];
-  bottom_num(value_of(d, "ddp", "step_ms"), step, sizeof step);
-  bottom_si(value_of(d, "ddp", "samples_per_s"), sps, sizeof sps);
+  const char *tp = result_find(d, "fsdp", "world", "step_ms", NULL) ? "fsdp" : "ddp"; /* the training phase */
+  bottom_num(value_of(d, tp, "step_ms"), step, sizeof step);
+  bottom_si(value_of(d, tp, "samples_per_s"), sps, sizeof sps);
   double e = value_of(d, "job", "scaling_efficiency");
   const cJSON *noise = c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "scaling_efficiency_noise") : NULL;
   if (isfinite(e) && e > 1 && cJSON_IsNumber(noise)) /* above 100 % only within its noise, as the report says */
@@ -32,7 +33,7 @@ void run_bottom(const cmd_ctx *c, char *out, size_t n) {
   else snprintf(eff, sizeof eff, "-");
   bottom_num(value_of(d, "comm", "busbw_gbs"), bus, sizeof bus);
   size_t k = 0;
-  APPEND("ddp %s ms/step  %s samples/s  scaling %s  busbw %s GB/s  ", step, sps, eff, bus);
+  APPEND("%s %s ms/step  %s samples/s  scaling %s  busbw %s GB/s  ", tp, step, sps, eff, bus);
   APPEND("%s", d->weights_identical == 1 ? "weights identical" : d->weights_identical == 0 ? "weights DIFFER"
                                                                                            : "weights not verified");
 }

@@ -433,6 +433,9 @@ static ddp_result run_run(cmd_ctx *c) {
     rep->comm = c->comm->name;
     rep->ranks = j->ranks;
     rep->plan = engine_buckets(j->train.eng);
+    rep->fsdp = engine_fsdp_plan(j->train.eng);
+    rep->fsdp_alloc = engine_fsdp_allocated(j->train.eng);
+    (void)engine_comm_log(j->train.eng, &rep->slots);
     rep->comm_bytes = engine_comm_bytes(j->train.eng);
     rep->comm_type = engine_comm_dtype(j->train.eng);
     rep->flops_per_step = engine_flops_per_step(j->train.eng);

@@ -14,6 +14,8 @@
 #include "result.h"
 #include "topo.h"
 
+static int memory_same(const fsdp_memory *a, const fsdp_memory *b);
+
 /* ---- text --------------------------------------------------------------------------------------- */
 static const char *fmt_num(char *buf, size_t n, double v, const char *f) {
   if (isnan(v))
@@ -42,9 +44,18 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   fprintf(out, "# model: hidden %d  layers %d  batch %d/rank (%d global)  params %.1fM (%s fp32)  precision %s  grad_comm %s\n",
           c->hidden, c->layers, c->batch, c->batch * r->world, params / 1e6, ddp_fmt_bytes(b1, sizeof b1, params * 4),
           precision_name(c->precision), precision_name(c->grad_comm));
-  fprintf(out, "# ddp: %d bucket%s (first_bucket_mb %g, bucket_mb %g, gradient_as_bucket_view %s), %s allreduced per step\n",
-          r->plan->nbuckets, r->plan->nbuckets == 1 ? "" : "s", c->first_bucket_mb, c->bucket_mb,
-          c->gradient_as_bucket_view ? "true" : "false", ddp_fmt_bytes(b2, sizeof b2, r->comm_bytes));
+  if (r->fsdp) {
+    const fsdp_plan *fp = r->fsdp;
+    fprintf(out, "# fsdp: fully_shard per layer, shards of %zu of %zu rows (dim 0 padded to %zu), params %s, reduce %s "
+                 "(%s), reshard after forward, one layer prefetched; %s moved per step\n",
+            fp->layers[0].shard_rows, fp->layers[0].rows, fp->layers[0].padded_rows, dtype_name(fp->args.param_dtype),
+            dtype_name(fp->args.reduce_dtype), fp->divide_avg ? "avg" : "sum with pre/post divide",
+            ddp_fmt_bytes(b2, sizeof b2, r->comm_bytes));
+  } else {
+    fprintf(out, "# ddp: %d bucket%s (first_bucket_mb %g, bucket_mb %g, gradient_as_bucket_view %s), %s allreduced per step\n",
+            r->plan->nbuckets, r->plan->nbuckets == 1 ? "" : "s", c->first_bucket_mb, c->bucket_mb,
+            c->gradient_as_bucket_view ? "true" : "false", ddp_fmt_bytes(b2, sizeof b2, r->comm_bytes));
+  }
   fprintf(out, "# steps %d timed + %d warmup  lr %g  momentum %g  seed %llu  cuda_graph %s", c->steps, c->warmup, c->lr,
           c->momentum, c->seed, c->cuda_graph ? "true" : "false");
   if (c->precision == PREC_FP16)
@@ -86,8 +97,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
       if (isnan(ps->busbw))
         fprintf(out, "   busbw - (%s)\n", ps->why_bw);
       else
-        fprintf(out, "   busbw %s GB/s (algbw %s; all buckets' bytes over the whole comm step)\n",
-                ddp_fmt_figure(b4, sizeof b4, ps->busbw), ddp_fmt_figure(b5, sizeof b5, ps->algbw));
+        fprintf(out, "   busbw %s GB/s (algbw %s; all %s bytes over the whole comm step)\n",
+                ddp_fmt_figure(b4, sizeof b4, ps->busbw), ddp_fmt_figure(b5, sizeof b5, ps->algbw),
+                r->fsdp ? "collectives'" : "buckets'");
     } else {
       fprintf(out, " %13s %10s %10s\n", ddp_fmt_figure(b3, sizeof b3, ps->tflops_per_rank),
               fmt_num(b4, sizeof b4, ps->mfu_table * 100, "%.1f%%"), fmt_num(b5, sizeof b5, ps->mfu_measured * 100, "%.1f%%"));
@@ -111,14 +123,25 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
                                    : "a step whose GEMMs run\n#  faster than that one can pass 100 %");
   for (int i = 0; i < nnotes; i++) fprintf(out, "#  MFU -: %s\n", why_notes[i]); /* one line per reason */
 
-  const phase_summary *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
+  const int tp = report_train_phase(r);
+  const phase_summary *cm = &s->ph[PHASE_COMM], *dd = &s->ph[tp];
   if ((cm->present && cm->nrows) || (dd->present && dd->nrows)) {
     const phase_summary *any = cm->present && cm->nrows ? cm : dd;
-    fprintf(out, "#\n#  allreduce per bucket size         %24s %24s\n", "comm phase", "inside ddp");
-    fprintf(out, "#         size        count      type  buckets   time(us) algbw  busbw   time(us) algbw  busbw\n");
+    char inside[32];
+    snprintf(inside, sizeof inside, "inside %s", phase_name((ddp_phase)tp));
+    if (r->fsdp) {
+      fprintf(out, "#\n#  FSDP's collectives, per call       %24s %24s\n", "comm phase", inside);
+      fprintf(out, "#  kind            size        count      type  calls   time(us) algbw  busbw   time(us) algbw  busbw\n");
+    } else {
+      fprintf(out, "#\n#  allreduce per bucket size         %24s %24s\n", "comm phase", inside);
+      fprintf(out, "#         size        count      type  buckets   time(us) algbw  busbw   time(us) algbw  busbw\n");
+    }
     for (int k = 0; k < any->nrows; k++) {
       const allreduce_row *a = &any->rows[k];
-      fprintf(out, "  %12zu %12zu %9s %8d", a->bytes, a->count, dtype_name(r->comm_type), a->nbuckets);
+      if (r->fsdp)
+        fprintf(out, "  %-14s %7zu %12zu %9s %6d", a->kind, a->bytes, a->count, dtype_name(a->dt), a->nbuckets);
+      else
+        fprintf(out, "  %12zu %12zu %9s %8d", a->bytes, a->count, dtype_name(a->dt), a->nbuckets);
       for (int q = 0; q < 2; q++) {
         const phase_summary *ps = q == 0 ? cm : dd;
         if (ps->present && k < ps->nrows && !isnan(ps->rows[k].time_us))
@@ -129,16 +152,36 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
       }
       fputc('\n', out);
     }
-    fprintf(out, "#  (GB/s = 1e9 B/s; busbw = algbw x 2(n-1)/n as nccl-tests; each allreduce timed alone; 'inside ddp'\n"
-                 "#  overlaps the backward pass%s%s)\n", any->why_bw[0] ? "; bandwidth -: " : "", any->why_bw);
+    if (r->fsdp)
+      fprintf(out, "#  (GB/s = 1e9 B/s; size as nccl-tests': an all-gather's output, a reduce-scatter's input; busbw =\n"
+                   "#  algbw x (n-1)/n, the all-reduce's x 2(n-1)/n; each call timed on the comm stream; 'inside fsdp'\n"
+                   "#  overlaps the forward and backward passes%s%s)\n", any->why_bw[0] ? "; bandwidth -: " : "", any->why_bw);
+    else
+      fprintf(out, "#  (GB/s = 1e9 B/s; busbw = algbw x 2(n-1)/n as nccl-tests; each allreduce timed alone; 'inside ddp'\n"
+                   "#  overlaps the backward pass%s%s)\n", any->why_bw[0] ? "; bandwidth -: " : "", any->why_bw);
   }
 
+  if (r->fsdp) { /* what a rank holds for FSDP's state, against DDP's (docs/fsdp.md §11) */
+    fsdp_memory m0;
+    fsdp_plan_memory(r->fsdp, 0, &m0);
+    char a[32], b[32], t[32], g[32], d[32];
+    fprintf(out, "#\n# fsdp memory per rank (rank 0, the most): params %s + grads %s + optimizer %s = %s of state, "
+                 "plus %s gathered and reduce buffers; DDP holds %s for the same model; %s\n",
+            ddp_fmt_bytes(a, sizeof a, (double)(m0.params_master + m0.params_lowp)),
+            ddp_fmt_bytes(b, sizeof b, (double)m0.grads), ddp_fmt_bytes(t, sizeof t, (double)m0.optim),
+            ddp_fmt_bytes(g, sizeof g, (double)(m0.params_master + m0.params_lowp + m0.grads + m0.optim)),
+            ddp_fmt_bytes(d, sizeof d, (double)(m0.gathered + m0.reduce)),
+            ddp_fmt_bytes(a, sizeof a, (double)r->fsdp->ddp.total),
+            !r->fsdp_alloc ? "allocation not known" : memory_same(r->fsdp_alloc, &m0) ? "the engine allocated exactly that"
+                                                                                     : "the ENGINE ALLOCATED OTHERWISE (JSON fsdp.memory_bytes)");
+  }
   fprintf(out, "#\n");
   if (s->why_efficiency[0])
-    fprintf(out, "# weak-scaling efficiency%s: - (%s)\n", r->world == 1 ? "" : " (local / ddp step time)",
-            s->why_efficiency);
+    fprintf(out, "# weak-scaling efficiency%s%s%s: - (%s)\n", r->world == 1 ? "" : " (local / ",
+            r->world == 1 ? "" : phase_name((ddp_phase)tp), r->world == 1 ? "" : " step time)", s->why_efficiency);
   if (!isnan(s->scaling_efficiency)) {
-    fprintf(out, "# weak-scaling efficiency (local / ddp step time): %.1f %%", s->scaling_efficiency * 100);
+    fprintf(out, "# weak-scaling efficiency (local / %s step time): %.1f %%", phase_name((ddp_phase)tp),
+            s->scaling_efficiency * 100);
     if (s->scaling_efficiency > 1) fprintf(out, " ± %.1f, within noise", s->efficiency_noise * 100);
     if (!isnan(s->exposed_comm_ms)) fprintf(out, "   exposed communication %.3f ms", s->exposed_comm_ms);
     if (!isnan(s->hidden_fraction))
@@ -211,7 +254,7 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     }
     fputc('\n', out);
   } else {
-    fprintf(out, "# verification: not run (needs the ddp phase)\n");
+    fprintf(out, "# verification: not run (needs the %s phase)\n", phase_name((ddp_phase)report_train_phase(r)));
   }
 }
 
@@ -485,6 +528,68 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
 
 #define num result_json_number
 
+static cJSON *memory_json(const fsdp_memory *m) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddNumberToObject(o, "params_master", (double)m->params_master);
+  cJSON_AddNumberToObject(o, "params_lowp", (double)m->params_lowp);
+  cJSON_AddNumberToObject(o, "grads", (double)m->grads);
+  cJSON_AddNumberToObject(o, "optim", (double)m->optim);
+  cJSON_AddNumberToObject(o, "gathered", (double)m->gathered);
+  cJSON_AddNumberToObject(o, "reduce", (double)m->reduce);
+  cJSON_AddNumberToObject(o, "total", (double)m->total);
+  return o;
+}
+
+static int memory_same(const fsdp_memory *a, const fsdp_memory *b) {
+  return a->params_master == b->params_master && a->params_lowp == b->params_lowp && a->grads == b->grads &&
+         a->optim == b->optim && a->gathered == b->gathered && a->reduce == b->reduce && a->total == b->total;
+}
+
+/* The fsdp section: the shard plan, the bytes a step moves, and the memory a rank holds for FSDP's state (the
+ * plan's per rank; rank 0's as its engine allocated it, checked against the plan) next to DDP's for the model. */
+static cJSON *fsdp_json(const run_report *r) {
+  const fsdp_plan *p = r->fsdp;
+  const fsdp_layer *ly = &p->layers[0];
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "param_dtype", dtype_name(p->args.param_dtype));
+  cJSON_AddStringToObject(o, "reduce_dtype", dtype_name(p->args.reduce_dtype));
+  cJSON_AddStringToObject(o, "reduce_op", p->divide_avg ? "avg" : "sum");
+  cJSON_AddNumberToObject(o, "predivide_factor", p->prediv);
+  cJSON_AddNumberToObject(o, "postdivide_factor", p->postdiv);
+  cJSON_AddBoolToObject(o, "reshard_after_forward", 1);
+  cJSON_AddNumberToObject(o, "shard_rows", (double)ly->shard_rows);
+  cJSON_AddNumberToObject(o, "padded_rows", (double)ly->padded_rows);
+  cJSON *rows = cJSON_AddArrayToObject(o, "rank_rows");
+  for (int k = 0; k < p->args.world; k++) {
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddNumberToObject(x, "first", (double)p->ranks[k].first);
+    cJSON_AddNumberToObject(x, "rows", (double)p->ranks[k].rows);
+    cJSON_AddItemToArray(rows, x);
+  }
+  cJSON_AddNumberToObject(o, "collective_bytes_per_step", r->comm_bytes);
+  cJSON *mem = cJSON_AddObjectToObject(o, "memory_bytes");
+  cJSON *per = cJSON_AddArrayToObject(mem, "plan_per_rank");
+  fsdp_memory m0;
+  for (int k = 0; k < p->args.world; k++) {
+    fsdp_memory m;
+    fsdp_plan_memory(p, k, &m);
+    if (k == 0) m0 = m;
+    cJSON_AddItemToArray(per, memory_json(&m));
+  }
+  if (r->fsdp_alloc) {
+    cJSON_AddItemToObject(mem, "allocated_rank0", memory_json(r->fsdp_alloc));
+    cJSON_AddBoolToObject(mem, "allocated_matches_plan", memory_same(r->fsdp_alloc, &m0));
+  }
+  cJSON *dd = cJSON_AddObjectToObject(mem, "ddp");
+  cJSON_AddNumberToObject(dd, "weights", (double)p->ddp.weights);
+  cJSON_AddNumberToObject(dd, "grads", (double)p->ddp.grads);
+  cJSON_AddNumberToObject(dd, "momentum", (double)p->ddp.momentum);
+  cJSON_AddNumberToObject(dd, "buckets", (double)p->ddp.buckets);
+  cJSON_AddNumberToObject(dd, "lowp", (double)p->ddp.lowp);
+  cJSON_AddNumberToObject(dd, "total", (double)p->ddp.total);
+  return o;
+}
+
 cJSON *report_sections(const run_report *r, const run_summary *s) {
   cJSON *legacy = cJSON_CreateObject();
   if (!legacy) return NULL;
@@ -496,7 +601,8 @@ cJSON *report_sections(const run_report *r, const run_summary *s) {
     cJSON_AddItemToArray(bytes, cJSON_CreateNumber((double)r->plan->buckets[b].bytes));
     cJSON_AddItemToArray(nparams, cJSON_CreateNumber(r->plan->buckets[b].nparams));
   }
-  cJSON_AddNumberToObject(legacy, "allreduce_bytes_per_step", r->comm_bytes);
+  if (r->fsdp) cJSON_AddItemToObject(legacy, "fsdp", fsdp_json(r));
+  else cJSON_AddNumberToObject(legacy, "allreduce_bytes_per_step", r->comm_bytes);
   cJSON_AddNumberToObject(legacy, "model_flops_per_step_per_rank", r->flops_per_step);
   cJSON_AddItemToObject(legacy, "measured_peak_tflops", num(s->measured_peak_tflops));
   cJSON_AddItemToObject(legacy, "table_peak_tflops", r->table_peak_tflops > 0 ? num(r->table_peak_tflops) : cJSON_CreateNull());

@@ -34,13 +34,16 @@ static const opt_spec SCHEDULE[] = {
     {"lr", NULL, 0, OPT_DOUBLE, OFF(lr), "0.01", 0, 1e6, .help = "SGD learning rate"},
     {"momentum", NULL, 0, OPT_DOUBLE, OFF(momentum), "0", 0, 1, .help = "SGD momentum (v = m*v + g; W -= lr*v)"},
     {"phases", NULL, 0, OPT_STR, STR(phases), "local,comm,ddp", .arg = "LIST",
-     .help = "phases to run, in this order: local (no communication), comm (the allreduces alone), ddp"},
+     .help = "phases to run, in this order: local (no communication), comm (the strategy's collectives alone), and "
+             "the strategy's training phase, ddp or fsdp (default: local,comm,ddp; local,comm,fsdp with --strategy "
+             "fsdp)"},
 };
 static const opt_spec PRECISION[] = {
     {"precision", NULL, 0, OPT_ENUM, OFF(precision), "fp32", .choices = "fp32|tf32|bf16|fp16",
      .help = "GEMM inputs (fp32 master weights; 16-bit = autocast; tf32 needs a GPU)"},
     {"grad_comm", NULL, 0, OPT_ENUM, OFF(grad_comm), "fp32", .choices = "fp32|-|bf16|fp16",
-     .help = "allreduce type (16-bit = PyTorch's compression hooks)"},
+     .help = "the type gradients are reduced in: ddp's allreduce (16-bit = PyTorch's compression hooks), fsdp's "
+             "reduce-scatter (MixedPrecisionPolicy's reduce_dtype)"},
     {"loss_scale_init", NULL, 0, OPT_DOUBLE, OFF(loss_scale_init), "65536", 1e-30, 1e30, .help = "fp16: initial loss scale"},
     {"loss_scale_growth_factor", NULL, 0, OPT_DOUBLE, OFF(loss_scale_growth_factor), "2", 1, 1e6,
      .help = "fp16: scale growth factor (> 1)"},
@@ -50,6 +53,9 @@ static const opt_spec PRECISION[] = {
      .help = "fp16: finite steps before the scale grows"},
 };
 static const opt_spec DDP[] = {
+    {"strategy", NULL, 0, OPT_ENUM, OFF(strategy), "ddp", .choices = "ddp|fsdp",
+     .help = "ddp: DistributedDataParallel, bucketed allreduces; fsdp: FSDP2's fully_shard per layer, sharded "
+             "parameters, all-gathers and reduce-scatters (docs/fsdp.md)"},
     {"bucket_mb", NULL, 0, OPT_DOUBLE, OFF(bucket_mb), "25", 1.0 / 1024, 1 << 20, .arg = "MIB",
      .help = "bucket cap in MiB, PyTorch's bucket_cap_mb (given, it caps the first bucket too)"},
     {"first_bucket_mb", NULL, 0, OPT_DOUBLE, OFF(first_bucket_mb), "1", 1.0 / 1024, 1 << 20, .arg = "MIB",
@@ -234,14 +240,27 @@ ddp_result config_validate(const ddp_config *cfg, const opt_set *s) {
   if (cfg->loss_scale_backoff <= 0.0 || cfg->loss_scale_backoff >= 1.0)
     return invalid(s, "loss_scale_backoff", NULL, "loss_scale_backoff must be between 0 and 1 (exclusive), got %g",
                    cfg->loss_scale_backoff);
-  int order[3];
-  if (config_phases(cfg, order) <= 0)
-    return invalid(s, "phases", NULL, "phases must list local, comm and/or ddp, got '%s'", cfg->phases);
+  int order[3], nph = config_phases(cfg, order);
+  const char *train = phase_name(phase_train((ddp_strategy)cfg->strategy));
+  if (nph <= 0)
+    return invalid(s, "phases", NULL, "phases must list local, comm and/or %s, got '%s'", train, cfg->phases);
+  for (int i = 0; i < nph; i++)
+    if ((order[i] == PHASE_DDP || order[i] == PHASE_FSDP) && order[i] != (int)phase_train((ddp_strategy)cfg->strategy))
+      return invalid(s, "phases", "strategy", "phase %s belongs to strategy %s; strategy %s trains in phase %s",
+                     phase_name((ddp_phase)order[i]), order[i] == PHASE_DDP ? "ddp" : "fsdp",
+                     strategy_name((ddp_strategy)cfg->strategy), train);
+  if (cfg->strategy == STRATEGY_FSDP) {
+    static const char *ddp_only[] = {"bucket_mb", "first_bucket_mb", "gradient_as_bucket_view"};
+    for (size_t i = 0; s && i < sizeof ddp_only / sizeof ddp_only[0]; i++)
+      if (opt_given(s, ddp_only[i]))
+        return invalid(s, ddp_only[i], NULL, "%s is DDP's; strategy fsdp has no buckets", ddp_only[i]);
+    if (cfg->sweep) return invalid(s, "sweep", "strategy", "sweep runs strategy ddp only for now");
+  }
   int gk[CONFIG_MAX_GROUPS], gn[CONFIG_MAX_GROUPS];
   if (config_groups(cfg, gk, gn, CONFIG_MAX_GROUPS) < 0)
     return invalid(s, "groups", NULL, "groups must list world, node, pairs and/or first:K (K >= 1), got '%s'",
                    cfg->groups);
-  if (cfg->sweep && !strstr(cfg->phases, "ddp"))
+  if (cfg->sweep && cfg->strategy == STRATEGY_DDP && !strstr(cfg->phases, "ddp"))
     return invalid(s, "sweep", "phases", "sweep needs the ddp phase in phases, got '%s'", cfg->phases);
   if (cfg->inject_nonfinite >= cfg->warmup + cfg->steps)
     return invalid(s, "inject_nonfinite", "steps", "inject_nonfinite %d is past the last step (%d)",
@@ -267,7 +286,8 @@ ddp_result config_validate(const ddp_config *cfg, const opt_set *s) {
                                    (size_t)(cfg->bucket_mb * 1048576.0));
   free(counts);
   if (r != DDP_OK) return r;
-  uint64_t nb = (uint64_t)plan.nbuckets;
+  /* fsdp times each of its collectives instead: two all-gathers and a reduce-scatter a layer, a found_inf */
+  uint64_t nb = cfg->strategy == STRATEGY_FSDP ? 3 * L + 1 : (uint64_t)plan.nbuckets;
   bucket_plan_free(&plan);
   uint64_t samples = mul_sat((uint64_t)cfg->steps, nb); /* timed (step, bucket) pairs: two events + one double */
   if (samples > INT_MAX)
@@ -289,5 +309,8 @@ ddp_result config_validate(const ddp_config *cfg, const opt_set *s) {
 ddp_result config_finish(ddp_config *cfg, const opt_set *s) {
   /* PyTorch: an explicit bucket_cap_mb caps the first bucket too (no 1 MiB bucket). */
   if (s && opt_given(s, "bucket_mb") && !opt_given(s, "first_bucket_mb")) cfg->first_bucket_mb = cfg->bucket_mb;
+  /* fsdp trains in its own phase: the default list names it instead of ddp. */
+  if (cfg->strategy == STRATEGY_FSDP && (!s || !opt_given(s, "phases")) && !strcmp(cfg->phases, "local,comm,ddp"))
+    snprintf(cfg->phases, sizeof cfg->phases, "local,comm,fsdp");
   return config_validate(cfg, s);
 }

@@ -37,6 +37,8 @@ typedef struct {
   ddp_precision grad_comm; /* PREC_FP32, PREC_BF16 or PREC_FP16 */
   double loss_scale_init, loss_scale_growth_factor, loss_scale_backoff;
   int loss_scale_growth_interval;
+  /* the strategy: ddp, or fsdp (docs/fsdp.md; grad_comm is then FSDP2's reduce_dtype) */
+  int strategy; /* ddp_strategy */
   /* DDP */
   double bucket_mb, first_bucket_mb; /* MiB, effective: see config_finish */
   int gradient_as_bucket_view;
@@ -51,7 +53,7 @@ typedef struct {
   int strict;           /* warnings fail (exit 4) */
   ddp_bind bind;
   int pcie;              /* topology matrix by PCIe path alone */
-  char phases[64];       /* comma list of local,comm,ddp */
+  char phases[64];       /* comma list of local,comm and the strategy's phase (ddp or fsdp) */
   char topo_xml[1024];   /* "" = do not write hwloc XML */
   int sweep;             /* the scaling sweep (measure/scaling.c) */
   char groups[256];      /* --groups: comma list of world,node,pairs,first:K; "" = none (config_groups) */
@@ -88,8 +90,8 @@ ddp_result config_set(ddp_config *cfg, const char *key, const char *value, const
 
 const char *precision_name(ddp_precision p);
 scaler_cfg config_scaler(const ddp_config *cfg);
-/* The phases of --phases in their order, duplicates dropped, as indices 0 local, 1 comm, 2 ddp (ddp_phase's
- * values): returns how many (1..3), or -1 if a name is unknown. */
+/* The phases of --phases in their order, duplicates dropped, as ddp_phase values (local, comm, ddp, fsdp):
+ * returns how many (1..3), or -1 if a name is unknown. config_validate refuses the other strategy's phase. */
 int config_phases(const ddp_config *cfg, int order[3]);
 /* --groups as kinds in measure_group_kind's order (0 world, 1 node, 2 pairs, 3 first) and their k (first:K;
  * 0 otherwise), in the order given, repeats dropped; at most max. Returns the count (0 for ""), or -1 for an

@@ -12,6 +12,7 @@
  * backward pass; S waits on an event recorded on C after the last allreduce before it reads the reduced
  * gradients. Nothing in a step blocks the host. */
 #include "engine.h"
+#include "engine_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,45 +23,6 @@
 #include "stats.h"
 #include "watchdog.h"
 
-struct engine {
-  ddp_config cfg;
-  ddp_device *dev;
-  ddp_comm *comm;
-  engine_progress_fn progress;
-  void *progress_ctx;
-  int H, L, B, world, rank;
-  size_t HH, BH;
-  ddp_dtype ct;     /* GEMM inputs and activations: fp32 or the 16-bit autocast type */
-  ddp_dtype comm_t; /* allreduce type */
-  int mixed, fp16;
-  scaler_cfg scaler;
-  ddp_stream *S, *C;
-  float *W, *G, *V, *bucket; /* L*H*H each (V only with momentum; G only where it is written, see below) */
-  void *W16, *comm16;        /* L*H*H, 16-bit (mixed / 16-bit grad_comm only) */
-  void *G16;                 /* L*H*H of ct (mixed only): autocast's 16-bit weight gradients */
-  void *act;                 /* (L+1) * B*H of ct: a_0 = x, ..., a_L = y */
-  void *dz, *da;             /* B*H scratch of ct each */
-  float *t;                  /* B*H targets */
-  ddp_step_state *state;     /* device */
-  ddp_step_state *state0;    /* device: the state a phase starts from (engine_settle's blocks restart from it) */
-  double *loss_hist;         /* device, [max steps] */
-  float *scale_hist;
-  int *skip_hist;
-  int hist_len;
-  bucket_plan plan;
-  int *bucket_of_param;   /* [L]: bucket holding parameter i */
-  int *last_of_bucket;    /* [L]: 1 if parameter i completes its bucket */
-  ddp_event **ev_ready;   /* [nbuckets], S -> C */
-  ddp_event *ev_fork, *ev_comm_done;
-  /* timing events, per timed step: */
-  ddp_event **ev_step;    /* [steps + 1] on S at each step's start and after the last */
-  ddp_event **ev_cend;    /* [steps] on S after the backward pass */
-  ddp_event **ev_bstart;  /* [steps * nbuckets] on C */
-  ddp_event **ev_bend;
-  int nev_steps;
-};
-
-static size_t ct_size(const engine *e) { return dtype_size(e->ct); }
 static float *W_of(engine *e, int l) { return e->W + (size_t)(e->L - l) * e->HH; }
 static float *G_of(engine *e, int l) { return e->G + (size_t)(e->L - l) * e->HH; }
 static float *bucket_of(engine *e, int l) { return e->bucket + (size_t)(e->L - l) * e->HH; }
@@ -68,7 +30,6 @@ static const void *Wc_of(engine *e, int l) { /* the GEMM's copy of W_l */
   return e->mixed ? (const void *)((char *)e->W16 + (size_t)(e->L - l) * e->HH * ct_size(e)) : (const void *)W_of(e, l);
 }
 static void *G16_of(engine *e, int l) { return (char *)e->G16 + (size_t)(e->L - l) * e->HH * ct_size(e); }
-static void *act_of(engine *e, int l) { return (char *)e->act + (size_t)l * e->BH * ct_size(e); }
 
 /* ---- construction ------------------------------------------------------------------------------ */
 static ddp_result dalloc(engine *e, void **p, size_t bytes) { return e->dev->alloc(e->dev, p, bytes); }
@@ -113,17 +74,23 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
 
   DDP_TRY(dev->stream_create(dev, &e->S, 0));
   DDP_TRY(dev->stream_create(dev, &e->C, 1)); /* high priority: the allreduce kernels should not queue */
-  DDP_TRY(dalloc(e, (void **)&e->W, P * 4));
+  /* fsdp holds its shards (engine_fsdp.c); the full model's buffers then serve the local phase alone, and only
+   * when it runs. */
+  e->fsdp = cfg->strategy == STRATEGY_FSDP;
+  int order[3], nph = config_phases(cfg, order), local = !e->fsdp;
+  for (int i = 0; i < nph; i++) local |= order[i] == PHASE_LOCAL;
+  if (e->fsdp) DDP_TRY(fsdp_create(e));
+  if (local) DDP_TRY(dalloc(e, (void **)&e->W, P * 4));
   /* G (.grad in fp32) is written by fp32's local dW and by DDP's copy back from the buckets; with autocast
    * and gradient_as_bucket_view nothing writes it. */
-  if (!e->mixed || !cfg->gradient_as_bucket_view) DDP_TRY(dalloc(e, (void **)&e->G, P * 4));
-  DDP_TRY(dalloc(e, (void **)&e->bucket, P * 4));
-  if (cfg->momentum != 0) DDP_TRY(dalloc(e, (void **)&e->V, P * 4));
-  if (e->mixed) {
+  if (local && (!e->mixed || (!e->fsdp && !cfg->gradient_as_bucket_view))) DDP_TRY(dalloc(e, (void **)&e->G, P * 4));
+  if (!e->fsdp) DDP_TRY(dalloc(e, (void **)&e->bucket, P * 4));
+  if (local && cfg->momentum != 0) DDP_TRY(dalloc(e, (void **)&e->V, P * 4));
+  if (local && e->mixed) {
     DDP_TRY(dalloc(e, &e->W16, P * ct_size(e)));
     DDP_TRY(dalloc(e, &e->G16, P * ct_size(e)));
   }
-  if (e->comm_t != DT_F32) DDP_TRY(dalloc(e, &e->comm16, P * 2));
+  if (!e->fsdp && e->comm_t != DT_F32) DDP_TRY(dalloc(e, &e->comm16, P * 2));
   DDP_TRY(dalloc(e, &e->act, (size_t)(e->L + 1) * e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, &e->dz, e->BH * ct_size(e)));
   DDP_TRY(dalloc(e, &e->da, e->BH * ct_size(e)));
@@ -135,11 +102,11 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   DDP_TRY(dalloc(e, (void **)&e->scale_hist, (size_t)e->hist_len * sizeof(float)));
   DDP_TRY(dalloc(e, (void **)&e->skip_hist, (size_t)e->hist_len * sizeof(int)));
 
-  /* Buckets over fp32 gradients in gradient-ready order (layer L first). */
+  /* Buckets over fp32 gradients in gradient-ready order (layer L first); fsdp has none. */
   size_t *counts = malloc((size_t)e->L * sizeof *counts);
   DDP_CHECK_ALLOC(counts);
   for (int i = 0; i < e->L; i++) counts[i] = e->HH;
-  ddp_result r = bucket_plan_build(&e->plan, counts, e->L, 4, bucket_cap_bytes(cfg->first_bucket_mb),
+  ddp_result r = e->fsdp ? DDP_OK : bucket_plan_build(&e->plan, counts, e->L, 4, bucket_cap_bytes(cfg->first_bucket_mb),
                                    bucket_cap_bytes(cfg->bucket_mb));
   free(counts);
   DDP_TRY(r);
@@ -154,14 +121,15 @@ ddp_result engine_create(engine **out, const ddp_config *cfg, ddp_device *dev, d
   }
 
   int nb = e->plan.nbuckets;
+  if (!e->fsdp) e->ntimed = nb;
   DDP_TRY(events_create(e, &e->ev_ready, nb, 0));
   DDP_TRY(dev->event_create(dev, &e->ev_fork, 0));
   DDP_TRY(dev->event_create(dev, &e->ev_comm_done, 0));
   e->nev_steps = cfg->steps;
   DDP_TRY(events_create(e, &e->ev_step, cfg->steps + 1, 1));
   DDP_TRY(events_create(e, &e->ev_cend, cfg->steps, 1));
-  DDP_TRY(events_create(e, &e->ev_bstart, cfg->steps * nb, 1));
-  DDP_TRY(events_create(e, &e->ev_bend, cfg->steps * nb, 1));
+  DDP_TRY(events_create(e, &e->ev_bstart, cfg->steps * e->ntimed, 1));
+  DDP_TRY(events_create(e, &e->ev_bend, cfg->steps * e->ntimed, 1));
 
   /* The data: this rank's global samples, made once and reused every step. */
   uint64_t first = (uint64_t)e->rank * e->BH;
@@ -183,8 +151,9 @@ void engine_free(engine *e) {
   events_destroy(e, e->ev_ready, nb);
   events_destroy(e, e->ev_step, e->nev_steps + 1);
   events_destroy(e, e->ev_cend, e->nev_steps);
-  events_destroy(e, e->ev_bstart, e->nev_steps * nb);
-  events_destroy(e, e->ev_bend, e->nev_steps * nb);
+  events_destroy(e, e->ev_bstart, e->nev_steps * e->ntimed);
+  events_destroy(e, e->ev_bend, e->nev_steps * e->ntimed);
+  if (e->fsdp) fsdp_free(e);
   if (e->ev_fork) d->event_destroy(d, e->ev_fork);
   if (e->ev_comm_done) d->event_destroy(d, e->ev_comm_done);
   if (e->S) d->stream_destroy(d, e->S);
@@ -314,6 +283,7 @@ static ddp_result step_train(engine *e, ddp_phase p, int timed, int step) {
 }
 
 static ddp_result step_run(engine *e, ddp_phase p, int timed, int step) {
+  if (e->fsdp && p != PHASE_LOCAL) return fsdp_step(e, p, timed, step);
   return p == PHASE_COMM ? step_comm(e, timed, step) : step_train(e, p, timed, step);
 }
 
@@ -342,7 +312,9 @@ static ddp_result phase_reset(engine *e, ddp_phase p) {
   ddp_step_state st = {0, 0, (float)cfg->loss_scale_init, 0};
   DDP_TRY(d->copy(d, e->state, &st, sizeof st, e->S));
   DDP_TRY(d->copy(d, e->state0, &st, sizeof st, e->S));
-  if (p == PHASE_COMM) {
+  if (e->fsdp && p != PHASE_LOCAL) {
+    DDP_TRY(fsdp_reset(e, p));
+  } else if (p == PHASE_COMM) {
     DDP_TRY(d->generate(d, e->S, e->bucket, DT_F32, P, cfg->seed, TAG_FILL, 0, 1.0));
     if (e->comm16) DDP_TRY(d->generate(d, e->S, e->comm16, e->comm_t, P, cfg->seed, TAG_FILL, 0, 1.0));
   } else {
@@ -379,7 +351,7 @@ static ddp_result elapsed(engine *e, ddp_event *a, ddp_event *b, double *ms) {
 ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r) {
   ddp_device *d = e->dev;
   const ddp_config *cfg = &e->cfg;
-  const int nb = e->plan.nbuckets, steps = cfg->steps, warmup = cfg->warmup, total = warmup + steps;
+  const int nb = e->ntimed, steps = cfg->steps, warmup = cfg->warmup, total = warmup + steps;
   memset(r, 0, sizeof *r);
   r->phase = p;
   r->warmup = warmup;
@@ -482,6 +454,7 @@ static ddp_result settle_restart(engine *e, ddp_phase p) {
   ddp_device *d = e->dev;
   DDP_TRY(d->copy(d, e->state, e->state0, sizeof *e->state, e->S));
   if (p == PHASE_COMM) return DDP_OK;
+  if (e->fsdp && p != PHASE_LOCAL) return fsdp_reset(e, p);
   DDP_TRY(weights_init(e, 0));
   if (e->V) DDP_TRY(d->memset_zero(d, e->V, (size_t)e->L * e->HH * 4, e->S));
   return DDP_OK;
@@ -542,6 +515,7 @@ ddp_result engine_settle(engine *e, ddp_phase p, double seconds, engine_agree_fn
 size_t engine_weight_count(const engine *e) { return (size_t)e->L * e->HH; }
 
 ddp_result engine_weights(engine *e, float *host) {
+  if (e->fsdp) return fsdp_weights(e, host);
   DDP_TRY(e->dev->copy(e->dev, host, e->W, engine_weight_count(e) * 4, e->S));
   return e->dev->stream_synchronize(e->dev, e->S);
 }
@@ -569,11 +543,17 @@ ddp_result engine_measure_gemm(engine *e, double *tflops) {
   ddp_device *d = e->dev;
   const int H = e->H, samples = 10;
   /* Operands: two weight matrices (real values); output: the gradient scratch of the run's type. */
-  const void *a = Wc_of(e, 1), *b = Wc_of(e, e->L > 1 ? 2 : 1);
-  void *c = e->mixed ? e->G16 : (void *)e->G;
+  const void *a, *b;
+  void *c;
+  if (e->fsdp) {
+    DDP_TRY(fsdp_gemm_operands(e, &a, &b, &c));
+  } else {
+    a = Wc_of(e, 1), b = Wc_of(e, e->L > 1 ? 2 : 1);
+    c = e->mixed ? e->G16 : (void *)e->G;
+  }
   ddp_gemm g = {.trans_a = 1, .trans_b = 0, .m = H, .n = H, .k = H, .a = a, .lda = H, .b = b, .ldb = H, .c = c,
                 .ldc = H, .ab_type = e->ct, .c_type = e->ct, .tf32 = e->cfg.precision == PREC_TF32, .relu = 0};
-  DDP_TRY(weights_init(e, 0));
+  if (!e->fsdp) DDP_TRY(weights_init(e, 0));
   /* Warm up, and find how many back-to-back GEMMs make a sample of at least 1 ms: a single small GEMM is
    * shorter than the launch and event overhead around it, which would understate the peak. */
   int per_sample = 1;
@@ -603,7 +583,21 @@ const bucket_plan *engine_buckets(const engine *e) { return &e->plan; }
 
 ddp_dtype engine_comm_dtype(const engine *e) { return e->comm_t; }
 
-double engine_comm_bytes(const engine *e) { return (double)e->plan.total_count * (double)dtype_size(e->comm_t); }
+double engine_comm_bytes(const engine *e) {
+  if (!e->fsdp) return (double)e->plan.total_count * (double)dtype_size(e->comm_t);
+  /* nccl-tests' sizes: an all-gather's output, a reduce-scatter's input; two all-gathers and one
+   * reduce-scatter a layer (the found_inf flag's 4 bytes aside) */
+  return (double)e->L * (double)e->full_n * (2.0 * (double)ct_size(e) + (double)dtype_size(e->rt));
+}
+
+const fsdp_plan *engine_fsdp_plan(const engine *e) { return e->fsdp ? &e->fp : NULL; }
+
+const fsdp_memory *engine_fsdp_allocated(const engine *e) { return e->fsdp ? &e->mem : NULL; }
+
+int engine_comm_log(const engine *e, const fsdp_coll_kind **kinds) {
+  *kinds = e->fsdp ? e->log : NULL;
+  return e->fsdp ? e->nlog : 0;
+}
 
 double engine_flops_per_step(const engine *e) {
   return (6.0 * e->L - 2.0) * (double)e->B * (double)e->H * (double)e->H;

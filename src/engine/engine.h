@@ -1,4 +1,4 @@
-/* engine.h: the DDP training engine. It owns the synthetic model (L bias-free H x H linear layers with
+/* engine.h: the training engine (DDP, and FSDP through engine_fsdp.c: strategy fsdp, docs/fsdp.md). It owns the synthetic model (L bias-free H x H linear layers with
  * ReLU, MSE loss, SGD), its buffers on the device, the bucket plan, and the three phases:
  *   local  every rank trains its own copy, no communication (the "no DDP" baseline);
  *   comm   the ddp phase's bucket allreduces alone, same sizes and order;
@@ -13,6 +13,7 @@
 #include "comm.h"
 #include "config.h"
 #include "device.h"
+#include "fsdp_plan.h"
 #include "phase.h"
 
 #ifdef __cplusplus
@@ -59,6 +60,13 @@ const bucket_plan *engine_buckets(const engine *e);
 ddp_dtype engine_comm_dtype(const engine *e);
 /* Bytes allreduced per step (in the grad_comm type). */
 double engine_comm_bytes(const engine *e);
+/* strategy fsdp: the shard plan (fsdp_plan.h), and what engine_create allocated for FSDP's state by the
+ * plan's categories (its fsdp_memory, for the check against the plan); NULL under ddp. */
+const fsdp_plan *engine_fsdp_plan(const engine *e);
+const fsdp_memory *engine_fsdp_allocated(const engine *e);
+/* strategy fsdp: the kinds of the comm calls of the last step enqueued, in issue order (the tests hold them
+ * against fsdp_plan's schedule); returns their count, 0 under ddp. */
+int engine_comm_log(const engine *e, const fsdp_coll_kind **kinds);
 /* Model FLOPs per step per rank: (6L - 2) * B * H^2. */
 double engine_flops_per_step(const engine *e);
 

@@ -67,7 +67,7 @@ static void memory_of(const fsdp_plan *p, int rank, fsdp_memory *m) {
   m->grads = L * shard * 4;
   m->optim = a->momentum ? L * p->ranks[rank].rows * H * 4 : 0;
   m->gathered = (a->layers > 1 ? 2 : 1) * ly->ag_out * pb;
-  m->reduce = ly->rows * ly->cols * pb + ly->rs_in * rb;
+  m->reduce = ly->rows * ly->cols * pb + ly->rs_in * rb + (a->reduce_dtype == DT_F32 ? 0 : ly->rs_out * rb);
   m->total = m->params_master + m->params_lowp + m->grads + m->optim + m->gathered + m->reduce;
 }
 
@@ -82,8 +82,9 @@ static int memory_checked(const fsdp_plan *p) {
   grads = master;
   if (!mul4_ok(L, p->ranks[0].rows, H, 4, &optim)) return 0;
   if (!mul_ok(ly->ag_out, pb, &g) || !mul_ok(g, 2, &gathered)) return 0;
-  if (!mul4_ok(1, ly->rows, ly->cols, pb, &r1) || !mul_ok(ly->rs_in, rb, &r2)) return 0;
-  size_t parts[] = {master, lowp, grads, optim, gathered, r1, r2};
+  size_t r3;
+  if (!mul4_ok(1, ly->rows, ly->cols, pb, &r1) || !mul_ok(ly->rs_in, rb, &r2) || !mul_ok(ly->rs_out, rb, &r3)) return 0;
+  size_t parts[] = {master, lowp, grads, optim, gathered, r1, r2, r3};
   for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
     if (!add_ok(t, parts[i], &t)) return 0;
   return 1;

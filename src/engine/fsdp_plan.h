@@ -80,7 +80,8 @@ typedef struct {
   size_t grads;         /* fp32 sharded gradients, padded (they are views of the reduce-scatter output) */
   size_t optim;         /* momentum: this rank's real rows only (a clone of the unpadded sharded gradient) */
   size_t gathered;      /* full param_dtype buffers: the unit being computed and the one prefetched */
-  size_t reduce;        /* one unit's unsharded param_dtype gradient and its reduce-scatter input */
+  size_t reduce;        /* one unit's unsharded param_dtype gradient, its reduce-scatter input and, when
+                         * reduce_dtype is 16-bit, the reduce-scatter's output before its cast to the fp32 grads */
   size_t total;
 } fsdp_memory;
 

@@ -5,9 +5,13 @@
 #include <string.h>
 
 const char *phase_name(ddp_phase p) {
-  static const char *n[] = {PHASE_NAME_LOCAL, PHASE_NAME_COMM, PHASE_NAME_DDP};
+  static const char *n[] = {PHASE_NAME_LOCAL, PHASE_NAME_COMM, PHASE_NAME_DDP, PHASE_NAME_FSDP};
   return (unsigned)p < PHASE_COUNT ? n[p] : "?";
 }
+
+const char *strategy_name(ddp_strategy s) { return s == STRATEGY_FSDP ? "fsdp" : "ddp"; }
+
+ddp_phase phase_train(ddp_strategy s) { return s == STRATEGY_FSDP ? PHASE_FSDP : PHASE_DDP; }
 
 void phase_result_free(phase_result *r) {
   free(r->step_ms);

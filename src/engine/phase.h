@@ -10,12 +10,22 @@
 extern "C" {
 #endif
 
-typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_COUNT } ddp_phase;
+/* PHASE_FSDP is the fsdp strategy's training phase (docs/fsdp.md); a run has one training phase, ddp or fsdp, and
+ * its comm phase is that strategy's collectives alone. */
+typedef enum { PHASE_LOCAL = 0, PHASE_COMM, PHASE_DDP, PHASE_FSDP, PHASE_COUNT } ddp_phase;
 /* The one spelling of each phase's name: phase_name() and the train measurements (measure/train.c) use these. */
 #define PHASE_NAME_LOCAL "local"
 #define PHASE_NAME_COMM "comm"
 #define PHASE_NAME_DDP "ddp"
+#define PHASE_NAME_FSDP "fsdp"
 const char *phase_name(ddp_phase p);
+/* The training strategies (the strategy key): DDP's bucketed allreduce, or FSDP2's sharded parameters. */
+typedef enum { STRATEGY_DDP = 0, STRATEGY_FSDP } ddp_strategy;
+const char *strategy_name(ddp_strategy s);
+/* The strategy's training phase: PHASE_DDP or PHASE_FSDP. */
+ddp_phase phase_train(ddp_strategy s);
+/* 1 for the phases that train (local, ddp, fsdp). */
+static inline int phase_trains(ddp_phase p) { return p != PHASE_COMM; }
 
 /* What one rank measured in one phase. Arrays are owned by the result (phase_result_free). */
 typedef struct {

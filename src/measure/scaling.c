@@ -130,7 +130,7 @@ static ddp_result group_records(const measure_env *env, const measure_group *g, 
     if (o < sizeof hosts) o += (size_t)snprintf(hosts + o, sizeof hosts - o, "%s%s", o ? "," : "", mem[i].host);
   }
   const char *G = g->name;
-  const phase_summary *lo = &s.ph[PHASE_LOCAL], *cm = &s.ph[PHASE_COMM], *dd = &s.ph[PHASE_DDP];
+  const phase_summary *lo = &s.ph[PHASE_LOCAL], *cm = &s.ph[PHASE_COMM], *dd = &s.ph[report_train_phase(&rep)];
   /* busbw inside ddp: all the bucket bytes over all their time (nccl-tests' factor; 0 for one rank) */
   double bytes = 0, us = 0;
   for (int k = 0; k < dd->nrows; k++) {

@@ -15,6 +15,10 @@ int report_peak_sustained(const run_report *r) {
 
 double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 0.0; }
 
+double busbw_factor_gather(int world) { return world > 1 ? (double)(world - 1) / world : 0.0; }
+
+int report_train_phase(const run_report *r) { return phase_train(r->cfg ? (ddp_strategy)r->cfg->strategy : STRATEGY_DDP); }
+
 #define ONE_RANK_BW "1 rank: the allreduce moves no data between ranks"
 
 const char *report_phase_why(const run_summary *s, int p, const char *metric) {
@@ -48,7 +52,62 @@ static const char *row_why(const run_summary *s, int p, int k) {
 /* ---- figures ------------------------------------------------------------------------------------ */
 static double median_of(double *x, int n) { return stats_percentile(x, n, 0.5); }
 
+/* fsdp: one row per kind of collective, in the order they first appear in the step; a row's time is the median
+ * over steps of the mean over ranks and calls of that kind. */
+static ddp_result summarize_fsdp(const run_report *r, const phase_data *pd, phase_summary *ps) {
+  int nb = pd->nbuckets, W = r->world, S = pd->steps;
+  const fsdp_layer *ly = &r->fsdp->layers[0];
+  ps->rows = calloc(3, sizeof *ps->rows);
+  double *per_step = malloc((size_t)(S > 0 ? S : 1) * sizeof(double));
+  if (!ps->rows || !per_step) {
+    free(per_step);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  static const char *const names[] = {[FSDP_ALL_GATHER] = "all_gather", [FSDP_REDUCE_SCATTER] = "reduce_scatter",
+                                      [FSDP_ALL_REDUCE] = "all_reduce"};
+  int row_of[3] = {-1, -1, -1};
+  for (int b = 0; b < nb; b++) {
+    fsdp_coll_kind k = r->slots[b];
+    if (row_of[k] < 0) {
+      allreduce_row *row = &ps->rows[ps->nrows];
+      row->kind = names[k];
+      row->dt = k == FSDP_ALL_GATHER ? r->fsdp->args.param_dtype : k == FSDP_REDUCE_SCATTER ? r->fsdp->args.reduce_dtype : DT_I32;
+      row->count = k == FSDP_ALL_GATHER ? ly->ag_out : k == FSDP_REDUCE_SCATTER ? ly->rs_in : 1;
+      row->bytes = row->count * dtype_size(row->dt);
+      row_of[k] = ps->nrows++;
+    }
+    ps->rows[row_of[k]].nbuckets++;
+  }
+  for (int k = 0; k < ps->nrows; k++) {
+    allreduce_row *row = &ps->rows[k];
+    int valid = 1;
+    for (int s = 0; s < S; s++) {
+      double sum = 0;
+      int n = 0;
+      for (int rk = 0; rk < W; rk++)
+        for (int b = 0; b < nb; b++)
+          if (!strcmp(names[r->slots[b]], row->kind)) {
+            double t = pd->bucket_ms[((size_t)rk * S + s) * nb + b];
+            if (isnan(t)) valid = 0;
+            sum += t;
+            n++;
+          }
+      per_step[s] = sum / n;
+    }
+    if (!valid) {
+      row->time_us = row->algbw = row->busbw = NAN;
+      continue;
+    }
+    row->time_us = median_of(per_step, S) * 1e3;
+    row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
+    row->busbw = row->algbw * (strcmp(row->kind, "all_reduce") ? busbw_factor_gather(W) : busbw_factor(W));
+  }
+  free(per_step);
+  return DDP_OK;
+}
+
 static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd, phase_summary *ps) {
+  if (r->fsdp) return summarize_fsdp(r, pd, ps);
   int nb = pd->nbuckets, W = r->world, S = pd->steps;
   size_t es = dtype_size(r->comm_type);
   ps->rows = calloc((size_t)(nb > 0 ? nb : 1), sizeof *ps->rows);
@@ -62,6 +121,8 @@ static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd,
     int k = 0;
     while (k < ps->nrows && ps->rows[k].bytes != bytes) k++;
     if (k == ps->nrows) {
+      ps->rows[k].kind = "allreduce";
+      ps->rows[k].dt = r->comm_type;
       ps->rows[k].bytes = bytes;
       ps->rows[k].count = r->plan->buckets[b].count;
       ps->nrows++;
@@ -103,12 +164,12 @@ static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd,
  * the timings are noise. Within the spread of the step times (p10 to p90 of both phases) the figure is
  * clamped to its range; beyond it, or when the spread is as large as the comm phase itself, the measurement
  * cannot tell and both are NaN with the reason in overlap_why. */
-static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *local, const ddp_stats *ddp) {
+static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *local, const ddp_stats *ddp, const char *tn) {
   double ex = ddp->median - local->median;
   double spread = report_spread(local, ddp);
   if (!comm) { /* no comm phase: exposed only, and only when it is not negative beyond noise */
     if (ex < -spread) {
-      snprintf(s->overlap_why, sizeof s->overlap_why, "the ddp step (%.3f ms) is faster than the local step (%.3f ms) by more than the step times vary", ddp->median, local->median);
+      snprintf(s->overlap_why, sizeof s->overlap_why, "the %s step (%.3f ms) is faster than the local step (%.3f ms) by more than the step times vary", tn, ddp->median, local->median);
       return;
     }
     s->exposed_comm_ms = fmax(ex, 0);
@@ -117,23 +178,20 @@ static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *loca
   double c = comm->median;
   if (spread >= c) {
     snprintf(s->overlap_why, sizeof s->overlap_why,
-             "the step times vary by %.3f ms (p10 to p90 of local and ddp), as much as the comm phase takes (%.3f ms)",
-             spread, c);
+             "the step times vary by %.3f ms (p10 to p90 of local and %s), as much as the comm phase takes (%.3f ms)", spread, tn, c);
     return;
   }
   if (ex < 0 && ex >= -spread) ex = 0;
   if (ex > c && ex <= c + spread) ex = c;
   if (ex < 0) {
     snprintf(s->overlap_why, sizeof s->overlap_why,
-             "the ddp step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' spread", ddp->median,
-             local->median);
+             "the %s step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' spread", tn, ddp->median, local->median);
     return;
   }
   if (ex > c) {
     snprintf(s->overlap_why, sizeof s->overlap_why,
-             "the ddp step (%.3f ms) is %.3f ms longer than local + comm (%.3f ms): overlapping slowed compute or "
-             "communication (contention for cores, memory or links)",
-             ddp->median, ex - c, local->median + c);
+             "the %s step (%.3f ms) is %.3f ms longer than local + comm (%.3f ms): overlapping slowed compute or "
+             "communication (contention for cores, memory or links)", tn, ddp->median, ex - c, local->median + c);
     return;
   }
   s->exposed_comm_ms = ex;
@@ -144,20 +202,19 @@ static void overlap(run_summary *s, const ddp_stats *comm, const ddp_stats *loca
  * there is the DDP overhead, ddp - local. Above 100 % (a ddp step faster than a local one) it is noise at best:
  * within the step times' spread (as overlap() measures it) it is given with that noise; beyond it the
  * measurement cannot tell. */
-static void efficiency(run_summary *s, int W, const ddp_stats *local, const ddp_stats *ddp) {
+static void efficiency(run_summary *s, int W, const ddp_stats *local, const ddp_stats *ddp, const char *tn) {
   double spread = report_spread(local, ddp);
   if (W == 1) {
     s->ddp_overhead_ms = ddp->median - local->median;
     snprintf(s->why_efficiency, sizeof s->why_efficiency,
-             "1 rank: 100 %% by definition; the DDP overhead there, ddp - local, is %.3f ms, step times' spread %.3f ms",
-             s->ddp_overhead_ms, spread);
+             "1 rank: 100 %% by definition; the DDP overhead there, %s - local, is %.3f ms, step times' spread %.3f ms", tn, s->ddp_overhead_ms, spread);
     return;
   }
   if (!(ddp->median > 0)) return;
   if (local->median - ddp->median > spread) {
     snprintf(s->why_efficiency, sizeof s->why_efficiency,
-             "cannot tell: the ddp step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' "
-             "spread (%.3f ms)", ddp->median, local->median, spread);
+             "cannot tell: the %s step (%.3f ms) is faster than the local step (%.3f ms) beyond the step times' "
+             "spread (%.3f ms)", tn, ddp->median, local->median, spread);
     return;
   }
   s->scaling_efficiency = local->median / ddp->median;
@@ -217,7 +274,9 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
 
     double sec = ps->step.median * 1e-3;
     ps->samples_per_s = ps->tflops_per_rank = ps->mfu_measured = ps->mfu_table = ps->algbw = ps->busbw = NAN;
-    if (W == 1) snprintf(ps->why_bw, sizeof ps->why_bw, ONE_RANK_BW);
+    if (W == 1)
+      snprintf(ps->why_bw, sizeof ps->why_bw, "%s", r->fsdp ? "1 rank: FSDP's all-gathers and reduce-scatters are "
+                                                              "copies that move no data between ranks" : ONE_RANK_BW);
     if (p != PHASE_COMM) {
       ps->samples_per_s = (double)r->cfg->batch * W / sec;
       ps->tflops_per_rank = r->flops_per_step / sec / 1e12;
@@ -229,10 +288,11 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
       if (s->measured_peak_tflops > 0) ps->mfu_measured = ps->tflops_per_rank / s->measured_peak_tflops;
       else snprintf(ps->why_mfu_measured, sizeof ps->why_mfu_measured, "no GEMM peak was measured");
     } else {
-      snprintf(ps->why_samples, sizeof ps->why_samples, "the comm phase trains on no samples: it times the allreduces alone");
+      snprintf(ps->why_samples, sizeof ps->why_samples, "the comm phase trains on no samples: it times the %s alone",
+               r->fsdp ? "all-gathers and reduce-scatters" : "allreduces");
       if (W > 1) {
         ps->algbw = r->comm_bytes / sec / 1e9;
-        ps->busbw = ps->algbw * busbw_factor(W);
+        ps->busbw = ps->algbw * (r->fsdp ? busbw_factor_gather(W) : busbw_factor(W));
       }
     }
     if (p != PHASE_LOCAL) DDP_TRY(summarize_allreduce(r, pd, ps));
@@ -243,11 +303,11 @@ ddp_result report_summarize(const run_report *r, run_summary *s) {
     }
   }
 
-  const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[PHASE_DDP];
+  const phase_summary *lo = &s->ph[PHASE_LOCAL], *cm = &s->ph[PHASE_COMM], *dd = &s->ph[report_train_phase(r)];
   s->scaling_efficiency = s->efficiency_noise = s->ddp_overhead_ms = NAN;
-  if (lo->present && dd->present) efficiency(s, W, &lo->step, &dd->step);
+  if (lo->present && dd->present) efficiency(s, W, &lo->step, &dd->step, phase_name((ddp_phase)report_train_phase(r)));
   s->exposed_comm_ms = s->hidden_fraction = NAN;
-  if (lo->present && dd->present && W > 1) overlap(s, cm->present ? &cm->step : NULL, &lo->step, &dd->step);
+  if (lo->present && dd->present && W > 1) overlap(s, cm->present ? &cm->step : NULL, &lo->step, &dd->step, phase_name((ddp_phase)report_train_phase(r)));
 
   /* Verification: ranks whose final weights differ from the most common checksum. */
   s->weights_identical = -1;
@@ -331,14 +391,15 @@ cJSON *report_phase_json(const run_report *r, const run_summary *s, int p) {
     cJSON_AddItemToObject(x, "step_ms_samples", doubles_json(pd->step_ms + (size_t)rk * pd->steps, pd->steps));
     cJSON_AddItemToArray(ranks, x);
   }
-  if (ps->nrows) {
-    cJSON *rows = cJSON_AddArrayToObject(o, "allreduce");
+  if (ps->nrows) { /* ddp: "allreduce", a row per bucket size; fsdp: "collectives", a row per kind */
+    cJSON *rows = cJSON_AddArrayToObject(o, r->fsdp ? "collectives" : "allreduce");
     for (int k = 0; k < ps->nrows; k++) {
       cJSON *x = cJSON_CreateObject();
+      if (r->fsdp) cJSON_AddStringToObject(x, "kind", ps->rows[k].kind);
       cJSON_AddNumberToObject(x, "bytes", (double)ps->rows[k].bytes);
       cJSON_AddNumberToObject(x, "count", (double)ps->rows[k].count);
-      cJSON_AddStringToObject(x, "type", dtype_name(r->comm_type));
-      cJSON_AddNumberToObject(x, "buckets", ps->rows[k].nbuckets);
+      cJSON_AddStringToObject(x, "type", dtype_name(ps->rows[k].dt));
+      cJSON_AddNumberToObject(x, r->fsdp ? "calls" : "buckets", ps->rows[k].nbuckets);
       cJSON_AddItemToObject(x, "time_us", num(ps->rows[k].time_us));
       cJSON_AddItemToObject(x, "algbw_gbs", num(ps->rows[k].algbw));
       cJSON_AddItemToObject(x, "busbw_gbs", num(ps->rows[k].busbw));
@@ -393,16 +454,19 @@ static ddp_result phase_records_add(const run_report *r, const run_summary *s, i
                          &ps->rank_compute[rk], NULL, 0, "rank", rank, "host", host, NULL));
   }
   for (int k = 0; k < ps->nrows; k++) {
-    char bytes[32];
+    char bytes[32], m_time[64], m_alg[64], m_bus[64];
     snprintf(bytes, sizeof bytes, "%zu", ps->rows[k].bytes);
-    const char *type = dtype_name(r->comm_type);
-    DDP_TRY(result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, ps->rows[k].time_us, NULL, NULL, 0,
+    snprintf(m_time, sizeof m_time, "%s_time_us", ps->rows[k].kind);
+    snprintf(m_alg, sizeof m_alg, "%s_algbw_gbs", ps->rows[k].kind);
+    snprintf(m_bus, sizeof m_bus, "%s_busbw_gbs", ps->rows[k].kind);
+    const char *type = dtype_name(ps->rows[k].dt);
+    DDP_TRY(result_add(d, phase, group, m_time, "us", BETTER_LOWER, ps->rows[k].time_us, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
     const char *why = row_why(s, p, k);
-    DDP_TRY(result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].algbw, NULL, NULL, 0,
+    DDP_TRY(result_add(d, phase, group, m_alg, "GB/s", BETTER_HIGHER, ps->rows[k].algbw, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
     DDP_TRY(result_set_why(d, why));
-    DDP_TRY(result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, ps->rows[k].busbw, NULL, NULL, 0,
+    DDP_TRY(result_add(d, phase, group, m_bus, "GB/s", BETTER_HIGHER, ps->rows[k].busbw, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
     DDP_TRY(result_set_why(d, why));
   }

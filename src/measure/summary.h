@@ -14,6 +14,7 @@
 #include "config.h"
 #include "device.h"
 #include "findings.h"
+#include "fsdp_plan.h"
 #include "phase.h"
 #include "result.h"
 #include "stats.h"
@@ -66,7 +67,12 @@ typedef struct {
   const rank_info *ranks;    /* [world] */
   phase_data phases[PHASE_COUNT];
   const bucket_plan *plan;
-  double comm_bytes;   /* allreduced per step */
+  /* strategy fsdp: the shard plan, the kind of each timed comm call of a step (phase_data's "buckets", in issue
+   * order) and what the engine allocated for FSDP's state; NULL under ddp */
+  const fsdp_plan *fsdp;
+  const fsdp_coll_kind *slots;
+  const fsdp_memory *fsdp_alloc;
+  double comm_bytes;   /* per step: allreduced (ddp); all-gathered and reduce-scattered, nccl-tests' sizes (fsdp) */
   ddp_dtype comm_type;
   double flops_per_step; /* per rank */
   double table_peak_tflops; /* 0 when unknown */
@@ -76,8 +82,12 @@ typedef struct {
   const result_doc *extra;    /* records of other measurements (the sweep) for the JSON; may be NULL */
 } run_report;
 
-/* Per distinct bucket size: how long its allreduce took and what bandwidth that is. */
+/* Per distinct bucket size (ddp), or per kind of collective (fsdp: all_gather, reduce_scatter, all_reduce): how
+ * long one call took and what bandwidth that is (nccl-tests' sizes: an all-gather's output, a reduce-scatter's
+ * input). */
 typedef struct {
+  const char *kind; /* "allreduce" (ddp's buckets), "all_gather", "reduce_scatter", "all_reduce" (fsdp) */
+  ddp_dtype dt;
   size_t bytes, count;
   int nbuckets;
   double time_us; /* median over steps of the mean over ranks and buckets of this size */
@@ -124,6 +134,10 @@ typedef struct {
 
 /* allreduce bus bandwidth factor 2(n-1)/n (0 for one rank, as nccl-tests). */
 double busbw_factor(int world);
+/* all-gather and reduce-scatter: (n-1)/n (0 for one rank). */
+double busbw_factor_gather(int world);
+/* The run's training phase (PHASE_DDP or PHASE_FSDP, from the strategy). */
+int report_train_phase(const run_report *r);
 /* Why phase p's figure `metric` (samples_per_s, algbw_gbs, busbw_gbs, mfu_table_peak, mfu_measured_peak; the
  * rows' allreduce_algbw_gbs and allreduce_busbw_gbs) is not given, or NULL when it is. */
 const char *report_phase_why(const run_summary *s, int p, const char *metric);

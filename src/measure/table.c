@@ -10,7 +10,7 @@
 #include "scaling.h"
 #include "train.h"
 
-static const measurement *const builtin[] = {&measure_local,    &measure_comm, &measure_ddp,  &measure_scaling,
+static const measurement *const builtin[] = {&measure_local,    &measure_comm, &measure_ddp, &measure_fsdp,  &measure_scaling,
                                              &measure_allreduce, &measure_gpu,  &measure_gemm, &measure_host_copy,
                                              &measure_p2p};
 enum { NBUILTIN = sizeof builtin / sizeof builtin[0], MAX_EXTRA = 16 };

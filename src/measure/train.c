@@ -110,6 +110,9 @@ static ddp_result phase_records(const measure_env *env, const measure_group *g, 
   rep.nodes = 1;
   rep.ranks = ranks;
   rep.plan = engine_buckets(eng);
+  rep.fsdp = engine_fsdp_plan(eng);
+  rep.fsdp_alloc = engine_fsdp_allocated(eng);
+  (void)engine_comm_log(eng, &rep.slots);
   rep.comm_bytes = engine_comm_bytes(eng);
   rep.comm_type = engine_comm_dtype(eng);
   rep.flops_per_step = engine_flops_per_step(eng);
@@ -156,7 +159,7 @@ static ddp_result train_run(const measure_env *env, const measure_group *g, ddp_
   if (r == DDP_OK) r = engine_run_phase(t->eng, p, &t->res[p]);
   if (r == DDP_OK) t->res[p].settle_s = spent;
   if (r == DDP_OK) t->ran[p] = 1;
-  if (r == DDP_OK && p == PHASE_DDP) {
+  if (r == DDP_OK && (p == PHASE_DDP || p == PHASE_FSDP)) { /* the training phase: its weights, bitwise */
     r = engine_weights_verify(t->eng, &t->checksum, &t->nonfinite);
     t->checksum_valid = r == DDP_OK;
   }
@@ -184,9 +187,16 @@ static ddp_result run_ddp(const measure_env *env, const measure_group *g, result
   return train_run(env, g, PHASE_DDP, out);
 }
 
+static ddp_result run_fsdp(const measure_env *env, const measure_group *g, result_doc *out) {
+  return train_run(env, g, PHASE_FSDP, out);
+}
+
 const measurement measure_local = {PHASE_NAME_LOCAL, "every rank trains its own copy, no communication (the no-DDP baseline)",
                                    run_local, NULL, NULL, 0};
-const measurement measure_comm = {PHASE_NAME_COMM, "the ddp phase's bucket allreduces alone, same sizes and order", run_comm,
-                                  NULL, NULL, 0};
+const measurement measure_comm = {PHASE_NAME_COMM, "the training phase's collectives alone (ddp's bucket allreduces, fsdp's "
+                                  "all-gathers and reduce-scatters), same sizes and order", run_comm, NULL, NULL, 0};
 const measurement measure_ddp = {PHASE_NAME_DDP, "training with each bucket's allreduce overlapping the backward pass",
                                  run_ddp, NULL, NULL, 0};
+const measurement measure_fsdp = {PHASE_NAME_FSDP, "FSDP2's step: all-gathers prefetched one layer ahead, gradients "
+                                  "reduce-scattered during the backward pass, sharded SGD (strategy fsdp)", run_fsdp,
+                                  NULL, NULL, 0};

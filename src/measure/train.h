@@ -2,7 +2,7 @@
  * engine per group, and the state a caller keeps across them (the job's world report keeps the world's). Also
  * the gathering of one phase's per-rank samples to the group's rank 0, which the job's report uses too.
  *
- * defines: measure_local, measure_comm, measure_ddp, train_state, train_{state_free,gather}, phase_data_free */
+ * defines: measure_local, measure_comm, measure_ddp, measure_fsdp, train_state, train_{state_free,gather}, phase_data_free */
 #ifndef DDPBENCH_TRAIN_H
 #define DDPBENCH_TRAIN_H
 
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-extern const measurement measure_local, measure_comm, measure_ddp;
+extern const measurement measure_local, measure_comm, measure_ddp, measure_fsdp;
 /* The train state a caller keeps: the engine over the last group's comm, and each phase's gathered data on
  * the group's rank 0. */
 typedef struct train_state {

@@ -638,14 +638,30 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
                                       "rank", rk, "host", host, NULL)));
     }
   }
-  const cJSON *rows = item(p, "allreduce");
-  if (rows && !cJSON_IsArray(rows)) return bad(c, "%sallreduce: not an array", path);
+  static const char *const row_arrays[] = {"allreduce", "collectives"}; /* ddp's buckets; fsdp's kinds */
+  for (int a = 0; a < 2; a++) {
+  const char *an = row_arrays[a];
+  const cJSON *rows = item(p, an);
+  if (rows && !cJSON_IsArray(rows)) return bad(c, "%s%s: not an array", path, an);
   i = 0;
   for (const cJSON *x = rows ? rows->child : NULL; x; x = x->next, i++) {
-    char rp[128], bytes[32];
-    snprintf(rp, sizeof rp, "%sallreduce[%d].", path, i);
+    char rp[128], bytes[32], m_time[64], m_alg[64], m_bus[64];
+    snprintf(rp, sizeof rp, "%s%s[%d].", path, an, i);
     double b, t, alg, bus;
-    char *type = NULL;
+    char *type = NULL, *kind = NULL;
+    if (a == 1) {
+      RD_TRY(rd_string(c, x, rp, "kind", 1, &kind));
+      int known = kind && (!strcmp(kind, "all_gather") || !strcmp(kind, "reduce_scatter") || !strcmp(kind, "all_reduce"));
+      if (!known) {
+        ddp_result rk = bad(c, "%skind: '%s' is not all_gather, reduce_scatter or all_reduce", rp, kind ? kind : "");
+        free(kind);
+        return rk;
+      }
+    }
+    snprintf(m_time, sizeof m_time, "%s_time_us", kind ? kind : "allreduce");
+    snprintf(m_alg, sizeof m_alg, "%s_algbw_gbs", kind ? kind : "allreduce");
+    snprintf(m_bus, sizeof m_bus, "%s_busbw_gbs", kind ? kind : "allreduce");
+    free(kind);
     RD_TRY(rd_number(c, x, rp, "bytes", 0, &b));
     if (b < 0 || b != floor(b)) return bad(c, "%sbytes: %g is not a byte count", rp, b);
     RD_TRY(rd_number(c, x, rp, "time_us", 1, &t));
@@ -659,19 +675,19 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
       return r;
     }
     label_int(bytes, sizeof bytes, b);
-    r = result_add(d, phase, group, "allreduce_time_us", "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes", bytes, "type",
-                   type, NULL);
+    r = result_add(d, phase, group, m_time, "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes", bytes, "type", type, NULL);
     if (r == DDP_OK)
-      r = result_add(d, phase, group, "allreduce_algbw_gbs", "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes,
-                     "type", type, NULL);
+      r = result_add(d, phase, group, m_alg, "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes, "type", type,
+                     NULL);
     if (r == DDP_OK) r = result_set_why(d, why);
     if (r == DDP_OK)
-      r = result_add(d, phase, group, "allreduce_busbw_gbs", "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes,
-                     "type", type, NULL);
+      r = result_add(d, phase, group, m_bus, "GB/s", BETTER_HIGHER, bus, NULL, NULL, 0, "bytes", bytes, "type", type,
+                     NULL);
     if (r == DDP_OK) r = result_set_why(d, why);
     free(type);
     free(why);
     RD_TRY(add_or_bad(c, r));
+  }
   }
   static const char *series[] = {"loss", "loss_scale"};
   for (int k = 0; k < 2; k++) {
