@@ -38,7 +38,7 @@
 /* Keys that define the model and its numerics: sides that differ in one are refused without
  * --allow-config-diff. Keys that only say where output goes are not provenance at all. Every other key
  * (bucket sizes, comm, CUDA graphs, steps, ...) is printed in the diff, since comparing them is legitimate. */
-static const char *model_keys[] = {"hidden", "layers", "batch", "precision", "seed", "lr", "momentum",
+static const char *model_keys[] = {"strategy", "hidden", "layers", "batch", "precision", "seed", "lr", "momentum",
                                    "loss_scale_init", "loss_scale_growth_factor", "loss_scale_backoff",
                                    "loss_scale_growth_interval", "inject_nonfinite"};
 static const char *output_keys[] = {"json", "topo_xml", "force", "quiet", "progress", "label", "config_file"};
@@ -251,6 +251,7 @@ static char *side_value(kvlist *prov, int n, const char *key, int *mixed) {
   strlist vals = {0};
   for (int i = 0; i < n; i++) {
     const char *v = kv_get(&prov[i], key);
+    if (!v && !strcmp(key, "config.strategy")) v = "ddp"; /* files from before the key trained with DDP */
     if (strlist_push(&vals, v ? v : "(unset)")) return strlist_free(&vals), NULL;
   }
   qsort(vals.v, (size_t)vals.n, sizeof *vals.v, cmp_str);
