@@ -52,108 +52,76 @@ static const char *row_why(const run_summary *s, int p, int k) {
 /* ---- figures ------------------------------------------------------------------------------------ */
 static double median_of(double *x, int n) { return stats_percentile(x, n, 0.5); }
 
-/* fsdp: one row per kind of collective, in the order they first appear in the step; a row's time is the median
- * over steps of the mean over ranks and calls of that kind. */
-static ddp_result summarize_fsdp(const run_report *r, const phase_data *pd, phase_summary *ps) {
+/* Each row's time, algbw and busbw from the calls of that row (row_of[b] for timed call b): the median over steps
+ * of the mean over ranks and calls. */
+static void rows_time(const run_report *r, const phase_data *pd, phase_summary *ps, const int *row_of, double *per_step) {
   int nb = pd->nbuckets, W = r->world, S = pd->steps;
-  const fsdp_layer *ly = &r->fsdp->layers[0];
-  ps->rows = calloc(3, sizeof *ps->rows);
+  for (int k = 0; k < ps->nrows; k++) {
+    allreduce_row *row = &ps->rows[k];
+    int valid = 1;
+    for (int s = 0; s < S; s++) {
+      double sum = 0;
+      int n = 0;
+      for (int rk = 0; rk < W; rk++)
+        for (int b = 0; b < nb; b++)
+          if (row_of[b] == k) {
+            double t = pd->bucket_ms[((size_t)rk * S + s) * nb + b];
+            if (isnan(t)) valid = 0;
+            sum += t;
+            n++;
+          }
+      per_step[s] = sum / n;
+    }
+    if (!valid) {
+      row->time_us = row->algbw = row->busbw = NAN;
+      continue;
+    }
+    row->time_us = median_of(per_step, S) * 1e3;
+    row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
+    /* nccl-tests' factors: 2(n-1)/n for allreduces, (n-1)/n for all-gathers and reduce-scatters */
+    int ar = !strcmp(row->kind, "allreduce") || !strcmp(row->kind, "all_reduce");
+    row->busbw = row->algbw * (ar ? busbw_factor(W) : busbw_factor_gather(W));
+  }
+}
+
+/* ddp: one row per distinct bucket size, in bucket order; fsdp: one row per kind of collective, in the order the
+ * kinds first appear in the step. */
+static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd, phase_summary *ps) {
+  int nb = pd->nbuckets, S = pd->steps;
+  size_t es = dtype_size(r->comm_type);
+  ps->rows = calloc((size_t)(nb > 0 ? nb : 1), sizeof *ps->rows);
   double *per_step = malloc((size_t)(S > 0 ? S : 1) * sizeof(double));
-  if (!ps->rows || !per_step) {
+  int *row_of = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(int));
+  if (!ps->rows || !per_step || !row_of) {
     free(per_step);
+    free(row_of);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
   static const char *const names[] = {[FSDP_ALL_GATHER] = "all_gather", [FSDP_REDUCE_SCATTER] = "reduce_scatter",
                                       [FSDP_ALL_REDUCE] = "all_reduce"};
-  int row_of[3] = {-1, -1, -1};
+  const fsdp_layer *ly = r->fsdp ? &r->fsdp->layers[0] : NULL;
   for (int b = 0; b < nb; b++) {
-    fsdp_coll_kind k = r->slots[b];
-    if (row_of[k] < 0) {
-      allreduce_row *row = &ps->rows[ps->nrows];
-      row->kind = names[k];
-      row->dt = k == FSDP_ALL_GATHER ? r->fsdp->args.param_dtype : k == FSDP_REDUCE_SCATTER ? r->fsdp->args.reduce_dtype : DT_I32;
-      row->count = k == FSDP_ALL_GATHER ? ly->ag_out : k == FSDP_REDUCE_SCATTER ? ly->rs_in : 1;
-      row->bytes = row->count * dtype_size(row->dt);
-      row_of[k] = ps->nrows++;
+    allreduce_row want = {0};
+    if (r->fsdp) {
+      fsdp_coll_kind k = r->slots[b];
+      want.kind = names[k];
+      want.dt = k == FSDP_ALL_GATHER ? r->fsdp->args.param_dtype : k == FSDP_REDUCE_SCATTER ? r->fsdp->args.reduce_dtype : DT_I32;
+      want.count = k == FSDP_ALL_GATHER ? ly->ag_out : k == FSDP_REDUCE_SCATTER ? ly->rs_in : 1;
+    } else {
+      want.kind = "allreduce";
+      want.dt = r->comm_type;
+      want.count = r->plan->buckets[b].count;
     }
-    ps->rows[row_of[k]].nbuckets++;
-  }
-  for (int k = 0; k < ps->nrows; k++) {
-    allreduce_row *row = &ps->rows[k];
-    int valid = 1;
-    for (int s = 0; s < S; s++) {
-      double sum = 0;
-      int n = 0;
-      for (int rk = 0; rk < W; rk++)
-        for (int b = 0; b < nb; b++)
-          if (!strcmp(names[r->slots[b]], row->kind)) {
-            double t = pd->bucket_ms[((size_t)rk * S + s) * nb + b];
-            if (isnan(t)) valid = 0;
-            sum += t;
-            n++;
-          }
-      per_step[s] = sum / n;
-    }
-    if (!valid) {
-      row->time_us = row->algbw = row->busbw = NAN;
-      continue;
-    }
-    row->time_us = median_of(per_step, S) * 1e3;
-    row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
-    row->busbw = row->algbw * (strcmp(row->kind, "all_reduce") ? busbw_factor_gather(W) : busbw_factor(W));
-  }
-  free(per_step);
-  return DDP_OK;
-}
-
-static ddp_result summarize_allreduce(const run_report *r, const phase_data *pd, phase_summary *ps) {
-  if (r->fsdp) return summarize_fsdp(r, pd, ps);
-  int nb = pd->nbuckets, W = r->world, S = pd->steps;
-  size_t es = dtype_size(r->comm_type);
-  ps->rows = calloc((size_t)(nb > 0 ? nb : 1), sizeof *ps->rows);
-  double *per_step = malloc((size_t)S * sizeof(double));
-  if (!ps->rows || !per_step) {
-    free(per_step);
-    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  }
-  for (int b = 0; b < nb; b++) { /* distinct sizes, in bucket order */
-    size_t bytes = r->plan->buckets[b].count * es;
+    want.bytes = want.count * (r->fsdp ? dtype_size(want.dt) : es);
     int k = 0;
-    while (k < ps->nrows && ps->rows[k].bytes != bytes) k++;
-    if (k == ps->nrows) {
-      ps->rows[k].kind = "allreduce";
-      ps->rows[k].dt = r->comm_type;
-      ps->rows[k].bytes = bytes;
-      ps->rows[k].count = r->plan->buckets[b].count;
-      ps->nrows++;
-    }
+    while (k < ps->nrows && (ps->rows[k].bytes != want.bytes || strcmp(ps->rows[k].kind, want.kind))) k++;
+    if (k == ps->nrows) ps->rows[ps->nrows++] = want;
     ps->rows[k].nbuckets++;
+    row_of[b] = k;
   }
-  for (int k = 0; k < ps->nrows; k++) {
-    allreduce_row *row = &ps->rows[k];
-    int valid = 1;
-    for (int s = 0; s < S; s++) {
-      double sum = 0;
-      int n = 0;
-      for (int rk = 0; rk < W; rk++)
-        for (int b = 0; b < nb; b++)
-          if (r->plan->buckets[b].count * es == row->bytes) {
-            double t = pd->bucket_ms[((size_t)rk * S + s) * nb + b];
-            if (isnan(t)) valid = 0;
-            sum += t;
-            n++;
-          }
-      per_step[s] = sum / n;
-    }
-    if (!valid) {
-      row->time_us = row->algbw = row->busbw = NAN;
-      continue;
-    }
-    row->time_us = median_of(per_step, S) * 1e3;
-    row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
-    row->busbw = row->algbw * busbw_factor(W);
-  }
+  rows_time(r, pd, ps, row_of, per_step);
   free(per_step);
+  free(row_of);
   return DDP_OK;
 }
 

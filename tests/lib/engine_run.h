@@ -87,19 +87,24 @@ static inline double rel_diff_f(const float *a, const float *b, size_t n) {
   return den > 0 ? num / den : num;
 }
 
+/* Collective over g: the final weights are bitwise the same on every rank of it. */
+static inline void weights_same_checks(MPI_Comm g, const run_out *o, const char *what) {
+  int rank;
+  MPI_Comm_rank(g, &rank);
+  float *w0 = malloc(o->nw * sizeof(float));
+  if (rank == 0) memcpy(w0, o->w, o->nw * sizeof(float));
+  MPI_Bcast(w0, (int)o->nw, MPI_FLOAT, 0, g);
+  int same = memcmp(w0, o->w, o->nw * sizeof(float)) == 0;
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, g);
+  CHECK(same, "%s: final weights bitwise identical on every rank", what);
+  free(w0);
+}
+
 /* Collective over MPI_COMM_WORLD: sums the ranks' loss shares into the global loss (on every rank) and
  * checks that the final weights are bitwise the same on every rank. */
 static inline void world_checks(run_out *o, const char *what) {
   MPI_Allreduce(MPI_IN_PLACE, o->loss, o->n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  float *w0 = malloc(o->nw * sizeof(float));
-  if (rank == 0) memcpy(w0, o->w, o->nw * sizeof(float));
-  MPI_Bcast(w0, (int)o->nw, MPI_FLOAT, 0, MPI_COMM_WORLD);
-  int same = memcmp(w0, o->w, o->nw * sizeof(float)) == 0;
-  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  CHECK(same, "%s: final weights bitwise identical on every rank", what);
-  free(w0);
+  weights_same_checks(MPI_COMM_WORLD, o, what);
 }
 
 #endif

@@ -28,24 +28,11 @@
 #include "fsdp_plan.h"
 #include "ref_model.h"
 
-/* Bitwise agreement of o's weights over the group's MPI communicator. */
-static void group_checks(MPI_Comm g, const run_out *o, const char *what) {
-  int rank;
-  MPI_Comm_rank(g, &rank);
-  float *w0 = malloc(o->nw * sizeof(float));
-  if (rank == 0) memcpy(w0, o->w, o->nw * sizeof(float));
-  MPI_Bcast(w0, (int)o->nw, MPI_FLOAT, 0, g);
-  int same = memcmp(w0, o->w, o->nw * sizeof(float)) == 0;
-  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, g);
-  CHECK(same, "%s: final weights bitwise identical on every rank", what);
-  free(w0);
-}
-
 /* A run on group comm c (MPI g): its per-step global loss (the shares summed) and final weights. */
 static void run_group(ddp_comm *c, MPI_Comm g, const ddp_config *cfg, ddp_phase p, run_out *o, const char *what) {
   CHECK(run_engine(c, cfg, p, o) == DDP_OK, "%s: run", what);
   MPI_Allreduce(MPI_IN_PLACE, o->loss, o->n, MPI_DOUBLE, MPI_SUM, g);
-  group_checks(g, o, what);
+  weights_same_checks(g, o, what);
 }
 
 static void fsdp_config(ddp_config *c, ddp_precision p, int hidden) {
