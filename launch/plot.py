@@ -218,11 +218,12 @@ def plot_scaling(rs, out):
     if not series:  # across runs of one config: the world ddp step at each size against the smallest size's
         by_cfg = {}
         for r in rs:
-            st = next((x for x in records(r, "ddp", "world", "step_ms") if not x["labels"]), None)
+            tp = train_phase(r)
+            st = next((x for x in records(r, tp, "world", "step_ms") if not x["labels"]), None)
             lo = next((x for x in records(r, "local", "world", "step_ms") if not x["labels"]), None)
             w = r["doc"]["world_size"]
             if st:
-                by_cfg.setdefault(config_text(r), {})[w] = (r, st, "ddp step at %d GPU%s" % (w, "s" if w > 1 else ""))
+                by_cfg.setdefault(config_text(r), {})[w] = (r, st, "%s step at %d GPU%s" % (tp, w, "s" if w > 1 else ""))
             if lo and (w == 1 or not st):  # one GPU: training without communication is the 1-GPU step
                 by_cfg.setdefault(config_text(r), {}).setdefault(1, (r, lo, "local step (no communication) as the 1-GPU step"))
         for cfg, runs in sorted(by_cfg.items()):
@@ -287,10 +288,14 @@ def stragglers(r, phase):
     return out
 
 
+def train_phase(r):
+    """The run's training phase: fsdp under --strategy fsdp, else ddp."""
+    return "fsdp" if (r["doc"].get("config") or {}).get("strategy") == "fsdp" else "ddp"
+
+
 def plot_heatmap(r, out, name):
-    recs = [x for x in records(r, "ddp", "world", "step_ms") if "rank" in x["labels"]]
-    meas = "ddp"
-    phase = "ddp"
+    phase = meas = train_phase(r)
+    recs = [x for x in records(r, phase, "world", "step_ms") if "rank" in x["labels"]]
     if not recs:  # a sweep without the world phases: its largest group
         groups = [g for g in records(r, "scaling", metric="gpus")]
         if groups:

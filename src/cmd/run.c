@@ -118,6 +118,13 @@ static ddp_result run_validate(cmd_ctx *c) {
     return ddp_usage_error("%s%sgroup_measure: no measurement '%s' (there are: %s)", where ? where : "",
                            where ? ": " : "", cfg->group_measure, names);
   }
+  const char *other = phase_name(cfg->strategy == STRATEGY_FSDP ? PHASE_DDP : PHASE_FSDP);
+  if (!strcmp(cfg->group_measure, other)) { /* the other strategy's training phase: not this engine's */
+    where = first_where(c, "group_measure", "strategy", w, sizeof w);
+    return ddp_usage_error("%s%sgroup_measure %s belongs to strategy %s; strategy %s measures %s", where ? where : "",
+                           where ? ": " : "", other, other, strategy_name((ddp_strategy)cfg->strategy),
+                           phase_name(phase_train((ddp_strategy)cfg->strategy)));
+  }
   return DDP_OK;
 }
 

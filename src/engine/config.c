@@ -254,14 +254,15 @@ ddp_result config_validate(const ddp_config *cfg, const opt_set *s) {
     for (size_t i = 0; s && i < sizeof ddp_only / sizeof ddp_only[0]; i++)
       if (opt_given(s, ddp_only[i]))
         return invalid(s, ddp_only[i], NULL, "%s is DDP's; strategy fsdp has no buckets", ddp_only[i]);
-    if (cfg->sweep) return invalid(s, "sweep", "strategy", "sweep runs strategy ddp only for now");
   }
   int gk[CONFIG_MAX_GROUPS], gn[CONFIG_MAX_GROUPS];
   if (config_groups(cfg, gk, gn, CONFIG_MAX_GROUPS) < 0)
     return invalid(s, "groups", NULL, "groups must list world, node, pairs and/or first:K (K >= 1), got '%s'",
                    cfg->groups);
-  if (cfg->sweep && cfg->strategy == STRATEGY_DDP && !strstr(cfg->phases, "ddp"))
-    return invalid(s, "sweep", "phases", "sweep needs the ddp phase in phases, got '%s'", cfg->phases);
+  int has_train = 0;
+  for (int i = 0; i < nph; i++) has_train |= order[i] == (int)phase_train((ddp_strategy)cfg->strategy);
+  if (cfg->sweep && !has_train)
+    return invalid(s, "sweep", "phases", "sweep needs the %s phase in phases, got '%s'", train, cfg->phases);
   if (cfg->inject_nonfinite >= cfg->warmup + cfg->steps)
     return invalid(s, "inject_nonfinite", "steps", "inject_nonfinite %d is past the last step (%d)",
                    cfg->inject_nonfinite, cfg->warmup + cfg->steps - 1);

@@ -353,6 +353,8 @@ ddp_result engine_run_phase(engine *e, ddp_phase p, phase_result *r) {
   const ddp_config *cfg = &e->cfg;
   const int nb = e->ntimed, steps = cfg->steps, warmup = cfg->warmup, total = warmup + steps;
   memset(r, 0, sizeof *r);
+  if ((p == PHASE_DDP && e->fsdp) || (p == PHASE_FSDP && !e->fsdp))
+    return DDP_FAIL(DDP_ERR_USAGE, "phase %s on an engine of the other strategy", phase_name(p));
   r->phase = p;
   r->warmup = warmup;
   r->steps = steps;
@@ -470,6 +472,8 @@ static ddp_result settle_wait(engine *e, const char *what) {
 ddp_result engine_settle(engine *e, ddp_phase p, double seconds, engine_agree_fn agree, void *ctx, double *spent) {
   ddp_device *d = e->dev;
   const long block = e->hist_len; /* the step counter indexes the histories: restart before it runs past */
+  if ((p == PHASE_DDP && e->fsdp) || (p == PHASE_FSDP && !e->fsdp))
+    return DDP_FAIL(DDP_ERR_USAGE, "phase %s on an engine of the other strategy", phase_name(p));
   int use_graph = e->cfg.cuda_graph && d->graph_begin;
   ddp_graph *graph = NULL;
   char what[96];

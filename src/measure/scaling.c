@@ -100,6 +100,9 @@ static ddp_result group_records(const measure_env *env, const measure_group *g, 
   rep.world = W;
   rep.ranks = ranks;
   rep.plan = engine_buckets(eng);
+  rep.fsdp = engine_fsdp_plan(eng);
+  rep.fsdp_alloc = engine_fsdp_allocated(eng);
+  (void)engine_comm_log(eng, &rep.slots);
   rep.comm_bytes = engine_comm_bytes(eng);
   rep.comm_type = engine_comm_dtype(eng);
   rep.flops_per_step = engine_flops_per_step(eng);
@@ -131,13 +134,14 @@ static ddp_result group_records(const measure_env *env, const measure_group *g, 
   }
   const char *G = g->name;
   const phase_summary *lo = &s.ph[PHASE_LOCAL], *cm = &s.ph[PHASE_COMM], *dd = &s.ph[report_train_phase(&rep)];
-  /* busbw inside ddp: all the bucket bytes over all their time (nccl-tests' factor; 0 for one rank) */
+  /* busbw inside the training phase: all the calls' bus bytes (each kind's nccl-tests factor) over all their
+   * time; NaN on one rank */
   double bytes = 0, us = 0;
   for (int k = 0; k < dd->nrows; k++) {
-    bytes += (double)dd->rows[k].bytes * dd->rows[k].nbuckets;
+    bytes += (double)dd->rows[k].bytes * dd->rows[k].nbuckets * row_bus_factor(&dd->rows[k], W);
     us += dd->rows[k].time_us * dd->rows[k].nbuckets;
   }
-  double busbw = us > 0 && W > 1 ? bytes / (us * 1e-6) / 1e9 * busbw_factor(W) : NAN;
+  double busbw = us > 0 && W > 1 ? bytes / (us * 1e-6) / 1e9 : NAN;
   struct {
     const char *metric, *unit;
     result_better better;
@@ -222,7 +226,8 @@ static double efficiency_noise(const result_doc *d, const char *group) {
 
 static void scaling_print(FILE *f, const measurement *m, const result_doc *d) {
   (void)m;
-  fprintf(f, "#\n# scaling sweep (ddp phase per group; efficiency = 1-rank ddp step / group's ddp step)\n");
+  fprintf(f, "#\n# scaling sweep (the training phase, ddp or fsdp, per group; efficiency = its 1-rank step / the group's "
+             "step)\n");
   fprintf(f, "# %5s %5s %11s %13s %10s %11s %10s %10s  %s\n", "gpus", "nodes", "step(ms)", "samples/s", "eff(%)",
           "exposed(ms)", "hidden(%)", "busbw", "ranks (hosts)");
   for (int i = 0; i < d->nrecords; i++) {
@@ -247,7 +252,8 @@ static void scaling_print(FILE *f, const measurement *m, const result_doc *d) {
     fprintf(f, "  %5.0f %5.0f %11s %13s %10s %11s %10s %10s  %s (%s)\n", r->value, value_of(d, G, "nodes"), c[0], c[1],
             c[2], c[3], c[4], b, result_record_label(r, "ranks"), result_record_label(r, "hosts"));
   }
-  fprintf(f, "# busbw: GB/s of the bucket allreduces inside the ddp phase (nccl-tests' bus bandwidth; - on 1 rank:\n"
+  fprintf(f, "# busbw: GB/s of the collectives inside the training phase (ddp's bucket allreduces, fsdp's all-gathers\n"
+             "# and reduce-scatters; nccl-tests' bus bandwidth; - on 1 rank:\n"
              "# no data moves between ranks). eff above 100 %%: within the step times' noise (±), else - (cannot tell)\n");
 }
 

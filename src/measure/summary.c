@@ -17,6 +17,11 @@ double busbw_factor(int world) { return world > 1 ? 2.0 * (world - 1) / world : 
 
 double busbw_factor_gather(int world) { return world > 1 ? (double)(world - 1) / world : 0.0; }
 
+double row_bus_factor(const allreduce_row *row, int world) {
+  int ar = !strcmp(row->kind, "allreduce") || !strcmp(row->kind, "all_reduce");
+  return ar ? busbw_factor(world) : busbw_factor_gather(world);
+}
+
 int report_train_phase(const run_report *r) { return phase_train(r->cfg ? (ddp_strategy)r->cfg->strategy : STRATEGY_DDP); }
 
 #define ONE_RANK_BW "1 rank: the allreduce moves no data between ranks"
@@ -78,9 +83,7 @@ static void rows_time(const run_report *r, const phase_data *pd, phase_summary *
     }
     row->time_us = median_of(per_step, S) * 1e3;
     row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
-    /* nccl-tests' factors: 2(n-1)/n for allreduces, (n-1)/n for all-gathers and reduce-scatters */
-    int ar = !strcmp(row->kind, "allreduce") || !strcmp(row->kind, "all_reduce");
-    row->busbw = row->algbw * (ar ? busbw_factor(W) : busbw_factor_gather(W));
+    row->busbw = row->algbw * row_bus_factor(row, W); /* nccl-tests' factor of the row's kind */
   }
 }
 

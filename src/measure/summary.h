@@ -136,6 +136,8 @@ typedef struct {
 double busbw_factor(int world);
 /* all-gather and reduce-scatter: (n-1)/n (0 for one rank). */
 double busbw_factor_gather(int world);
+/* A row's factor from algbw to busbw: busbw_factor for allreduces, busbw_factor_gather for the others. */
+double row_bus_factor(const allreduce_row *row, int world);
 /* The run's training phase (PHASE_DDP or PHASE_FSDP, from the strategy). */
 int report_train_phase(const run_report *r);
 /* Why phase p's figure `metric` (samples_per_s, algbw_gbs, busbw_gbs, mfu_table_peak, mfu_measured_peak; the

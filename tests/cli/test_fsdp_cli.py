@@ -9,7 +9,9 @@
   docs/result.schema.json (when jsonschema is installed);
 - --csv and --prom carry the collectives' figures (all_gather_busbw_gbs, reduce_scatter_time_us);
 - fp16 with a NaN injected in step 3: the fsdp phase skips step 3 alone;
-- bad input, one line and exit 2: the other strategy's phase, DDP's bucket keys, --sweep, an unknown strategy;
+- the sweep under fsdp: its busbw inside the fsdp phase, - on 1 rank;
+- bad input, one line and exit 2: the other strategy's phase (in phases, in --group-measure), DDP's bucket keys,
+  a sweep without the fsdp phase, an unknown strategy;
 - compare refuses a fsdp run against a ddp run (config key strategy), and compares them with --allow-config-diff.
 About 40 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
 import csv
@@ -108,11 +110,20 @@ for args, want in ((["--strategy", "fsdp", "--phases", "local,ddp"], "phase ddp 
                    (["--phases", "fsdp"], "phase fsdp belongs to strategy fsdp"),
                    (["--strategy", "fsdp", "--bucket-mb", "5"], "bucket_mb is DDP's"),
                    (["--strategy", "fsdp", "--gradient-as-bucket-view"], "gradient_as_bucket_view is DDP's"),
-                   (["--strategy", "fsdp", "--sweep"], "sweep"),
+                   (["--strategy", "fsdp", "--sweep", "--phases", "local,comm"], "sweep needs the fsdp phase"),
+                   (["--strategy", "fsdp", "--group-measure", "ddp"], "group_measure ddp belongs to strategy ddp"),
                    (["--strategy", "zero3"], "strategy")):
     rc, out, err = run(SMALL + args)
     lines = [x for x in err.strip().splitlines() if x]
     check(rc == 2 and len(lines) == 1 and want in err, "%s: exit 2, one line with %r: %d %r" % (args, want, rc, err))
+
+rc, out, err = run(SMALL + ["--strategy", "fsdp", "--sweep", "--phases", "local,fsdp", "--json", "s.json"], np=2)
+check(rc == 0, "fsdp sweep: exit %d %s" % (rc, err[-300:]))
+if rc == 0:
+    recs = load("s.json")["records"]
+    sc = {r["group"]: r["value"] for r in recs if r["measurement"] == "scaling" and r["metric"] == "busbw_gbs"}
+    check(sorted(sc) == ["first:1", "first:2"] and sc["first:1"] is None and sc["first:2"] > 0,
+          "the sweep's busbw inside fsdp: - on 1 rank, measured on 2: %r" % sc)
 
 rc, out, err = run(SMALL + ["--momentum", "0.9", "--json", "d.json"], np=3)
 check(rc == 0, "3-rank ddp run: exit %d" % rc)
