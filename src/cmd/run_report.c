@@ -570,6 +570,7 @@ static cJSON *fsdp_json(const run_report *r) {
   cJSON *mem = cJSON_AddObjectToObject(o, "memory_bytes");
   cJSON *per = cJSON_AddArrayToObject(mem, "plan_per_rank");
   fsdp_memory m0;
+  memset(&m0, 0, sizeof m0);
   for (int k = 0; k < p->args.world; k++) {
     fsdp_memory m;
     fsdp_plan_memory(p, k, &m);

@@ -7,7 +7,9 @@
  *  - final weights bitwise identical across ranks, with MPI and with NCCL;
  *  - a CUDA graph replay gives bitwise the eager result; gradient_as_bucket_view changes no bit;
  *  - fp16 with a NaN injected after step K: exactly step K skipped on every rank, the next scale halved, the
- *    loss repeated, with and without --cuda-graph. */
+ *    loss repeated, with and without --cuda-graph, under DDP and under FSDP;
+ *  - strategy fsdp against DDP on the same ranks and comm, bitwise across ranks, its CUDA graph replay bitwise the
+ *    eager step (MPI on 2 ranks; NCCL on 2 GPUs, or rank 0 alone on a NCCL communicator of its own). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,14 +45,22 @@ static void equivalence(ddp_comm *world, ddp_comm *solo, ddp_precision p, double
   free(two.w);
 }
 
-static void inject(ddp_comm *world, int graph, const char *name) {
+/* strategy fsdp on the same model: no local phase (its full-model buffers are not made). */
+static void fsdp_config(ddp_config *c, ddp_precision p) {
+  small_config(c, p);
+  c->strategy = STRATEGY_FSDP;
+  snprintf(c->phases, sizeof c->phases, "comm,fsdp");
+}
+
+static void inject(ddp_comm *world, int graph, const char *name, int fsdp) {
   const int K = 3;
   ddp_config c;
-  small_config(&c, PREC_FP16);
+  if (fsdp) fsdp_config(&c, PREC_FP16);
+  else small_config(&c, PREC_FP16);
   c.inject_nonfinite = K;
   c.cuda_graph = graph;
   run_out o;
-  CHECK(run_engine(world, &c, PHASE_DDP, &o) == DDP_OK, "%s inject run (graph %d)", name, graph);
+  CHECK(run_engine(world, &c, fsdp ? PHASE_FSDP : PHASE_DDP, &o) == DDP_OK, "%s inject run (graph %d)", name, graph);
   int sk[64];
   MPI_Allreduce(o.skipped, sk, o.n, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   int only_k = 1;
@@ -148,8 +158,10 @@ int main(int argc, char **argv) {
 
   /* fp16 fault injection, eager and graph, each comm. */
   for (int graph = 0; graph <= 1; graph++) {
-    inject(mpi_world, graph, "mpi");
-    if (nccl_world) inject(nccl_world, graph, "nccl");
+    inject(mpi_world, graph, "mpi", 0);
+    if (nccl_world) inject(nccl_world, graph, "nccl", 0);
+    inject(mpi_world, graph, "mpi fsdp", 1);
+    if (nccl_world) inject(nccl_world, graph, "nccl fsdp", 1);
   }
 
   /* 16-bit gradient communication over NCCL stays near fp32 communication. */
@@ -165,6 +177,46 @@ int main(int argc, char **argv) {
     CHECK(dw > 0 && dw < 2e-2, "grad_comm bf16 vs fp32 over NCCL: weights rel diff %.3g", dw);
     free(a.w), free(b.w);
   }
+
+  /* strategy fsdp on the GPU: against DDP on the same ranks and comm (fp32 1e-5: the same GEMMs on the same
+   * gathered weights, the reductions in another order; bf16 1e-2), bitwise across ranks, a CUDA graph replay
+   * bitwise the eager step; over MPI on 2 ranks, and over NCCL (2 ranks with a GPU each, else rank 0 alone on a
+   * NCCL communicator of its own: one rank, so the collectives are copies, the overlap machinery still runs). */
+  ddp_comm *nccl_self = NULL;
+  if (!nccl_world && d.rank == 0) CHECK(comm_nccl_create(&nccl_self, MPI_COMM_SELF, gpu) == DDP_OK, "nccl, rank 0 alone");
+  ddp_comm *fcomms[3] = {mpi_world, nccl_world, nccl_self};
+  for (int k = 0; k < 3; k++) {
+    if (!fcomms[k]) continue; /* nccl_self: rank 0 alone; the others skip it */
+    for (int p = PREC_FP32; p <= PREC_BF16; p += PREC_BF16) {
+      ddp_config cf, cd;
+      fsdp_config(&cf, (ddp_precision)p);
+      cf.momentum = 0.9;
+      cd = cf;
+      cd.strategy = STRATEGY_DDP;
+      snprintf(cd.phases, sizeof cd.phases, "local,comm,ddp");
+      run_out f, dd;
+      CHECK(run_engine(fcomms[k], &cf, PHASE_FSDP, &f) == DDP_OK, "%s fsdp %s", fcomms[k]->name, precision_name(cf.precision));
+      CHECK(run_engine(fcomms[k], &cd, PHASE_DDP, &dd) == DDP_OK, "%s ddp %s", fcomms[k]->name, precision_name(cd.precision));
+      double ftol = p == PREC_FP32 ? 1e-5 : 1e-2;
+      double dl = rel_diff_d(f.loss, dd.loss, f.n), dw = rel_diff_f(f.w, dd.w, f.nw);
+      CHECK(dl <= ftol && dw <= ftol, "%s W=%d %s: fsdp vs ddp loss %.3g weights %.3g > %.0e", fcomms[k]->name,
+            fcomms[k]->size, precision_name(cf.precision), dl, dw, ftol);
+      if (fcomms[k]->rank == 0)
+        printf("# %s W=%d %-4s fsdp vs ddp: loss rel diff %.3g, weights rel diff %.3g (tolerance %.0e)\n",
+               fcomms[k]->name, fcomms[k]->size, precision_name(cf.precision), dl, dw, ftol);
+      if (fcomms[k]->size == 2) world_checks(&f, "fsdp");
+      if (p == PREC_BF16) {
+        run_out g;
+        cf.cuda_graph = 1;
+        CHECK(run_engine(fcomms[k], &cf, PHASE_FSDP, &g) == DDP_OK, "%s fsdp graph", fcomms[k]->name);
+        CHECK(memcmp(f.w, g.w, f.nw * 4) == 0 && memcmp(f.loss, g.loss, f.n * 8) == 0,
+              "%s fsdp: CUDA graph replay is bitwise the eager run", fcomms[k]->name);
+        free(g.w);
+      }
+      free(f.w), free(dd.w);
+    }
+  }
+  if (nccl_self) nccl_self->destroy(nccl_self);
 
   if (nccl_solo) nccl_solo->destroy(nccl_solo);
   if (nccl_world) nccl_world->destroy(nccl_world);
