@@ -120,8 +120,13 @@ ddp_result fsdp_reset(engine *e, ddp_phase p) {
 }
 
 /* ---- the collectives, on C ------------------------------------------------------------------------ */
+/* One step's bookkeeping. The waits of a step are only on events recorded earlier in the same step: a wait on
+ * one recorded before would cross a CUDA graph capture's boundary (cudaErrorStreamCaptureIsolation), and is not
+ * needed, since C waits at the step's start for S's previous step, which waited for C's. */
 typedef struct {
   int timed, step, slot; /* slot: this call's index among the step's comm calls (its timing events) */
+  int free_rec[2];       /* ev_free[b] recorded in this step */
+  int rs_rec;            /* ev_rs recorded in this step */
 } fsdp_ctx;
 
 static ddp_result timed_begin(engine *e, fsdp_ctx *x, fsdp_coll_kind kind) {
@@ -141,7 +146,7 @@ static ddp_result timed_end(engine *e, fsdp_ctx *x) {
 static ddp_result all_gather(engine *e, fsdp_ctx *x, int l, int wait_free) {
   ddp_device *d = e->dev;
   int b = buf_of(e, l);
-  if (wait_free) DDP_TRY(d->stream_wait_event(d, e->C, e->ev_free[b]));
+  if (wait_free && x->free_rec[b]) DDP_TRY(d->stream_wait_event(d, e->C, e->ev_free[b]));
   DDP_TRY(timed_begin(e, x, FSDP_ALL_GATHER));
   if (e->world > 1) {
     ddp_coll c = {.kind = COLL_ALL_GATHER, .send = shard_in(e, l), .recv = e->gath[b], .count = e->shard_n,
@@ -170,6 +175,7 @@ static ddp_result reduce_scatter(engine *e, fsdp_ctx *x, int l) {
   DDP_TRY(timed_end(e, x));
   if (e->rt != DT_F32)
     DDP_TRY(d->cast(d, e->C, Gsh_of(e, l), DT_F32, e->rsout16, e->rt, e->shard_n, (float)(1.0 / e->fp.postdiv), 0));
+  x->rs_rec = 1;
   return d->event_record(d, e->ev_rs, e->C);
 }
 
@@ -196,7 +202,7 @@ static ddp_result step_fsdp(engine *e, int timed, int step) {
   ddp_device *d = e->dev;
   const ddp_config *cfg = &e->cfg;
   const int H = e->H, B = e->B, L = e->L;
-  fsdp_ctx x = {timed, step, 0};
+  fsdp_ctx x = {timed, step, 0, {0, 0}, 0};
   /* The root's pre-forward: the all-gathers wait for the previous step's optimizer. */
   DDP_TRY(d->event_record(d, e->ev_fork, e->S));
   DDP_TRY(d->stream_wait_event(d, e->C, e->ev_fork));
@@ -210,6 +216,7 @@ static ddp_result step_fsdp(engine *e, int timed, int step) {
     DDP_TRY(d->stream_wait_event(d, e->S, e->ev_ag[b]));
     DDP_TRY(gemm(e, 1, 0, H, B, H, e->gath[b], act_of(e, l - 1), act_of(e, l), 1));
     DDP_TRY(d->event_record(d, e->ev_free[b], e->S)); /* reshard after forward */
+    x.free_rec[b] = 1;
   }
   DDP_TRY(d->loss_grad(d, e->S, e->dz, act_of(e, L), e->t, e->ct, e->BH, 1.0f / (float)B,
                        (float)(1.0 / ((double)B * e->world)), e->state, e->fp16, e->loss_hist));
@@ -232,7 +239,7 @@ static ddp_result step_fsdp(engine *e, int timed, int step) {
     DDP_TRY(d->event_record(d, e->ev_free[b], e->S));
     /* Post-backward: once the previous reduce-scatter has read the input, the copy-in (cast to reduce_dtype,
      * then the pre-divide, as FSDP2 divides the reduce-dtype input), and this layer's reduce-scatter on C. */
-    DDP_TRY(d->stream_wait_event(d, e->S, e->ev_rs));
+    if (x.rs_rec) DDP_TRY(d->stream_wait_event(d, e->S, e->ev_rs));
     DDP_TRY(d->cast(d, e->S, e->rsin, e->rt, e->gfull, e->ct, e->HH, pre, pre != 1.0f));
     DDP_TRY(d->event_record(d, e->ev_rsin, e->S));
     DDP_TRY(d->stream_wait_event(d, e->C, e->ev_rsin));
@@ -271,7 +278,7 @@ static ddp_result step_fsdp(engine *e, int timed, int step) {
 static ddp_result step_fsdp_comm(engine *e, int timed, int step) {
   ddp_device *d = e->dev;
   const int L = e->L;
-  fsdp_ctx x = {timed, step, 0};
+  fsdp_ctx x = {timed, step, 0, {0, 0}, 0};
   DDP_TRY(d->event_record(d, e->ev_fork, e->S));
   DDP_TRY(d->stream_wait_event(d, e->C, e->ev_fork));
   for (int l = 1; l <= L; l++) DDP_TRY(all_gather(e, &x, l, 0));
