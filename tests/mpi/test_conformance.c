@@ -32,6 +32,7 @@
 #include "device.h"
 #include "dist.h"
 #include "engine_run.h"
+#include "golden.h"
 #include "numerics.h"
 #include "testlib.h"
 
@@ -49,60 +50,7 @@ static const char *golden_dir;
 static int rank;
 
 /* ---- golden files ------------------------------------------------------------------------------------ */
-static cJSON *golden_load(const char *name) {
-  char path[2048];
-  snprintf(path, sizeof path, "%s/%s", golden_dir, name);
-  char *text = tl_file_slurp(path);
-  CHECK(text != NULL, "golden file %s is missing: regenerate with %s", path, REGEN);
-  if (!text) return NULL;
-  cJSON *doc = cJSON_Parse(text);
-  free(text);
-  CHECK(doc != NULL, "golden file %s: not JSON", path);
-  if (!doc) return NULL;
-  const cJSON *v = cJSON_GetObjectItem(doc, "torch");
-  const char *want = getenv("DDPBENCH_GOLDEN_TORCH") ? getenv("DDPBENCH_GOLDEN_TORCH") : GOLDEN_TORCH;
-  int ok = cJSON_IsString(v) && strncmp(v->valuestring, want, strlen(want)) == 0;
-  CHECK(ok, "golden file %s was made by PyTorch %s, not %s: regenerate with %s", path,
-        cJSON_IsString(v) ? v->valuestring : "?", want, REGEN);
-  if (rank == 0 && cJSON_IsString(v)) {
-    const cJSON *dev = cJSON_GetObjectItem(doc, "device"), *date = cJSON_GetObjectItem(doc, "date");
-    printf("# %-16s checked against PyTorch %s (%s, %s)\n", name, v->valuestring,
-           cJSON_IsString(dev) ? dev->valuestring : "?", cJSON_IsString(date) ? date->valuestring : "?");
-  }
-  if (!ok) {
-    cJSON_Delete(doc);
-    return NULL;
-  }
-  return doc;
-}
-
-static int jint(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItem(o, k);
-  return cJSON_IsNumber(v) ? v->valueint : -1;
-}
-static const char *jstr(const cJSON *o, const char *k, const char *def) {
-  const cJSON *v = cJSON_GetObjectItem(o, k);
-  return cJSON_IsString(v) ? v->valuestring : def;
-}
-/* Reads up to max numbers of array k into out; returns how many (-1 if absent). */
-static int jdoubles(const cJSON *o, const char *k, double *out, int max) {
-  const cJSON *a = cJSON_GetObjectItem(o, k);
-  if (!cJSON_IsArray(a)) return -1;
-  int n = 0;
-  const cJSON *x;
-  cJSON_ArrayForEach(x, a) if (n < max) out[n++] = x->valuedouble;
-  return n;
-}
-
-/* The run's options from an argument list, as a user would type it (the skeleton's parse, cmd.h). */
-static ddp_result parse_args(ddp_config *c, int argc, const char **argv) {
-  static cmd_ctx ctx;
-  memset(c, 0, sizeof *c);
-  ddp_result r = cmd_parse(&ctx, &cmd_run, argc, (char **)argv);
-  if (r == DDP_OK) *c = *(ddp_config *)ctx.args;
-  cmd_free(&ctx);
-  return r;
-}
+static cJSON *golden_load(const char *name) { return golden_file(golden_dir, name, rank, GOLDEN_TORCH, REGEN); }
 
 /* ---- bucket plans ------------------------------------------------------------------------------------ */
 static void check_buckets(void) {
