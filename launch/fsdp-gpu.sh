@@ -37,8 +37,8 @@ line += " ".join("%s %.4f" % (p, ph[p]["step_ms"]["median"]) for p in ("local", 
 f = d.get("fsdp")
 if f:
     m = f["memory_bytes"]
-    line += " | fsdp state+buffers %d B (allocated = plan: %s), ddp %d B" % (
-        m["plan_per_rank"][0]["total"], m.get("allocated_matches_plan"), m["ddp"]["total"])
+    line += " | fsdp state+buffers %d B (allocated = plan: %s; device free memory fell %s B), ddp %d B" % (
+        m["plan_per_rank"][0]["total"], m.get("allocated_matches_plan"), m.get("device_free_drop_rank0"), m["ddp"]["total"])
     line += " | " + " ".join("%s %d x %.1f us" % (r["kind"], r["calls"], r["time_us"]) for r in ph[tp]["collectives"])
 print(line)
 EOF

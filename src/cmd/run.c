@@ -442,6 +442,7 @@ static ddp_result run_run(cmd_ctx *c) {
     rep->plan = engine_buckets(j->train.eng);
     rep->fsdp = engine_fsdp_plan(j->train.eng);
     rep->fsdp_alloc = engine_fsdp_allocated(j->train.eng);
+    rep->fsdp_device_drop = engine_fsdp_device_drop(j->train.eng);
     (void)engine_comm_log(j->train.eng, &rep->slots);
     rep->comm_bytes = engine_comm_bytes(j->train.eng);
     rep->comm_type = engine_comm_dtype(j->train.eng);

@@ -174,6 +174,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
             ddp_fmt_bytes(a, sizeof a, (double)r->fsdp->ddp.total),
             !r->fsdp_alloc ? "allocation not known" : memory_same(r->fsdp_alloc, &m0) ? "the engine allocated exactly that"
                                                                                      : "the ENGINE ALLOCATED OTHERWISE (JSON fsdp.memory_bytes)");
+    if (!isnan(r->fsdp_device_drop))
+      fprintf(out, "# (the device's free memory fell by %s while rank 0 allocated it: the driver's granularity, and any "
+                   "other process on the device, show there)\n", ddp_fmt_bytes(a, sizeof a, r->fsdp_device_drop));
   }
   fprintf(out, "#\n");
   if (s->why_efficiency[0])
@@ -581,6 +584,10 @@ static cJSON *fsdp_json(const run_report *r) {
     cJSON_AddItemToObject(mem, "allocated_rank0", memory_json(r->fsdp_alloc));
     cJSON_AddBoolToObject(mem, "allocated_matches_plan", memory_same(r->fsdp_alloc, &m0));
   }
+  /* What the device says it gave: its free memory's fall around those allocations (GPUs) */
+  cJSON_AddItemToObject(mem, "device_free_drop_rank0", num(r->fsdp_device_drop));
+  if (isnan(r->fsdp_device_drop))
+    cJSON_AddStringToObject(mem, "why_device_free_drop", "the device does not tell its free memory (cpu)");
   cJSON *dd = cJSON_AddObjectToObject(mem, "ddp");
   cJSON_AddNumberToObject(dd, "weights", (double)p->ddp.weights);
   cJSON_AddNumberToObject(dd, "grads", (double)p->ddp.grads);

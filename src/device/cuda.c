@@ -81,6 +81,11 @@ static ddp_result cu_alloc(ddp_device *d, void **p, size_t bytes) {
 static void cu_free(ddp_device *d, void *p) {
   if (p) cudaFree(p);
 }
+static ddp_result cu_mem_info(ddp_device *d, size_t *free_b, size_t *total_b) {
+  (void)d;
+  CUDA_CHECK(cudaMemGetInfo(free_b, total_b));
+  return DDP_OK;
+}
 static ddp_result cu_alloc_host(ddp_device *d, void **p, size_t bytes) {
   CUDA_CHECK(cudaMallocHost(p, bytes ? bytes : 256));
   return DDP_OK;
@@ -490,6 +495,7 @@ ddp_result device_cuda_create(ddp_device **out, int ordinal) {
   CUDA_CHECK(cudaMalloc(&c->workspace, WORKSPACE_BYTES));
   CUDA_CHECK(cudaMalloc((void **)&c->loss_partials, OPS_LOSS_BLOCKS * sizeof(double)));
   d->alloc = cu_alloc;
+  d->mem_info = cu_mem_info;
   d->free = cu_free;
   d->alloc_host = cu_alloc_host;
   d->free_host = cu_free_host;

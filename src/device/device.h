@@ -78,6 +78,9 @@ struct ddp_device {
   void (*free_host)(ddp_device *, void *p);
   ddp_result (*copy)(ddp_device *, void *dst, const void *src, size_t bytes, ddp_stream *s); /* any direction */
   ddp_result (*memset_zero)(ddp_device *, void *p, size_t bytes, ddp_stream *s);
+  /* Optional (NULL where the device cannot tell: cpu): the device's free and total memory now, as the driver
+   * counts it (every process's allocations, at the driver's granularity). */
+  ddp_result (*mem_info)(ddp_device *, size_t *free_bytes, size_t *total_bytes);
 
   /* streams, events, graphs */
   ddp_result (*stream_create)(ddp_device *, ddp_stream **s, int high_priority);

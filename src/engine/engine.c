@@ -598,6 +598,8 @@ const fsdp_plan *engine_fsdp_plan(const engine *e) { return e->fsdp ? &e->fp : N
 
 const fsdp_memory *engine_fsdp_allocated(const engine *e) { return e->fsdp ? &e->mem : NULL; }
 
+double engine_fsdp_device_drop(const engine *e) { return e->fsdp ? e->mem_drop : NAN; }
+
 int engine_comm_log(const engine *e, const fsdp_coll_kind **kinds) {
   *kinds = e->fsdp ? e->log : NULL;
   return e->fsdp ? e->nlog : 0;

@@ -67,6 +67,10 @@ const fsdp_memory *engine_fsdp_allocated(const engine *e);
 /* strategy fsdp: the kinds of the comm calls of the last step enqueued, in issue order (the tests hold them
  * against fsdp_plan's schedule); returns their count, 0 under ddp. */
 int engine_comm_log(const engine *e, const fsdp_coll_kind **kinds);
+/* strategy fsdp: by how much the device's free memory fell while engine_create allocated FSDP's state (the
+ * driver's count: its granularity, and any other process on the device, show here); NaN where the device cannot
+ * tell (cpu) and under ddp. */
+double engine_fsdp_device_drop(const engine *e);
 /* Model FLOPs per step per rank: (6L - 2) * B * H^2. */
 double engine_flops_per_step(const engine *e);
 

@@ -59,6 +59,9 @@ ddp_result fsdp_create(engine *e) {
   size_t L = (size_t)e->L, H = (size_t)e->H, es = ct_size(e), rs = dtype_size(e->rt);
   fsdp_memory *m = &e->mem;
   memset(m, 0, sizeof *m);
+  size_t free0 = 0, free1 = 0, total = 0;
+  e->mem_drop = NAN;
+  int told = d->mem_info && d->mem_info(d, &free0, &total) == DDP_OK;
   DDP_TRY(falloc(e, (void **)&e->Wsh, L * e->shard_n * 4, &m->params_master));
   if (e->mixed) DDP_TRY(falloc(e, &e->Wsh16, L * e->shard_n * es, &m->params_lowp));
   DDP_TRY(falloc(e, (void **)&e->Gsh, L * e->shard_n * 4, &m->grads));
@@ -67,6 +70,7 @@ ddp_result fsdp_create(engine *e) {
   DDP_TRY(falloc(e, &e->gfull, e->HH * es, &m->reduce));
   DDP_TRY(falloc(e, &e->rsin, e->full_n * rs, &m->reduce));
   if (e->rt != DT_F32) DDP_TRY(falloc(e, &e->rsout16, e->shard_n * rs, &m->reduce));
+  if (told && d->mem_info(d, &free1, &total) == DDP_OK) e->mem_drop = (double)free0 - (double)free1;
   for (int b = 0; b < 2; b++) {
     DDP_TRY(d->event_create(d, &e->ev_ag[b], 0));
     DDP_TRY(d->event_create(d, &e->ev_free[b], 0));

@@ -59,6 +59,8 @@ struct engine {
   ddp_event *ev_ag[2], *ev_free[2]; /* per gathered buffer: gathered (C), done with (S) */
   ddp_event *ev_rs, *ev_rsin;       /* the last reduce-scatter done (C); its input written (S) */
   fsdp_memory mem;                  /* what engine_create allocated, by the plan's categories */
+  double mem_drop;                  /* the device's free memory before FSDP's allocations less after (NaN: the
+                                     * device cannot tell) */
   fsdp_coll_kind *log;              /* [ntimed]: the kinds of one step's comm calls in issue order (tests) */
   int nlog;
 };

@@ -102,6 +102,7 @@ static ddp_result group_records(const measure_env *env, const measure_group *g, 
   rep.plan = engine_buckets(eng);
   rep.fsdp = engine_fsdp_plan(eng);
   rep.fsdp_alloc = engine_fsdp_allocated(eng);
+  rep.fsdp_device_drop = engine_fsdp_device_drop(eng);
   (void)engine_comm_log(eng, &rep.slots);
   rep.comm_bytes = engine_comm_bytes(eng);
   rep.comm_type = engine_comm_dtype(eng);

@@ -72,6 +72,7 @@ typedef struct {
   const fsdp_plan *fsdp;
   const fsdp_coll_kind *slots;
   const fsdp_memory *fsdp_alloc;
+  double fsdp_device_drop; /* engine_fsdp_device_drop of rank 0's engine (NaN: not told) */
   double comm_bytes;   /* per step: allreduced (ddp); all-gathered and reduce-scattered, nccl-tests' sizes (fsdp) */
   ddp_dtype comm_type;
   double flops_per_step; /* per rank */
