@@ -3,6 +3,7 @@
 
 On 2 ranks of the CPU device, tiny sizes (seconds each on a 2-core machine), into a temporary folder:
   - run: configs/ci.ini, 4 steps, fp16 (loss scale, skipped steps), the scaling sweep over world and node groups;
+    the same under --strategy fsdp (its phase, collectives and fsdp section);
   - accept: 0.5 s of GEMM against an --expect floor it passes (findings with "passed": true);
   - collectives: allreduce, broadcast, reduce, gather, scatter, sendrecv and alltoallv, 1K to 4K bytes (reductions,
     rooted collectives, both placements, out-of-place-only ones);
@@ -115,6 +116,11 @@ try:
                   "fp16", "--sweep", "--groups", "world,node", "--device", "cpu", "--progress", "none", "--json", p("run.json")],
            p("run.json"), VERDICTS):
         docs.append(p("run.json"))
+    # strategy fsdp, fp16 (the found_inf all-reduce), the sweep and the groups over the fsdp phase
+    if run(mpi + ["--hidden", "62", "--layers", "3", "--batch", "16", "--lr", "0.05", "--steps", "4", "--warmup", "1",
+                  "--precision", "fp16", "--strategy", "fsdp", "--sweep", "--groups", "world", "--device", "cpu", "--progress", "none",
+                  "--json", p("run-fsdp.json")], p("run-fsdp.json"), VERDICTS):
+        docs.append(p("run-fsdp.json"))
     with open(p("expect.ini"), "w") as f:
         f.write("gemm_fp32_tflops = 0.000001\n")
     if run(mpi + ["accept", "--health-seconds", "0.5", "--device", "cpu", "--expect", p("expect.ini"), "--json",

@@ -110,6 +110,18 @@ v1, v2 = first.get("v1"), first.get("v2")
 run, acc, coll = first.get("run"), first.get("accept"), first.get("collectives")
 doct, exp, cmp_ = first.get("doctor"), first.get("export"), first.get("compare")
 
+# ---- strategy fsdp (a kind run document with an fsdp section, when one was given) ----
+fsdp_doc = next((json.load(open(x)) for x in sys.argv[2:]
+                 if (json.load(open(x)).get("config") or {}).get("strategy") == "fsdp"), None)
+if fsdp_doc is not None:
+    check(not errors(v, fsdp_doc), "an fsdp run document is valid")
+    rejected(fsdp_doc, "an fsdp run with DDP's allreduce_bytes_per_step", set_("allreduce_bytes_per_step", 1))
+    rejected(fsdp_doc, "an fsdp run without its fsdp section", del_("fsdp"))
+    rejected(fsdp_doc, "a ddp and an fsdp phase in one run", lambda d: d["phases"].__setitem__("ddp", d["phases"]["fsdp"]))
+    rejected(fsdp_doc, "an unknown collective kind", lambda d: d["phases"]["fsdp"]["collectives"][0].__setitem__("kind", "bcast"))
+    rejected(fsdp_doc, "the fsdp phase with DDP's allreduce rows", lambda d: d["phases"]["fsdp"].__setitem__("allreduce", []))
+    rejected(run, "a ddp run with an fsdp section", lambda d: d.__setitem__("fsdp", fsdp_doc["fsdp"]))
+
 # ---- versions 1 and 2 (as before version 3) ----
 rejected(v2, "an unknown severity", set_("findings", [v2_finding(severity="fatal")]))
 rejected(v2, "a hidden fraction below 0", set_("hidden_comm_fraction", -1.55))
