@@ -18,6 +18,104 @@
 
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
+/* strategy fsdp: 2 layers of 10 x 10 on 3 ranks (4 rows a shard, 12 padded), one step's calls AG1 AG2 | AG2 AG1
+ * RS2 RS1; rows per kind with nccl-tests' sizes and (n-1)/n, the training phase fsdp for the efficiency and the
+ * overlap, the fsdp section instead of DDP's bytes, and the records the reader derives from the phases section
+ * the same as the summary's own. */
+static void test_fsdp_report(void) {
+  enum { W = 3, S = 4, NC = 6 };
+  ddp_config cfg;
+  config_defaults(&cfg);
+  cfg.hidden = 10;
+  cfg.layers = 2;
+  cfg.batch = 10;
+  cfg.steps = S;
+  cfg.warmup = 0;
+  cfg.strategy = STRATEGY_FSDP;
+  rank_info ranks[W];
+  memset(ranks, 0, sizeof ranks);
+  for (int r = 0; r < W; r++) ranks[r].rank = r, ranks[r].checksum = 7, ranks[r].checksum_valid = 1;
+  fsdp_plan fp;
+  fsdp_plan_args a = {.hidden = 10, .layers = 2, .world = W, .param_dtype = DT_BF16, .reduce_dtype = DT_F32};
+  CHECK(fsdp_plan_build(&fp, &a) == DDP_OK, "fsdp plan");
+  fsdp_coll_kind slots[NC] = {FSDP_ALL_GATHER, FSDP_ALL_GATHER, FSDP_ALL_GATHER, FSDP_ALL_GATHER, FSDP_REDUCE_SCATTER,
+                              FSDP_REDUCE_SCATTER};
+  double local_ms[W * S], comm_ms[W * S], fsdp_ms[W * S], compute[W * S], nan_ms[W * S], coll_ms[W * S * NC];
+  for (int i = 0; i < W * S; i++) local_ms[i] = 10, comm_ms[i] = 4, fsdp_ms[i] = 12, compute[i] = 9, nan_ms[i] = NAN;
+  for (int i = 0; i < W * S; i++)
+    for (int k = 0; k < NC; k++) coll_ms[i * NC + k] = slots[k] == FSDP_ALL_GATHER ? 0.002 : 0.008;
+  double loss[S] = {5, 4, 3, 2};
+  bucket_plan none = {0};
+  fsdp_memory alloc;
+  fsdp_plan_memory(&fp, 0, &alloc);
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.cfg = &cfg;
+  rep.world = W;
+  rep.nodes = 1;
+  rep.device = "cpu";
+  rep.comm = "mpi";
+  rep.ranks = ranks;
+  rep.plan = &none;
+  rep.fsdp = &fp;
+  rep.slots = slots;
+  rep.fsdp_alloc = &alloc;
+  rep.fsdp_device_drop = NAN;
+  rep.comm_bytes = 2.0 * 120 * (2 + 2 + 4);
+  rep.comm_type = DT_F32;
+  rep.flops_per_step = 1e6;
+  rep.phases[PHASE_LOCAL] = (phase_data){1, 0, S, NC, local_ms, compute, coll_ms, loss, NULL, NULL, 0};
+  rep.phases[PHASE_COMM] = (phase_data){1, 0, S, NC, comm_ms, nan_ms, coll_ms, NULL, NULL, NULL, 0};
+  rep.phases[PHASE_FSDP] = (phase_data){1, 0, S, NC, fsdp_ms, compute, coll_ms, loss, NULL, NULL, 0};
+  run_summary s;
+  CHECK(report_summarize(&rep, &s) == DDP_OK, "fsdp: summarize");
+  const phase_summary *f = &s.ph[PHASE_FSDP];
+  CHECK(f->present && f->nrows == 2 && !strcmp(f->rows[0].kind, "all_gather") && f->rows[0].nbuckets == 4 &&
+            !strcmp(f->rows[1].kind, "reduce_scatter") && f->rows[1].nbuckets == 2,
+        "fsdp: a row per kind, with its calls: %d rows", f->nrows);
+  CHECK(f->rows[0].bytes == 120 * 2 && f->rows[0].dt == DT_BF16 && f->rows[1].bytes == 120 * 4 && f->rows[1].dt == DT_F32,
+        "fsdp: nccl-tests' sizes, the all-gather's output in bf16, the reduce-scatter's input in fp32: %zu %zu",
+        f->rows[0].bytes, f->rows[1].bytes);
+  CHECK(near(f->rows[0].time_us, 2) && near(f->rows[0].algbw, 240 / 2e-6 / 1e9) &&
+            near(f->rows[0].busbw, f->rows[0].algbw * 2 / 3) && near(f->rows[1].busbw, 480 / 8e-6 / 1e9 * 2 / 3),
+        "fsdp: busbw = algbw x (n-1)/n: %g %g", f->rows[0].busbw, f->rows[1].busbw);
+  CHECK(near(s.ph[PHASE_COMM].busbw, s.ph[PHASE_COMM].algbw * 2 / 3), "fsdp: the comm phase's busbw x (n-1)/n");
+  CHECK(near(s.scaling_efficiency, 10.0 / 12) && near(s.exposed_comm_ms, 2) && near(s.hidden_fraction, 0.5),
+        "fsdp: efficiency local / fsdp, exposed fsdp - local, hidden 1 - exposed / comm: %g %g %g", s.scaling_efficiency,
+        s.exposed_comm_ms, s.hidden_fraction);
+  CHECK(s.weights_identical == 1, "fsdp: the training phase's weights verified");
+  cJSON *doc = report_sections(&rep, &s);
+  CHECK(doc && cJSON_GetObjectItem(doc, "fsdp") && !cJSON_GetObjectItem(doc, "allreduce_bytes_per_step") &&
+            cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "fsdp"), "memory_bytes"),
+                                             "allocated_matches_plan")),
+        "fsdp: the fsdp section, with the allocation against the plan, and no DDP bytes");
+  const cJSON *rows = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "phases"), "fsdp"), "collectives");
+  CHECK(cJSON_GetArraySize(rows) == 2 && !strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(rows, 1), "kind")->valuestring,
+                                                 "reduce_scatter"),
+        "fsdp: the phase's collectives rows");
+  result_doc direct, mapped;
+  result_init(&direct);
+  result_init(&mapped);
+  CHECK(report_records(&rep, &s, "world", NULL, NULL, 0, &direct) == DDP_OK, "fsdp: records");
+  char why[300] = "";
+  CHECK(result_records_from_phases(doc, "world", &mapped, why, sizeof why) == DDP_OK, "fsdp: mapping: %s", why);
+  int same = 0, coll = 0;
+  for (int i = 0; i < direct.nrecords; i++) {
+    const result_record *x = &direct.records[i];
+    const char *bytes = result_record_label(x, "bytes");
+    const result_record *y = result_find(&mapped, x->measurement, x->group, x->metric, bytes ? "bytes" : NULL, bytes, NULL);
+    same += y && ((isnan(x->value) && isnan(y->value)) || x->value == y->value);
+    coll += strstr(x->metric, "all_gather_") != NULL || strstr(x->metric, "reduce_scatter_") != NULL;
+  }
+  CHECK(same == direct.nrecords && coll == 12, "fsdp: %d of %d records found again through the phases section, %d of "
+        "the collectives'", same, direct.nrecords, coll);
+  result_free(&direct);
+  result_free(&mapped);
+  cJSON_Delete(doc);
+  report_summary_free(&s);
+  fsdp_plan_free(&fp);
+}
+
 int main(void) {
   enum { W = 2, S = 4, NB = 2 };
   ddp_config cfg;
@@ -378,5 +476,6 @@ int main(void) {
         "everything else stays out");
   bucket_plan_free(&plan);
   tl_rmtree(dir);
+  test_fsdp_report();
   return check_summary();
 }
