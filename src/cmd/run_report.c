@@ -164,14 +164,14 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
   if (r->fsdp) { /* what a rank holds for FSDP's state, against DDP's (docs/fsdp.md §11) */
     fsdp_memory m0;
     fsdp_plan_memory(r->fsdp, 0, &m0);
-    char a[32], b[32], t[32], g[32], d[32];
+    char a[32], b[32], t[32], g[32], d[32], dt[32]; /* one buffer per figure: the arguments of one call */
     fprintf(out, "#\n# fsdp memory per rank (rank 0, the most): params %s + grads %s + optimizer %s = %s of state, "
                  "plus %s gathered and reduce buffers; DDP holds %s for the same model; %s\n",
             ddp_fmt_bytes(a, sizeof a, (double)(m0.params_master + m0.params_lowp)),
             ddp_fmt_bytes(b, sizeof b, (double)m0.grads), ddp_fmt_bytes(t, sizeof t, (double)m0.optim),
             ddp_fmt_bytes(g, sizeof g, (double)(m0.params_master + m0.params_lowp + m0.grads + m0.optim)),
             ddp_fmt_bytes(d, sizeof d, (double)(m0.gathered + m0.reduce)),
-            ddp_fmt_bytes(a, sizeof a, (double)r->fsdp->ddp.total),
+            ddp_fmt_bytes(dt, sizeof dt, (double)r->fsdp->ddp.total),
             !r->fsdp_alloc ? "allocation not known" : memory_same(r->fsdp_alloc, &m0) ? "the engine allocated exactly that"
                                                                                      : "the ENGINE ALLOCATED OTHERWISE (JSON fsdp.memory_bytes)");
     if (!isnan(r->fsdp_device_drop))

@@ -97,6 +97,27 @@ with open(os.path.join(tmp, "f.prom")) as pf:
 check("ddpbench_fsdp_all_gather_busbw_bytes_per_second{" in prom and "ddpbench_comm_reduce_scatter_time" in prom,
       "--prom carries them")
 
+def fmt_bytes(b):
+    """ddp_fmt_bytes: B, KiB, MiB, ... with two decimals past bytes."""
+    units, u = ["B", "KiB", "MiB", "GiB", "TiB"], 0
+    while b >= 1024 and u < 4:
+        b, u = b / 1024, u + 1
+    return "%.0f %s" % (b, units[u]) if u == 0 else "%.2f %s" % (b, units[u])
+
+
+# The report's memory line says the JSON's figures (each printed figure its own, never another's).
+rc, out, err = run([x for x in SMALL if x != "--quiet"] + ["--strategy", "fsdp", "--json", "m.json"], np=2)
+check(rc == 0, "2-rank fsdp run with its report: exit %d" % rc)
+if rc == 0:
+    mb = load("m.json")["fsdp"]["memory_bytes"]
+    p0, ddp_total = mb["plan_per_rank"][0], mb["ddp"]["total"]
+    line = next((x for x in out.splitlines() if x.startswith("# fsdp memory per rank")), "")
+    want = ["params %s" % fmt_bytes(p0["params_master"] + p0["params_lowp"]), "grads %s" % fmt_bytes(p0["grads"]),
+            "optimizer %s" % fmt_bytes(p0["optim"]), "DDP holds %s" % fmt_bytes(ddp_total),
+            "plus %s gathered" % fmt_bytes(p0["gathered"] + p0["reduce"])]
+    check(all(w in line for w in want) and "allocated exactly that" in line,
+          "the memory line says %r: %r" % (want, line))
+
 rc, out, err = run(SMALL + ["--strategy", "fsdp", "--precision", "fp16", "--loss-scale-init", "1024",
                             "--inject-nonfinite", "3", "--json", "i.json"], np=2)
 check(rc == 0, "fp16 injection: exit %d %s" % (rc, err[-400:]))
