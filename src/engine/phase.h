@@ -24,8 +24,6 @@ typedef enum { STRATEGY_DDP = 0, STRATEGY_FSDP } ddp_strategy;
 const char *strategy_name(ddp_strategy s);
 /* The strategy's training phase: PHASE_DDP or PHASE_FSDP. */
 ddp_phase phase_train(ddp_strategy s);
-/* 1 for the phases that train (local, ddp, fsdp). */
-static inline int phase_trains(ddp_phase p) { return p != PHASE_COMM; }
 
 /* What one rank measured in one phase. Arrays are owned by the result (phase_result_free). */
 typedef struct {
