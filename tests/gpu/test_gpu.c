@@ -204,8 +204,7 @@ int main(int argc, char **argv) {
       if (fcomms[k]->rank == 0)
         printf("# %s W=%d %-4s fsdp vs ddp: loss rel diff %.3g, weights rel diff %.3g (tolerance %.0e)\n",
                fcomms[k]->name, fcomms[k]->size, precision_name(cf.precision), dl, dw, ftol);
-      if (fcomms[k]->size == 2) world_checks(&f, "fsdp");
-      if (p == PREC_BF16) {
+      if (p == PREC_BF16) { /* before world_checks, which sums f's per-rank loss shares in place */
         run_out g;
         cf.cuda_graph = 1;
         CHECK(run_engine(fcomms[k], &cf, PHASE_FSDP, &g) == DDP_OK, "%s fsdp graph", fcomms[k]->name);
@@ -213,6 +212,7 @@ int main(int argc, char **argv) {
               "%s fsdp: CUDA graph replay is bitwise the eager run", fcomms[k]->name);
         free(g.w);
       }
+      if (fcomms[k]->size == 2) world_checks(&f, "fsdp");
       free(f.w), free(dd.w);
     }
   }
