@@ -18,6 +18,8 @@ source .device-deps/env.sh
 o=/tmp/fsdp-$part
 rm -rf "$o"
 mkdir -p "$o"
+# the card and driver this call got (the kinds lent may give an H100 for an H200)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/card: /' | tee -a "$OUT/table.txt"
 build() { # build SRC DIR [TARGET...]: every target when none is named (ctest -L gpu needs them all)
   local src=$1 dir=$2
   shift 2
@@ -39,7 +41,9 @@ if f:
     m = f["memory_bytes"]
     line += " | fsdp state+buffers %d B (allocated = plan: %s; device free memory fell %s B), ddp %d B" % (
         m["plan_per_rank"][0]["total"], m.get("allocated_matches_plan"), m.get("device_free_drop_rank0"), m["ddp"]["total"])
-    line += " | " + " ".join("%s %d x %.1f us" % (r["kind"], r["calls"], r["time_us"]) for r in ph[tp]["collectives"])
+    # time_us is null where nothing was timed (inside a CUDA graph replay): '-'
+    line += " | " + " ".join("%s %d x %s us" % (r["kind"], r["calls"], "-" if r.get("time_us") is None else "%.1f" % r["time_us"])
+                             for r in ph[tp]["collectives"])
 print(line)
 EOF
 }
@@ -66,8 +70,12 @@ elif [ "$part" = fsdp ]; then
   (cd /tmp/fsdp-new && timeout 150 ctest -L gpu --output-on-failure) >"$o/ctest-gpu.log" 2>&1
   echo "ctest -L gpu rc $? at ${SECONDS}s" | tee -a "$OUT/table.txt"
   tail -15 "$o/ctest-gpu.log"
-  timeout 150 python3 .new-src/tests/data/golden/gen_fsdp_golden.py --out "$OUT/golden" >"$o/golden.log" 2>&1
-  echo "gen_fsdp_golden rc $? at ${SECONDS}s" | tee -a "$OUT/table.txt"
+  if [ "${FSDP_GPU_GOLDEN:-1}" = 1 ]; then # FSDP_GPU_GOLDEN=0: not made again (the committed one was made earlier)
+    timeout 150 python3 .new-src/tests/data/golden/gen_fsdp_golden.py --out "$OUT/golden" >"$o/golden.log" 2>&1
+    echo "gen_fsdp_golden rc $? at ${SECONDS}s" | tee -a "$OUT/table.txt"
+  else
+    echo "gen_fsdp_golden: not run (FSDP_GPU_GOLDEN=0)" | tee -a "$OUT/table.txt"
+  fi
   bin=/tmp/fsdp-new/ddpbench
   for c in $presets; do
     for st in ddp fsdp; do
