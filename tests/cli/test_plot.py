@@ -8,6 +8,7 @@
     busbw matrix from the real pair records, every cell equal to its record and to the pair's line in the text;
   - an H200 run from results/ (schema version 1, read through `ddpbench export --json`) with its 1-GPU run:
     the scaling curve across runs and the heat map;
+  - an fsdp run from results/ (one H100): the heat map of the fsdp phase's step time;
   - the compare chart from compare JSON: the fixture (tests/data/fixtures/compare-ab.json) and `ddpbench compare
     --format json` of 4 + 4 sweep runs, which must carry the sweep's rows (scaling@first:k ...);
   - the soak time series of `ddpbench accept --soak` documents: the fixtures (tests/data/fixtures/accept-soak-v4.json,
@@ -273,6 +274,19 @@ def main():
                       ["NVIDIA H200", "h200-8192x8x1024-bf16-ddpbench-2gpu: per-rank ddp step time"])
         check(len(hm.get("cells", [])) == 2 and all(close(c["y"], lookup(d2, c["record"])) for c in hm.get("cells", [])),
               "H200 heat map cells = records")
+
+        # 3b. an fsdp run (results/, one H100): the heat map reads the fsdp phase's step time, not a ddp one
+        f = os.path.join(src, "results/2026-12-06-h100x1-fsdp/fsdp/h200-8192x8x8192-bf16-fsdp.json")
+        out = os.path.join(tmp, "p3b")
+        run_plot(py, src, out, [f, "--ddpbench", prog])
+        fd, raw = model(prog, f, tmp), json.load(open(f))
+        hm = files_ok(out, "heatmap",  # one file: its heat map has no run name in the file name
+                      ["NVIDIA H100", "h200-8192x8x8192-bf16-fsdp: per-rank fsdp step time"])
+        cells = hm.get("cells", [])
+        check(len(cells) == 1 and all(c["record"]["measurement"] == "fsdp" and close(c["y"], lookup(fd, c["record"]))
+                                      for c in cells), "fsdp heat map: its cell is the fsdp phase's record")
+        check(len(cells) == 1 and abs(cells[0]["y"] - raw["phases"]["fsdp"]["step_ms"]["median"]) < 1e-6 * cells[0]["y"],
+              "fsdp heat map: the cell is the fsdp phase's median step (%s)" % [c["y"] for c in cells])
 
         # 4. the compare chart
         cf = os.path.join(src, "tests/data/fixtures/compare-ab.json")
