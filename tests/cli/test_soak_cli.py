@@ -64,7 +64,9 @@ check(len(fails) == 1 and len(w) == 1 and w[0]["rank"] == 1 and w[0]["interval"]
       "soak_weights alone fails, rank 1 from interval 2 (%s)" % [(f["check"], f.get("rank"), f.get("interval")) for f in fails])
 check(w and abs(w[0]["t_s"] - s["intervals"][1]["t0_s"]) < 1e-6, "its time is interval 2's start (%s)" % (w and w[0]["t_s"]))
 check(w and "%d of %d intervals" % (n - 1, n) in w[0]["text"], "the text counts the intervals off (%s)" % (w and w[0]["text"]))
-check(d["verdict"] == "FAIL" and s["state"] == "complete" and n >= 3, "FAIL, complete, %d intervals" % n)
+# n >= 2: the corruption starts in interval 2. How many intervals a 10 s soak of 2 s intervals completes depends on
+# the machine: 2 under the sanitizers on 2 busy cores (CI, 2026-12-06), where each interval stretches past 2 s.
+check(d["verdict"] == "FAIL" and s["state"] == "complete" and n >= 2, "FAIL, complete, %d intervals" % n)
 host = w[0]["host"] if w else "?"
 check(open(hosts).read().split() == [host], "--failed-hosts lists %s" % host)
 bottom = [x for x in out.splitlines() if x.startswith("ddpbench accept:")]
