@@ -1,7 +1,7 @@
 /* run_report.c: the run's human summary (nccl-tests style), its findings (the weights, the straggler rule,
  * the loss, the topology report's findings) and the run's detail sections of the JSON document. It sits with
  * the subcommands because it joins three layers: the summary (measure/summary.h), the verdict rules
- * (verdict/accept.h) and the topology report (topo/topo.h). Nothing here measures or communicates. */
+ * (verdict/rules.h) and the topology report (topo/topo.h). Nothing here measures or communicates. */
 #include "run_report.h"
 
 #include <math.h>

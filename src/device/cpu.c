@@ -1,4 +1,4 @@
-/* device_cpu.c: the CPU device. Memory is host memory, GEMMs are OpenBLAS's sgemm (16-bit operands are
+/* cpu.c: the CPU device. Memory is host memory, GEMMs are OpenBLAS's sgemm (16-bit operands are
  * widened to fp32 first: each product of two 16-bit values is exact in fp32, accumulation is fp32), and
  * element-wise work runs in order on the calling thread before the call returns.
  *
