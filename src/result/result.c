@@ -1,4 +1,4 @@
-/* result.c: the result model, its JSON writer and its reader (version 1 and 2), and the environment
+/* result.c: the result model, its JSON writer and its reader (schema versions 1 to RESULT_SCHEMA_VERSION), and the environment
  * allowlist. The reader trusts nothing in the file: every key's type is checked and every failure names
  * the key. Nothing here measures, communicates or exits. */
 #include "result.h"

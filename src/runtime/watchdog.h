@@ -3,8 +3,8 @@
  * The watchdog is one thread per rank, started before MPI_Init, that ends the whole job (exit code 3,
  * DDP_EXIT_RUNTIME) when the main thread has made no progress for `timeout` seconds and no other rank has
  * either (a rank that waits for others, outside a measurement's group or for a slower group, is not stuck
- * while they progress), naming the rank, the host and where the rank was. It is the only timer: engine waits, MPI start-up, collectives and NCCL calls are all
- * covered by it. Before aborting it asks every rank, out of band, where it is, and names the ranks that do not
+ * while they progress), naming the rank, the host and where the rank was. It is the job's timer: engine waits, MPI start-up, collectives and NCCL calls are
+ * all covered by it (the collectives measurement's -T bounds its own waits besides, measure/collectives.c). Before aborting it asks every rank, out of band, where it is, and names the ranks that do not
  * answer as suspects with host, pid and last known location. SIGINT and SIGTERM end the rank with 130 and 143 (128 + the signal, the shell's convention)
  * after removing the temporary file being written (atomic_file_abandon). */
 #ifndef DDPBENCH_WATCHDOG_H
