@@ -112,7 +112,7 @@ static ddp_result run_validate(cmd_ctx *c) {
     where = first_where(c, "cuda_graph", "device", w, sizeof w);
     return ddp_usage_error("%s%scuda_graph needs a GPU device", where ? where : "", where ? ": " : "");
   }
-  if (!measure_find(cfg->group_measure)) { /* also without --groups: a bad key is bad input (hostile trial 2, L11) */
+  if (!measure_find(cfg->group_measure)) { /* also without --groups: a bad key is bad input */
     char names[256];
     measure_names(names, sizeof names);
     where = opt_where(&c->opts, "group_measure", w, sizeof w);
@@ -190,7 +190,7 @@ static ddp_result run_placed(cmd_ctx *c) {
     if (cfg->precision == PREC_TF32) return ddp_usage_error("--precision tf32 needs a GPU device, and no GPU is visible");
     if (cfg->cuda_graph) return ddp_usage_error("--cuda-graph needs a GPU device, and no GPU is visible");
   }
-  if (ddp_list_has(cfg->groups, "pairs") && c->dist.node_count < 2) /* measuring nothing silently (L11) */
+  if (ddp_list_has(cfg->groups, "pairs") && c->dist.node_count < 2) /* measuring nothing silently */
     return ddp_usage_error("--groups pairs needs ranks on at least 2 nodes (this job has %d)", c->dist.node_count);
   DDP_TRY(baseline_share(c, cfg, &j->base));
   topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,

@@ -99,7 +99,7 @@ static ddp_result op_begin(ddp_device *d, ddp_stream *s) {
 
 /* ---- memory ------------------------------------------------------------------------------------- */
 /* A buffer that would take this rank past its share of the host's memory is bad input (exit 2, decided alike on
- * every rank of a host), not a kill by the OOM killer (137) in the middle of the job: hostile trial 2, M6. */
+ * every rank of a host), not a kill by the OOM killer (137) in the middle of the job. */
 static ddp_result cpu_alloc(ddp_device *d, void **p, size_t bytes) {
   cpu_impl *c = d->impl;
   *p = NULL;

@@ -29,7 +29,7 @@ void watchdog_set_timeout(double timeout);
 ddp_result watchdog_join(const ddp_dist *d);
 /* The shutdown after the work (MPI_Finalize): the location says so, and whether the results were written
  * (printed, and every output file in place), so that a timeout there names the launcher, which MPI_Finalize
- * waits for, instead of no one (hostile trial 2, L15). Not progress. The job's exit code is decided by then:
+ * waits for, instead of no one. Not progress. The job's exit code is decided by then:
  * a SIGINT or SIGTERM from here on ends this rank with that code, silently (the launcher signals the ranks
  * still finalizing or exiting once a first one has left with a non-zero code; that must not turn a decided
  * exit 2 into 143). */
@@ -40,13 +40,13 @@ void watchdog_tick(const char *what);
 void watchdog_where(const char *what);
 /* A section where this rank works alone and its peers wait for it (rank 0 summarising and writing the outputs):
  * it counts as progress, ticked by the watchdog thread, for up to max(--timeout, 600 s), so that a large report
- * is not taken for a stall (hostile trial 2, M2) while a write that hangs for ever still ends the job.
+ * is not taken for a stall while a write that hangs for ever still ends the job.
  * watchdog_busy_end closes it (and ticks). */
 void watchdog_busy(const char *what);
 void watchdog_busy_end(void);
 /* A wait of this rank's own ran out (collectives' -T): the watchdog thread asks every rank where it is, prints
  * the report after `why` (one line, no newline), names the suspects and aborts the job, as a timeout does
- * (hostile trial 2, L3: a stopped rank was never named there). Returns only when the watchdog is not joined, or
+ * (a stopped rank was never named there). Returns only when the watchdog is not joined, or
  * after 20 s without the abort; the caller then fails as before. */
 void watchdog_report_abort(const char *why);
 /* Blocking calls, so that a rank waiting for a stopped peer says in which collective: watchdog_enter (printf

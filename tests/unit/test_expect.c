@@ -113,7 +113,7 @@ static void test_file(void) {
   CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "indent.ini:2:") &&
             strstr(msg, "indented"),
         "an indented continuation line is refused: %s", msg);
-  p = tl_file_write(tl_path(dir, "vt.ini"), "gemm_fp32_tflops = 0\n\v1000\n"); /* hostile trial 2, M3 */
+  p = tl_file_write(tl_path(dir, "vt.ini"), "gemm_fp32_tflops = 0\n\v1000\n"); /* a \v continuation line */
   CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "vt.ini:2:") && strstr(msg, "indented"),
         "a line starting with \\v is refused, never the floor's new value: %s", msg);
   p = tl_file_write(tl_path(dir, "crlf.ini"), "; windows\r\nh2d_gbps = 41\r\n\r\n[h200_sxm]\r\nd2h_gbps = 42\r\n");

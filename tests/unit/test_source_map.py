@@ -12,8 +12,9 @@ out), the comments of the CMakeLists.txt files and the Markdown of docs/ and REA
     title. A bare name that no file here ever had, with no project named, fails;
   - every symbol a header's `defines:` line names is declared in that header (braces expanded, `x_*` a prefix);
   - no tracker number or private note stands in for a fact: "issue" and a number, a notes file a reader cannot
-    open, a device session's number ("call" and a number after a card's name). Another project's issue
-    ("nccl-tests issue #194") is a fact a reader can open;
+    open (a review's notes: a trial's numbered findings, the reference folder beside the checkout), a device
+    session's number ("call" and a number after a card's name). Another project's issue ("nccl-tests issue
+    #194") is a fact a reader can open;
   - the checker itself fails on a made-up tree that breaks each rule.
 
 FORMER is the set of names files of this tree had before they moved, from `git log --all --name-only` once
@@ -47,8 +48,11 @@ PROJECTS = ("NCCL", "nccl-tests", "PyTorch", "torch", "llm.c", "llmc", "hwloc", 
             "NVIDIA", "nvidia", "Megatron", "DeepSpeed", "HIP", "ROCm", "RCCL", "PMIx", "UCX", "jq", "promtool",
             "Chromium", "pytest", "CPython", "Python", "FSDP2", "NVML", "OpenBLAS", "CBLAS")
 PLANNED = "to be written"
-TRACKER = re.compile(r"\bissues? #?\d+|\bFACTS\.md\b|\b[A-Z]\d00 call \d+|\bcall \d+ of the [A-Z]\d00")
-CITE = re.compile(r"(?<![\w/.\-$<{%%])((?:\.\./|\./)?(?:[\w.\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:%s))(?![\w/]|\.\w)" % CITED_EXT)
+# Tracker numbers, and the notes of reviews kept outside the tree (a reader of the code has neither).
+TRACKER = re.compile(r"\bissues? #?\d+|\bFACTS\.md\b|\b[A-Z]\d00 call \d+|\bcall \d+ of the [A-Z]\d00|"
+                     r"\b(?:hostile|newcomer) trial \d|shared/reference/|\bredesign\.md\b", re.I)
+CITE = re.compile(r"(?<![\w/.\-$<{%%])((?:\.\./|\./)?(?:[\w.\-]+/)*[\w\-]+(?:\.[\w\-]+)*\.(?:%s))(?![\w/]|\.\w)"
+                  % CITED_EXT)
 
 
 def read(path):
@@ -66,7 +70,8 @@ def code_files(root):
                 continue
             for f in files:
                 p = os.path.join(rel, f)
-                if f.endswith(CODE_EXT) or (top == "launch" and "." not in f and read(os.path.join(root, p)).startswith("#!")):
+                script = top == "launch" and "." not in f and read(os.path.join(root, p)).startswith("#!")
+                if f.endswith(CODE_EXT) or script:
                     out.append(p)
     return sorted(out)
 
@@ -332,13 +337,16 @@ def self_test():
     with tempfile.TemporaryDirectory() as t:
         files = {
             "src/base/good.h": "/* good.h: fine. NCCL's `src/init.cc` and `enqueue.cc` are NCCL's.\n"
-                               " * defines: good_{a,b}, GOOD_* */\nint good_a(void); int good_b(void);\n#define GOOD_X 1\n",
+                               " * defines: good_{a,b}, GOOD_* */\n"
+                               "int good_a(void); int good_b(void);\n#define GOOD_X 1\n",
             "src/base/good.c": "/* good.c: see good.h and base/good.h; plan.c (to be written) will plan. */\n",
             "src/base/wrong.c": "/* old_wrong.c: opens with a former name. */\n",
-            "src/base/cites.c": "/* cites.c: see gone.h, moved.c, base/none.c and issue 12; nccl-tests issue #194. */\n",
+            "src/base/cites.c": "/* cites.c: see gone.h, moved.c, base/none.c and issue 12;\n"
+                                " * nccl-tests issue #194. */\n",
             "src/base/defs.h": "/* defs.h: defines: defs_real, defs_missing */\nint defs_real;\n",
             "tests/unit/test_x.py": '"""test_x: a test, after llm.c\'s train_gpt2.cu."""\n# as FACTS.md says\n',
-            "tests/unit/test_y.sh": "# test_y.sh: measured on the H200 call 2 (PyTorch's issue 5 is fine).\n",
+            "tests/unit/test_y.sh": "# test_y.sh: measured on the H200 call 2 (PyTorch's issue 5 is fine).\n"
+                                    "# as hostile trial 2 found\n",
             "launch/tool": "#!/bin/sh\n# tool: a launcher.\n",
             "docs/a.md": "# A\n\nSee `src/base/good.c` and [a link](src/nowhere.c) and `src/base/gone.c`.\n",
             "README.md": "# R\n",
@@ -357,7 +365,7 @@ def self_test():
                         "tests/none.c"],
               "the self-test's missing files alone are found: %s" % got["citation"])
         check(any("moved.c (a former name" in x for x in got["citation"]), "a former name is named as such")
-        check(len(got["tracker"]) == 4, "the self-test's 2 issue numbers, notes and device call are found: %s" %
+        check(len(got["tracker"]) == 5, "the self-test's 2 issue numbers, notes, review and device call are found: %s" %
               got["tracker"])
         check(got["defines"] == ["src/base/defs.h: defines defs_missing, which it does not declare"],
               "the self-test's missing defines: symbol alone is found: %s" % got["defines"])
