@@ -11,9 +11,9 @@
  * ext-profiler/ changed (git diff), so one v5 plugin serves both.
  *
  * Mirrors (NCCL v2.28.3-1 = v2.28.9-1):
- *   ddpbench_nccl_prof_event_bits       the event-type enum of src/include/plugin/nccl_profiler.h
- *                                       (= ext-profiler/example/nccl/profiler.h)
- *   ddpbench_nccl_prof_descr_v5         ncclProfilerEventDescr_v5_t, src/include/plugin/profiler/profiler_v5.h.
+ *   ddpbench_nccl_prof_event_bits       the event-type enum of NCCL src/include/plugin/nccl_profiler.h
+ *                                       (= NCCL ext-profiler/example/nccl/profiler.h)
+ *   ddpbench_nccl_prof_descr_v5         ncclProfilerEventDescr_v5_t, NCCL src/include/plugin/profiler/profiler_v5.h.
  *                                       NCCL is compiled with that header, whose groupApi.graphCaptured is a
  *                                       bool; ext-profiler/example/nccl/profiler_v5.h says int. Both sit at
  *                                       offset 0 of a struct whose next member is an int at 4, so the layout

@@ -1,6 +1,6 @@
 /* ops.h: the element-wise kernels of the CUDA device, as C-callable launchers. Each enqueues on `stream`
  * and returns the launch's cudaError_t (as int); none synchronises. Their semantics are those of the
- * matching ddp_device operations in src/device.h, and they compute the same values as the CPU device
+ * matching ddp_device operations in src/device/device.h, and they compute the same values as the CPU device
  * (same rounding: numerics.h); only the loss reduction's summation order differs. Types are ddp_dtype. */
 #ifndef DDPBENCH_KERNELS_OPS_H
 #define DDPBENCH_KERNELS_OPS_H
@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-typedef struct CUstream_st *ops_stream; /* cudaStream_t without cuda_runtime.h in C files */
+typedef struct CUstream_st *ops_stream; /* cudaStream_t without CUDA's cuda_runtime.h in C files */
 
 int ops_generate(void *dst, ddp_dtype dt, size_t n, uint64_t seed, uint64_t tag, uint64_t offset, double bound,
                  ops_stream s);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A/B comparison of two software stacks, inside one allocation: runs ddpbench N times with stack A and N times
+# ab.sh: A/B comparison of two software stacks, inside one allocation: runs ddpbench N times with stack A and N times
 # with stack B, interleaved in ABBA order (A B, B A, A B, ...) so that slow drift of the machine lands on both
 # sides alike, then `ddpbench compare`s them. Each run is one sample; use N >= 10 to find changes of a few %.
 #
@@ -24,7 +24,7 @@ set -euo pipefail
 here=$PWD
 cd "$(dirname "$0")/.."
 # GPU machines: the libraries fetched beside the tree and $DDPBENCH_ALT_NCCL_DIR (see launch/gpu-check.sh)
-# (sourced with errexit off: env.sh's probe for the second NCCL fails where there is none)
+# (sourced with errexit off: the env file's probe for the second NCCL fails where there is none)
 if [ -f .device-deps/env.sh ]; then set +e; source .device-deps/env.sh; set -e; fi
 
 die() { echo "ab.sh: $*" >&2; exit 2; }

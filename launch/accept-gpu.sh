@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU machine, from the project root: `ddpbench accept` beside PyTorch at the same shapes, in one call, so
+# accept-gpu.sh: on a GPU machine, from the project root: `ddpbench accept` beside PyTorch at the same shapes, in one call, so
 # that the per-GPU figures can be checked against an independent measurement:
 #   - the sustained GEMM (bf16, fp16, tf32, fp32; n = 8192; --health-seconds each) vs torch.matmul, same method;
 #   - pinned H2D/D2H (256 MiB) vs a PyTorch pinned copy;

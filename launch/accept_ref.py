@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PyTorch reference for `ddpbench accept`'s per-GPU figures, measured the same way.
+"""accept_ref.py: the PyTorch reference for `ddpbench accept`'s per-GPU figures, measured the same way.
 
 - Sustained GEMM: torch.matmul of two n x n matrices (uniform in [-1, 1], like ddpbench's generator) in
   bf16, fp16, tf32 (fp32 inputs, allow_tf32) and fp32, for --seconds after ~0.3 s of warm-up, in intervals of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed benchmarks on H100/H200 machines, ddpbench beside PyTorch in the same call (machines are shared and
+# bench.sh: speed benchmarks on H100/H200 machines, ddpbench beside PyTorch in the same call (machines are shared and
 # noisy: compare within one run). From the project root, after `launch/gpu-check.sh build`:
 #   launch/bench.sh one [CONFIG...]   # 1 GPU: ddpbench local phase vs PyTorch eager, per config
 #   launch/bench.sh two [CONFIG...]   # 2 GPUs: ddpbench (local, comm, ddp) vs PyTorch DDP and its no-DDP run

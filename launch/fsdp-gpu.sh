@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fsdp-gpu.sh: the fsdp strategy's measurements on the H200 (issue 27), in two device calls of under 10 minutes
+# fsdp-gpu.sh: the fsdp strategy's measurements on the H200, in two device calls of under 10 minutes
 # each (docs/fsdp.md; the device README: a call builds, runs and tars its results into $OUT).
 #
 #   launch/fsdp-gpu.sh ab     old (.old-src) and new (.new-src) builds A B A B on the five configs/h200-*.ini

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU machine, from the project root: build with the gpu preset, run every test (the gpu-labelled ones
+# gpu-check.sh: on a GPU machine, from the project root: build with the gpu preset, run every test (the gpu-labelled ones
 # run there, not on CI), an end-to-end run on the GPUs, and compute-sanitizer's memcheck on a small run.
 # Logs go to $OUT (or ./gpu-check-logs). Exit code: non-zero if any step failed.
 #   launch/gpu-check.sh            # everything

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# launch/order-test.sh: does a phase's figure depend on what ran before it? (issue 23 §1, docs/steady.md)
+# launch/order-test.sh: does a phase's figure depend on what ran before it? (docs/steady.md)
 # On a GPU machine, runs each of the five configs/h200-*.ini presets and h200-1024x32x1024-bf16 with --cuda-graph,
 # phases local and ddp, with the measured peak (an 8192^3 GEMM sustained --peak-seconds 2) in three places:
 #   after   the default: after every timed measurement
-#   before  where it was until issue 23 (the test hook DDPBENCH_TEST_PEAK_FIRST=1)
+#   before  where it was before it moved after the phases (the test hook DDPBENCH_TEST_PEAK_FIRST=1)
 #   off     --peak-seconds 0
 # ROUNDS rounds (default 3), the order of the three rotated every round so that no mode always runs first. For each
 # preset and phase: the median over rounds of each mode's median step time, each mode's A/A range (max - min over

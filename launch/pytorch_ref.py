@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The PyTorch reference for ddpbench's benchmarks: the same model trained the way people train it.
+"""pytorch_ref.py: the PyTorch reference for ddpbench's benchmarks: the same model trained the way people train it.
 
 L x Linear(H, H, bias=False) + ReLU, loss 0.5 * sum over features of (y - t)^2, mean over the batch, SGD,
 torch.amp autocast (bf16, or fp16 with GradScaler), plain eager PyTorch. Under torchrun with more than one

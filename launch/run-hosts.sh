@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Multi-node mpirun for ddpbench: `launch/run-hosts.sh HOSTFILE [--ppn N] [--iface IF] [ddpbench options]`.
+# run-hosts.sh: multi-node mpirun for ddpbench: `launch/run-hosts.sh HOSTFILE [--ppn N] [--iface IF] [ddpbench options]`.
 # Adds the switches Open MPI needs across hosts that nobody should have to remember, prints the mpirun line
 # it runs, and runs it:
 #   --hostfile HOSTFILE        one line per host ("node17 slots=8"); ddpbench must be at the same path on

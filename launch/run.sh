@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mpirun wrapper for the machine you are on: `launch/run.sh [-np N] [ddpbench options]`.
+# run.sh: mpirun wrapper for the machine you are on: `launch/run.sh [-np N] [ddpbench options]`.
 # Adds what Open MPI needs that nobody should have to remember: the root switches when run as root, and
 # --oversubscribe when N is more than this machine's cores. The binary is build/gpu/ddpbench if built,
 # else build/dev/ddpbench (or $DDPBENCH_BIN). Everything after -np N goes to ddpbench.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set-up on a fresh Debian/Ubuntu machine: installs the distribution packages ddpbench needs (when missing;
+# setup.sh: set-up on a fresh Debian/Ubuntu machine: installs the distribution packages ddpbench needs (when missing;
 # needs root), then configures and builds with the `dev` preset into build/dev. Safe to run again.
 # The CUDA toolkit is not installed here: when nvcc is on the machine, the CUDA device and NCCL comm are
 # built too; otherwise ddpbench runs on the CPU device.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU machine, from the project root: the scaling sweep on every visible GPU with the JSON, the
+# sweep-gpu.sh: on a GPU machine, from the project root: the scaling sweep on every visible GPU with the JSON, the
 # node_exporter textfile and the CSV, the textfile checked with promtool when it is installed, and the plots
 # when Matplotlib is. Builds with the gpu preset first unless build/gpu/ddpbench exists. Output in $OUT (or
 # ./sweep-gpu-out). One GPU gives the 1-rank row only (it still runs the CUDA and NCCL path).

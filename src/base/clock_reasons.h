@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* nvmlClocksEventReasons bits (nvml.h); 0x1 = idle. */
+/* nvmlClocksEventReasons bits (NVML nvml.h); 0x1 = idle. */
 enum {
   NVML_DL_REASON_IDLE = 0x1,
   NVML_DL_REASON_APP_CLOCKS = 0x2,

@@ -98,7 +98,7 @@ double ddp_memory_available(char *why, size_t n);
  * surrogate, a stray continuation byte, a sequence cut short). s[0] must not be 0. */
 int ddp_utf8_len(const char *s);
 /* A copy of s in which every byte that does not start a valid UTF-8 sequence becomes U+FFFD; NULL when out of
- * memory. For every text ddpbench writes: JSON readers refuse other bytes (hostile trial 2, L5). */
+ * memory. For every text ddpbench writes: JSON readers refuse other bytes. */
 char *ddp_utf8_clean(const char *s);
 /* Rank of this process as the launcher tells it (OMPI, PMI, Slurm), before MPI starts; 0 if unknown. */
 int ddp_launcher_rank(void);

@@ -140,7 +140,7 @@ static ddp_result acc_validate(cmd_ctx *c) {
                            o->soak > 0 && !opt_given(&c->opts, "health_seconds") ? "--interval" : "--health-seconds",
                            2 * seconds + 10);
   }
-  if (o->rel_warn > o->rel_fail) { /* a warning comes before a failure (hostile trial 2, L14) */
+  if (o->rel_warn > o->rel_fail) { /* a warning comes before a failure */
     const char *where = wh(c, "relative_warn_pct", w, sizeof w);
     return ddp_usage_error("accept: %s%s %g is above relative_fail_pct %g: a figure would fail before it warns", where,
                            where[0] == '-' ? "" : ": relative_warn_pct", o->rel_warn, o->rel_fail);
@@ -229,7 +229,7 @@ static ddp_result best_of(result_doc *doc, const result_doc *pass) {
   return DDP_OK;
 }
 
-/* Issue 23 §4, the confirmation pass: rank 0 judges what the pairs measured (accept_confirm_plan) and names the
+/* The confirmation pass: rank 0 judges what the pairs measured (accept_confirm_plan) and names the
  * pairs that would prove or clear a node it would name or leave a suspect: that node with one that passed, which
  * it has not met. Every rank runs them as the schedule's pairs are run (--pair-repeats passes, the best kept),
  * before the judgement. */
@@ -524,7 +524,7 @@ static ddp_result acc_run(cmd_ctx *c) {
   printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
          d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", c->pl.device->name, ddp_now() - t0);
   r = accept_judge_doc(&c->doc, &rules);
-  if (r == DDP_OK && c->doc.nrecords == 0) /* no evidence is no pass (hostile trial 2, L7) */
+  if (r == DDP_OK && c->doc.nrecords == 0) /* no evidence is no pass */
     r = findings_add(&c->doc.findings, "measured", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
                      "nothing was measured: every check was skipped (--skip %s) or does not apply here (%d rank%s on %d "
                      "host%s, %s device, --precisions %s); a cluster is not accepted on no evidence",

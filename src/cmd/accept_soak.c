@@ -91,7 +91,8 @@ static ddp_result run_rounds(const measure_env *env, const measurement *m, const
 /* ---- the weights check, off the critical path ---- */
 /* The cycle's weights are copied to host memory right after the training (the GPU is then free), and hashed by
  * a thread while the allreduces, the GEMM and the copies run: on the GPU default-job model (6.7 GB of fp32
- * weights) the hash alone took most of 16 s a cycle of GPU idle time when it ran in line (H200 call 2). */
+ * weights) the hash alone took most of 16 s a cycle of GPU idle time when it ran in line (one H200,
+ * results/2026-12-04-h200x1-soak/README.md). */
 typedef struct {
   const float *h;
   size_t count;

@@ -1,4 +1,4 @@
-/* accept_soak.h: `ddpbench accept --soak DURATION`, the burn-in (issue 26; docs/soak.md). A cycle repeats until
+/* accept_soak.h: `ddpbench accept --soak DURATION`, the burn-in (docs/soak.md). A cycle repeats until
  * the time is up, each cycle one interval of the time series: the training steps of the device's default-job
  * model (with the bitwise weights check), the per-node allreduce, every pair_every cycles the node-pair rounds,
  * the sustained GEMM and the host copies; NVML's counters are read at each interval's end, which is the next

@@ -22,16 +22,6 @@ static const cmd_def *const *g_all;
 
 void cmd_use(const cmd_def *const *cmds) { g_all = cmds; }
 
-void cmd_versions(ddp_versions *v) {
-  versions_base(v);
-  devices_versions(v);
-  comms_versions(v);
-}
-
-const char *cmd_rank_host(const cmd_ctx *c, int rank) {
-  return c->ranks && rank >= 0 && rank < c->dist.size ? c->ranks[rank].host : "";
-}
-
 /* ---- options ---------------------------------------------------------------------------------------- */
 static int is_run(const cmd_def *def) { return !strcmp(def->name, "run"); }
 

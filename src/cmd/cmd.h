@@ -15,7 +15,8 @@
  *      rank, a runtime error ends the job through MPI_Abort naming the rank and host.
  * A new subcommand is a cmd_def in its own file and one line in commands.c's table.
  *
- * defines: cmd_def, cmd_ctx, cmd_rank, CMD_* flags, cmd_{main,help,versions,provenance,rank_host} */
+ * defines: cmd_def, cmd_ctx, cmd_rank, CMD_* flags, cmd_{main,parse,free,nested,use,outcome_incomplete},
+ *          cmd_{versions,rank_host} (ctx.c) */
 #ifndef DDPBENCH_CMD_H
 #define DDPBENCH_CMD_H
 
@@ -135,9 +136,9 @@ void cmd_use(const cmd_def *const *cmds);
  * now), for a document written before the subcommand ends (a soak's after each interval); conclude() replaces it. */
 ddp_result cmd_outcome_incomplete(cmd_ctx *c, const char *line);
 
-/* Every version this process loaded: versions_base and each device's and comm's own. */
+/* Every version this process loaded (ctx.c): versions_base and each device's and comm's own. */
 void cmd_versions(ddp_versions *v);
-/* The host of a world rank (rank 0, after the identity gather), "" when unknown. */
+/* The host of a world rank (ctx.c; rank 0, after the identity gather), "" when unknown. */
 const char *cmd_rank_host(const cmd_ctx *c, int rank);
 
 #ifdef __cplusplus

@@ -17,6 +17,7 @@
 #include "bottom_figures.h"
 #include "commands.h"
 #include "config.h"
+#include "default_job.h"
 #include "engine.h"
 #include "gpu_default.h"
 #include "health.h"
@@ -111,7 +112,7 @@ static ddp_result run_validate(cmd_ctx *c) {
     where = first_where(c, "cuda_graph", "device", w, sizeof w);
     return ddp_usage_error("%s%scuda_graph needs a GPU device", where ? where : "", where ? ": " : "");
   }
-  if (!measure_find(cfg->group_measure)) { /* also without --groups: a bad key is bad input (hostile trial 2, L11) */
+  if (!measure_find(cfg->group_measure)) { /* also without --groups: a bad key is bad input */
     char names[256];
     measure_names(names, sizeof names);
     where = opt_where(&c->opts, "group_measure", w, sizeof w);
@@ -189,23 +190,12 @@ static ddp_result run_placed(cmd_ctx *c) {
     if (cfg->precision == PREC_TF32) return ddp_usage_error("--precision tf32 needs a GPU device, and no GPU is visible");
     if (cfg->cuda_graph) return ddp_usage_error("--cuda-graph needs a GPU device, and no GPU is visible");
   }
-  if (ddp_list_has(cfg->groups, "pairs") && c->dist.node_count < 2) /* measuring nothing silently (L11) */
+  if (ddp_list_has(cfg->groups, "pairs") && c->dist.node_count < 2) /* measuring nothing silently */
     return ddp_usage_error("--groups pairs needs ranks on at least 2 nodes (this job has %d)", c->dist.node_count);
   DDP_TRY(baseline_share(c, cfg, &j->base));
   topo_options topt = {cfg->bind == BIND_GPU ? 1 : cfg->bind == BIND_NONE ? 0 : -1, cfg->pcie,
                        cfg->topo_xml[0] ? cfg->topo_xml : NULL, c->out.force};
   return topo_rank_init(&c->dist, &topt, c->pl.device->is_gpu ? c->pl.bus_id : NULL, &j->topo);
-}
-
-/* The GPU default job's model (gpu_default.h) from the smallest GPU memory of the job, the same on every rank;
- * rank 0 states the model and the expected total time before anything is measured. */
-ddp_result cmd_gpu_default(const ddp_dist *d, const ddp_device *dev, gpu_default *g, double *mem, double *peak,
-                           int *fits) {
-  *mem = (double)dev->info.memory;
-  DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, mem, 1, MPI_DOUBLE, MPI_MIN, d->world));
-  *peak = peak_table_tflops(dev->info.name, "bf16");
-  *fits = gpu_default_size(*mem, *peak, d->local_size, g) == 0;
-  return DDP_OK;
 }
 
 static ddp_result default_size(ddp_config *cfg, const ddp_dist *d, const ddp_device *dev) {

@@ -1,7 +1,7 @@
 /* run_report.c: the run's human summary (nccl-tests style), its findings (the weights, the straggler rule,
  * the loss, the topology report's findings) and the run's detail sections of the JSON document. It sits with
  * the subcommands because it joins three layers: the summary (measure/summary.h), the verdict rules
- * (verdict/accept.h) and the topology report (topo/topo.h). Nothing here measures or communicates. */
+ * (verdict/rules.h) and the topology report (topo/topo.h). Nothing here measures or communicates. */
 #include "run_report.h"
 
 #include <math.h>
@@ -507,7 +507,7 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
                            "not those of real training", phase_name((ddp_phase)p), bad));
     /* fp16 with a loss scale so small that the scaled gradients underflow to zero: the loss never moves. */
     int moved = 0, skips = 0; /* (a loss that stands still because every update was skipped is an overflow,
-                               * said below, not an underflow: hostile trial 2, L9) */
+                               * said below, not an underflow) */
     for (int st = 1; st < total; st++) moved |= pd->loss[st] != pd->loss[0];
     for (int st = 0; pd->skipped && st < total; st++) skips += pd->skipped[st] != 0;
     if (pd->scale && total > 1 && !moved && !skips && isfinite(pd->loss[0]) && r->cfg->lr > 0)

@@ -1,4 +1,4 @@
-/* soak_probe.h: one rank's hardware counters over a soak's intervals (issue 26, section 3): NVML opened for the
+/* soak_probe.h: one rank's hardware counters over a soak's intervals (docs/soak.md): NVML opened for the
  * rank's GPU, an Xid event set registered once at the start (so that only the soak's own Xids are seen), a
  * snapshot at each interval's end that is also the next interval's start (the windows leave no gap), and the
  * interval's counter deltas as a soak_gpu_sample (verdict/soak_rules.h) for rank 0 to judge. A figure NVML does

@@ -1,4 +1,4 @@
-/* comm.h: the comm interface, a struct of function pointers that MPI (comm_mpi.c) and NCCL (comm_nccl.c)
+/* comm.h: the comm interface, a struct of function pointers that MPI (mpi.c) and NCCL (nccl.c)
  * fill in. Data-plane collectives over device buffers, ordered on a device stream: the result is visible
  * to work enqueued on that stream after the call, and to other streams through an event recorded there.
  * The engine never calls MPI or NCCL collectives itself. Control-plane traffic (gathering results) goes

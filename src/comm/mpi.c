@@ -1,4 +1,4 @@
-/* comm_mpi.c: the comm interface over MPI.
+/* mpi.c: the comm interface over MPI.
  *
  * Host memory (the cpu device): a collective starts at once as a non-blocking MPI_Iallreduce/MPI_Ibcast,
  * and its completion is put on the stream as a host function, so communication overlaps the backward pass

@@ -1,4 +1,4 @@
-/* comm_nccl.c: the comm interface over NCCL. One communicator per group, created from an ncclUniqueId that
+/* nccl.c: the comm interface over NCCL. One communicator per group, created from an ncclUniqueId that
  * rank 0 of the group broadcasts over MPI; collectives are enqueued on the caller's stream (NCCL orders
  * them there itself); errors carry ncclGetLastError's text. The host-side barrier polls its stream and
  * ncclCommGetAsyncError, so a peer that died is reported instead of waited for. Also reports the NCCL

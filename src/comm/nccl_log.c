@@ -305,8 +305,8 @@ static int net_name(txt m, txt *net, txt *rest) {
   return 1;
 }
 
-/* net_ib.cc "NET/IB : Using%s %s; OOB %s:%s" with " [%d]%s:%d/%s" per device (dev, port, IB/RoCE);
- * net_socket.cc "NET/Socket : Using%s" with " [%d]%s:%s" per interface (name, address): the address and
+/* NCCL net_ib.cc "NET/IB : Using%s %s; OOB %s:%s" with " [%d]%s:%d/%s" per device (dev, port, IB/RoCE);
+ * NCCL net_socket.cc "NET/Socket : Using%s" with " [%d]%s:%s" per interface (name, address): the address and
  * everything after IB's ';' (the OOB interface and address) are never read. */
 static int rule_net_using(nccl_account *acc, txt m) {
   txt net, rest;
@@ -337,7 +337,7 @@ static int rule_net_using(nccl_account *acc, txt m) {
   return 1;
 }
 
-/* topo.cc "NET/%s : GPU Direct RDMA %s for HCA %d '%s'" (Enabled/Disabled), 2.18-2.28. */
+/* NCCL topo.cc "NET/%s : GPU Direct RDMA %s for HCA %d '%s'" (Enabled/Disabled), 2.18-2.28. */
 static int rule_net_gdr(nccl_account *acc, txt m) {
   txt net, rest;
   if (!net_name(m, &net, &rest) || !eat(&rest, "GPU Direct RDMA ")) return 0;
@@ -354,9 +354,9 @@ static int rule_net_gdr(nccl_account *acc, txt m) {
   return 1;
 }
 
-/* The net plugin: 2.18 net.cc "NET/Plugin : No plugin found, using internal implementation", "NET/Plugin:
+/* The net plugin: 2.18 NCCL net.cc "NET/Plugin : No plugin found, using internal implementation", "NET/Plugin:
  * Loaded net plugin %s (v%d)"; 2.21-2.23 "NET/Plugin: Using internal network plugin.", "... Could not find:%s.
- * Using internal network plugin."; 2.26+ plugin_open.cc "NET/Plugin: Could not find:%s" and net.cc
+ * Using internal network plugin."; 2.26+ NCCL plugin_open.cc "NET/Plugin: Could not find:%s" and net.cc
  * "Successfully loaded external network plugin %s" (a path: only its last part is kept). */
 static int rule_plugin(nccl_account *acc, txt m) {
   if (eat(&m, "Successfully loaded external network plugin ")) {
@@ -380,7 +380,7 @@ static int rule_plugin(nccl_account *acc, txt m) {
 
 /* ---- the communicator rules: each takes the communicator the line belongs to ---- */
 
-/* init.cc's Init START/COMPLETE lines: 2.18 "comm %p rank %d nranks %d cudaDev %d [nvmlDev %d] busId %lx
+/* NCCL init.cc's Init START/COMPLETE lines: 2.18 "comm %p rank %d nranks %d cudaDev %d [nvmlDev %d] busId %lx
  * commId 0x%llx - Init COMPLETE"; 2.21 "ncclCommInitRank comm %p ..." and "ncclCommSplit comm %p ... parent %p
  * color %d key %d commId 0x%llx - Init START"; 2.23+ "%s comm %p ..." (the API's name: ncclCommInitRank,
  * ncclCommInitRankConfig, ncclCommInitAll, ncclCommSplit, ...) with "parent %p [splitCount %d] color %d key
@@ -400,7 +400,7 @@ static void read_init(nccl_acc_comm *c, txt m, int complete) {
   if (complete) c->init_complete = 1;
 }
 
-/* init.cc (2.21+) "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d". */
+/* NCCL init.cc (2.21+) "comm %p rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL %d". */
 static void read_nnodes(nccl_acc_comm *c, txt m) {
   int v;
   if (key_int(m, "rank", &v)) c->rank = v;
@@ -448,8 +448,8 @@ static void add_peer(nccl_acc_comm *c, int peer, txt via, int send) {
   (*(send ? &p->sends : &p->recvs))++;
 }
 
-/* The transport of one connection: p2p.cc "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/%s%s%s" (CUMEM, MNNVL,
- * IPC, direct pointer, indirect/%d[%d], /read, /CE), shm.cc "Channel %02d : %d[%d] -> %d[%d] via SHM/%s/%s", net.cc
+/* The transport of one connection: NCCL p2p.cc "Channel %02d/%01d : %d[%d] -> %d[%d] via P2P/%s%s%s" (CUMEM, MNNVL,
+ * IPC, direct pointer, indirect/%d[%d], /read, /CE), NCCL shm.cc "Channel %02d : %d[%d] -> %d[%d] via SHM/%s/%s", net.cc
  * "Channel %02d/%d : %d[%d] -> %d[%d] [send] via NET/%s/%d[(%d)]%s%s%s" and its "[receive]" form (the receiver
  * printing the sender first); 2.18.1 printed busIds in the brackets ("%d[%lx]"). P2P and SHM lines are the
  * sender's. The peer is the rank that is not this one; when this rank is not known, [receive] names the
@@ -480,7 +480,7 @@ static int rule_channel_via(nccl_acc_comm *c, txt m) {
   return 1;
 }
 
-/* coll_net.cc "CollNet %02d/%1d : %d [send] via COLLNET/%s/%d%s%s" and "[receive]": the collective network,
+/* NCCL coll_net.cc "CollNet %02d/%1d : %d [send] via COLLNET/%s/%d%s%s" and "[receive]": the collective network,
  * no peer rank (peer -1). */
 static int rule_collnet_via(nccl_acc_comm *c, txt m) {
   txt r = m;
@@ -505,7 +505,7 @@ static int bit_set(unsigned char *bits, int ch) {
   return !was;
 }
 
-/* rings.cc's dumpLine (rank 0 only): 2.18-2.21 "Channel %02d/%02d : " then " %d" per rank, 2.23+ "Channel
+/* NCCL rings.cc's dumpLine (rank 0 only): 2.18-2.21 "Channel %02d/%02d : " then " %d" per rank, 2.23+ "Channel
  * %02d/%02d :" then " %*d" per rank, "..." when cut at 128 characters. */
 static int rule_ring(parser *ps, int ci, txt m) {
   txt r = m;
@@ -527,7 +527,7 @@ static int rule_ring(parser *ps, int ci, txt m) {
   return 1;
 }
 
-/* init.cc "Ring %02d : %d -> %d -> %d" (NCCL_GRAPH, every rank): ring_channels when no dumpLine came. */
+/* NCCL init.cc "Ring %02d : %d -> %d -> %d" (NCCL_GRAPH, every rank): ring_channels when no dumpLine came. */
 static int rule_ring_graph(parser *ps, int ci, txt m) {
   txt r = m;
   int ch, x;
@@ -536,7 +536,7 @@ static int rule_ring_graph(parser *ps, int ci, txt m) {
   return 1;
 }
 
-/* search.cc "Pattern %d, crossNic %d, nChannels %d, bw %f/%f, type %s/%s, sameChannels %d" (bw and type are
+/* NCCL search.cc "Pattern %d, crossNic %d, nChannels %d, bw %f/%f, type %s/%s, sameChannels %d" (bw and type are
  * intra/inter), the same from 2.18 to 2.28. */
 static int rule_pattern(nccl_acc_comm *c, txt m) {
   txt r = m;
@@ -561,7 +561,7 @@ static int rule_pattern(nccl_acc_comm *c, txt m) {
   return 1;
 }
 
-/* init.cc 2.18 "%d coll channels, %d nvls channels, %d p2p channels, %d p2p channels per peer"; 2.21+ adds
+/* NCCL init.cc 2.18 "%d coll channels, %d nvls channels, %d p2p channels, %d p2p channels per peer"; 2.21+ adds
  * "%d collnet channels" after coll (NCCL prints nChannels there). Read as comma-separated "N <name>" items. */
 static int rule_channels(nccl_acc_comm *c, txt m) {
   if (!has(m, " coll channels")) return 0;
@@ -595,10 +595,10 @@ static int rule_channels(nccl_acc_comm *c, txt m) {
   return any;
 }
 
-/* The rest, each a fixed sentence: init.cc "Trees%s" (" [%d] %d/%d/%d->%d->%d" per channel); generic.cc (2.26+)
- * "Connected all rings, use ring PXN %d GDR %d" (before: "Connected all rings"); nvls.cc "NVLS multicast
- * support is %savailable on dev %d[ (NVLS_NCHANNELS %d)]", "Connected NVLS tree"; init.cc "Communicator has %d
- * nodes which is less than CollNet node threshold %d, disabling CollNet"; coll_net.cc "rank %d Connected
+/* The rest, each a fixed sentence: NCCL init.cc "Trees%s" (" [%d] %d/%d/%d->%d->%d" per channel); generic.cc (2.26+)
+ * "Connected all rings, use ring PXN %d GDR %d" (before: "Connected all rings"); NCCL nvls.cc "NVLS multicast
+ * support is %savailable on dev %d[ (NVLS_NCHANNELS %d)]", "Connected NVLS tree"; NCCL init.cc "Communicator has %d
+ * nodes which is less than CollNet node threshold %d, disabling CollNet"; NCCL coll_net.cc "rank %d Connected
  * CollNet", "Connected Collnet Chains %s". */
 static int rule_sentences(nccl_acc_comm *c, txt m) {
   nccl_acc_comm dummy;
@@ -645,7 +645,7 @@ static void parse_line(parser *ps, txt line, size_t off) {
   int warn = wtag != (size_t)-1 && (tag == (size_t)-1 || wtag < tag);
   if (warn) tag = wtag;
   if (tag == (size_t)-1) {
-    /* debug.cc's VERSION level: the bare "NCCL version 2.28.3+cuda12.9", no prefix */
+    /* NCCL debug.cc's VERSION level: the bare "NCCL version 2.28.3+cuda12.9", no prefix */
     txt v = line;
     if (eat(&v, "NCCL version ")) copy(acc->version, sizeof acc->version, word(v, " "));
     return;
@@ -654,7 +654,7 @@ static void parse_line(parser *ps, txt line, size_t off) {
   if (warn) acc->warn_lines++;
   txt msg = trim(txt_from(line, tag + 10));
 
-  /* debug.cc's prefix: "[timestamp ]host:pid:tid [cudaDev] NCCL INFO " (WARN: "[cudaDev] file:line NCCL WARN ").
+  /* NCCL debug.cc's prefix: "[timestamp ]host:pid:tid [cudaDev] NCCL INFO " (WARN: "[cudaDev] file:line NCCL WARN ").
    * The thread is the token before the first " [" that ends in ":digits:digits"; the host is never kept. */
   txt prefix = {line.p, tag};
   unsigned long long pid = 0, tid = 0;
@@ -677,7 +677,7 @@ static void parse_line(parser *ps, txt line, size_t off) {
     copy(acc->version, sizeof acc->version, word(v, " "));
     return;
   }
-  if (eat(&v, "Using network ")) { /* init.cc "Using network %s" */
+  if (eat(&v, "Using network ")) { /* NCCL init.cc "Using network %s" */
     copy(acc->net, sizeof acc->net, trim(v));
     return;
   }
@@ -690,7 +690,7 @@ static void parse_line(parser *ps, txt line, size_t off) {
     unsigned long long ptr = pointer(cm);
     int start = has(msg, "Init START"), complete = has(msg, "Init COMPLETE");
     int nnodes = has(msg, " nNodes ") && cp == 0;
-    int nvls = cp > 0 && starts(msg, "NVLS comm 0x"); /* nvls.cc "NVLS comm %p headRank %d nHeads %d ..." */
+    int nvls = cp > 0 && starts(msg, "NVLS comm 0x"); /* NCCL nvls.cc "NVLS comm %p headRank %d nHeads %d ..." */
     int ci = comm_index(ps, ptr, start || complete || nnodes || nvls);
     if (ci < 0) {
       if (start || complete || nnodes || nvls)

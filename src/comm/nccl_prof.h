@@ -9,8 +9,8 @@
  *    events on around untimed probe calls and off for timed loops, and take what was recorded.
  *
  * How it stays out of the timed path: NCCL hands the plugin's init a pointer to its activation mask and reads
- * that mask atomically at every collective call (src/plugin/profiler.cc, ncclProfilerStartGroupApiEvent); the
- * task keeps the value read (enqueue.cc, collTaskAppend). ddpbench_prof_enable(0) writes 0 there, and NCCL then
+ * that mask atomically at every collective call (NCCL src/plugin/profiler.cc, ncclProfilerStartGroupApiEvent); the
+ * task keeps the value read (NCCL enqueue.cc, collTaskAppend). ddpbench_prof_enable(0) writes 0 there, and NCCL then
  * calls no plugin function for the collectives that follow: a timed loop pays one relaxed load per call.
  *
  * CUDA graphs: a captured collective keeps the mask of its capture, and NCCL reports it when the graph's host

@@ -1,4 +1,4 @@
-/* device_cpu.c: the CPU device. Memory is host memory, GEMMs are OpenBLAS's sgemm (16-bit operands are
+/* cpu.c: the CPU device. Memory is host memory, GEMMs are OpenBLAS's sgemm (16-bit operands are
  * widened to fp32 first: each product of two 16-bit values is exact in fp32, accumulation is fp32), and
  * element-wise work runs in order on the calling thread before the call returns.
  *
@@ -99,7 +99,7 @@ static ddp_result op_begin(ddp_device *d, ddp_stream *s) {
 
 /* ---- memory ------------------------------------------------------------------------------------- */
 /* A buffer that would take this rank past its share of the host's memory is bad input (exit 2, decided alike on
- * every rank of a host), not a kill by the OOM killer (137) in the middle of the job: hostile trial 2, M6. */
+ * every rank of a host), not a kill by the OOM killer (137) in the middle of the job. */
 static ddp_result cpu_alloc(ddp_device *d, void **p, size_t bytes) {
   cpu_impl *c = d->impl;
   *p = NULL;

@@ -1,4 +1,4 @@
-/* device_cuda.c: the CUDA device. Memory from cudaMalloc, streams and events are CUDA's own, GEMMs go
+/* cuda.c: the CUDA device. Memory from cudaMalloc, streams and events are CUDA's own, GEMMs go
  * through cuBLASLt (bf16/fp16 inputs with fp32 accumulation; tf32 tensor cores for --precision tf32;
  * plain fp32 FMA for fp32; the forward pass's ReLU as the GEMM's epilogue), and the element-wise work is
  * the kernels of kernels/ops.cu. Every call is checked and reported with rank, host, file and line.
@@ -159,7 +159,7 @@ static ddp_result cu_event_elapsed_ms(ddp_device *d, float *ms, ddp_event *a, dd
 static void CUDART_CB host_trampoline(void *p) {
   host_ctx *c = p;
   int done = 0;
-  (void)c->fn(c->arg, 1, &done); /* errors are kept by the function itself (see comm_mpi.c) */
+  (void)c->fn(c->arg, 1, &done); /* errors are kept by the function itself (see comm/mpi.c) */
 }
 static ddp_result cu_host_func(ddp_device *d, ddp_stream *s, ddp_host_fn fn, void *arg) {
   cuda_impl *c = d->impl;

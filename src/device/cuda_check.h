@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line); /* device_cuda.c */
+ddp_result cuda_fail(cudaError_t e, const char *call, const char *file, int line); /* cuda.c */
 #define CUDA_CHECK(call)                                                        \
   do {                                                                          \
     cudaError_t e_ = (call);                                                    \

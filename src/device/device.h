@@ -1,4 +1,4 @@
-/* device.h: the device interface, a struct of function pointers that the CPU device (device_cpu.c,
+/* device.h: the device interface, a struct of function pointers that the CPU device (cpu.c,
  * OpenBLAS) and the CUDA device (device_cuda.c, cuBLASLt + kernels/ops.cu) fill in. The engine drives
  * both exactly alike: memory, streams and events with CUDA's semantics (work on a stream runs in order;
  * an event completes when the work recorded before it has; waiting on an event orders another stream

@@ -192,7 +192,7 @@ void nvml_xid_watch_close(const nvml_api *api, nvml_xid_watch *w) {
  * still be healthy"; the field survey cites its PR 268): 13, 31, 43, 45, 68, 109.
  * One departure: 68 (video processor / NVDEC0 exception) fails here.
  * Azure NHC counts 68 among its hardware Xids (check_gpu_xid: 48 56 57 58 62 63 64 65 68 69 73 74 79 80 81
- * 92 119 120, ../shared/reference/cluster-validation.md), and a burn-in runs no video decoding, so its
+ * 92 119 120), and a burn-in runs no video decoding, so its
  * program cannot be the cause. */
 static const struct {
   unsigned xid;

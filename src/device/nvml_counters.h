@@ -6,12 +6,12 @@
  *
  * Every figure carries a measured flag: a symbol the driver lacks, NOT_SUPPORTED, or any other refusal is
  * "not measured", never 0, and a delta is measured only where both ends are. Nothing here judges a figure
- * (the soak's verdicts do that), prints, aborts, or includes nvml.h: the NVML values used are declared below
+ * (the soak's verdicts do that), prints, aborts, or includes NVML nvml.h: the NVML values used are declared below
  * with the NVML name they stand for, as in nvml.h of NVML_API_VERSION 13 (NVIDIA's header, as carried by
  * github.com/NVIDIA/go-nvml gen/nvml/nvml.h).
  *
  * defines: nvml_count, nvml_counters, nvml_counters_read, nvml_counters_delta, nvml_counters_diff,
- *          nvml_count_str, nvml_xid_watch, nvml_xid_event, nvml_xid_watch_open / _poll / _close,
+ *          nvml_count_str, nvml_xid_watch, nvml_xid_event, nvml_xid_watch_open / _close, nvml_xid_poll,
  *          nvml_xid_is_application, nvml_xid_name */
 #ifndef DDPBENCH_NVML_COUNTERS_H
 #define DDPBENCH_NVML_COUNTERS_H

@@ -55,7 +55,7 @@ int nvml_open(nvml_api *api, char *why, size_t why_len) {
   if (!api->clocks_event_reasons) NVML_LOAD(clocks_event_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
   NVML_LOAD(ecc_total, "nvmlDeviceGetTotalEccErrors");
   NVML_LOAD(remapped_rows, "nvmlDeviceGetRemappedRows");
-  /* burn-in counters: signatures as in nvml.h of NVML API version 13 (nvml_counters.h names each) */
+  /* burn-in counters: signatures as in NVML nvml.h, API version 13 (nvml_counters.h names each) */
   NVML_LOAD(pcie_gen_gpu_max, "nvmlDeviceGetGpuMaxPcieLinkGeneration");
   NVML_LOAD(pcie_replay, "nvmlDeviceGetPcieReplayCounter");
   NVML_LOAD(retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus");

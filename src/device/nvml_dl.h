@@ -55,7 +55,7 @@ typedef struct {
 typedef struct {
   unsigned long long reference_us, violation_ns;
 } nvml_violation_time;
-/* nvmlEventSet_t and nvmlEventData_t (nvml.h of NVML_API_VERSION 13), the struct nvmlEventSetWait_v2 fills:
+/* nvmlEventSet_t and nvmlEventData_t (NVML nvml.h, NVML_API_VERSION 13), the struct nvmlEventSetWait_v2 fills:
  * event_data is the Xid number for nvmlEventTypeXidCriticalError (999 when the driver does not know it). */
 typedef struct nvml_event_set_st *nvml_event_set;
 typedef struct {

@@ -1,4 +1,4 @@
-/* gpu_default.h: the GPU-sized default job (`mpirun -np 8 ddpbench` with no options on GPUs, issue 12): the
+/* gpu_default.h: the GPU-sized default job (`mpirun -np 8 ddpbench` with no options on GPUs): the
  * model and step count as a pure function of the smallest GPU memory in the job and its bf16 peak, and the time
  * the job is expected to take. Never touches a device, MPI or the clock. */
 #ifndef DDPBENCH_GPU_DEFAULT_H

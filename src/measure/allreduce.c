@@ -2,7 +2,7 @@
  * iteration timed between device events on every rank; the group's rank 0 takes each iteration's slowest rank
  * (a collective ends when its last rank does), the median over iterations (a preempted iteration does not
  * condemn a group) and records nccl-tests' busbw. Acceptance runs it over each node and over node pairs. It
- * never judges its figures (accept.h does) and never prints. */
+ * never judges its figures (verdict/ does) and never prints. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

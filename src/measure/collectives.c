@@ -871,7 +871,8 @@ static ddp_result sweep(coll_ctx *x, result_doc *out) {
 }
 
 /* ---- the measurement ------------------------------------------------------------------------------------- */
-/* The measurement's sweep when a subcommand gives no options (the run's --group-measure collectives): float
+/* The measurement's sweep when its caller gives no options (env->params NULL; `ddpbench collectives` always
+ * gives them, and --group-measure cannot name it: measure_collectives is in no table, measure/table.c): float
  * sum allreduce, 64 MiB to 1 GiB on GPUs (1 to 4 MiB on the CPU device), data checked. */
 static ddp_result preset(coll_opts *o, int cpu) {
   static const char *gpu_kv[] = {"minbytes", "64M", "maxbytes", "1G", "stepfactor", "16", "iters", "20", NULL};

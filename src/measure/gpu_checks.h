@@ -12,7 +12,7 @@
  * and model (the device's name). Nothing here judges or prints: verdict/accept_verdicts.h reads the records.
  *
  * defines: measure_gpu, measure_gemm, measure_host_copy, measure_p2p, gemm_params, copy_params, p2p_params,
- *          gpu_record, ACCEPT_* metric names */
+ *          gpu_record */
 #ifndef DDPBENCH_GPU_CHECKS_H
 #define DDPBENCH_GPU_CHECKS_H
 

@@ -99,7 +99,7 @@ void measure_names(char *buf, size_t n);
 
 /* Collective over world (the world's comm; NULL: groups with no data-plane comm, g->comm NULL, for measurements
  * that only need their ranks to agree, such as the per-GPU checks): the rounds of one kind of group. k: GROUP_FIRST's size; for
- * GROUP_PAIR the schedule (PAIRS_TOURNAMENT or PAIRS_RING of accept.h; 0 = the default for the node count).
+ * GROUP_PAIR the schedule (PAIRS_TOURNAMENT or PAIRS_RING of base/pairs.h; 0 = the default for the node count).
  * Node pairs run in the schedule's rounds (pairs.h: tournament up to 16 nodes, every pair in
  * n-1 rounds of disjoint pairs; ring beyond), each rank in its node's pair of the round; nodes run all at once. */
 ddp_result measure_rounds_build(const ddp_dist *d, ddp_comm *world, measure_group_kind kind, int k,

@@ -1,7 +1,7 @@
 /* scaling.c: the scaling sweep (--sweep). The training phases (local, comm, ddp, as --phases lists
  * them; ddp required) run on groups of growing size inside one job: 1, 2, 4, ... ranks of the first node up
  * to all of its ranks, then all the ranks of the first 2, 4, ... nodes, then the whole job. Each group is
- * `first:<k>` of measure.c (the first k ranks in node order), built with comm->split; the ranks outside it
+ * `first:<k>` of measure.h (the first k ranks in node order), built with comm->split; the ranks outside it
  * wait asleep (measure_run). Per group, on its rank 0, it records under measurement "scaling":
  *   gpus      the group's size, labelled with the ranks and hosts that formed it (ranks "0-3", hosts "a,b")
  *   nodes     how many nodes those ranks span

@@ -1,4 +1,4 @@
-/* measure_train.c: the training phases as the first three measurements: local (every rank trains its own
+/* train.c: the training phases as the first three measurements: local (every rank trains its own
  * copy), comm (the ddp phase's bucket allreduces alone) and ddp (training with overlapped allreduces), over
  * any group of ranks. They share one engine per group (env->train), so the phases of one group run on one
  * model, as they always did; the engine's step loop is untouched. Also the gathering of a phase's samples to

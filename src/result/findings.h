@@ -28,7 +28,7 @@ typedef struct {
   finding_scope scope;
   char subject[128];  /* what it is about: "job", "rank 3 (node07)", "node07", "GPU0-GPU1" */
   char host[256];     /* the host it is about ("" for the job, a pair of hosts, a link between two): the
-                       * hosts' verdict (verdict.h) counts it against that host */
+                       * hosts' verdict (verdict/hosts.h) counts it against that host */
   int rank;           /* the world rank it is about, -1 for none */
   int passed;         /* an info finding that records a check that passed (its figure and the bound it met):
                        * in the document, counted but not listed in the table */

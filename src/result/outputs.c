@@ -123,7 +123,7 @@ const opt_table outputs_json_table = {"outputs", OUTPUTS_JSON, (int)(sizeof OUTP
 
 /* The failing hosts, one per line, duplicates left out. A byte that no host name holds (a control character,
  * a space, a comma, a backslash, DEL) is written as \xHH and said on stderr: such a name is never dropped (a
- * failing host missing from the drain list passes for healthy, hostile trial 2, L12), and never splits into
+ * failing host missing from the drain list passes for healthy), and never splits into
  * two lines or two entries of a comma list (`paste -sd,`, Slurm's host lists). */
 static int host_byte_ok(unsigned char c) { return c > 0x20 && c != 0x7f && c != ',' && c != '\\'; }
 
@@ -172,7 +172,7 @@ ddp_result outputs_json_text(const result_doc *d, const cJSON *sections, char **
   if (r == DDP_OK && !s) r = DDP_FAIL(DDP_ERR_JSON, "cannot format the JSON document");
   if (r != DDP_OK) return r;
   /* JSON is UTF-8: bytes from argv or the environment that are not (cJSON copies them as they are) become
-   * U+FFFD, so that every JSON reader can read the document (hostile trial 2, L5). Outside strings cJSON
+   * U+FFFD, so that every JSON reader can read the document. Outside strings cJSON
    * writes ASCII only, so this touches string contents alone. */
   char *u = ddp_utf8_clean(s);
   free(s);

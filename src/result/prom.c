@@ -233,7 +233,7 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
 }
 
 /* By name, then labels, then the order read: a family's samples together, a duplicate series next to the one
- * it repeats (found in one pass, not by a scan per sample: hostile trial 2, M8). */
+ * it repeats (found in one pass, not by a scan per sample). */
 static int sample_cmp(const void *a, const void *b) {
   const sample *x = a, *y = b;
   int c = strcmp(x->name, y->name);

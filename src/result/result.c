@@ -1,4 +1,4 @@
-/* result.c: the result model, its JSON writer and its reader (version 1 and 2), and the environment
+/* result.c: the result model, its JSON writer and its reader (schema versions 1 to RESULT_SCHEMA_VERSION), and the environment
  * allowlist. The reader trusts nothing in the file: every key's type is checked and every failure names
  * the key. Nothing here measures, communicates or exits. */
 #include "result.h"
@@ -938,7 +938,7 @@ ddp_result result_load(const char *path, result_doc *d) {
     free(buf);
     return ddp_usage_error("%s: %s", path, why);
   }
-  /* Strict where readers disagree (hostile trial 2, L6): nothing but white space after the document (two
+  /* Strict where readers disagree: nothing but white space after the document (two
    * documents, or garbage), and no key twice in one object. */
   size_t at = (size_t)(end - buf);
   while (at < n && (buf[at] == ' ' || buf[at] == '\n' || buf[at] == '\r' || buf[at] == '\t')) at++;

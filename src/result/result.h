@@ -89,7 +89,7 @@ typedef struct {
   finding_list findings;
   int weights_identical; /* 1, 0, or -1 when not verified */
   char *weights_checksum; /* the majority's, or NULL */
-  char **failed_hosts;    /* the hosts to drain (verdict.h fills it), in the order found */
+  char **failed_hosts;    /* the hosts to drain (verdict/hosts.h fills it), in the order found */
   int nfailed_hosts;
   double end_epoch;       /* when the results were complete (seconds since 1970); NaN when not known */
   /* version 4: how it ended, as the text report's bottom line says it (NULL / -1 / NaN: not known, older

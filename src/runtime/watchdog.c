@@ -13,11 +13,11 @@
  *     start-up), and answers with its host's board only a connection that first sends the job's token (16
  *     random bytes drawn by rank 0 at start-up and shared over MPI, never printed or written anywhere), so
  *     that ranks on other hosts are asked too (1 s per host, 8 s in all) and nobody else learns the ranks'
- *     pids and whereabouts (hostile trial 2, L1). A connection that does not send the token within 1 s is
+ *     pids and whereabouts. A connection that does not send the token within 1 s is
  *     closed with nothing sent; the thread never waits for one (see "the listener" below).
  * Ranks that do not answer, or whose heartbeat is stale, are named as suspects with host, pid and last known
  * location; the others say where they wait. When every rank answers from the shutdown (MPI_Finalize), the
- * launcher is the one not answering, and the report says so (hostile trial 2, L15).
+ * launcher is the one not answering, and the report says so.
  *
  * The thread never touches the engine, the device or the comm. The signal handlers use async-signal-safe
  * calls only (unlink, write, _exit). */
@@ -496,7 +496,7 @@ static void parse_board(const char *text, rank_state *st, int world) {
  * all at once (up to 2 ranks a host, WD_ASK_WAVE connections at a time, 1.5 s a wave, 8 s in all); st[world],
  * zeroed by the caller. While it waits it answers whoever asks this rank: ranks that time out together ask each
  * other at the same moment, and an asker that served nobody, or asked one host after another, would take every
- * other asker's host for down (hostile trial 2, H2). */
+ * other asker's host for down. */
 enum { WD_ASK_WAVE = 128, WD_ASK_PER_HOST = 2 };
 static void states_gather(rank_state *st, char *buf, size_t n) {
   int W = g_wd.world;
@@ -609,7 +609,7 @@ static void culprit_report(FILE *out, rank_state *st) {
     for (int r = 0; r < W; r++)
       if (st[r].known && strcmp(st[r].what, st[major].what) != 0) st[r].behind = 1, nsus++;
   /* Every rank alive and in the shutdown: the work is done and what MPI_Finalize waits for is the launcher
-   * (its exit fence goes through mpirun's daemons or srun's step daemon). Nobody else to suspect (L15). */
+   * (its exit fence goes through mpirun's daemons or srun's step daemon). Nobody else to suspect. */
   int down = nsus == 0, in_finalize = 1, written = 1;
   for (int r = 0; r < W && down; r++) {
     down = st[r].known && !strncmp(st[r].what, WD_SHUTDOWN, strlen(WD_SHUTDOWN));
@@ -713,7 +713,7 @@ static void *watchdog_main(void *arg) {
     serve_for(250); /* everyone who is asking now */
     /* A turn of this loop that should take 250 ms took seconds: this process was stopped as a whole (scontrol
      * suspend, gang scheduling, a VM pause, a debugger) while the clock ran on. That time is no rank's stall:
-     * the timer moves on by it (hostile trial 2, M1). A rank stopped alone is still found: the others'
+     * the timer moves on by it. A rank stopped alone is still found: the others'
      * threads ran, and their timers did not move. */
     double gap = ddp_now() - mark;
     if (gap > 2.0) {
@@ -766,8 +766,8 @@ static void my_ip(const char *host, char *ip, size_t n) {
   freeifaddrs(ifs);
 }
 
-/* Listens on ip, the address peers dial (my_ip), so that the port is not open on every network of the host
- * (hostile trial 2, L1); on every address when ip is not this host's to bind (*any set; the token still keeps
+/* Listens on ip, the address peers dial (my_ip), so that the port is not open on every network of the host;
+ * on every address when ip is not this host's to bind (*any set; the token still keeps
  * strangers out). Returns the port, -1 when there is none. */
 static int listen_on(const char *ip, int *any) {
   for (*any = 0; *any < 2; ++*any) {
@@ -804,7 +804,7 @@ static int token_draw(unsigned char *t) {
  * unlinked. Without one, each rank keeps a board of its own: the query then learns about the other ranks of
  * this host over TCP only. */
 /* Boards that a job which died while setting them up left behind (a rank killed between the create and the
- * unlink: hostile trial 2, L2): a board whose creator's pid is gone is removed. Only this user's files of the
+ * unlink): a board whose creator's pid is gone is removed. Only this user's files of the
  * board's exact name form. */
 static void boards_sweep(const char *dir) {
   DIR *dh = opendir(dir);

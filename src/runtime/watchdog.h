@@ -3,8 +3,8 @@
  * The watchdog is one thread per rank, started before MPI_Init, that ends the whole job (exit code 3,
  * DDP_EXIT_RUNTIME) when the main thread has made no progress for `timeout` seconds and no other rank has
  * either (a rank that waits for others, outside a measurement's group or for a slower group, is not stuck
- * while they progress), naming the rank, the host and where the rank was. It is the only timer: engine waits, MPI start-up, collectives and NCCL calls are all
- * covered by it. Before aborting it asks every rank, out of band, where it is, and names the ranks that do not
+ * while they progress), naming the rank, the host and where the rank was. It is the job's timer: engine waits, MPI start-up, collectives and NCCL calls are
+ * all covered by it (the collectives measurement's -T bounds its own waits besides, measure/collectives.c). Before aborting it asks every rank, out of band, where it is, and names the ranks that do not
  * answer as suspects with host, pid and last known location. SIGINT and SIGTERM end the rank with 130 and 143 (128 + the signal, the shell's convention)
  * after removing the temporary file being written (atomic_file_abandon). */
 #ifndef DDPBENCH_WATCHDOG_H
@@ -29,7 +29,7 @@ void watchdog_set_timeout(double timeout);
 ddp_result watchdog_join(const ddp_dist *d);
 /* The shutdown after the work (MPI_Finalize): the location says so, and whether the results were written
  * (printed, and every output file in place), so that a timeout there names the launcher, which MPI_Finalize
- * waits for, instead of no one (hostile trial 2, L15). Not progress. The job's exit code is decided by then:
+ * waits for, instead of no one. Not progress. The job's exit code is decided by then:
  * a SIGINT or SIGTERM from here on ends this rank with that code, silently (the launcher signals the ranks
  * still finalizing or exiting once a first one has left with a non-zero code; that must not turn a decided
  * exit 2 into 143). */
@@ -40,13 +40,13 @@ void watchdog_tick(const char *what);
 void watchdog_where(const char *what);
 /* A section where this rank works alone and its peers wait for it (rank 0 summarising and writing the outputs):
  * it counts as progress, ticked by the watchdog thread, for up to max(--timeout, 600 s), so that a large report
- * is not taken for a stall (hostile trial 2, M2) while a write that hangs for ever still ends the job.
+ * is not taken for a stall while a write that hangs for ever still ends the job.
  * watchdog_busy_end closes it (and ticks). */
 void watchdog_busy(const char *what);
 void watchdog_busy_end(void);
 /* A wait of this rank's own ran out (collectives' -T): the watchdog thread asks every rank where it is, prints
  * the report after `why` (one line, no newline), names the suspects and aborts the job, as a timeout does
- * (hostile trial 2, L3: a stopped rank was never named there). Returns only when the watchdog is not joined, or
+ * (a stopped rank was never named there). Returns only when the watchdog is not joined, or
  * after 20 s without the abort; the caller then fails as before. */
 void watchdog_report_abort(const char *why);
 /* Blocking calls, so that a rank waiting for a stopped peer says in which collective: watchdog_enter (printf

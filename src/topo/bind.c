@@ -1,4 +1,4 @@
-/* topo_bind.c: binds the calling process's CPUs and memory near its GPU with hwloc, and says what it did
+/* bind.c: binds the calling process's CPUs and memory near its GPU with hwloc, and says what it did
  * ("bound to ...", "flat: ...", "none: ..."). Only the live topology can be bound; nothing here fails unless
  * --bind gpu was asked explicitly and the CPU binding was refused. */
 #include "topo.h"

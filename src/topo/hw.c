@@ -1,4 +1,4 @@
-/* topo_hw.c: from an hwloc topology (live or XML) to a topo_node: NVIDIA GPUs and NICs, the PCIe class of
+/* hw.c: from an hwloc topology (live or XML) to a topo_node: NVIDIA GPUs and NICs, the PCIe class of
  * every pair from the bridge chains, locality, NVLink counts from hwloc's NVLinkBandwidth matrix and from
  * NVML. Pure functions over the topology and plain structs, apart from topo_load (which loads a user's XML
  * in a forked child first, because libhwloc can crash on a malformed one); nothing here binds, prints, or

@@ -1,4 +1,4 @@
-/* topo_print.c: a topo_node as people and programs read it: the nvidia-smi style matrix with NCCL's names
+/* print.c: a topo_node as people and programs read it: the nvidia-smi style matrix with NCCL's names
  * beside where they differ, per-GPU lines, the legend, the JSON object, the host signature and the list of
  * degraded links. Pure formatting of plain structs: nothing here queries hardware, uses MPI or fails. */
 #include "topo.h"

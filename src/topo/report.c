@@ -1,4 +1,4 @@
-/* topo_report.c: rank 0's cluster report from the gathered records: ranks grouped by host id, one signature
+/* report.c: rank 0's cluster report from the gathered records: ranks grouped by host id, one signature
  * per host, hosts that differ from the majority and degraded links flagged, versions and NCCL_* compared,
  * ranks per host against GPUs, binding. Analysis first, then text and JSON from the same findings. No MPI
  * and no hardware access here: it is tested with hand-made records. */

@@ -7,7 +7,7 @@
  * the rest still works. The matrices are pure functions of a topo_node, so they are tested on saved
  * topologies (hwloc XML) and a fake NVML.
  *
- * defines: for main.c/run.c: topo_options, topo_rank_{init,report,exit_code,free};
+ * defines: for main.c and run.c: topo_options, topo_rank_{init,report,exit_code,free};
  *          building blocks (tests, doctor): topo_class, topo_gpu, topo_nic, topo_node, topo_load,
  *          topo_node_scan, topo_node_query_nvml, topo_node_link, topo_node_annotate, topo_pcie_class, the cell/NCCL
  * names, topo_node_print, topo_node_json, topo_bind, topo_rank_rec, topo_cluster_report. */

@@ -348,7 +348,7 @@ static ddp_result node_exp(const gpu_views *vs, const node_layout *l, int node, 
   return DDP_OK;
 }
 
-/* Issue 23 §4: the pairs' absolute or baseline verdicts (state[p]: 0 not judged, 1 passed, 2 failed) read with
+/* The pairs' absolute or baseline verdicts (state[p]: 0 not judged, 1 passed, 2 failed) read with
  * the pair structure. A node all of whose judged pairs fail while a judged pair without it passes is the
  * culprit: a failing finding on its host (so the drain list has it), and its pairs' failures (fidx[p], the
  * index of pair p's verdict in d->findings) are counted against that host. A failed pair with neither end a culprit
@@ -366,7 +366,7 @@ static int pair_measured(const node_pair *pairs, int np, int a, int b) {
   return 0;
 }
 
-/* Issue 23 §4, the confirmation pass: a node that the pairs name or leave a suspect (need[n]), none of whose failed
+/* The confirmation pass: a node that the pairs name or leave a suspect (need[n]), none of whose failed
  * pairs is with a node that passed with another partner, is not proven: its partners may be the slow ones (a ring
  * with slow hosts two apart names the healthy host between them). Each such node is paired with a node that passed
  * and that it has not met yet, the least used first, in rounds of disjoint pairs. */

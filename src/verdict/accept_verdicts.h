@@ -50,7 +50,7 @@ int accept_view_has(const gpu_view *g, const char *metric);
 /* Appends the findings of d's acceptance records (measurement "accept" per GPU, "allreduce" over node:<host>
  * and pair:<a>-<b> groups) to d->findings. d's ranks (provenance) give each rank's node and host. */
 ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules);
-/* Issue 23 §4, the confirmation pass: judges d as accept_judge_doc does (d's findings are left as they were) and
+/* The confirmation pass: judges d as accept_judge_doc does (d's findings are left as they were) and
  * writes to out (at most cap; *n of them) the node pairs to measure before the judgement: each node that the pairs
  * would name as the culprit, or leave a suspect, none of whose failed pairs is with a node that passed with another
  * partner (a ring with two slow hosts two apart would name the healthy host between them), paired with a node

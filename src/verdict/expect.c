@@ -33,7 +33,7 @@ const expect_key_info expect_keys[EXP_COUNT] = {
 };
 
 /* Floors per model. Sources:
- *  - H200 SXM bf16 600: measured on the project's 1 x H200 (FACTS.md, 2026-12-01): a sustained 8192^3 bf16
+ *  - H200 SXM bf16 600: measured on the project's 1 x H200 on 2026-12-01 (results/2026-12-01-h200x1/): a sustained 8192^3 bf16
  *    GEMM settles at 675-690 TFLOP/s at the 700 W power cap; the floor sits ~12 % below.
  *    fp16 575: same machine, 8192^3 bursts fp16 742-768 vs bf16 772-795 (ratio 0.96), applied to 600.
  *    tf32 297, fp32 40: NOT measured here: 0.6 x the datasheet's dense 494.7 / 66.9 (NVIDIA H200 datasheet).
@@ -42,7 +42,7 @@ const expect_key_info expect_keys[EXP_COUNT] = {
  *  - A100 SXM 80 GB: NOT measured here: 0.7 x datasheet (312 bf16/fp16 dense, 156 tf32, 19.5 fp32; NVIDIA
  *    A100 datasheet).
  *  - node_busbw (8 GPUs, 16 GiB allreduce): Azure NHC floors, conf/nd96isr_h100_v5.conf 460,
- *    conf/nd96isr_h200_v5.conf 431, conf/nd96amsr_a100_v4.conf 228 (cluster-validation.md section 1).
+ *    conf/nd96isr_h200_v5.conf 431, conf/nd96amsr_a100_v4.conf 228.
  *  - p2p: Azure NHC nvbandwidth device-to-device floors, 335 GB/s H100/H200 (NVLink 4, 18 links), 235 A100
  *    (NVLink 3, 12 links). */
 const expect_model expect_models[] = {
@@ -98,7 +98,7 @@ void expect_builtin(expect_set *e, const char *gpu_name, unsigned gen_max, unsig
   }
   /* Pinned copies reach a fraction of the link's raw rate: Azure NHC's floors are 48 GB/s on Gen5 x16 (0.76 of
    * 63.0) and 21 GB/s on their A100s' Gen4 x16 (0.67 of 31.5); 1 x H200 here measured 55.5/55.3 GB/s (0.88,
-   * FACTS.md). Gen3 has no source: the Gen4 fraction. */
+   * results/2026-12-01-h200x1/). Gen3 has no source: the Gen4 fraction. */
   double raw = expect_pcie_gbps(gen_max, width_max);
   if (raw > 0) {
     char src[96];

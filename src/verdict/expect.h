@@ -2,7 +2,7 @@
  * model and link class (each figure with its source), overridden by an INI file (--expect FILE), or derived
  * from a known-good run. Every expectation is a floor: a healthy part measures at least this much; a check
  * warns within warn_pct above it and fails below it. Relative checks (each GPU against its peers) need no
- * table and live in accept.h. Nothing here measures or prints; a bad file is one line naming file, line and
+ * table and live in rules.h. Nothing here measures or prints; a bad file is one line naming file, line and
  * key, and DDP_ERR_USAGE (exit 2).
  *
  * defines: expect_key (the table of keys), expect_set, expect_models, expect_model_find, expect_builtin,

@@ -1,6 +1,7 @@
-/* accept.c: the straggler rule, relative checks, verdicts, the node-pair schedule, the localisation of a slow
- * node or pair, and the failed-hosts file (see accept.h for the contracts). Pure arithmetic over the numbers
- * it is given: it must never measure, print, or name anyone without the numbers that justify it. */
+/* rules.c: the straggler rule, the steady-state rule, relative checks and verdicts, the localisation of a slow
+ * node or pair, and the link checks (rules.h has the contracts; the pair schedule is base/pairs.c, the
+ * failed-hosts file verdict/hosts.c and result/outputs.c). Pure arithmetic over the numbers it is given: it
+ * must never measure, print, or name anyone without the numbers that justify it. */
 #include "rules.h"
 
 #include <math.h>

@@ -5,7 +5,7 @@
  * functions judge, and every verdict they return carries the numbers it was made from.
  *
  * defines: accept_robust_z, accept_stragglers, straggler_judge, straggler_gap, straggler_spread,
- *          straggler_baseline_floor, steady_judge, accept_group_median, accept_judge, accept_pairs,
+ *          straggler_baseline_floor, steady_judge, accept_group_median, accept_judge,
  *          accept_localize, accept_link_checks */
 #ifndef DDPBENCH_RULES_H
 #define DDPBENCH_RULES_H

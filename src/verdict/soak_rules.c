@@ -91,14 +91,14 @@ void soak_params_default(soak_params *p) {
   p->nvlink_recovery_per_interval = 1;
   p->first_minute_s = 60;
   /* The sink of a GPU's throughput beyond the job's: warn 3.5 %, fail 7 %, the per-GPU GEMM margins of Azure
-   * ai-infra (../shared/reference/cluster-validation.md section 8, "GEMM per GPU"), with the robust-z convention of
+   * ai-infra's "GEMM per GPU" check, with the robust-z convention of
    * 3.5 (Iglewicz-Hoaglin, as accept_stragglers). */
   p->sink_warn_pct = 3.5, p->sink_fail_pct = 7, p->sink_zmin = 3.5;
   /* ddpbench's own: a median of the last third needs at least 2 intervals, a "first minute" 1 and the change-point
    * 2 a side, so 6 intervals; a MAD across GPUs needs 4 values (accept_group_stats' rule: a MAD over 3 is noise). */
   p->min_intervals = 6, p->min_gpus = 4;
   /* ddpbench's own: a drop in busbw or a rise in step time is named beyond 5 %, over twice the 2 % practical
-   * threshold that cluster-validation.md section 9 gives for busbw and step time between two runs (a soak compares
+   * threshold that cluster validation guides give for busbw and step time between two runs (a soak compares
    * a run with itself across hours, with the heat and the neighbours' load changing), and beyond z 5, the steady
    * rule's STEADY_ZMIN (the largest of some hundred split z-scores of pure noise stays below 4). */
   p->busbw_drop_pct = 5, p->step_rise_pct = 5, p->cp_zmin = STEADY_ZMIN, p->cp_min_side = 2;

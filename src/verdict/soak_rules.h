@@ -1,4 +1,4 @@
-/* soak_rules.h: the verdicts of a burn-in soak (issue 26, section 4) as pure functions over a time series: the
+/* soak_rules.h: the verdicts of a burn-in soak (docs/soak.md) as pure functions over a time series: the
  * series model that the soak loop fills (per interval: per GPU figures, throttle reasons and hardware counter
  * deltas, per link busbw, per rank step time), and the rules that judge it, each finding naming its part, the
  * interval and the time. No MPI, no NVML, no files, no printing here: the soak loop measures, these functions

@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "missing.ini: cannot read"), "unreadable: exit %d\n%s", rc, err);
   rc = tl_job_run(&accept_job, 1, NULL, "--precisions fp64");
   CHECK(rc == 2 && strstr(err, "fp64"), "bad precision: exit %d\n%s", rc, err);
-  /* L14 (hostile trial 2): a warn threshold above the fail one, and a GEMM check shorter than one interval */
+  /* a warn threshold above the fail one, and a GEMM check shorter than one interval */
   rc = tl_job_run(&accept_job, 1, NULL, "--relative-warn-pct 50 --relative-fail-pct 1");
   CHECK(rc == 2 && strstr(err, "--relative-warn-pct 50 is above relative_fail_pct 1") &&
             tl_lines_starting(err, "ddpbench: ") == 1, "warn above fail: exit %d\n%s", rc, err);
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "--timeout 0.2 must be 0 or at least"), "--timeout 0.2: exit %d\n%s", rc, err);
   /* without --timeout, the default grows with --health-seconds (it was refused above 295 s) */
   rc = tl_job_run(&accept_job, 1, NULL, "--health-seconds 300 --skip gemm,copy,p2p,node,pairs");
-  CHECK(rc == 4 && strstr(out, "nothing was measured"), /* accepted (not 2); measuring nothing then fails (L7) */
+  CHECK(rc == 4 && strstr(out, "nothing was measured"), /* accepted (not 2); measuring nothing then fails */
         "--health-seconds 300 with the default --timeout: exit %d\n%s", rc, err);
   /* outputs are checked before any work with the writer's rules; every rank's error is printed; ranks that run
    * different arguments (MPMD) are refused before any work */
@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
   rc = tl_job_run(&main_job, 2, "", args);
   CHECK(rc == 2, "main run's failed-hosts is not overwritten without --force: exit %d", rc);
 
-  /* L7 (hostile trial 2): an accept that measured nothing does not pass (no GEMM in bf16 on the cpu device, no
+  /* an accept that measured nothing does not pass (no GEMM in bf16 on the cpu device, no
    * copies without a GPU, no allreduce on one rank; or everything skipped) */
   char none_prog[1100];
   snprintf(none_prog, sizeof none_prog, "%s accept --device cpu", prog);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_bottom_line: every subcommand's last line, its JSON outcome, --quiet, --label and the outputs to "-"
-(issue 24 items 1, 5 and 7), on the CPU device under mpirun.
+(docs/outputs.md), on the CPU device under mpirun.
 
   - run, pass / warn / fail: the last line of standard output is "ddpbench run: VERDICT  ddp X ms/step  ...
     (N ranks, 1 host; F fail, W warn)" with the verdict of the exit code (0 PASS, 0 with warnings WARN, 1 FAIL);

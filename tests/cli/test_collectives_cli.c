@@ -315,7 +315,7 @@ int main(int argc, char **argv) {
   double took = tl_now() - t0;
   CHECK(rc == 3 && strstr(err, "did not complete within -T 3 s (a peer stopped answering?)"),
         "stalled rank: exit %d: %s", rc, err);
-  /* ... and names it (hostile trial 2, L3: the -T wait fired before the watchdog ever asked): every rank is asked
+  /* ... and names it (the -T wait fired before the watchdog ever asked): every rank is asked
    * where it is, and the stalled one is elsewhere than the others */
   CHECK(strstr(err, "asked every rank where it is") && strstr(err, "SUSPECT rank 1 host"),
         "stalled rank: named: %s", err);

@@ -30,7 +30,7 @@ static void cleanup(void) {
 }
 
 /* A fresh side folder tmp/name, its path in dir, holding n copies of the fixture. */
-/* Every file written is a run of its own: compare refuses the same run twice (hostile trial 2, M7), so each
+/* Every file written is a run of its own: compare refuses the same run twice, so each
  * copy of the fixture gets a start time of its own. */
 static void new_start(cJSON *doc) {
   static int serial;
@@ -279,8 +279,8 @@ static void test_bad_inputs(void) {
   CHECK(rc == 0, "compare A_DIR B_DIR: exit %d %s", rc, err_text);
 }
 
-/* Hostile trial 2: the same run given twice is refused (M7), whatever the path; a metric whose A median is 0
- * can still regress (H1), and the runs' own failing findings are compared (a side whose runs fail is worse). */
+/* Hostile inputs: the same run given twice is refused, whatever the path; a metric whose A median is 0
+ * can still regress, and the runs' own failing findings are compared (a side whose runs fail is worse). */
 static void add_fail_finding(cJSON *d) {
   cJSON *f = cJSON_GetObjectItem(d, "findings"), *x = cJSON_CreateObject();
   if (!f) f = cJSON_AddArrayToObject(d, "findings");

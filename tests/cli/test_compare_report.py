@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_compare_report: what `ddpbench compare` says first and last, on synthetic A/B result files where B really
-is slower (issue 24 §6, §7). The runs are copies of a recorded run (tests/data/fixtures/run-v3.json) and of a
+is slower (docs/compare.md). The runs are copies of a recorded run (tests/data/fixtures/run-v3.json) and of a
 recorded collectives sweep (collectives-v3.json, widened to 2 collectives x 4 sizes x 2 placements), every value
 with a run-to-run noise of a few 0.1 %, and on side B ddp step_ms 7.9 % slower, ddp samples_per_s as much lower
 and comm busbw_gbs 6.1 % lower (the sweep: allreduce 1 MiB busbw 6 % lower). Each run has a start time of its

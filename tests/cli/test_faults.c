@@ -263,7 +263,7 @@ int main(int argc, char **argv) {
     CHECK(!exists(json), "%s: no half-written result", what);
   }
 
-  /* The whole job suspended for 8 s with --timeout 3 (hostile trial 2, M1): the watchdog sees that its own
+  /* The whole job suspended for 8 s with --timeout 3: the watchdog sees that its own
    * process was stopped and does not count that time; the run ends as if nothing happened. */
   snprintf(json, sizeof json, "%s/suspended.json", dir);
   snprintf(cmd, sizeof cmd, "%s -np 3 --oversubscribe %s --config %s/configs/ci.ini --device cpu --steps 4000 "
@@ -283,7 +283,7 @@ int main(int argc, char **argv) {
         exists(json) ? "written" : "missing", err);
   CHECK(secs >= 8 && !strstr(err, "timeout:"), "the write was waited for (%.1f s), no timeout", secs);
 
-  /* L2 (hostile trial 2): a status board that a job which died in its set-up left in /dev/shm is removed by the
+  /* a status board that a job which died in its set-up left in /dev/shm is removed by the
    * next job on the host; one whose creator is alive (a job setting up now) is left alone. */
   {
     pid_t dead = fork();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""test_large_results: compare and export --prom on a result of 131,072 records take linear time (hostile trial
-2, M8: a linear search per record in compare and a duplicate scan per sample in the Prometheus writer made
+"""test_large_results: compare and export --prom on a result of 131,072 records take linear time (a
+linear search per record in compare and a duplicate scan per sample in the Prometheus writer made
 64 k records take 21 s and 16 s). The records are a real run's first record repeated with a distinct label, in
 two files (A and B, other start times). Bounds: export --prom and --csv and compare each within 20 s (the
 quadratic code needed minutes for this size); and 131 k records within 6 x the time of 32 k (linear: 4 x).

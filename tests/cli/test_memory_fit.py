@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_memory_fit: a job that does not fit in memory is bad input, exit 2 with one line, before it is killed
-(hostile trial 2, M6: 137 from the OOM killer in a 1 GiB memory cgroup, as Slurm gives jobs):
+(137 from the OOM killer in a 1 GiB memory cgroup, as Slurm gives jobs):
 
   - a model of 256 GiB a rank (--hidden 65536 --layers 16) on 2 ranks: exit 2, the line names MemAvailable and
     the share of each of the 2 ranks, no "cannot allocate";

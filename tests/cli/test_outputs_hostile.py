@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_outputs_hostile: what a crafted result file or odd bytes from argv and the environment can do to the
-outputs (hostile trial 2, L4 and L5), through the one output layer (result/prom.c, csv.c, outputs.c):
+outputs, through the one output layer (result/prom.c, csv.c, outputs.c):
 
   - export --prom of a result whose record has a newline and a fake sample in its measurement, metric and unit,
     label keys "" and "0x", a label value that is not UTF-8: promtool accepts the file, no line is a sample that
@@ -8,7 +8,7 @@ outputs (hostile trial 2, L4 and L5), through the one output layer (result/prom.
   - export --csv of the same: a cell that a spreadsheet would run as a formula (=HYPERLINK(...), +, @, -x) is
     quoted with a ' in front, negative numbers stay numbers, the file is UTF-8;
   - result files that JSON readers read differently (trailing garbage, two documents, a key twice): refused
-    with exit 2, naming the file (L6);
+    with exit 2, naming the file;
   - a run with NCCL_FOO set to the byte 0xfe and a --json path holding 0xff 0xfe: Python's json module (strict
     UTF-8) reads the document, and the value reads as U+FFFD.
 argv: ddpbench mpiexec source_dir. Exit 77 without promtool. Ends with "N passed, N failed".

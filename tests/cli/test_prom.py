@@ -193,7 +193,7 @@ def main():
             check(len(g) == 4, "per-GPU GEMM for every rank: %d samples" % len(g))
 
         # 4. node_exporter serves it, beside an accept's file in the same folder (127.0.0.1 only; bounded; stopped
-        #    below): every series carries its kind, so the two files never define the same series (issue 23)
+        #    below): every series carries its kind, so the two files never define the same series
         if os.path.exists(ap):
             shutil.copy(ap, os.path.join(os.path.dirname(pf), "accept.prom"))
         for f in (pf, ap):

@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
   }
   cJSON_Delete(doc);
 
-  /* 4a. L9 (hostile trial 2): a loss scale so large that every step overflows is said as that, not as an
+  /* 4a. A loss scale so large that every step overflows is said as that, not as an
    * underflow */
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --precision fp16 --loss-scale-init 1e30 --progress none", src);
   code = tl_job_run(&job, 1, NULL, args);
@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --progress none --groups first:4", src);
   code = tl_job_run(&job, 3, NULL, args);
   CHECK(code == 2 && strstr(err, "groups") && strstr(err, "first:4"), "--groups first:4 of 3 ranks: exit %d: %.500s", code, err);
-  /* L11 (hostile trial 2): node pairs on one node, and an unknown --group-measure without --groups, are bad input */
+  /* node pairs on one node, and an unknown --group-measure without --groups, are bad input */
   snprintf(args, sizeof args, "--config %s/configs/ci.ini --device cpu --phases ddp --progress none --groups pairs", src);
   code = tl_job_run(&job, 2, NULL, args);
   CHECK(code == 2 && strstr(err, "--groups pairs needs ranks on at least 2 nodes (this job has 1)") &&

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_secrets: a secret in the environment reaches no output (issue 23 §5).
+"""test_secrets: a secret in the environment reaches no output (docs/outputs.md).
 
 Plants secret values under several names that ddpbench records the family of (NCCL_*, CUDA_*, UCX_*, DDPBENCH_*,
 OMPI_MCA_btl*, names holding KEY, TOKEN, SECRET, PASSWORD or PASSWD in any case) and under names it never records

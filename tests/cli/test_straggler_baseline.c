@@ -1,4 +1,4 @@
-/* test_straggler_baseline: the run's --baseline (issue 23 §3, docs/straggler.md "A baseline's spread") end to
+/* test_straggler_baseline: the run's --baseline (docs/straggler.md "A baseline's spread") end to
  * end under mpirun on the CPU device. argv: mpiexec ddpbench source-dir fixtures-dir.
  *  - two healthy runs of a judged job (3 ranks, 10 steps of hidden 512, --strict) are the baselines a and b;
  *  - a third run with --baseline a,b exits 0 and names no straggler; its slowest-rank findings say a baseline's

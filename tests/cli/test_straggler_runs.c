@@ -1,4 +1,4 @@
-/* test_straggler_runs: the straggler verdict is stable across identical runs (issue 23 §3), end to end under
+/* test_straggler_runs: the straggler verdict is stable across identical runs (docs/straggler.md), end to end under
  * mpirun on the CPU device, with --strict (a warning exits 4). argv: mpiexec ddpbench source-dir short|judged.
  *  - short: 20 back-to-back runs of configs/ci.ini on 2 ranks (6 steps of ~0.05 ms, the job that warned
  *    "slowest rank" in 3 of 6 and 8 of 8 runs): every one exits 0, with no straggler and no warning, and its

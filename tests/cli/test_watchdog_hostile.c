@@ -1,5 +1,5 @@
-/* test_watchdog_hostile: the watchdog against hostile trial 2, L1 (its query port) and L15 (a frozen
- * launcher), on the real program under mpirun (CPU device, configs/ci.ini):
+/* test_watchdog_hostile: the watchdog against hostile peers at its query port and a frozen
+ * launcher, on the real program under mpirun (CPU device, configs/ci.ini):
  *   - "strangers": while a 2-rank job runs (btl self,vader, so that a rank's one TCP listener is the
  *     watchdog's), each rank's query port is bound to the address its peers dial, not 0.0.0.0, and a
  *     connection that sends nothing, garbage, a wrong token or a short one gets no byte back and is closed

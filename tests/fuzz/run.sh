@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one libFuzzer target for a bounded time: `run.sh TARGET SECONDS WORKDIR SEEDDIR [REGRESSDIR]`. Every
+# run.sh: runs one libFuzzer target for a bounded time: `run.sh TARGET SECONDS WORKDIR SEEDDIR [REGRESSDIR]`. Every
 # file in REGRESSDIR is run once first (inputs kept as regressions but left out of the seeds because each one
 # is slow: the fuzzer would spend most of its time mutating them); then the committed seed corpus (real files,
 # and every crash or timeout ever found, as regression inputs) is read and fuzzed. New inputs go to WORKDIR (in

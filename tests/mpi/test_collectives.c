@@ -15,7 +15,7 @@
  *    NCCL (when each rank has its own GPU) and through MPI staged in host memory, each eagerly and captured
  *    in a CUDA graph;
  *  - the sweep as a measurement (measure_collectives) through measure.h's driver, over the world and each node;
- *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md, ../shared/reference/nccl-tests.md §3;
+ *  - nccl-tests' size columns and busbw factors (doc/PERFORMANCE.md;
  *    reduce_perf, gather_perf, scatter_perf, sendrecv_perf, alltoallv_perf) for n = 1..8, a published
  *    nccl-tests row re-derived from its time, and alltoallv's matrix: uniform at skew 0, row sums within the
  *    total, the same for the same seed, non-decreasing in the total, the hot rank's load near n / H(n). */

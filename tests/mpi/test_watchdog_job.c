@@ -1,5 +1,5 @@
 /* test_watchdog_job: the watchdog's timeout is about the job, not one rank. Runs itself under mpirun with 3
- * ranks and a 2 s watchdog (the real watchdog thread, board and query of src/watchdog.c):
+ * ranks and a 2 s watchdog (the real watchdog thread, board and query of src/runtime/watchdog.c):
  *   - "wait": ranks 1 and 2 wait in MPI_Barrier for 7 s, making no progress of their own, while rank 0 works and
  *     ticks every 0.5 s (a rank outside a measurement's group, or a pair waiting for a slower pair): the job
  *     must end normally (exit 0), not be aborted by a waiting rank;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the multinode tests need (iproute2 for namespaces, veths, a bridge and tc;
+# install.sh: installs the Debian packages the multinode tests need (iproute2 for namespaces, veths, a bridge and tc;
 # util-linux for unshare; a one-node Slurm 22.05 with munge and mpi/pmix; jq to read the result JSON).
 # Called by launch/test.sh. Needs root; as another user it only says what is missing (the tests then skip
 # with exit 77 and name what they lack). Package scripts are kept from starting munge or Slurm daemons: the

@@ -6,17 +6,17 @@
 #         host), no other host, and no pair alone; --failed-hosts lists exactly host 2; exit 4. Baseline mode
 #         against the good run's JSON: a second unshaped run passes (exit 0); the shaped run fails (exit 4) and
 #         its failed-hosts file lists exactly host 2.
-#   three: issue 23 §4 on three hosts, host 2's link shaped: with --baseline both of its pairs fail and the third
+#   three: the pair verdicts on three hosts, host 2's link shaped: with --baseline both of its pairs fail and the third
 #         passes, so host 2 is the culprit: named as a failing host, the only line of --failed-hosts, exit 4,
 #         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes; then
 #         only the path between hosts 1 and 2 shaped: with --baseline that pair fails, no host, an empty drain list.
 #   pair: only the traffic between hosts 1 and 2 shaped (htb class per destination, mn_shape_pair). Asserts:
 #         the pair 1<->2 is named (scope pair), neither host fails, failed-hosts is empty, exit 4.
-#   confirm: issue 23 §4's confirmation pass on six hosts with --pairs ring (each node with its two neighbours),
+#   confirm: the pairs' confirmation pass on six hosts with --pairs ring (each node with its two neighbours),
 #         hosts 2 and 4 shaped: all four pairs of hosts 2, 3 and 4 fail, so the healthy host 3 between them looks
 #         like a culprit too. With --baseline, the pass pairs host 3 with a node that passed; it passes, and only
 #         hosts 2 and 4 are drained (exit 4), the confirmation pair printed and judged against the baseline.
-#   many N: issue 23 §4 on N emulated hosts (8 and 16 in the full test command): unshaped, nobody named; host 3's
+#   many N: the pair verdicts on N emulated hosts (8 and 16 in the full test command): unshaped, nobody named; host 3's
 #         link shaped: host 3 named and nothing else (the only line of --failed-hosts, no pair alone); then only
 #         the path between hosts 1 and 2 shaped: that pair named and nothing else (no host fails, an empty drain
 #         list). All with the relative checks (no baseline): N >= 4 nodes can name.

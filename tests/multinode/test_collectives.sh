@@ -16,7 +16,7 @@ mn_hosts_up "$N" "$R" || { echo "harness set-up failed"; echo "0 passed, 1 faile
 cd "$MN_DIR"
 h1=${MN_HOSTS[0]}
 h2=${MN_HOSTS[1]}
-common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" collectives --device cpu -T 60) # CPU device and MPI: the GPU part is issue 16's
+common=(-x OPENBLAS_NUM_THREADS=1 "$MN_BIN" collectives --device cpu -T 60) # CPU device and MPI: the GPU part is test_gpu's
 
 # --- every collective, across the two hosts ---------------------------------------------------------------
 mn_mpirun 120 -np "$W" "${common[@]}" all -b 8 -e 64K -f 8 -n 3 -J all.json >all.txt 2>all.err

@@ -140,7 +140,7 @@ reports=$(awk -v sus="$sus" '
 mn_eq "a report names rank $stop on $last and shows a live rank of another host, asked over TCP" "${reports#* }" 1
 [ "${reports#* }" = 1 ] || sed "s/^/#   /" stop.err | head -40
 
-# --- rank 0 frozen, one rank per host (hostile trial 2, H2): the live ranks time out together and ask each
+# --- rank 0 frozen, one rank per host: the live ranks time out together and ask each
 # other at the same moment; each answers while it asks, so no report names a live rank. 4 runs.
 if [ "$N" -ge 3 ] && [ "$R" = 1 ]; then
   false_named=0 named0=0

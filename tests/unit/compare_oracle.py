@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""compare_oracle.py: the independent reference for src/compare_stats.c, computed with scipy.stats (test-only; a
+"""compare_oracle.py: the independent reference for src/cmd/compare/compare_stats.c, computed with scipy.stats (test-only; a
 ddpbench run never needs Python). Reads one JSON object per line, {"x": [...], "y": [...], "alpha": a},
 and writes one per line: {"u", "p", "exact", "ci": [lo, hi] or null when unbounded}.
 

@@ -213,12 +213,12 @@ static void test_failed_hosts(void) { /* the one writer of the drain list: outpu
   CHECK(outputs_write(&o, &d, NULL, 1) == DDP_OK, "write");
   char buf[128] = {0};
   long n = tl_file_read(path, buf, sizeof buf);
-  /* L12 (hostile trial 2): a name with a byte no host name has is written escaped, never dropped or split */
+  /* a name with a byte no host name has is written escaped, never dropped or split */
   CHECK(n > 0 && !strcmp(buf, "node07\nnode12\nnode03\ntwo\\x0alines\n\\x00\na\\x2cb\n"),
         "one host per line, no duplicates, odd names escaped: '%s'", buf);
   d.nfailed_hosts = 1;
   CHECK(outputs_write(&o, &d, NULL, 1) == DDP_ERR_USAGE, "never overwritten silently");
-  /* M5 (hostile trial 2): the drain file that appeared meanwhile costs no other output: the JSON is written. */
+  /* the drain file that appeared meanwhile costs no other output: the JSON is written. */
   char json[80];
   snprintf(json, sizeof json, "%s/run.json", dir);
   snprintf(o.json, sizeof o.json, "%s", json);
@@ -237,7 +237,7 @@ static void test_failed_hosts(void) { /* the one writer of the drain list: outpu
   rmdir(dir);
 }
 
-/* Issue 23 §4: pair verdicts (--baseline) read with the pair structure, on N nodes of one rank each (host hK).
+/* Pair verdicts (--baseline) read with the pair structure, on N nodes of one rank each (host hK).
  * v[] holds the pairs' busbw in the order 0-1, 0-2, ..., 1-2, ...; the baseline has 10 GB/s for every pair. */
 static void ranks_doc(result_doc *d, int N) {
   result_init(d);
@@ -355,7 +355,7 @@ static void drain_list(const result_doc *d, char *out) {
   for (int i = 0; i < d->nfailed_hosts; i++) strcat(strcat(out, i ? "," : ""), d->failed_hosts[i]);
 }
 
-/* Issue 23 §4, the confirmation pass: on a ring of 6 (--pairs ring), hosts 1 and 3 slow. Pairs 0-1, 1-2, 2-3 and 3-4
+/* The confirmation pass: on a ring of 6 (--pairs ring), hosts 1 and 3 slow. Pairs 0-1, 1-2, 2-3 and 3-4
  * fail, so every pair of the healthy host 2 fails too: without a confirmation it is drained with 1 and 3. The plan
  * pairs 2 with a node that passed (0, the least used); measured healthy, host 2 is cleared and 1, 3 stay. */
 static void test_confirmation(void) {

@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
     expect_set e;
     expect_builtin(&e, g->name, g->pcie_gen_max, g->pcie_width_max, g->link_version);
     double m;
-    /* 88 % of Gen4 x16 (what FACTS.md's 88 % of the link would give at Gen4) is below the Gen5 floor */
+    /* 88 % of Gen4 x16 (what the 88 % of the link measured on one H200, results/2026-12-01-h200x1/, would give at Gen4) is below the Gen5 floor */
     CHECK(accept_judge(0.88 * expect_pcie_gbps(4, 16), e.v[EXP_H2D], 1, 0, 0, &m) == ACCEPT_FAIL,
           "a Gen4-bound copy fails the Gen5 x16 floor %.1f", e.v[EXP_H2D]);
     CHECK(e.v[EXP_P2P] == 335 && !strcmp(e.model, "h200_sxm"), "the fixture's GPUs are H200 SXM with NVLink 4");

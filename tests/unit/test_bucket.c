@@ -1,7 +1,7 @@
 /* test_bucket: DDP's bucket plan: reverse order is the caller's, the first bucket's own cap, closing once a
  * cap is reached, parameters never split (overshoot), the leftover bucket; and, from the options through
- * config_parse, the rebuilt buckets PyTorch 2.11's DistributedDataParallel made on an H200 (issue 17's
- * tables), with the default caps and with an explicit bucket_cap_mb=25 (which caps the first bucket too).
+ * config_parse, the rebuilt buckets PyTorch 2.11's DistributedDataParallel made on an H200 (its
+ * printed bucket tables), with the default caps and with an explicit bucket_cap_mb=25 (which caps the first bucket too).
  * tests/mpi/test_conformance.c checks a larger table against golden files recorded from PyTorch. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* test_compare_stats.c: src/compare_stats.c against scipy.stats (tests/unit/compare_oracle.py, run with Debian's
+/* test_compare_stats.c: src/cmd/compare/compare_stats.c against scipy.stats (tests/unit/compare_oracle.py, run with Debian's
  * python3-scipy, which launch/test.sh installs): U, the two-sided p-value (exact and normal with tie
  * correction) and the shift confidence interval, on fixed and seeded data sets. Tolerances: U exactly;
  * p within 1e-9 relative (1e-15 absolute); the interval ends exactly (both sides pick the same pairwise
  * difference). Also, without scipy: the k-th pairwise difference against a brute-force sort, and edge cases.
- * Usage: test_compare_stats ORACLE.py. Exits 77 when python3-scipy is missing. */
+ * Usage: test_compare_stats compare_oracle.py. Exits 77 when python3-scipy is missing. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

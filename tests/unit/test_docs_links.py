@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""test_docs_links: README.md stays a README to skim and the docs hold together (issue 24 §2).
+"""test_docs_links: README.md stays a README to skim and the docs hold together.
 
   - every relative link in README.md and docs/*.md names a file that exists, and a '#anchor' into a Markdown file
     names one of its headings (GitHub's slugs);

@@ -44,11 +44,11 @@ static void test_builtin(void) {
   CHECK(fabs(e.v[EXP_H2D] - 0.75 * 63.015) < 0.01, "H2D floor %.2f", e.v[EXP_H2D]);
   CHECK(strstr(e.src[EXP_GEMM_BF16], "H200 SXM") != NULL, "source named: %s", e.src[EXP_GEMM_BF16]);
   CHECK(isnan(e.v[EXP_PAIR_BUSBW]), "no built-in pair figure");
-  /* FACTS.md: 55.5 GB/s measured on this link passes; a link trained at x8 (~28 GB/s) fails */
+  /* 55.5 GB/s, measured on one H200's link (results/2026-12-01-h200x1/), passes; a link trained at x8 (~28 GB/s) fails */
   double m;
   CHECK(accept_judge(55.5, e.v[EXP_H2D], 1, e.v[EXP_WARN_PCT], 0, &m) == ACCEPT_PASS, "healthy H2D passes");
   CHECK(accept_judge(27.7, e.v[EXP_H2D], 1, e.v[EXP_WARN_PCT], 0, &m) == ACCEPT_FAIL, "x8-degraded H2D fails");
-  /* FACTS.md: sustained bf16 675-690 passes the floor */
+  /* sustained bf16 675-690, measured on one H200 (results/2026-12-01-h200x1/), passes the floor */
   CHECK(accept_judge(675, e.v[EXP_GEMM_BF16], 1, 0, 0, &m) == ACCEPT_PASS, "sustained H200 bf16 passes");
 
   expect_builtin(&e, "NVIDIA H200", 5, 16, 0);
@@ -113,7 +113,7 @@ static void test_file(void) {
   CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "indent.ini:2:") &&
             strstr(msg, "indented"),
         "an indented continuation line is refused: %s", msg);
-  p = tl_file_write(tl_path(dir, "vt.ini"), "gemm_fp32_tflops = 0\n\v1000\n"); /* hostile trial 2, M3 */
+  p = tl_file_write(tl_path(dir, "vt.ini"), "gemm_fp32_tflops = 0\n\v1000\n"); /* a \v continuation line */
   CHECK(load_capture(&e, p, msg, sizeof msg) == DDP_ERR_USAGE && strstr(msg, "vt.ini:2:") && strstr(msg, "indented"),
         "a line starting with \\v is refused, never the floor's new value: %s", msg);
   p = tl_file_write(tl_path(dir, "crlf.ini"), "; windows\r\nh2d_gbps = 41\r\n\r\n[h200_sxm]\r\nd2h_gbps = 42\r\n");

@@ -202,7 +202,7 @@ static void test_file(void) {
   tl_file_write(bad, "[accept]\ncopy_mib = lots\n");
   CHECK(parse(&cmd_run, "--config", bad, NULL) == DDP_ERR_USAGE && strstr(err, "bad.ini:2: copy_mib must be an integer"),
         "a bad value in another subcommand's section: %s", err);
-  /* hostile trial 2, M3: a line that starts with \v, \f or \r is an indented continuation to inih (isspace), which
+  /* A line that starts with \v, \f or \r is an indented continuation to inih (isspace), which
    * would replace the previous key's value: refused with the line, never "steps = 500" */
   static const char *const lead[] = {"\v", "\f", "\r", " ", "\t"};
   for (size_t i = 0; i < sizeof lead / sizeof lead[0]; i++) {

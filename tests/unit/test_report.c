@@ -210,7 +210,7 @@ int main(void) {
     report_summary_free(&t);
     dd->step_ms = ddp_ms;
   }
-  /* Figures that are not defined are NaN with the reason (issue 23): samples/s of the comm phase; MFU above its
+  /* Figures that are not defined are NaN with the reason: samples/s of the comm phase; MFU above its
    * peak (a wrong peak), with a warning; on 1 rank the efficiency (100 % by definition: the DDP overhead is
    * given instead) and every bandwidth (no data moves between ranks). */
   CHECK(isnan(s.ph[PHASE_COMM].samples_per_s) && report_phase_why(&s, PHASE_COMM, "samples_per_s") &&

@@ -160,7 +160,7 @@ int main(void) {
   findings_free(&fl);
   noisy_rank = -1;
 
-  /* The stated size (issue 23 §3): fewer than 10 timed steps, or steps shorter than the device's least judged
+  /* The stated size (docs/straggler.md): fewer than 10 timed steps, or steps shorter than the device's least judged
    * time, are too short to judge: the 30 % straggler is not named, the slowest rank is information. */
   S = 6;
   code = judge(slow, 5, &fl, text, sizeof text, &nfailed, failed);
