@@ -19,6 +19,9 @@ For every plot: PNG (its signature) and SVG (parses as XML, holds the title and 
 every value in the data sidecar equals the record it names, looked up independently in the result file (read
 with the C reader for version 1, through `ddpbench export --json`): heat-map cells, pair cells, busbw points,
 efficiency points (x 100), step times; the compare chart's points equal the compare file's change and CI.
+Marks an operator must see (trust_checks): pair cells to 2 significant figures, failing hosts and pairs marked, a
+failed or interrupted soak's title says so, a busbw tick at every measured size, series at one size side by side.
+Hand-edited inputs (wrong types, Infinity, deep nesting): one line naming the file and key, exit 2.
 argv: ddpbench mpiexec source_dir. Exit 77 when Matplotlib is missing. Ends with "N passed, N failed".
 """
 import json
@@ -238,6 +241,27 @@ def trust_checks(py, src, tmp):
           "17 sizes: a tick at every one (%d ticks)" % len(ticks))
 
 
+def hostile_inputs(py, src, tmp):
+    """Hand-edited or foreign files: one line naming the file and the key, exit 2, never a traceback."""
+    base = json.load(open(os.path.join(src, "tests/data/fixtures/accept-soak-v4.json")))
+    inf = json.loads(json.dumps(base))
+    inf["soak"]["gpus"][0]["tflops"][0] = float("inf")  # Python writes Infinity, which no JSON parser of ours takes
+    cases = {"deep": (None, "nested too deep"), "ranks_number": (dict(base, ranks=5), "ranks"),
+             "severity_number": (dict(base, findings=[dict(f, severity=3) for f in base["findings"]]), "severity"),
+             "failed_hosts_string": (dict(base, failed_hosts="node01"), "failed_hosts"),
+             "soak_string": (dict(base, soak="x"), "soak"), "infinity": (inf, "Infinity"),
+             "record_value_string": (dict(base, records=[dict(base["records"][0], value="1")]), "records[0].value")}
+    for name, (doc, key) in cases.items():
+        f = os.path.join(tmp, "hostile-%s.json" % name)
+        with open(f, "w") as fh:
+            fh.write('{"schema_version": 4, "x": %s1%s}' % ("[" * 5000, "]" * 5000) if doc is None else json.dumps(doc))
+        p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", os.path.join(tmp, "h"), f],
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, MPLBACKEND="Agg"))
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(err) == 1 and f in err[0] and key in err[0],
+              "%s: exit 2, one line naming the file and %r: %d %r" % (name, key, p.returncode, err[-1:]))
+
+
 def main():
     if len(sys.argv) < 4:
         print("usage: test_plot.py DDPBENCH MPIEXEC SOURCE_DIR", file=sys.stderr)
@@ -435,6 +459,7 @@ def main():
         open(bad, "w").write("{\"x\": 1}")
         p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", tmp, bad], capture_output=True, text=True)
         check(p.returncode == 2 and bad in p.stderr and len(p.stderr.strip().splitlines()) == 1, "not a result: exit 2")
+        hostile_inputs(py, src, tmp)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
