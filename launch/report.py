@@ -345,7 +345,7 @@ padding:0 1em}
 h1{font-size:1.4em} h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em} h3{font-size:1em}
 .bottom-file{display:block;font-size:.8em;color:#555;text-decoration:none}
 .bottom{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1.05em;padding:.6em .8em;border-left:6px solid;
-background:#f6f6f6;white-space:pre-wrap}
+background:#f6f6f6;white-space:pre-wrap;margin:.4em 0}
 .verdict-PASS{border-color:#1b7f3b}.verdict-WARN{border-color:#a86b00}.verdict-FAIL{border-color:#b3261e}
 .verdict-ERROR{border-color:#6b1a9e}.verdict-INCOMPLETE{border-color:#555}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0} th,td{border:1px solid #ddd;padding:.25em .5em;
