@@ -317,7 +317,8 @@ def plots_of(paths, compares, ddpbench, tmp):
             py = cand
             break
     if not py:
-        return [], "no plots: Matplotlib is not installed (Debian: python3-matplotlib)"
+        return [], "no plots: Matplotlib is not installed for %s (Debian: python3-matplotlib for /usr/bin/python3)" % \
+            " or ".join(sorted({sys.executable or "?", "/usr/bin/python3"}))
     cmd = [py, os.path.join(HERE, "plot.py"), "--out", tmp] + paths
     for c in compares:
         cmd += ["--compare", c]
