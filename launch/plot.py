@@ -35,19 +35,27 @@ import sys
 import tempfile
 import textwrap
 
-try:
-    import matplotlib
+plt = Rectangle = LogNorm = FixedLocator = FuncFormatter = LogLocator = NullFormatter = NullLocator = None
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-    from matplotlib.colors import LogNorm  # noqa: E402
-    from matplotlib.patches import Rectangle  # noqa: E402
-    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator  # noqa: E402
-except ImportError:
-    print("plot.py: Matplotlib is not installed for %s (the Python running plot.py): install python3-matplotlib "
-          "(Debian) for /usr/bin/python3, or `%s -m pip install matplotlib`" % (sys.executable, sys.executable),
-          file=sys.stderr)
-    sys.exit(2)
+
+def import_matplotlib():
+    """Matplotlib, headless (Agg), imported once the inputs are read (a bad file is told without the wait); without
+    it, one line naming the Python that lacks it and exit 2."""
+    global plt, Rectangle, LogNorm, FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import LogNorm
+        from matplotlib.patches import Rectangle
+        from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+    except ImportError:
+        print("plot.py: Matplotlib is not installed for %s (the Python running plot.py): install python3-matplotlib "
+              "(Debian) for /usr/bin/python3, or `%s -m pip install matplotlib`" % (sys.executable, sys.executable),
+              file=sys.stderr)
+        sys.exit(2)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -790,6 +798,7 @@ def main():
         die("no result files given (usage: launch/plot.py [--out DIR] [--compare FILE] RESULT.json ...)")
     rs = [load(p, a.ddpbench) for p in a.results]
     name_sides(rs)
+    import_matplotlib()
     # shape_error checks what the plots read; a layout it missed is still one line naming the file, never a traceback
     what = ", ".join(a.results)
     try:
