@@ -35,17 +35,27 @@ import sys
 import tempfile
 import textwrap
 
-try:
-    import matplotlib
+plt = Rectangle = LogNorm = FixedLocator = FuncFormatter = LogLocator = NullFormatter = NullLocator = None
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # noqa: E402
-    from matplotlib.patches import Rectangle  # noqa: E402
-    from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
-except ImportError:
-    print("plot.py: Matplotlib is not installed: install python3-matplotlib (Debian) or `pip install matplotlib`",
-          file=sys.stderr)
-    sys.exit(2)
+
+def import_matplotlib():
+    """Matplotlib, headless (Agg), imported once the inputs are read (a bad file is told without the wait); without
+    it, one line naming the Python that lacks it and exit 2."""
+    global plt, Rectangle, LogNorm, FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.colors import LogNorm
+        from matplotlib.patches import Rectangle
+        from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter, NullLocator
+    except ImportError:
+        print("plot.py: Matplotlib is not installed for %s (the Python running plot.py): install python3-matplotlib "
+              "(Debian) for /usr/bin/python3, or `%s -m pip install matplotlib`" % (sys.executable, sys.executable),
+              file=sys.stderr)
+        sys.exit(2)
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -64,16 +74,83 @@ def ddpbench_path(given):
     return None
 
 
-def load(path, prog):
-    """The result model of a file: {"path", "doc"} with doc holding records (any schema version)."""
+def read_json(path):
+    """A JSON file, or one line naming it and exit 2: unreadable, not JSON, NaN or Infinity (which JSON has not and
+    ddpbench never writes), or nested too deep for Python's parser."""
+    def constant(name):
+        raise ValueError("%s is not a JSON number (a ddpbench file never holds one)" % name)
     try:
         with open(path) as f:
-            doc = json.load(f)
+            return json.load(f, parse_constant=constant)
     except (OSError, ValueError) as e:
         die("%s: %s" % (path, e))
+    except RecursionError:
+        die("%s: nested too deep to be a ddpbench file" % path)
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def shape_error(doc):
+    """What in a result document's layout plot.py cannot read ("key: what it must be"), or None. Checks the keys
+    the plots read, so that a hand-edited or foreign file is one line and exit 2, never a traceback."""
+    def list_of(key, v, kind, what):
+        if not isinstance(v, list) or not all(isinstance(x, kind) for x in v):
+            return "%s: must be a list of %s" % (key, what)
+        return None
+    for key, kind, what in (("records", dict, "objects"), ("ranks", dict, "objects"), ("findings", dict, "objects"),
+                            ("failed_hosts", str, "host names")):
+        if key in doc and doc[key] is not None:
+            e = list_of(key, doc[key], kind, what)
+            if e:
+                return e
+    for i, x in enumerate(doc.get("records") or []):
+        for k in ("measurement", "group", "metric"):
+            if not isinstance(x.get(k), str):
+                return "records[%d].%s: must be a string" % (i, k)
+        if not isinstance(x.get("labels"), dict) or not all(isinstance(v, str) for v in x["labels"].values()):
+            return "records[%d].labels: must be an object of strings" % i
+        if x.get("value") is not None and not is_num(x["value"]):
+            return "records[%d].value: must be a number or null" % i
+    for i, f in enumerate(doc.get("findings") or []):
+        for k in ("severity", "check", "subject", "text", "host"):
+            if f.get(k) is not None and not isinstance(f[k], str):
+                return "findings[%d].%s: must be a string" % (i, k)
+        if f.get("t_s") is not None and not is_num(f["t_s"]):
+            return "findings[%d].t_s: must be a number or null" % i
+    for i, x in enumerate(doc.get("ranks") or []):
+        if not isinstance(x.get("host", ""), str) or not isinstance(x.get("device", {}) or {}, dict):
+            return "ranks[%d]: host must be a string, device an object" % i
+    for k, kind in (("labels", dict), ("soak", dict), ("world_size", int), ("nodes", int)):
+        if doc.get(k) is not None and not isinstance(doc[k], kind):
+            return "%s: must be %s" % (k, "an object" if kind is dict else "a whole number")
+    s = doc.get("soak")
+    if isinstance(s, dict):
+        for k in ("intervals", "gpus", "links"):
+            e = list_of("soak." + k, s.get(k) or [], dict, "objects")
+            if e:
+                return e
+        for i, iv in enumerate(s.get("intervals") or []):
+            if not is_num(iv.get("t1_s")):
+                return "soak.intervals[%d].t1_s: must be a number" % i
+        for sect, keys in (("gpus", ("tflops", "temperature_c")), ("links", ("busbw_gbs",))):
+            for i, g in enumerate(s.get(sect) or []):
+                for k in keys:
+                    v = g.get(k) or []
+                    if not isinstance(v, list) or not all(x is None or is_num(x) for x in v):
+                        return "soak.%s[%d].%s: must be a list of numbers or nulls" % (sect, i, k)
+    return None
+
+
+def load(path, prog):
+    """The result model of a file: {"path", "doc"} with doc holding records (any schema version)."""
+    doc = read_json(path)
     if not isinstance(doc, dict) or "schema_version" not in doc:
         die("%s: not a ddpbench result (no schema_version)" % path)
-    if doc.get("schema_version", 0) < 2 or "records" not in doc:
+    if not is_num(doc["schema_version"]):
+        die("%s: schema_version: must be a number" % path)
+    if doc["schema_version"] < 2 or "records" not in doc:
         exe = ddpbench_path(prog)
         if not exe:
             die("%s: schema version %s needs `ddpbench export --json` to read; give --ddpbench PATH" %
@@ -83,8 +160,10 @@ def load(path, prog):
             p = subprocess.run([exe, "export", path, "--json", out], capture_output=True, text=True, timeout=120)
             if p.returncode:
                 die("%s: %s" % (path, p.stderr.strip()))
-            with open(out) as f:
-                doc = json.load(f)
+            doc = read_json(out)
+    e = shape_error(doc) if isinstance(doc, dict) else "not an object"
+    if e:
+        die("%s: %s" % (path, e))
     return {"path": path, "name": os.path.splitext(os.path.basename(path))[0], "doc": doc}
 
 
@@ -385,22 +464,83 @@ def plot_pairs(r, out, name):
         grid[a][b] = grid[b][a] = x["value"]
         cells.append({"a": a, "b": b, "y": x["value"], "record": ident(x)})
     names = [node_host.get(i, "node %d" % i) for i in range(n)]
+    failed_hosts = [h for h in r["doc"].get("failed_hosts") or [] if h in names]
+    marked = pair_findings(r)
+    for c in cells:
+        c["label"] = fig2(c["y"])
+        c["severity"] = marked.get((c["a"], c["b"]), {}).get("severity")
     fig, ax = plt.subplots(figsize=(max(4.5, 0.7 * n + 2.5), max(3.8, 0.6 * n + 1.8)))
-    im = ax.imshow(grid, cmap="magma", aspect="equal")
-    fig.colorbar(im, ax=ax).set_label("bus bandwidth (GB/s)")
+    vals = [c["y"] for c in cells]
+    # pairs a hundred times apart (a broken link beside good ones): a log scale, so that both ends have a colour
+    logc = min(vals) > 0 and max(vals) >= 10 * min(vals)
+    im = ax.imshow(grid, cmap="magma", aspect="equal", norm=LogNorm() if logc else None)
+    fig.colorbar(im, ax=ax).set_label("bus bandwidth (GB/s)%s" % (", log scale" if logc else ""))
     for c in cells:
         for i, j in ((c["a"], c["b"]), (c["b"], c["a"])):
-            ax.text(j, i, "%.1f" % c["y"], ha="center", va="center", fontsize=7,
-                    color="white" if c["y"] < (im.norm.vmin + im.norm.vmax) / 2 else "black")
+            ax.text(j, i, c["label"], ha="center", va="center", fontsize=7,
+                    color="white" if im.norm(c["y"]) < 0.5 else "black")
+            if c["severity"]:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2.5,
+                                       ec="red" if c["severity"] == "fail" else "orange",
+                                       ls="-" if c["severity"] == "fail" else "--"))
+    for h in failed_hosts:  # a host on the drain list: FAIL in its (empty) diagonal cell, its name in red
+        k = names.index(h)
+        ax.add_patch(Rectangle((k - 0.5, k - 0.5), 1, 1, fc="#fbe3e1", ec="red", lw=2))
+        ax.text(k, k, "FAIL", ha="center", va="center", fontsize=7, color="red", fontweight="bold")
     ax.set_xticks(range(n))
     ax.set_xticklabels(names, rotation=45, ha="right")
     ax.set_yticks(range(n))
     ax.set_yticklabels(names)
+    for lab in ax.get_xticklabels() + ax.get_yticklabels():
+        if lab.get_text() in failed_hosts:
+            lab.set_color("red")
+            lab.set_fontweight("bold")
     ax.set_xlabel("node (host)")
     ax.set_ylabel("node (host)")
-    t = title("%s: node-pair allreduce bus bandwidth (GB/s)" % r["name"], [r])
+    nbad = sum(1 for c in cells if c["severity"] == "fail")
+    verdict = r["doc"].get("verdict")
+    head = "%s%s: node-pair allreduce bus bandwidth (GB/s)" % (verdict + " " if verdict else "", r["name"])
+    t = title(head, [r])
+    if failed_hosts or marked:
+        t += "\n" + wrap("%d of %d host%s fail%s; %s%s" % (
+            len(failed_hosts), n, "" if n == 1 else "s", " (FAIL on the diagonal, names in red)" if failed_hosts else "",
+            "%d failing pair%s outlined in red" % (nbad, "" if nbad == 1 else "s") if nbad else "no pair fails",
+            ", warnings dashed orange" if any(c["severity"] == "warn" for c in cells) else ""))
     ax.set_title(t, fontsize=9)
-    save(fig, out, name, {"plot": "pairs", "title": t, "file": r["path"], "nodes": names, "cells": cells})
+    save(fig, out, name, {"plot": "pairs", "title": t, "file": r["path"], "nodes": names, "cells": cells,
+                          "failed_hosts": failed_hosts, "colour_scale": "log" if logc else "linear"})
+
+
+def fig2(v):
+    """A figure with 2 significant digits at least, never in exponent form: 0.0012, 0.067, 2.4, 23, 187."""
+    if v == 0 or abs(v) >= 10:
+        return "%.0f" % v
+    return ("%#.2g" % v).rstrip(".")
+
+
+def pair_findings(r):
+    """{(a, b): finding} for the pair checks that name a pair of nodes ("host<->host nodes a-b"), failing before
+    warning."""
+    out = {}
+    for f in r["doc"].get("findings") or []:
+        if not str(f.get("check", "")).startswith("pair_") or f.get("severity") not in ("fail", "warn"):
+            continue
+        m = re.search(r"nodes (\d+)-(\d+)", f.get("subject") or "")
+        if m:
+            key = tuple(sorted((int(m.group(1)), int(m.group(2)))))
+            if key not in out or f["severity"] == "fail":
+                out[key] = f
+    return out
+
+
+def run_state(doc):
+    """A soak's state: the document's own "state" (running, interrupted, complete) where it has one, else its soak
+    section's (running or complete: an interim document and an interrupted soak's last one both say running)."""
+    st = doc.get("state")
+    if st in ("running", "interrupted", "complete"):
+        return st
+    s = doc.get("soak")
+    return s.get("state", "?") if isinstance(s, dict) else "?"
 
 
 def plot_soak(r, out, name):
@@ -428,8 +568,9 @@ def plot_soak(r, out, name):
 
     panels = [("tflops", "GEMM %s TFLOP/s" % s.get("gemm_precision", "?"), []),
               ("temperature_c", "temperature (C)", []), ("busbw_gbs", "allreduce busbw (GB/s)", [])]
+    failed = set(r["doc"].get("failed_hosts") or [])
     for k, g in enumerate(s.get("gpus", [])):
-        lab = "%s/r%s" % (g.get("host", "?"), g.get("rank", "?"))
+        lab = "%s/r%s%s" % (g.get("host", "?"), g.get("rank", "?"), " FAIL" if g.get("host") in failed else "")
         for key, _, rows in panels[:2]:
             rows.append(series(lab, g.get(key, []), "soak.gpus[%d].%s" % (k, key)))
     for k, x in enumerate(s.get("links", [])):
@@ -441,6 +582,11 @@ def plot_soak(r, out, name):
             marks.append({"t_s": f["t_s"], "x": f["t_s"] / scale, "interval": f.get("interval"),
                           "severity": f["severity"], "check": f.get("check"), "subject": f.get("subject")})
     marks.sort(key=lambda m: (m["t_s"], m["severity"] != "fail"))
+    # failing findings that say no time (the first cycle's GEMM floors, --expect, --baseline, pairs: judged once)
+    undated = [{"severity": f["severity"], "check": f.get("check"), "host": f.get("host"), "subject": f.get("subject")}
+               for f in r["doc"].get("findings", []) if f.get("severity") in ("fail", "warn") and num(f.get("t_s")) is None]
+    undated.sort(key=lambda f: (f["severity"] != "fail", str(f["check"]), str(f["host"])))
+    state = run_state(r["doc"])
     fig, axes = plt.subplots(3, 1, figsize=(8.5, 8.0), sharex=True)
     for ax, (key, ylabel, rows) in zip(axes, panels):
         drawn = 0
@@ -448,7 +594,9 @@ def plot_soak(r, out, name):
             ys = [float("nan") if p["y"] is None else p["y"] for p in row["points"]]
             if all(math.isnan(y) for y in ys):
                 continue
-            ax.plot([p["x"] for p in row["points"]], ys, "o-", ms=3, lw=1.2, label=row["label"])
+            bad = row["label"].endswith(" FAIL")  # a failing host's GPU: thicker, dashed, named so in the legend
+            ax.plot([p["x"] for p in row["points"]], ys, "o-" if not bad else "o--", ms=3, lw=1.2 if not bad else 2.2,
+                    label=row["label"])
             drawn += 1
         if not drawn:
             why = " (no link)" if key == "busbw_gbs" and not rows else " (the CPU device)" if r["doc"].get("device") == "cpu" else ""
@@ -460,19 +608,37 @@ def plot_soak(r, out, name):
             ax.axvline(m["x"], color="red" if m["severity"] == "fail" else "orange",
                        ls="-" if m["severity"] == "fail" else "--", lw=1, alpha=0.8)
         if drawn:  # the legend beside the axes, never on the data
-            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
-                      title="GPU (host/rank)" if key != "busbw_gbs" else "link", title_fontsize=7)
+            leg = ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                            title="GPU (host/rank)" if key != "busbw_gbs" else "link", title_fontsize=7)
+            for txt in leg.get_texts():
+                if txt.get_text().endswith(" FAIL"):
+                    txt.set_color("red")
+                    txt.set_fontweight("bold")
     axes[-1].set_xlabel("interval end (%s since the soak started)" % ("minutes" if minutes else "seconds"))
     axes[-1].set_xlim(0, max(xs) * 1.03)
     nf = sum(1 for m in marks if m["severity"] == "fail")
     nw = len(marks) - nf
-    t = title("%s: soak, %d interval%s of %g s (%s), GEMM %s" % (
-        r["name"], len(xs), "" if len(xs) == 1 else "s", s.get("interval_s", 0), s.get("state", "?"),
-        s.get("gemm_precision", "?")), [r])
+    verdict = r["doc"].get("verdict")
+    shown = {"running": "running when written: interrupted if the soak has ended",
+             "interrupted": "interrupted"}.get(state, state)
+    head = "%s%s: soak, %d interval%s of %g s (%s), GEMM %s" % (
+        verdict + "  " if verdict else "", r["name"], len(xs), "" if len(xs) == 1 else "s", s.get("interval_s", 0),
+        shown, s.get("gemm_precision", "?"))
+    t = title(head, [r])
+    if failed:
+        t += "\n" + wrap("failing hosts (dashed, FAIL in the legend): %s" % ", ".join(sorted(failed)))
     if marks:
         t += "\nfindings when they happened: %d failing (red), %d warning (orange dashed)" % (nf, nw)
-    axes[0].set_title(t, fontsize=9)
-    save(fig, out, name, {"plot": "soak", "title": t, "file": r["path"], "state": s.get("state"),
+    if undated:
+        def one(f):
+            return "%s %s%s" % (f["severity"], f["check"], " (%s)" % f["host"] if f["host"] else "")
+        nfu = sum(1 for f in undated if f["severity"] == "fail")
+        t += "\n" + wrap("%d failing, %d warning finding%s with no time (not drawn): %s%s" % (
+            nfu, len(undated) - nfu, "" if len(undated) == 1 else "s", ", ".join(one(f) for f in undated[:4]),
+            ", ..." if len(undated) > 4 else ""))
+    axes[0].set_title(t, fontsize=9, color="#b3261e" if verdict == "FAIL" else "black")
+    save(fig, out, name, {"plot": "soak", "title": t, "file": r["path"], "state": state, "verdict": verdict,
+                          "failed_hosts": sorted(failed), "undated": undated,
                           "x": "interval end (%s)" % unit, "x_scale_s": scale,
                           "panels": [{"metric": key, "y": ylabel, "series": rows} for key, ylabel, rows in panels],
                           "marks": marks})
@@ -517,17 +683,25 @@ def plot_busbw(rs, out):
     markers = ["o", "s", "^", "D", "v", "x"]
     within = {}
     cfgs = sorted({s["config"] for s in series})
-    for s in series:  # A/B: a colour per side; one side: a colour per config
+    # every series measured at a size drawn side by side there (a few % apart on the log axis), so that lines,
+    # points and runs' ranges never hide each other (accept's node pairs all run one size); the sidecar keeps the
+    # true size (x) beside the drawn one (x_drawn)
+    at = {}
+    for k, s in enumerate(series):
+        for p in s["points"]:
+            at.setdefault(p["x"], []).append(k)
+    for k, s in enumerate(series):  # A/B: a colour per side; one side: a colour per config
         ci = sides.index(s["side"]) if len(sides) > 1 else cfgs.index(s["config"])
-        k = within.get(ci, 0)
-        within[ci] = k + 1
-        col = colours[ci % len(colours)]
+        kk = within.get(ci, 0)
+        within[ci] = kk + 1
+        col = colours[ci % len(colours)] if len(sides) > 1 or len(cfgs) > 1 else colours[k % len(colours)]
         s["colour"] = col
-        # sides side by side at one size (a few % apart on the log axis), so that their runs' ranges never hide
-        # each other; the sidecar keeps the true sizes
-        dodge = 2 ** (0.06 * (ci - (max(len(sides), len(cfgs)) - 1) / 2)) if len(sides) > 1 or len(cfgs) > 1 else 1
-        xs = [p["x"] * dodge for p in s["points"]]
-        ax.plot(xs, [p["y"] for p in s["points"]], ls=styles[k % len(styles)], marker=markers[k % len(markers)], ms=4,
+        for p in s["points"]:
+            m = len(at[p["x"]])
+            step = min(0.06, 0.5 / m)  # all of a size's series within a third of an octave
+            p["x_drawn"] = p["x"] * 2 ** (step * (at[p["x"]].index(k) - (m - 1) / 2))
+        xs = [p["x_drawn"] for p in s["points"]]
+        ax.plot(xs, [p["y"] for p in s["points"]], ls=styles[kk % len(styles)], marker=markers[kk % len(markers)], ms=4,
                 color=col, label=s["label"])
         if any(p["max"] > p["min"] for p in s["points"]):  # the side's runs: their range at each size
             ax.errorbar(xs, [p["y"] for p in s["points"]], fmt="none", ecolor=col, elinewidth=1, capsize=3,
@@ -536,11 +710,17 @@ def plot_busbw(rs, out):
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(FuncFormatter(size_text))
     xs = sorted({p["x"] for s in series for p in s["points"]})
-    if len(xs) == 1:  # one size: a factor of 2 either side, so that the sides' offset stays small
+    if len(xs) == 1:  # one size: a factor of 2 either side, so that the series' offsets stay small
         ax.set_xlim(xs[0] / 2, xs[0] * 2)
-    if len(xs) > 8:  # at most about 8 size labels: a log axis of 2^k ticks overlaps otherwise
+    # a tick at every measured size (DDP's buckets are 3 MiB, 12 MiB: not powers of two); labelled where they fit
+    # (12 sizes), else labels at powers of 2^k and the other sizes unlabelled ticks
+    ax.xaxis.set_major_locator(FixedLocator(xs))
+    ax.xaxis.set_minor_locator(NullLocator())
+    if len(xs) > 12:
         every = max(1, math.ceil(math.log2(xs[-1] / xs[0]) / 8))
         ax.xaxis.set_major_locator(LogLocator(base=2 ** every))
+        ax.xaxis.set_minor_locator(FixedLocator(xs))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     plt.setp(ax.get_xticklabels(), rotation=30, ha="right")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: "%g" % v))
     ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2, 5)))
@@ -554,17 +734,16 @@ def plot_busbw(rs, out):
               title_fontsize=7)
     t = title("Bus bandwidth vs message size" + (" (%s)" % " vs ".join(sides) if len(sides) > 1 else ""), rs)
     ax.set_title(t, fontsize=9)
-    save(fig, out, "busbw", {"plot": "busbw", "title": t, "sides": sides, "series": series})
+    lo, hi = ax.get_xlim()
+    ticks = sorted(v for v in list(ax.xaxis.get_majorticklocs()) + list(ax.xaxis.get_minorticklocs()) if lo <= v <= hi)
+    save(fig, out, "busbw", {"plot": "busbw", "title": t, "sides": sides, "series": series, "x_ticks": ticks})
 
 
 def plot_compare(paths, out):
     for path in paths:
-        try:
-            with open(path) as f:
-                c = json.load(f)
-        except (OSError, ValueError) as e:
-            die("%s: %s" % (path, e))
-        if not isinstance(c, dict) or "metrics" not in c:
+        c = read_json(path)
+        if not isinstance(c, dict) or not isinstance(c.get("metrics"), list) or \
+                not all(isinstance(m, dict) for m in c["metrics"]):
             die("%s: not `ddpbench compare --format json` output (no metrics)" % path)
         rows = [m for m in c["metrics"] if num(m.get("change_pct")) is not None]
         if not rows:
@@ -619,15 +798,24 @@ def main():
         die("no result files given (usage: launch/plot.py [--out DIR] [--compare FILE] RESULT.json ...)")
     rs = [load(p, a.ddpbench) for p in a.results]
     name_sides(rs)
-    if rs:
-        plot_scaling(rs, a.out)
-        for r in rs:
-            suffix = "" if len(rs) == 1 else "-" + r["name"]
-            plot_heatmap(r, a.out, "heatmap" + suffix)
-            plot_pairs(r, a.out, "pairs" + suffix)
-            plot_soak(r, a.out, "soak" + suffix)
-        plot_busbw(rs, a.out)
-    plot_compare(a.compare, a.out)
+    import_matplotlib()
+    # shape_error checks what the plots read; a layout it missed is still one line naming the file, never a traceback
+    what = ", ".join(a.results)
+    try:
+        if rs:
+            plot_scaling(rs, a.out)
+            for r in rs:
+                what = r["path"]
+                suffix = "" if len(rs) == 1 else "-" + r["name"]
+                plot_heatmap(r, a.out, "heatmap" + suffix)
+                plot_pairs(r, a.out, "pairs" + suffix)
+                plot_soak(r, a.out, "soak" + suffix)
+            what = ", ".join(a.results)
+            plot_busbw(rs, a.out)
+        what = ", ".join(a.compare)
+        plot_compare(a.compare, a.out)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError, ZeroDivisionError) as e:
+        die("%s: a layout plot.py cannot read (%s: %s)" % (what, type(e).__name__, e))
     return 0
 
 

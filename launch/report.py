@@ -44,14 +44,57 @@ def esc(v):
     return html.escape("" if v is None else str(v))
 
 
+def shape_error(doc):
+    """What in a document's layout the page cannot show ("key: what it must be"), or None: the keys the page reads,
+    so that a hand-edited or foreign file is one line and exit 2, never a traceback or a wrong list (a string
+    "failed_hosts" read letter by letter)."""
+    def bad_list(v, kind):
+        return not isinstance(v, list) or not all(isinstance(x, kind) for x in v)
+    for key, kind, what in (("records", dict, "objects"), ("ranks", dict, "objects"), ("findings", dict, "objects"),
+                            ("failed_hosts", str, "host names"), ("metrics", dict, "objects")):
+        if doc.get(key) is not None and bad_list(doc[key], kind):
+            return "%s: must be a list of %s" % (key, what)
+    for i, f in enumerate(doc.get("findings") or []):
+        for k in ("severity", "check", "subject", "text", "host", "unit"):
+            if f.get(k) is not None and not isinstance(f[k], str):
+                return "findings[%d].%s: must be a string" % (i, k)
+    for i, m in enumerate(doc.get("metrics") or []):
+        if not isinstance(m.get("name", ""), str) or not isinstance(m.get("ci_pct") or [None, None], list):
+            return "metrics[%d]: name must be a string, ci_pct a list" % i
+    for i, x in enumerate(doc.get("ranks") or []):
+        if not isinstance(x.get("host", ""), str) or not isinstance(x.get("versions") or {}, (dict, list)):
+            return "ranks[%d]: host must be a string, versions an object" % i
+    for k in ("labels", "soak", "a", "b"):
+        if doc.get(k) is not None and not isinstance(doc[k], dict):
+            return "%s: must be an object" % k
+    if isinstance(doc.get("labels"), dict) and not all(isinstance(v, str) for v in doc["labels"].values()):
+        return "labels: must be an object of strings"
+    for k in ("verdict", "bottom_line", "command_line", "kind"):
+        if doc.get(k) is not None and not isinstance(doc[k], str):
+            return "%s: must be a string" % k
+    s = doc.get("soak") or {}
+    for k in ("gpus", "links", "intervals"):
+        if s.get(k) is not None and bad_list(s[k], dict):
+            return "soak.%s: must be a list of objects" % k
+    for i, g in enumerate(s.get("gpus") or []):
+        if not isinstance(g.get("steady") or {}, dict) or not isinstance(g.get("temperature_c") or [], list):
+            return "soak.gpus[%d]: steady must be an object, temperature_c a list" % i
+    return None
+
+
 def load(path):
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         die("%s: %s" % (path, e))
+    except RecursionError:
+        die("%s: nested too deep to be a ddpbench file" % path)
     if not isinstance(doc, dict) or ("schema_version" not in doc and "metrics" not in doc):
         die("%s: not a ddpbench result or compare output (no schema_version, no metrics)" % path)
+    e = shape_error(doc)
+    if e:
+        die("%s: %s" % (path, e))
     return doc
 
 
@@ -274,7 +317,8 @@ def plots_of(paths, compares, ddpbench, tmp):
             py = cand
             break
     if not py:
-        return [], "no plots: Matplotlib is not installed (Debian: python3-matplotlib)"
+        return [], "no plots: Matplotlib is not installed for %s (Debian: python3-matplotlib for /usr/bin/python3)" % \
+            " or ".join(sorted({sys.executable or "?", "/usr/bin/python3"}))
     cmd = [py, os.path.join(HERE, "plot.py"), "--out", tmp] + paths
     for c in compares:
         cmd += ["--compare", c]
@@ -287,12 +331,22 @@ def plots_of(paths, compares, ddpbench, tmp):
     return [(n, svg_inline(os.path.join(tmp, n + ".svg"))) for n in names], None
 
 
+def links_outside(page):
+    """Whether an element of the page has a src or href to another place. Only attributes of tags count: text (a
+    label src=//nfs/share/run1, a command line) is escaped, and an SVG comment is not an element. A plot's own
+    image (Matplotlib's data:image/png) is inside the page."""
+    tags = re.sub(r"<!--.*?-->", "", page, flags=re.S)
+    return any(re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?!data:image/)(?:[a-z][a-z0-9+.-]*:|//)""", t, re.I)
+               for t in re.findall(r"<[A-Za-z][^>]*>", tags))
+
+
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em auto;max-width:1200px;color:#1d1d1f;
 padding:0 1em}
 h1{font-size:1.4em} h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em} h3{font-size:1em}
+.bottom-file{display:block;font-size:.8em;color:#555;text-decoration:none}
 .bottom{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:1.05em;padding:.6em .8em;border-left:6px solid;
-background:#f6f6f6;white-space:pre-wrap}
+background:#f6f6f6;white-space:pre-wrap;margin:.4em 0}
 .verdict-PASS{border-color:#1b7f3b}.verdict-WARN{border-color:#a86b00}.verdict-FAIL{border-color:#b3261e}
 .verdict-ERROR{border-color:#6b1a9e}.verdict-INCOMPLETE{border-color:#555}
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0} th,td{border:1px solid #ddd;padding:.25em .5em;
@@ -327,17 +381,22 @@ def main():
     parts.append('<h1>ddpbench report: <span id="verdict" style="color:%s">%s</span></h1>' %
                  (VERDICT_COLOUR.get(worst, "#000"), esc(worst)))
     parts.append('<section id="bottom-lines">')
-    for (p, _), (v, line) in zip(docs, verdicts):
-        parts.append('<div class="bottom verdict-%s" data-file="%s" data-verdict="%s">%s</div>' %
-                     (esc(v), esc(p), esc(v), esc(line)))
+    for i, ((p, _), (v, line)) in enumerate(zip(docs, verdicts)):  # each line under its file's name, a link to its section
+        parts.append('<div class="bottom verdict-%s" data-file="%s" data-verdict="%s"><a class="bottom-file" '
+                     'href="#result-%d">%s</a><span class="bottom-text">%s</span></div>' %
+                     (esc(v), esc(p), esc(v), i, esc(p), esc(line)))
     parts.append("</section>")
     for i, ((p, d), k, (v, line)) in enumerate(zip(docs, kinds, verdicts)):
         parts.append('<section class="result" id="result-%d" data-file="%s" data-kind="%s"><h2>%s: %s (%s)</h2>' %
                      (i, esc(p), esc(k), esc(k), esc(os.path.basename(p)), esc(v)))
-        parts.append(section_compare(d) if k == "compare" else section_findings(d))
-        if k != "compare":
-            parts.append(section_soak(d))
-        parts.append(section_provenance(d, p, k))
+        # shape_error checks what the sections read; a layout it missed is still one line naming the file
+        try:
+            parts.append(section_compare(d) if k == "compare" else section_findings(d))
+            if k != "compare":
+                parts.append(section_soak(d))
+            parts.append(section_provenance(d, p, k))
+        except (TypeError, AttributeError, KeyError, ValueError, IndexError) as e:
+            die("%s: a layout report.py cannot read (%s: %s)" % (p, type(e).__name__, e))
         parts.append("</section>")
     plots = []
     if not a.no_plots:
@@ -353,7 +412,7 @@ def main():
         parts.append("</section>")
     parts.append('<p class="made">made by <code id="made-by">%s</code></p></body></html>\n' % esc(made))
     page = "".join(parts)
-    if re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page):
+    if links_outside(page):
         die("internal: the page would link outside itself")
     out = os.path.abspath(a.out)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=os.path.dirname(out))

@@ -11,7 +11,10 @@ the compare fixture (tests/data/fixtures/compare-ab.json, a regression of ddp st
   - a compare's regression is its first metric row;
   - every plot launch/plot.py makes of the inputs is there as an inline <svg> (none when Matplotlib is absent);
   - the page loads nothing from elsewhere (no src or href to another place, no script);
-  - the provenance holds the command line and the start time of each result; the page names the command that made it.
+  - the provenance holds the command line and the start time of each result; the page names the command that made it;
+  - each bottom line names its file (a link to the file's section);
+  - hand-edited inputs (wrong types, a string failed_hosts, deep nesting): one line naming the file and key, exit 2;
+    a label src=//nfs/share/run1 is shown, not refused.
 A second page, of two `ddpbench accept --soak` documents (the interim fixture tests/data/fixtures/accept-soak-running-v4.json,
 and one made from the complete fixture with temperatures, a throttle and a failing Xid on rank 1 that fails its host),
 is checked for the soak's blocks: its state, each host's verdict (failed_hosts first), a steady-state row per GPU whose
@@ -133,16 +136,22 @@ def main():
         bottoms = dom.find("div", cls="bottom")
         check([b["attrs"].get("data-file") for b in bottoms] == [acc, run, cmp_], "a bottom line per input, in order")
         want = {acc: "FAIL", run: "PASS", cmp_: "FAIL"}
-        for b in bottoms:
+        names = dom.find("a", cls="bottom-file")
+        lines = dom.find("span", cls="bottom-text")
+        check([n["text"] for n in names] == [acc, run, cmp_] and
+              [n["attrs"].get("href") for n in names] == ["#result-0", "#result-1", "#result-2"],
+              "each bottom line names its file, a link to its section: %s" % [n["text"] for n in names])
+        check(len(lines) == len(bottoms), "each bottom line's text in its own element")
+        for b, t in zip(bottoms, lines):
             f = b["attrs"].get("data-file")
             d = docs.get(f, {})
             v = d.get("verdict") or want.get(f)
             check(b["attrs"].get("data-verdict") == v, "%s: verdict %s (want %s)" % (f, b["attrs"].get("data-verdict"), v))
             if d.get("bottom_line"):
-                check(b["text"].strip() == d["bottom_line"], "%s: the file's own bottom line" % f)
+                check(t["text"].strip() == d["bottom_line"], "%s: the file's own bottom line" % f)
             else:
-                check(b["text"].startswith("ddpbench ") and (": %s" % v) in b["text"], "%s: a derived bottom line: %r" %
-                      (f, b["text"]))
+                check(t["text"].startswith("ddpbench ") and (": %s" % v) in t["text"], "%s: a derived bottom line: %r" %
+                      (f, t["text"]))
         top = dom.find(id="verdict")
         check(top and top[0]["text"] == "FAIL", "the page's verdict is the worst: %s" % (top and top[0]["text"]))
 
@@ -214,10 +223,43 @@ def main():
                            capture_output=True, text=True, timeout=60)
         check(p.returncode == 2 and bad in p.stderr and len(p.stderr.strip().splitlines()) == 1 and
               not os.path.exists(os.path.join(tmp, "x.html")), "not a result: exit 2, one line, no page")
+        hostile_inputs(src, tmp)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         pycheck.summary()
+
+
+def hostile_inputs(src, tmp):
+    """Hand-edited or foreign files: one line naming the file and the key, exit 2, no page, never a traceback (a
+    string "failed_hosts" once listed its letters as six failing hosts); a valid label that looks like an address
+    (src=//nfs/share/run1, accepted by ddpbench) is text on the page, not a refusal."""
+    base = json.load(open(os.path.join(src, "tests/data/fixtures/accept-soak-v4.json")))
+    cases = {"deep": (None, "nested too deep"), "ranks_number": (dict(base, ranks=5), "ranks"),
+             "severity_number": (dict(base, findings=[dict(f, severity=3) for f in base["findings"]]), "severity"),
+             "failed_hosts_string": (dict(base, failed_hosts="node01"), "failed_hosts"),
+             "findings_dict": (dict(base, findings={"a": 1}), "findings"), "soak_string": (dict(base, soak="x"), "soak"),
+             "labels_number": (dict(base, labels={"side": 3}), "labels"), "verdict_list": (dict(base, verdict=["FAIL"]), "verdict")}
+    for name, (doc, key) in cases.items():
+        f = os.path.join(tmp, "hostile-%s.json" % name)
+        with open(f, "w") as fh:
+            fh.write('{"schema_version": 4, "x": %s1%s}' % ("[" * 5000, "]" * 5000) if doc is None else json.dumps(doc))
+        out = os.path.join(tmp, "hostile-%s.html" % name)
+        p = subprocess.run([sys.executable, os.path.join(src, "launch/report.py"), f, "--out", out, "--no-plots"],
+                           capture_output=True, text=True, timeout=60)
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(err) == 1 and f in err[0] and key in err[0] and not os.path.exists(out),
+              "%s: exit 2, one line naming the file and %r, no page: %d %r" % (name, key, p.returncode, err[-1:]))
+    f = os.path.join(tmp, "label-src.json")
+    json.dump(dict(base, labels={"src": "//nfs/share/run1"}, command_line="accept --label src=//nfs/share/run1"),
+              open(f, "w"))
+    out = os.path.join(tmp, "label-src.html")
+    p = subprocess.run([sys.executable, os.path.join(src, "launch/report.py"), f, "--out", out, "--no-plots"],
+                       capture_output=True, text=True, timeout=60)
+    page = open(out).read() if os.path.exists(out) else ""
+    check(p.returncode == 0 and "src=//nfs/share/run1" in page, "a label src=//nfs/share/run1: the page shows it: %d %s" %
+          (p.returncode, p.stderr.strip()))
+    check(not re.search(r"""<[^>]*\b(?:src|href)\s*=\s*["']?//""", page), "and no element links outside")
 
 
 def soak_page(chrome, base, src, tmp):

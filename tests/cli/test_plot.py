@@ -19,6 +19,9 @@ For every plot: PNG (its signature) and SVG (parses as XML, holds the title and 
 every value in the data sidecar equals the record it names, looked up independently in the result file (read
 with the C reader for version 1, through `ddpbench export --json`): heat-map cells, pair cells, busbw points,
 efficiency points (x 100), step times; the compare chart's points equal the compare file's change and CI.
+Marks an operator must see (trust_checks): pair cells to 2 significant figures, failing hosts and pairs marked, a
+failed or interrupted soak's title says so, a busbw tick at every measured size, series at one size side by side.
+Hand-edited inputs (wrong types, Infinity, deep nesting): one line naming the file and key, exit 2.
 argv: ddpbench mpiexec source_dir. Exit 77 when Matplotlib is missing. Ends with "N passed, N failed".
 """
 import json
@@ -112,8 +115,11 @@ def soak_checks(py, src, tmp):
     for name, state in (("accept-soak-v4", "complete"), ("accept-soak-running-v4", "running")):
         doc = json.load(open(os.path.join(fxd, name + ".json")))
         sc = files_ok(out, "soak-" + name, ["GEMM fp32 TFLOP/s", "temperature (C)", "allreduce busbw (GB/s)",
-                                            "seconds since the soak started", "(%s)" % state, "vm/r0", "vm/r1"])
+                                            "seconds since the soak started", "(%s" % state, "vm/r0", "vm/r1"])
         check(sc.get("state") == state and sc.get("x_scale_s") == 1, "%s: state %s, seconds" % (name, state))
+        if state == "running":  # no run state in the document: the soak section's, and what it may mean
+            check("INCOMPLETE" in sc.get("title", "") and "(running when written" in sc.get("title", ""),
+                  "%s: titled INCOMPLETE, running when written: %r" % (name, sc.get("title", "")[:120]))
         pts = soak_points_ok(doc, sc, name)
         tf = [p for s, p in pts if p["source"].endswith("]") and ".tflops[" in p["source"]]
         check(len(tf) == 2 * doc["soak"]["intervals_complete"], "%s: a throughput point per GPU and interval" % name)
@@ -146,6 +152,115 @@ def soak_checks(py, src, tmp):
     check([(m["t_s"], m["x"], m["severity"], m["interval"]) for m in sc.get("marks", [])] ==
           [(1500.0, 25.0, "warn", 2), (2000.0, 2000.0 / 60, "fail", 3)],
           "the failing and warning findings marked at their t_s (info ones not): %s" % sc.get("marks"))
+
+
+def sig_figs(label):
+    """The significant digits a cell's label shows: "0.0012" 2, "0.067" 2, "2.4" 2, "187" 3."""
+    return len(label.replace(".", "").lstrip("0"))
+
+
+def trust_checks(py, src, tmp):
+    """What an operator must see without reading the numbers: the pair matrix's cells to 2 significant figures and
+    its failing hosts and pairs marked; a failing or interrupted soak says so in its title; a busbw tick at every
+    measured size; series at one size drawn side by side. Files made here from the fixtures."""
+    fxd = os.path.join(src, "tests/data/fixtures")
+    # the pair matrix: three pairs a thousand times apart, node-a on the drain list, pair 0-1 failing
+    doc = json.load(open(os.path.join(fxd, "result-pairs.json")))
+    want = {"pair:0-1": 0.0012, "pair:0-2": 0.067, "pair:1-2": 2.4}
+    for x in doc["records"]:
+        if x["group"] in want and x["labels"].get("bytes") == "67108864":
+            x["value"] = want[x["group"]]
+    doc.update(verdict="FAIL", failed_hosts=["node-a"])
+    doc["findings"].append({"severity": "fail", "check": "pair_busbw", "scope": "pair", "host": "", "rank": -1,
+                            "subject": "node-a<->node-b nodes 0-1", "measured": 0.0012, "expected": 2.0, "unit": "GB/s",
+                            "text": "this pair alone is slow"})
+    pj = os.path.join(tmp, "pairs-fail.json")
+    json.dump(doc, open(pj, "w"))
+    out = os.path.join(tmp, "t1")
+    run_plot(py, src, out, [pj])
+    pm = files_ok(out, "pairs", ["FAIL", "1 of 3 hosts fail", "1 failing pair outlined in red", "0.0012", "0.067"])
+    cells = pm.get("cells", [])
+    check(sorted(c.get("label", "") for c in cells) == ["0.0012", "0.067", "2.4"], "pair cells labelled 0.0012, 0.067, 2.4: %s" %
+          [c.get("label") for c in cells])
+    check(cells and all(sig_figs(c.get("label", "")) >= 2 and abs(float(c.get("label", "nan")) - c["y"]) <= 0.05 * c["y"] for c in cells),
+          "every pair cell's label: 2 significant figures, within 5 %% of its value")
+    check(pm.get("failed_hosts") == ["node-a"], "the failing host marked: %s" % pm.get("failed_hosts"))
+    check(sorted((c["a"], c["b"], c.get("severity")) for c in cells) == [(0, 1, "fail"), (0, 2, None), (1, 2, None)],
+          "the failing pair (0-1) marked, and only it: %s" % [(c["a"], c["b"], c.get("severity")) for c in cells])
+    check(pm.get("title", "").startswith("FAIL "), "the pair matrix's title starts with the verdict")
+
+    # a failed soak whose failing findings say no time, and interrupted soaks (the document's state, or its absence)
+    doc = json.load(open(os.path.join(fxd, "accept-soak-v4.json")))
+    doc.update(verdict="FAIL", exit_code=4, failed_hosts=["vm"])
+    doc["findings"].append({"severity": "fail", "check": "gemm_fp32", "scope": "gpu", "host": "vm", "rank": 1,
+                            "subject": "rank 1 cpu", "interval": None, "t_s": None, "measured": 0.05, "expected": 4.9,
+                            "unit": "TFLOP/s", "text": "below the floor"})
+    sj = os.path.join(tmp, "soak-fail.json")
+    json.dump(doc, open(sj, "w"))
+    run_doc = json.load(open(os.path.join(fxd, "accept-soak-running-v4.json")))
+    ij = os.path.join(tmp, "soak-int.json")
+    json.dump(dict(run_doc, state="interrupted"), open(ij, "w"))
+    out = os.path.join(tmp, "t2")
+    run_plot(py, src, out, [sj, ij])
+    sc = files_ok(out, "soak-soak-fail", ["FAIL", "failing hosts", "vm/r1 FAIL", "1 failing, 0 warning finding with no time",
+                                          "gemm_fp32 (vm)"])
+    check(sc.get("title", "").startswith("FAIL ") and "(complete)" in sc.get("title", ""),
+          "a failed soak's title: FAIL, complete: %r" % sc.get("title", "")[:80])
+    check([(f["severity"], f["check"]) for f in sc.get("undated", [])] == [("fail", "gemm_fp32")],
+          "the failing finding with no time listed: %s" % sc.get("undated"))
+    sc = files_ok(out, "soak-soak-int", ["INCOMPLETE", "(interrupted)"])
+    check(sc.get("state") == "interrupted", "the document's state read: %s" % sc.get("state"))
+
+    # busbw: DDP's bucket sizes (3 MiB, 12 MiB) among powers of two, and accept's three pairs at one size
+    doc = json.load(open(os.path.join(fxd, "result-pairs.json")))
+    base = {"measurement": "comm", "group": "world", "metric": "allreduce_busbw_gbs", "unit": "GB/s"}
+    recs = [dict(base, labels={"bytes": str(b)}, value=1.0 + b / 2 ** 24) for b in (1 << 20, 3 << 20, 1 << 22, 12 << 20)]
+    recs += [{"measurement": "allreduce", "group": "pair:%d-%d" % ab, "metric": "busbw_gbs", "unit": "GB/s",
+              "labels": {"bytes": "4194304", "hosts": "x,y"}, "value": 0.5 + ab[1]} for ab in ((0, 1), (0, 2), (1, 2))]
+    doc["records"] = recs
+    bj = os.path.join(tmp, "bw.json")
+    json.dump(doc, open(bj, "w"))
+    out = os.path.join(tmp, "t3")
+    run_plot(py, src, out, [bj])
+    bw = files_ok(out, "busbw", ["3 MiB", "12 MiB"])
+    sizes = sorted({p["x"] for s in bw.get("series", []) for p in s["points"]})
+    ticks = bw.get("x_ticks", [])
+    check(sizes and all(any(close(t, x) for t in ticks) for x in sizes), "a tick at every measured size: %s in %s" %
+          (sizes, ticks))
+    at4 = [p.get("x_drawn", p["x"]) for s in bw.get("series", []) for p in s["points"] if p["x"] == 4194304]
+    check(len(at4) == 4 and len(set(at4)) == 4 and all(abs(x / 4194304 - 1) < 0.2 for x in at4),
+          "the 4 series at 4 MiB drawn side by side, near 4 MiB: %s" % at4)
+    # a sweep of 17 sizes: labels at powers of 2^k, a tick still at every size
+    recs = [dict(base, labels={"bytes": str(b)}, value=1.0) for b in [1 << k for k in range(10, 26)] + [3 << 20]]
+    doc["records"] = recs
+    json.dump(doc, open(bj, "w"))
+    out = os.path.join(tmp, "t4")
+    run_plot(py, src, out, [bj])
+    bw = files_ok(out, "busbw", [])
+    ticks = bw.get("x_ticks", [])
+    check(all(any(close(t, float(r["labels"]["bytes"])) for t in ticks) for r in recs),
+          "17 sizes: a tick at every one (%d ticks)" % len(ticks))
+
+
+def hostile_inputs(py, src, tmp):
+    """Hand-edited or foreign files: one line naming the file and the key, exit 2, never a traceback."""
+    base = json.load(open(os.path.join(src, "tests/data/fixtures/accept-soak-v4.json")))
+    inf = json.loads(json.dumps(base))
+    inf["soak"]["gpus"][0]["tflops"][0] = float("inf")  # Python writes Infinity, which no JSON parser of ours takes
+    cases = {"deep": (None, "nested too deep"), "ranks_number": (dict(base, ranks=5), "ranks"),
+             "severity_number": (dict(base, findings=[dict(f, severity=3) for f in base["findings"]]), "severity"),
+             "failed_hosts_string": (dict(base, failed_hosts="node01"), "failed_hosts"),
+             "soak_string": (dict(base, soak="x"), "soak"), "infinity": (inf, "Infinity"),
+             "record_value_string": (dict(base, records=[dict(base["records"][0], value="1")]), "records[0].value")}
+    for name, (doc, key) in cases.items():
+        f = os.path.join(tmp, "hostile-%s.json" % name)
+        with open(f, "w") as fh:
+            fh.write('{"schema_version": 4, "x": %s1%s}' % ("[" * 5000, "]" * 5000) if doc is None else json.dumps(doc))
+        p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", os.path.join(tmp, "h"), f],
+                           capture_output=True, text=True, timeout=120, env=dict(os.environ, MPLBACKEND="Agg"))
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 2 and len(err) == 1 and f in err[0] and key in err[0],
+              "%s: exit 2, one line naming the file and %r: %d %r" % (name, key, p.returncode, err[-1:]))
 
 
 def main():
@@ -210,6 +325,8 @@ def main():
                            env=dict(os.environ, PYTHONPATH=os.path.dirname(fake)))
         check(p.returncode == 2 and "python3-matplotlib" in p.stderr and len(p.stderr.strip().splitlines()) == 1,
               "no Matplotlib: exit 2, one line naming python3-matplotlib: %d %r" % (p.returncode, p.stderr))
+        check(("for %s " % py) in p.stderr and ("%s -m pip install matplotlib" % py) in p.stderr,
+              "no Matplotlib: the line names the Python that lacks it (%s)" % py)
 
         # 2. the 3-host fixture: heat map with the straggler, pair matrix
         fx = os.path.join(src, "tests/data/fixtures/result-pairs.json")
@@ -335,11 +452,15 @@ def main():
         # 6. the soak time series
         soak_checks(py, src, tmp)
 
+        # 6b. failing hosts, pairs and soaks marked; 2 significant figures; a tick at every size; series dodged
+        trust_checks(py, src, tmp)
+
         # 7. bad input: exit 2, one line naming the file
         bad = os.path.join(tmp, "bad.json")
         open(bad, "w").write("{\"x\": 1}")
         p = subprocess.run([py, os.path.join(src, "launch/plot.py"), "--out", tmp, bad], capture_output=True, text=True)
         check(p.returncode == 2 and bad in p.stderr and len(p.stderr.strip().splitlines()) == 1, "not a result: exit 2")
+        hostile_inputs(py, src, tmp)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
