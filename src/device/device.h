@@ -140,6 +140,12 @@ struct ddp_device {
   ddp_result (*inject_nan)(ddp_device *, ddp_stream *s, void *p, ddp_dtype dt, const ddp_step_state *state,
                            int step);
 
+  /* Optional (NULL: no bound): the most a link of this device can carry, GB/s (1e9 B/s), both directions
+   * together, as a plausibility bound on the bandwidth figures of its collectives; 0 when nothing is known
+   * (no bound). why says where the bound comes from, or why there is none. The cpu device measures its memcpy
+   * bandwidth (tens of ms, once): call it after timing, never inside a timed loop. */
+  double (*max_link_gbs)(ddp_device *, char *why, size_t n);
+
   void (*destroy)(ddp_device *);
 };
 
