@@ -6,8 +6,10 @@
  * GPU. The only asynchronous work is host functions (a non-blocking MPI allreduce's completion): they stay
  * in flight on their stream, are polled between operations so they progress during the backward pass, and
  * are completed, in stream order, when anything waits on them: an event wait, a synchronize, or another
- * operation enqueued on the same stream. An event records the time at which the work before it finished.
- * Never blocks except to complete in-flight work that something waits on. */
+ * operation enqueued on the same stream. A host function is first called only when the work before it on its
+ * stream has completed, so work it starts (a collective) runs in stream order, as on a GPU stream. An event
+ * records the time at which the work before it finished: the moment the call that completed that host function
+ * returned, whichever poll made it. Never blocks except to complete in-flight work that something waits on. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>

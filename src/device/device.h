@@ -51,7 +51,8 @@ typedef struct {
   int relu; /* epilogue: C = max(C, 0) */
 } ddp_gemm;
 
-/* Host function run in stream order. block = 1: run to completion. block = 0: make progress if it can and
+/* Host function run in stream order: first called only once the work before it on its stream is complete (what
+ * it starts then runs in stream order). block = 1: run to completion. block = 0: make progress if it can and
  * say whether it is complete (*done); the CPU device polls in-flight functions this way between its
  * operations, so that e.g. a non-blocking MPI allreduce progresses while the backward pass runs. */
 typedef ddp_result (*ddp_host_fn)(void *arg, int block, int *done);
