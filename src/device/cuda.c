@@ -319,14 +319,8 @@ static ddp_result cu_inject_nan(ddp_device *d, ddp_stream *s, void *p, ddp_dtype
 }
 
 /* ---- plausibility bound ---------------------------------------------------------------------------- */
-/* GB/s (1e9) per link or lane, one direction, by NVML's NVLink version enum and by PCIe generation. */
-static const double NVLINK_GBS[] = {[1] = 20, [2] = 25, [3] = 25, [4] = 25, [5] = 25, [6] = 25, [7] = 50};
-static const double PCIE_LANE_GBS[] = {[1] = 0.25, [2] = 0.5, [3] = 0.985, [4] = 1.969, [5] = 3.938, [6] = 7.877};
-
-/* The peak of the fastest link NVML reports for this GPU, both directions together (a collective's algbw never
- * exceeds one direction's): its active NVLinks at their version's rate, else its PCIe link at the highest
- * generation and width of slot and GPU. 0 (no bound) when NVML is absent or tells neither. Opens NVML for the
- * question and closes it: no CUDA work, no sync. */
+/* This GPU's fastest link as NVML tells it (nvml_gpu_link_peak_gbs). Opens NVML for the question and closes it:
+ * no CUDA work, no sync. */
 static double cu_max_link_gbs(ddp_device *d, char *why, size_t n) {
   nvml_api api;
   char err[160];
@@ -337,25 +331,7 @@ static double cu_max_link_gbs(ddp_device *d, char *why, size_t n) {
   nvml_gpu g;
   nvml_gpu_query(&api, d->info.pci_bus_id, &g);
   nvml_close(&api);
-  double nvl = 0, pcie = 0;
-  unsigned v = g.link_version;
-  if (g.known && g.nvlink_known && g.links_active > 0 && v < sizeof NVLINK_GBS / sizeof NVLINK_GBS[0])
-    nvl = 2.0 * g.links_active * NVLINK_GBS[v];
-  unsigned gen = g.pcie_gen_max, width = g.pcie_width_max;
-  if (nvml_gpu_pcie_has(&g, NVML_GPU_PCIE_GEN_MAX | NVML_GPU_PCIE_WIDTH_MAX) &&
-      gen < sizeof PCIE_LANE_GBS / sizeof PCIE_LANE_GBS[0])
-    pcie = 2.0 * width * PCIE_LANE_GBS[gen];
-  if (nvl > 0 && nvl >= pcie) {
-    snprintf(why, n, "this GPU's NVLink peak: %d active NVLink %s links x %g GB/s, both directions", g.links_active,
-             nvml_link_version_str(v), NVLINK_GBS[v]);
-    return nvl;
-  }
-  if (pcie > 0) {
-    snprintf(why, n, "this GPU's PCIe peak: gen%u x%u, both directions (NVML knows no active NVLink of it)", gen, width);
-    return pcie;
-  }
-  snprintf(why, n, "no bound: NVML tells neither this GPU's NVLinks nor its PCIe link");
-  return 0;
+  return nvml_gpu_link_peak_gbs(&g, why, n);
 }
 
 /* ---- life cycle --------------------------------------------------------------------------------- */
