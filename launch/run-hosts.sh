@@ -2,6 +2,8 @@
 # run-hosts.sh: multi-node mpirun for ddpbench: `launch/run-hosts.sh HOSTFILE [--ppn N] [--iface IF] [ddpbench options]`.
 # Adds the switches Open MPI needs across hosts that nobody should have to remember, prints the mpirun line
 # it runs, and runs it:
+#   -q                         Open MPI's own notices off, so that an error (or a failed acceptance, exit 4)
+#                              ends with ddpbench's one line, not with mpirun's 11-line block
 #   --hostfile HOSTFILE        one line per host ("node17 slots=8"); ddpbench must be at the same path on
 #                              every host (a shared file system), as must the libraries it was built with
 #   --map-by ppr:N:node        N ranks per host, one per GPU (--ppn; default: this host's GPU count from
@@ -14,8 +16,10 @@
 #                              (an NCCL_SOCKET_IFNAME already in the environment wins for NCCL)
 # DDPBENCH_MPIRUN_ARGS adds mpirun switches (word-split), DDPBENCH_BIN picks the binary, DDPBENCH_DRY_RUN=1
 # prints the line without running it. Everything after the wrapper's own options goes to ddpbench.
+# -h, --help: this text.
 set -euo pipefail
 usage() { echo "usage: launch/run-hosts.sh HOSTFILE [--ppn N] [--iface IF] [ddpbench options]" >&2; exit 2; }
+case "${1:-}" in -h|--help) sed -n '2,/^set -euo pipefail$/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 [ $# -ge 1 ] || usage
 hostfile=$1
 shift
@@ -40,7 +44,7 @@ if [ -z "$ppn" ] && command -v nvidia-smi >/dev/null; then
 fi
 
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
-args=(--hostfile "$hostfile" --bind-to none)
+args=(-q --hostfile "$hostfile" --bind-to none)
 [ -n "$ppn" ] && args+=(--map-by "ppr:$ppn:node")
 [ "$(id -u)" -eq 0 ] && args+=(--allow-run-as-root)
 if [ -n "$iface" ]; then

@@ -696,19 +696,30 @@ void opt_print_wrapped(FILE *out, const char *text) {
   }
 }
 
+static const char *help_group(const opt_table *t) { return t->group ? t->group : "options"; }
+
 void opt_help(const opt_set *s, FILE *out, const char *usage, const char *about) {
   if (usage) opt_print_wrapped(out, usage);
   if (about) {
     fputc('\n', out);
     opt_print_wrapped(out, about);
   }
+  /* One section per heading, where its first table is: tables that share a heading (the skeleton's --quiet
+   * joins the outputs table of a subcommand) list their keys under it together, never under a second copy. */
   for (int p = 0; p < s->nparts; p++) {
-    const opt_table *t = s->part[p].table;
+    const char *group = help_group(s->part[p].table);
+    int seen = 0;
+    for (int q = 0; q < p && !seen; q++) seen = !strcmp(help_group(s->part[q].table), group);
+    if (seen) continue;
     int shown = 0;
-    for (int i = 0; i < t->n; i++) {
-      if (t->v[i].flags & OPT_HIDDEN) continue;
-      if (!shown++) fprintf(out, "\n%s:\n", t->group ? t->group : "options");
-      help_key(out, &t->v[i]);
+    for (int q = p; q < s->nparts; q++) {
+      const opt_table *t = s->part[q].table;
+      if (strcmp(help_group(t), group)) continue;
+      for (int i = 0; i < t->n; i++) {
+        if (t->v[i].flags & OPT_HIDDEN) continue;
+        if (!shown++) fprintf(out, "\n%s:\n", group);
+        help_key(out, &t->v[i]);
+      }
     }
   }
   fprintf(out, "\ngeneral:\n");

@@ -139,8 +139,9 @@ uint64_t opt_hash(const opt_set *s);
 /* Key i of the set (0 past the end) with its effective value as text, its spec in *spec (may be NULL). */
 int opt_key_at(const opt_set *s, int i, const char **key, char *value, size_t n, const opt_spec **spec);
 
-/* --help: the usage lines, then each table's keys under its heading, --key ARG and the help wrapped at 100
- * columns, "(default ...)" and the choices; then --config, --help, --version. */
+/* --help: the usage lines, then each heading once, with the keys of every table of that heading under it
+ * (--key ARG and the help wrapped at 100 columns, "(default ...)" and the choices); then --config, --help,
+ * --version. */
 void opt_help(const opt_set *s, FILE *out, const char *usage, const char *about);
 
 /* text, each line longer than 100 columns wrapped at a space (continuations keep the line's indent). */

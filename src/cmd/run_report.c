@@ -159,6 +159,11 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     else
       fprintf(out, "#  (GB/s = 1e9 B/s; busbw = algbw x 2(n-1)/n as nccl-tests; each allreduce timed alone; 'inside ddp'\n"
                    "#  overlaps the backward pass%s%s)\n", any->why_bw[0] ? "; bandwidth -: " : "", any->why_bw);
+    for (int q = 0; q < 2; q++) { /* rows above the plausibility bound: why they show '-' */
+      const phase_summary *ps = q == 0 ? cm : dd;
+      for (int k = 0; ps->present && k < ps->nrows; k++)
+        if (ps->rows[k].why[0]) fprintf(out, "#  %s -: %s\n", q == 0 ? "comm phase" : inside, ps->rows[k].why);
+    }
   }
 
   if (r->fsdp) { /* what a rank holds for FSDP's state, against DDP's (docs/fsdp.md §11) */
@@ -487,6 +492,15 @@ ddp_result report_findings(const run_report *r, const run_summary *s, finding_li
                          r->table_peak_tflops, "TFLOP/s", "%s: MFU not given: %s", phase_name((ddp_phase)p),
                          ps->why_mfu_table));
   }
+  /* A bucket row faster than the device's links allow: not given (summary.c), and said here. */
+  for (int p = 0; p < PHASE_COUNT; p++)
+    for (int k = 0; s->ph[p].present && k < s->ph[p].nrows; k++) {
+      const allreduce_row *row = &s->ph[p].rows[k];
+      if (row->implausible_gbs > 0)
+        DDP_TRY(findings_add(f, "plausibility", SEV_INFO, SCOPE_JOB, phase_name((ddp_phase)p), row->implausible_gbs,
+                             r->link_gbs, "GB/s", "%s %s bytes=%zu: not given: %s", phase_name((ddp_phase)p), row->kind,
+                             row->bytes, row->why));
+    }
   if (s->overlap_why[0])
     DDP_TRY(findings_add(f, "overlap", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
                          "exposed and hidden communication cannot be told: %s", s->overlap_why));

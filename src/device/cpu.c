@@ -6,8 +6,10 @@
  * GPU. The only asynchronous work is host functions (a non-blocking MPI allreduce's completion): they stay
  * in flight on their stream, are polled between operations so they progress during the backward pass, and
  * are completed, in stream order, when anything waits on them: an event wait, a synchronize, or another
- * operation enqueued on the same stream. An event records the time at which the work before it finished.
- * Never blocks except to complete in-flight work that something waits on. */
+ * operation enqueued on the same stream. A host function is first called only when the work before it on its
+ * stream has completed, so work it starts (a collective) runs in stream order, as on a GPU stream. An event
+ * records the time at which the work before it finished: the moment the call that completed that host function
+ * returned, whichever poll made it. Never blocks except to complete in-flight work that something waits on. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -50,6 +52,7 @@ typedef struct {
   float *scratch[3];
   size_t scratch_n[3];
   double budget, allocated; /* this rank's share of the host's memory (cpu_budget), and what it holds of it */
+  double memcpy_gbs;        /* measured by cpu_max_link_gbs (0: not yet) */
   char budget_why[160];
 } cpu_impl;
 
@@ -414,6 +417,41 @@ static ddp_result cpu_inject_nan(ddp_device *d, ddp_stream *s, void *p, ddp_dtyp
   return DDP_OK;
 }
 
+/* ---- plausibility bound ---------------------------------------------------------------------------- */
+/* No bandwidth between host memories beats copying memory: twice this host's best memcpy (bytes copied per
+ * second) over a cache-sized and a memory-sized copy, measured on the first call (tens of ms) and kept. */
+static double cpu_max_link_gbs(ddp_device *d, char *why, size_t n) {
+  cpu_impl *c = d->impl;
+  if (!(c->memcpy_gbs > 0)) {
+    static const struct {
+      size_t bytes;
+      int reps;
+    } R[] = {{(size_t)1 << 20, 32}, {(size_t)32 << 20, 4}};
+    void *(*volatile copy)(void *, const void *, size_t) = memcpy; /* never elided as a dead store */
+    size_t most = R[1].bytes;
+    char *a = malloc(most), *b = malloc(most);
+    if (a && b) {
+      memset(a, 1, most);
+      memset(b, 0, most);
+      for (size_t k = 0; k < sizeof R / sizeof R[0]; k++)
+        for (int i = 0; i < R[k].reps; i++) {
+          double t0 = ddp_now();
+          copy(b, a, R[k].bytes);
+          double t = ddp_now() - t0;
+          if (t > 0) c->memcpy_gbs = fmax(c->memcpy_gbs, (double)R[k].bytes / t / 1e9);
+        }
+    }
+    free(a);
+    free(b);
+  }
+  if (!(c->memcpy_gbs > 0)) {
+    snprintf(why, n, "no bound: this host's memcpy bandwidth could not be measured");
+    return 0;
+  }
+  snprintf(why, n, "twice this host's memcpy bandwidth (%.3g GB/s, measured after the timing)", c->memcpy_gbs);
+  return 2.0 * c->memcpy_gbs;
+}
+
 static void cpu_destroy(ddp_device *d) {
   if (!d) return;
   cpu_impl *c = d->impl;
@@ -474,6 +512,7 @@ ddp_result device_cpu_create(ddp_device **out, int threads) {
   d->sgd = cpu_sgd;
   d->step_end = cpu_step_end;
   d->inject_nan = cpu_inject_nan;
+  d->max_link_gbs = cpu_max_link_gbs;
   d->destroy = cpu_destroy;
   *out = d;
   return DDP_OK;

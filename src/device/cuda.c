@@ -13,6 +13,7 @@
 
 #include "cuda_check.h"
 #include "device.h"
+#include "nvml_dl.h"
 #include "ops.h"
 #include "versions.h"
 #include "watchdog.h"
@@ -317,6 +318,22 @@ static ddp_result cu_inject_nan(ddp_device *d, ddp_stream *s, void *p, ddp_dtype
   return DDP_OK;
 }
 
+/* ---- plausibility bound ---------------------------------------------------------------------------- */
+/* This GPU's fastest link as NVML tells it (nvml_gpu_link_peak_gbs). Opens NVML for the question and closes it:
+ * no CUDA work, no sync. */
+static double cu_max_link_gbs(ddp_device *d, char *why, size_t n) {
+  nvml_api api;
+  char err[160];
+  if (!nvml_open(&api, err, sizeof err)) {
+    snprintf(why, n, "no bound: NVML cannot tell this GPU's links (%s)", err);
+    return 0;
+  }
+  nvml_gpu g;
+  nvml_gpu_query(&api, d->info.pci_bus_id, &g);
+  nvml_close(&api);
+  return nvml_gpu_link_peak_gbs(&g, why, n);
+}
+
 /* ---- life cycle --------------------------------------------------------------------------------- */
 static void cu_destroy(ddp_device *d) {
   if (!d) return;
@@ -478,6 +495,7 @@ ddp_result device_cuda_create(ddp_device **out, int ordinal) {
   c->ordinal = ordinal;
   *out = d; /* from here on, the caller's destroy cleans up after a failure */
   d->destroy = cu_destroy;
+  d->max_link_gbs = cu_max_link_gbs;
   CUDA_CHECK(cudaSetDevice(ordinal));
   CUDA_CHECK(cudaFree(0)); /* create the context now, not inside the first timed step */
   struct cudaDeviceProp prop;

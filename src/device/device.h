@@ -51,7 +51,8 @@ typedef struct {
   int relu; /* epilogue: C = max(C, 0) */
 } ddp_gemm;
 
-/* Host function run in stream order. block = 1: run to completion. block = 0: make progress if it can and
+/* Host function run in stream order: first called only once the work before it on its stream is complete (what
+ * it starts then runs in stream order). block = 1: run to completion. block = 0: make progress if it can and
  * say whether it is complete (*done); the CPU device polls in-flight functions this way between its
  * operations, so that e.g. a non-blocking MPI allreduce progresses while the backward pass runs. */
 typedef ddp_result (*ddp_host_fn)(void *arg, int block, int *done);
@@ -139,6 +140,12 @@ struct ddp_device {
   /* p[0] = NaN when state->step == step (fault injection). */
   ddp_result (*inject_nan)(ddp_device *, ddp_stream *s, void *p, ddp_dtype dt, const ddp_step_state *state,
                            int step);
+
+  /* Optional (NULL: no bound): the most a link of this device can carry, GB/s (1e9 B/s), both directions
+   * together, as a plausibility bound on the bandwidth figures of its collectives; 0 when nothing is known
+   * (no bound). why says where the bound comes from, or why there is none. The cpu device measures its memcpy
+   * bandwidth (tens of ms, once): call it after timing, never inside a timed loop. */
+  double (*max_link_gbs)(ddp_device *, char *why, size_t n);
 
   void (*destroy)(ddp_device *);
 };

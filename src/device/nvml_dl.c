@@ -280,3 +280,28 @@ void nvml_mem_health_read(const nvml_api *api, nvml_device dev, nvml_mem_health 
     h->rows_corr = h->rows_unc = h->rows_pending = h->rows_failure = -1;
   }
 }
+
+/* GB/s (1e9) per link or lane, one direction, by NVML's NVLink version enum and by PCIe generation. */
+static const double NVLINK_GBS[] = {[1] = 20, [2] = 25, [3] = 25, [4] = 25, [5] = 25, [6] = 25, [7] = 50};
+static const double PCIE_LANE_GBS[] = {[1] = 0.25, [2] = 0.5, [3] = 0.985, [4] = 1.969, [5] = 3.938, [6] = 7.877};
+
+double nvml_gpu_link_peak_gbs(const nvml_gpu *g, char *why, size_t n) {
+  double nvl = 0, pcie = 0;
+  unsigned v = g->link_version, gen = g->pcie_gen_max, width = g->pcie_width_max;
+  if (g->known && g->nvlink_known && g->links_active > 0 && v < sizeof NVLINK_GBS / sizeof NVLINK_GBS[0])
+    nvl = 2.0 * g->links_active * NVLINK_GBS[v];
+  if (nvml_gpu_pcie_has(g, NVML_GPU_PCIE_GEN_MAX | NVML_GPU_PCIE_WIDTH_MAX) &&
+      gen < sizeof PCIE_LANE_GBS / sizeof PCIE_LANE_GBS[0])
+    pcie = 2.0 * width * PCIE_LANE_GBS[gen];
+  if (nvl > 0 && nvl >= pcie) {
+    snprintf(why, n, "this GPU's NVLink peak: %d active NVLink %s links x %g GB/s, both directions", g->links_active,
+             nvml_link_version_str(v), NVLINK_GBS[v]);
+    return nvl;
+  }
+  if (pcie > 0) {
+    snprintf(why, n, "this GPU's PCIe peak: gen%u x%u, both directions (NVML knows no active NVLink of it)", gen, width);
+    return pcie;
+  }
+  snprintf(why, n, "no bound: NVML tells neither this GPU's NVLinks nor its PCIe link");
+  return 0;
+}

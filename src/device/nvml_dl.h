@@ -5,7 +5,7 @@
  * an error: without it the report says "NVLink: unknown" and everything else still works.
  *
  * defines: nvml_api (the table), nvml_gpu (one GPU's answers), nvml_open / nvml_close, nvml_driver_versions,
- *          nvml_gpu_query, nvml_gpu_pcie_has, nvml_pcie_gen_str / _width_str, nvml_link_version_str,
+ *          nvml_gpu_query, nvml_gpu_link_peak_gbs, nvml_gpu_pcie_has, nvml_pcie_gen_str / _width_str, nvml_link_version_str,
  *          nvml_busid_normalize. The burn-in counters built on the table: nvml_counters.h */
 #ifndef DDPBENCH_NVML_DL_H
 #define DDPBENCH_NVML_DL_H
@@ -167,6 +167,11 @@ void nvml_driver_versions(const nvml_api *api, char *driver, size_t driver_len, 
  * nvlink_remote_type, or, where that symbol is missing, from the remote bus id (domain 0xffffffff =
  * hidden NVSwitch, as NCCL assumes in VMs). */
 void nvml_gpu_query(const nvml_api *api, const char *busid, nvml_gpu *out);
+/* The peak of the fastest link NVML tells for this GPU, GB/s (1e9), both directions together (a collective's
+ * algbw never exceeds one direction's): its active NVLinks at their version's rate, else its PCIe link at the
+ * highest generation and width of slot and GPU; 0 (no bound) when it tells neither. why says which, or why
+ * none. The cuda device's max_link_gbs. */
+double nvml_gpu_link_peak_gbs(const nvml_gpu *g, char *why, size_t n);
 /* "4.0" for NVML's NVLink version enum 6, "?" for values it does not know. */
 const char *nvml_link_version_str(unsigned version);
 /* Writes bus id `in` in hwloc's form "dddd:bb:dd.f" (lower case, 4-digit domain unless it needs more).

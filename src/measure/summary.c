@@ -49,9 +49,12 @@ static void mfu_why(double tflops, double peak, int given, char *why, size_t n) 
              given ? "given" : "datasheet", peak, given ? " (--peak-tflops)" : " (give the right one with --peak-tflops)");
 }
 
-/* Why bucket row k's algbw and busbw are not given (its time is), or NULL. */
+/* Why bucket row k's figures are not given: its own reason (above the plausibility bound: time, algbw and
+ * busbw), else why its algbw and busbw are not (its time is), or NULL. */
 static const char *row_why(const run_summary *s, int p, int k) {
-  return isnan(s->ph[p].rows[k].time_us) ? NULL : report_phase_why(s, p, "allreduce_busbw_gbs");
+  const allreduce_row *row = &s->ph[p].rows[k];
+  if (row->why[0]) return row->why;
+  return isnan(row->time_us) ? NULL : report_phase_why(s, p, "allreduce_busbw_gbs");
 }
 
 /* ---- figures ------------------------------------------------------------------------------------ */
@@ -84,6 +87,15 @@ static void rows_time(const run_report *r, const phase_data *pd, phase_summary *
     row->time_us = median_of(per_step, S) * 1e3;
     row->algbw = W > 1 ? (double)row->bytes / (row->time_us * 1e-6) / 1e9 : NAN; /* ps->why_bw says why */
     row->busbw = row->algbw * row_bus_factor(row, W); /* nccl-tests' factor of the row's kind */
+    /* Faster than any link of the device: a timing artefact, never a figure (not in compare, the plots, the
+     * prom or the CSV; report_findings tells it). */
+    if (r->link_gbs > 0 && row->algbw > r->link_gbs) {
+      row->implausible_gbs = row->algbw;
+      snprintf(row->why, sizeof row->why, "%zu bytes in %.3g us (algbw %.4g GB/s) is above this device's plausibility "
+               "bound of %.4g GB/s (%.200s): a timing artefact, not a measurement of the link", row->bytes, row->time_us,
+               row->algbw, r->link_gbs, r->link_why);
+      row->time_us = row->algbw = row->busbw = NAN;
+    }
   }
 }
 
@@ -434,6 +446,7 @@ static ddp_result phase_records_add(const run_report *r, const run_summary *s, i
     DDP_TRY(result_add(d, phase, group, m_time, "us", BETTER_LOWER, ps->rows[k].time_us, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
     const char *why = row_why(s, p, k);
+    if (ps->rows[k].why[0]) DDP_TRY(result_set_why(d, why));
     DDP_TRY(result_add(d, phase, group, m_alg, "GB/s", BETTER_HIGHER, ps->rows[k].algbw, NULL, NULL, 0,
                        "bytes", bytes, "type", type, NULL));
     DDP_TRY(result_set_why(d, why));

@@ -77,6 +77,11 @@ typedef struct {
   ddp_dtype comm_type;
   double flops_per_step; /* per rank */
   double table_peak_tflops; /* 0 when unknown */
+  /* The device's plausibility bound on a collective's bandwidth (ddp_device.max_link_gbs of rank 0's device,
+   * asked after the timing; 0: none) and where it comes from: a row's algbw above it is no measurement of a
+   * link, and the row's figures are not given (allreduce_row.why). */
+  double link_gbs;
+  char link_why[256];
   cJSON *topology;            /* owned by the caller, may be NULL */
   const char *topology_text; /* the topology report's human block, printed after the devices; may be NULL */
   char start_time[32];  /* ISO 8601 UTC */
@@ -93,6 +98,10 @@ typedef struct {
   int nbuckets;
   double time_us; /* median over steps of the mean over ranks and buckets of this size */
   double algbw, busbw; /* GB/s (1e9), nccl-tests' definitions */
+  /* Timed, but faster than the device's links allow (above run_report.link_gbs): time_us, algbw and busbw are
+   * NaN, the algbw it would have had is kept here, and why says so. 0 and "" otherwise. */
+  double implausible_gbs;
+  char why[384];
 } allreduce_row;
 
 typedef struct {
@@ -142,7 +151,8 @@ double row_bus_factor(const allreduce_row *row, int world);
 /* The run's training phase (PHASE_DDP or PHASE_FSDP, from the strategy). */
 int report_train_phase(const run_report *r);
 /* Why phase p's figure `metric` (samples_per_s, algbw_gbs, busbw_gbs, mfu_table_peak, mfu_measured_peak; the
- * rows' allreduce_algbw_gbs and allreduce_busbw_gbs) is not given, or NULL when it is. */
+ * rows' allreduce_algbw_gbs and allreduce_busbw_gbs) is not given, or NULL when it is. A row's own reason
+ * (allreduce_row.why) comes first where it has one. */
 const char *report_phase_why(const run_summary *s, int p, const char *metric);
 /* The step times' spread of two phases (p10 to p90 of each, added): the noise the derived figures are judged
  * against (exposed communication, efficiency, the sweep's efficiency). */

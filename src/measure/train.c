@@ -5,6 +5,7 @@
  * the group's rank 0, which the job's world report uses too. Never prints. */
 #include "train.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,7 @@ static ddp_result phase_records(const measure_env *env, const measure_group *g, 
   rep.comm_type = engine_comm_dtype(eng);
   rep.flops_per_step = engine_flops_per_step(eng);
   rep.phases[p] = *pd;
+  train_link_bound(env->dev, &rep);
   run_summary s;
   ddp_result r = report_summarize(&rep, &s);
   int *rank_of = calloc((size_t)g->size, sizeof *rank_of);
@@ -136,6 +138,15 @@ static ddp_result agree_max(void *ctx, double *v, int n) {
   const measure_group *g = ctx;
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, g->mpi));
   return DDP_OK;
+}
+
+void train_link_bound(ddp_device *dev, run_report *rep) {
+  rep->link_gbs = 0;
+  if (dev && dev->max_link_gbs)
+    rep->link_gbs = dev->max_link_gbs(dev, rep->link_why, sizeof rep->link_why);
+  else
+    snprintf(rep->link_why, sizeof rep->link_why, "no bound: the %s device states none", dev ? dev->name : "(no)");
+  if (!(rep->link_gbs > 0)) rep->link_gbs = 0;
 }
 
 /* --warmup-seconds, with -1 standing for the device's own (2 s on GPUs, 0 on the cpu device). */

@@ -2,7 +2,8 @@
  * engine per group, and the state a caller keeps across them (the job's world report keeps the world's). Also
  * the gathering of one phase's per-rank samples to the group's rank 0, which the job's report uses too.
  *
- * defines: measure_local, measure_comm, measure_ddp, measure_fsdp, train_state, train_{state_free,gather}, phase_data_free */
+ * defines: measure_local, measure_comm, measure_ddp, measure_fsdp, train_state, train_{state_free,gather,link_bound},
+ *          phase_data_free */
 #ifndef DDPBENCH_TRAIN_H
 #define DDPBENCH_TRAIN_H
 
@@ -31,6 +32,10 @@ void train_state_free(train_state *t);
  * loss as the sum of the ranks' shares in rank order, fp16 scale and skips). Free with phase_data_free. */
 ddp_result train_gather(MPI_Comm mpi, const phase_result *pr, phase_data *pd, int fp16);
 void phase_data_free(phase_data *pd);
+/* The device's plausibility bound on its collectives' bandwidth into rep (link_gbs, link_why; 0 and the reason
+ * when the device states none). Asks the device, which may measure (the cpu device copies memory for tens of
+ * ms): call it after the timing, on the rank that summarizes. */
+void train_link_bound(ddp_device *dev, run_report *rep);
 /* The settle time of each phase: --warmup-seconds, or the device's own for -1 (device may be NULL: 0). */
 double train_settle_seconds(const ddp_config *cfg, const device_entry *device);
 

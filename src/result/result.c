@@ -668,7 +668,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
     RD_TRY(rd_number(c, x, rp, "algbw_gbs", 1, &alg));
     RD_TRY(rd_number(c, x, rp, "busbw_gbs", 1, &bus));
     RD_TRY(rd_string(c, x, rp, "type", 1, &type));
-    char *why = NULL; /* why algbw and busbw are null */
+    char *why = NULL; /* why algbw and busbw are null (and time_us, when it is null too: above the bound) */
     ddp_result r = rd_string(c, x, rp, "why", 0, &why);
     if (r != DDP_OK) {
       free(type);
@@ -676,6 +676,7 @@ static ddp_result v1_phase(rd *c, const char *phase, const char *group, const cJ
     }
     label_int(bytes, sizeof bytes, b);
     r = result_add(d, phase, group, m_time, "us", BETTER_LOWER, t, NULL, NULL, 0, "bytes", bytes, "type", type, NULL);
+    if (r == DDP_OK && isnan(t) && why) r = result_set_why(d, why);
     if (r == DDP_OK)
       r = result_add(d, phase, group, m_alg, "GB/s", BETTER_HIGHER, alg, NULL, NULL, 0, "bytes", bytes, "type", type,
                      NULL);

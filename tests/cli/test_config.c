@@ -276,6 +276,30 @@ static void test_program(const char *prog) {
     for (int i = 0; comm_at(i); i++) strcat(strcat(comms, "|"), comm_at(i)->name);
     CHECK(strstr(out, devs) && strstr(out, comms), "--help lists --device %s and --comm %s", devs, comms);
   }
+  /* Every subcommand's --help names each section once: "outputs:" twice (the outputs table, then the skeleton's
+   * --quiet as a table of its own) was accept's and export's. A section title is a line after a blank line that
+   * ends in ':' and does not start with a space. */
+  for (int k = 0; ddpbench_commands[k]; k++) {
+    const char *cname = ddpbench_commands[k]->name;
+    const char *sub[] = {cname, "--help", NULL}, *top[] = {"--help", NULL};
+    int code = run_prog(prog, out, sizeof out, err, sizeof err, strcmp(cname, "run") ? sub : top);
+    CHECK(code == 0, "%s --help exits 0, got %d: %s", cname, code, err);
+    char titles[64][128];
+    int nt = 0, sections = 0;
+    for (char *line = out, *prev = NULL, *nl; line && *line; prev = line, line = nl ? nl + 1 : NULL) {
+      nl = strchr(line, '\n');
+      size_t len = nl ? (size_t)(nl - line) : strlen(line);
+      if (!prev || *prev != '\n' || len < 2 || len >= sizeof titles[0] || line[0] == ' ' || line[len - 1] != ':')
+        continue;
+      sections++;
+      for (int t = 0; t < nt; t++)
+        CHECK(strncmp(titles[t], line, len) || titles[t][len], "%s --help: the section '%.*s' twice", cname, (int)len,
+              line);
+      if (nt < 64) snprintf(titles[nt++], sizeof titles[0], "%.*s", (int)len, line);
+    }
+    CHECK(sections >= 2, "%s --help: %d section titles found (the check reads none: its parsing is wrong)", cname,
+          sections);
+  }
   const char *version[] = {"--version", NULL};
   CHECK(run_prog(prog, out, sizeof out, err, sizeof err, version) == 0 && strncmp(out, "ddpbench ", 9) == 0,
         "--version: %s", out);

@@ -116,8 +116,94 @@ static void test_fsdp_report(void) {
   fsdp_plan_free(&fp);
 }
 
+/* The device's plausibility bound (run_report.link_gbs): a bucket row timed faster than it (the cpu device's
+ * 3 MiB in 4.4 us, 717 GB/s) gives no time, algbw or busbw, says why in the JSON, the records (direct and
+ * through the phases section alike) and one info finding; a row within it, and every row without a bound
+ * (0), is given as measured. */
+static void test_link_bound(void) {
+  enum { W = 2, S = 3 };
+  ddp_config cfg;
+  config_defaults(&cfg);
+  cfg.steps = S;
+  cfg.warmup = 0;
+  rank_info ranks[W];
+  memset(ranks, 0, sizeof ranks);
+  for (int r = 0; r < W; r++) ranks[r].rank = r, ranks[r].checksum_valid = 1;
+  bucket_plan plan = {0};
+  size_t counts[2] = {1000, 786432};
+  CHECK(bucket_plan_build(&plan, counts, 2, 4, 4000, 4 * 786432) == DDP_OK && plan.nbuckets == 2, "bound: plan");
+  double step_ms[W * S] = {1, 1, 1, 1, 1, 1}, nan_ms[W * S], bucket_ms[W * S * 2];
+  for (int i = 0; i < W * S; i++) {
+    nan_ms[i] = NAN;
+    bucket_ms[2 * i] = 0.004;      /* 4000 B in 4 us: 1 GB/s */
+    bucket_ms[2 * i + 1] = 0.0044; /* 3 MiB in 4.4 us: 715 GB/s */
+  }
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.cfg = &cfg;
+  rep.world = W;
+  rep.nodes = 1;
+  rep.device = "cpu";
+  rep.comm = "mpi";
+  rep.ranks = ranks;
+  rep.plan = &plan;
+  rep.comm_bytes = 4.0 * (1000 + 786432);
+  rep.comm_type = DT_F32;
+  rep.phases[PHASE_COMM] = (phase_data){1, 0, S, 2, step_ms, nan_ms, bucket_ms, NULL, NULL, NULL, 0};
+  for (int bounded = 0; bounded < 2; bounded++) {
+    rep.link_gbs = bounded ? 40 : 0;
+    snprintf(rep.link_why, sizeof rep.link_why, "%s", bounded ? "twice this host's memcpy bandwidth (20 GB/s)" : "no bound");
+    run_summary s;
+    CHECK(report_summarize(&rep, &s) == DDP_OK, "bound: summarize");
+    const phase_summary *c = &s.ph[PHASE_COMM];
+    CHECK(c->nrows == 2 && near(c->rows[0].algbw, 1) && near(c->rows[0].time_us, 4) && !c->rows[0].why[0],
+          "bound %d: the 1 GB/s row as measured: %g", bounded, c->rows[0].algbw);
+    finding_list fl;
+    findings_init(&fl);
+    CHECK(report_findings(&rep, &s, &fl) == DDP_OK, "bound: findings");
+    int found = 0;
+    for (int i = 0; i < fl.n; i++)
+      if (!strcmp(fl.v[i].check, "plausibility") && ++found)
+        CHECK(fl.v[i].severity == SEV_INFO && near(fl.v[i].expected, 40) && fl.v[i].measured > 700 &&
+                           strstr(fl.v[i].text, "bytes=3145728") && strstr(fl.v[i].text, "memcpy"),
+                       "bound: an info finding naming the row, the figure and the bound: %s", fl.v[i].text);
+    findings_free(&fl);
+    result_doc direct, mapped;
+    result_init(&direct);
+    result_init(&mapped);
+    CHECK(report_records(&rep, &s, "world", NULL, NULL, 0, &direct) == DDP_OK, "bound: records");
+    cJSON *doc = report_sections(&rep, &s);
+    char why[300] = "";
+    CHECK(doc && result_records_from_phases(doc, "world", &mapped, why, sizeof why) == DDP_OK, "bound: mapping %s", why);
+    static const char *const metrics[] = {"allreduce_time_us", "allreduce_algbw_gbs", "allreduce_busbw_gbs"};
+    for (int m = 0; m < 3; m++)
+      for (int way = 0; way < 2; way++) {
+        const result_record *x = result_find(way ? &mapped : &direct, "comm", "world", metrics[m], "bytes", "3145728", NULL);
+        if (!bounded)
+          CHECK(x && x->value > 0 && !x->why, "no bound: %s given (%s)", metrics[m], way ? "phases" : "direct");
+        else
+          CHECK(x && isnan(x->value) && x->why && strstr(x->why, "plausibility bound of 40 GB/s") &&
+                    strstr(x->why, "memcpy"),
+                "bound: %s null with its reason (%s): %s", metrics[m], way ? "phases" : "direct",
+                x && x->why ? x->why : "(none)");
+      }
+    const cJSON *row = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "phases"), "comm"), "allreduce"), 1);
+    CHECK(row && (bounded ? cJSON_IsNull(cJSON_GetObjectItem(row, "time_us")) && cJSON_GetObjectItem(row, "why")
+                          : !cJSON_IsNull(cJSON_GetObjectItem(row, "time_us"))),
+          "bound %d: the JSON row's time_us %s", bounded, bounded ? "null, with why" : "given");
+    CHECK(found == bounded, "bound %d: %d plausibility findings", bounded, found);
+    cJSON_Delete(doc);
+    result_free(&direct);
+    result_free(&mapped);
+    report_summary_free(&s);
+  }
+  bucket_plan_free(&plan);
+}
+
 int main(void) {
   enum { W = 2, S = 4, NB = 2 };
+  test_link_bound();
   ddp_config cfg;
   config_defaults(&cfg);
   cfg.batch = 100;

@@ -3,6 +3,8 @@
  * direct GPU links and CPU links, a driver without the remote-type query, the end of the link probe, a GPU
  * NVML does not know, NVML absent, the JSON pair record, the saved-XML round trip, CUDA_VISIBLE_DEVICES
  * mapping, and bus id spellings. */
+#include <math.h>
+
 #include "topo_testlib.h"
 
 static void test_healthy(const char *dir) {
@@ -16,6 +18,19 @@ static void test_healthy(const char *dir) {
             g->to_gpu == 0 && g->npeers == 0,
         "GPU0 links %d/%d switch %d gpu %d", g->links_active, g->links_total, g->to_switch, g->to_gpu);
   CHECK(g->link_version == 6 && !strcmp(nvml_link_version_str(g->link_version), "4.0"), "version %u", g->link_version);
+  { /* the cuda device's plausibility bound from these answers: 18 NVLink 4.0 links, 900 GB/s both ways; without
+     * them, PCIe gen5 x16 (126 GB/s); with neither, no bound */
+    char why[256];
+    double peak = nvml_gpu_link_peak_gbs(g, why, sizeof why);
+    CHECK(peak == 900 && strstr(why, "18 active NVLink 4.0"), "link peak %g: %s", peak, why);
+    nvml_gpu p = *g;
+    p.links_active = 0;
+    peak = nvml_gpu_link_peak_gbs(&p, why, sizeof why);
+    CHECK(fabs(peak - 2 * 16 * 3.938) < 1e-9 && strstr(why, "PCIe peak: gen5 x16"), "PCIe peak %g: %s", peak, why);
+    p.pcie_known = 0;
+    peak = nvml_gpu_link_peak_gbs(&p, why, sizeof why);
+    CHECK(peak == 0 && strstr(why, "no bound"), "no bound %g: %s", peak, why);
+  }
   CHECK(!strcmp(n->gpu[1].model, "NVIDIA H200") && !strcmp(n->gpu[1].uuid, H200_UUID1), "GPU1 %s %s", n->gpu[1].model,
         n->gpu[1].uuid);
   CHECK(g->pcie_gen == 5 && g->pcie_gen_max == 5 && g->pcie_width == 16 && g->pcie_width_max == 16 && g->cc_major == 9,
