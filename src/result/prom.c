@@ -8,8 +8,9 @@
  * dropped, since node_exporter refuses a whole file that repeats one. Also: ddpbench_info (the stack, as
  * labels), ddpbench_run_ok (1 when no finding failed: the verdict), ddpbench_findings{severity},
  * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds. Every series carries kind="run",
- * "accept", ... (an export: the kind it was made from) first, so that the files of different subcommands in
- * one textfile-collector folder never define the same series. A figure that is NaN (not measured, or not
+ * "accept", ... (an export: the kind it was made from) first, and a soak's mode="soak" after it, so that the
+ * files of different subcommands (or of a soak and a one-shot accept) in one textfile-collector folder never
+ * define the same series; a series never repeats a label name (the first given wins). A figure that is NaN (not measured, or not
  * defined: the JSON's "why" says which) is left out: never a NaN sample.
  * Reads the result model only; never measures; writes through atomic_file.c. */
 #include "prom.h"
@@ -103,15 +104,38 @@ static void escaped(tbuf *t, const char *value, int quote) {
   free(clean);
 }
 
-/* label="value"; nothing when value is empty. The key as a label name: [a-zA-Z0-9_], not starting with a digit,
+/* label="value"; nothing when value is empty, or when the series has a label of that name already (the first
+ * written wins: ddpbench's own, then the record's, then --label's), since node_exporter refuses a whole file
+ * in which one series repeats a label name. The key as a label name: [a-zA-Z0-9_], not starting with a digit,
  * never empty. */
 static void label(tbuf *t, int *first, const char *key, const char *value) {
-  if (!value || !*value) return;
-  put(t, "%s", *first ? "{" : ",");
+  if (!value || !*value || t->oom) return;
+  tbuf nm = {0};
+  put(&nm, "%c", *first ? '{' : ',');
+  if (!key[0] || isdigit((unsigned char)key[0])) put(&nm, "_");
+  name_part(&nm, key);
+  put(&nm, "=\"");
+  if (nm.oom) {
+    t->oom = 1;
+    return;
+  }
+  if (!*first) { /* the series' labels so far, read as written: from the last line's '{', name="value" pairs */
+    size_t start = t->n;
+    while (start > 0 && t->p[start - 1] != '\n') start--;
+    const char *at = memchr(t->p + start, '{', t->n - start), *end = t->p + t->n;
+    while (at && at < end && (*at == '{' || *at == ',')) {
+      if (!strncmp(at + 1, nm.p + 1, nm.n - 1)) {
+        free(nm.p);
+        return;
+      }
+      at = memchr(at, '"', (size_t)(end - at)); /* the value's opening quote */
+      for (at = at ? at + 1 : end; at < end && *at != '"'; at++) at += *at == '\\';
+      at++; /* past the closing quote: ',' before the next label */
+    }
+  }
   *first = 0;
-  if (!key[0] || isdigit((unsigned char)key[0])) put(t, "_");
-  name_part(t, key);
-  put(t, "=\"");
+  put(t, "%s", nm.p);
+  free(nm.p);
   escaped(t, value, 1);
   put(t, "\"");
 }
@@ -137,6 +161,15 @@ static const char *prom_kind(const result_doc *d) {
   return d->source_kind && *d->source_kind ? d->source_kind : d->kind && *d->kind ? d->kind : "run";
 }
 
+/* How an accept ran: "soak" for a burn-in (its config's soak is a duration above 0), else NULL (no label), so that
+ * a soak's and a one-shot accept's textfiles in one folder never define the same series, while the one-shot's
+ * series stay as dashboards know them. */
+static const char *prom_mode(const result_doc *d) {
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, "soak")) return d->config[i].value && strtod(d->config[i].value, NULL) > 0 ? "soak" : NULL;
+  return NULL;
+}
+
 /* The run's own labels (--label), after a series' labels: a key the record has itself is left out (its own
  * label names what was measured). */
 static void user_labels(tbuf *t, int *first, const result_doc *d, const result_record *r) {
@@ -149,6 +182,7 @@ static void run_series(tbuf *t, const result_doc *d, const char *name, const cha
   int first = 1;
   put(t, "%s", name);
   label(t, &first, "kind", prom_kind(d));
+  label(t, &first, "mode", prom_mode(d));
   label(t, &first, "severity", severity);
   user_labels(t, &first, d, NULL);
   put(t, "}");
@@ -202,6 +236,7 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
   /* labels: the kind of result first, so that a run's and an accept's series never collide */
   int first = 1;
   label(&t, &first, "kind", prom_kind(d));
+  label(&t, &first, "mode", prom_mode(d));
   const result_rank *rr = rank_of(d, rank);
   if (rank) {
     char gpu[16] = "";
@@ -281,6 +316,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     int first = 1;
     char num[32];
     label(&t, &first, "kind", prom_kind(d));
+    label(&t, &first, "mode", prom_mode(d));
     label(&t, &first, "version", d->ddpbench_version);
     label(&t, &first, "device", d->device);
     label(&t, &first, "comm", d->comm);
@@ -289,7 +325,6 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     snprintf(num, sizeof num, "%d", d->nodes);
     label(&t, &first, "nodes", num);
     if (d->run_id) label(&t, &first, "run_id", d->run_id);
-    user_labels(&t, &first, d, NULL);
     if (d->nranks) {
       label(&t, &first, "gpu_model", d->ranks[0].device_name);
       for (int k = 0; k < d->ranks[0].nversions; k++) {
@@ -299,6 +334,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
           label(&t, &first, key, d->ranks[0].versions[k].value);
       }
     }
+    user_labels(&t, &first, d, NULL); /* after the stack's own, which keep their names */
     put(&t, "%s 1\n", first ? "" : "}");
     int fails = 0, warns = 0, infos = 0;
     for (int i = 0; i < d->findings.n; i++) {

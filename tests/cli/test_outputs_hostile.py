@@ -9,6 +9,9 @@ outputs (hostile trial 2, L4 and L5), through the one output layer (result/prom.
     quoted with a ' in front, negative numbers stay numbers, the file is UTF-8;
   - result files that JSON readers read differently (trailing garbage, two documents, a key twice): refused
     with exit 2, naming the file (L6);
+  - --label Host=x, Kind=x, Side=A beside side=a, '', a value with U+0085, U+2028 or U+202E: exit 2 naming the
+    label; labels named as ddpbench's own or a record's (device, Phase, BYTES): the file stays valid, every series
+    keeps its own;
   - a run with NCCL_FOO set to the byte 0xfe and a --json path holding 0xff 0xfe: Python's json module (strict
     UTF-8) reads the document, and the value reads as U+FFFD.
 argv: ddpbench mpiexec source_dir. Exit 77 without promtool. Ends with "N passed, N failed".
@@ -116,6 +119,39 @@ def main():
             want = b"appears twice in one object" if name == "dupkey" else b"more after the JSON document"
             check(r.returncode == 2 and want in r.stderr and f.encode() in r.stderr,
                   "%s: exit %d, %s" % (name, r.returncode, r.stderr[-300:]))
+
+        # --label: a key that is a reserved one or another label in another case (Prometheus label names are
+        # written in lower case: node_exporter would refuse the whole file), an empty label (it once erased
+        # every label before it), a value with a C1 control, a line separator or a bidirectional override:
+        # refused, exit 2, naming the label, no file written
+        lp = os.path.join(tmp, "l.prom")
+        refused = {"Host=x": "Host", "Kind=x": "Kind", "MODE=x": "MODE", "Check=x": "Check",
+                   "Severity=x": "Severity", "side=A,Side=a": "Side", "": "erase the labels given before",
+                   "x=a\u0085b": "'x'", "x=a\u2028b": "'x'", "x=a\u202eb": "'x'"}
+        for given, named in refused.items():
+            if os.path.exists(lp):
+                os.remove(lp)
+            args = [prog, "export", base, "--prom", lp, "--label", "a=1", "--label", given]
+            r = subprocess.run(args, env=env, capture_output=True, timeout=60)
+            err = r.stderr.decode("utf-8", "replace")
+            check(r.returncode == 2 and named in err and len(err.strip().split("\n")) == 1 and
+                  not os.path.exists(lp), "--label %r: exit 2 naming it (exit %d): %r" % (given, r.returncode, err))
+        # a label named as ddpbench's own info labels or a record's (any case): the series keep their own, the
+        # file stays valid
+        if os.path.exists(lp):
+            os.remove(lp)
+        r = subprocess.run([prog, "export", base, "--prom", lp, "--label", "device=x", "--label", "Phase=y",
+                            "--label", "BYTES=3", "--label", "nccl_runtime=z"], env=env, capture_output=True, timeout=60)
+        check(r.returncode == 0, "labels named as ddpbench's: exit %d %s" % (r.returncode, r.stderr[-300:]))
+        if os.path.exists(lp):
+            pt = subprocess.run(["promtool", "check", "metrics"], stdin=open(lp), capture_output=True, timeout=60)
+            check(pt.returncode == 0, "promtool accepts it: %s" % (pt.stdout + pt.stderr)[-500:])
+            dup = [l for l in open(lp) if not l.startswith("#") and "{" in l and
+                   len(re.findall(r'[{,]([a-z_0-9]+)="', l)) != len(set(re.findall(r'[{,]([a-z_0-9]+)="', l)))]
+            check(not dup, "no series repeats a label name: %s" % dup[:2])
+            info = [l for l in open(lp) if l.startswith("ddpbench_info{")]
+            check(len(info) == 1 and 'device="cpu"' in info[0] and 'device="x"' not in info[0],
+                  "ddpbench_info keeps its own device: %s" % info)
 
         # L5: bytes that are not UTF-8 from the environment and argv
         odd = os.path.join(tmp.encode(), b"\xff\xfe.json")
