@@ -12,6 +12,9 @@ outputs (hostile trial 2, L4 and L5), through the one output layer (result/prom.
   - --label Host=x, Kind=x, Side=A beside side=a, '', a value with U+0085, U+2028 or U+202E: exit 2 naming the
     label; labels named as ddpbench's own or a record's (device, Phase, BYTES): the file stays valid, every series
     keeps its own;
+  - --json - to a pipe whose reader is gone, with --csv FILE: the CSV is written and the exit code is 3 (a
+    passing run), 5 (non-finite) singleton, 3 or 1 (weights differ) through launch/run.sh and run-hosts.sh,
+    never SIGPIPE's 141;
   - a run with NCCL_FOO set to the byte 0xfe and a --json path holding 0xff 0xfe: Python's json module (strict
     UTF-8) reads the document, and the value reads as U+FFFD.
 argv: ddpbench mpiexec source_dir. Exit 77 without promtool. Ends with "N passed, N failed".
@@ -152,6 +155,37 @@ def main():
             info = [l for l in open(lp) if l.startswith("ddpbench_info{")]
             check(len(info) == 1 and 'device="cpu"' in info[0] and 'device="x"' not in info[0],
                   "ddpbench_info keeps its own device: %s" % info)
+
+        # A reader of "-" that closed before the output came (`--json - --csv F | true`): an output failure, not
+        # SIGPIPE (exit 141, F never written). Singleton and through launch/run.sh (whose relay keeps draining
+        # mpirun's output): the other outputs are written, the exit code is 3, or the verdict's when 1, 4 or 5.
+        small = ["--hidden", "64", "--layers", "2", "--batch", "8", "--steps", "3", "--warmup", "1", "--device",
+                 "cpu", "--progress", "none"]
+        run_sh = os.path.join(src, "launch", "run.sh")
+        hostfile = os.path.join(tmp, "hosts")
+        with open(hostfile, "w") as f:
+            f.write("localhost slots=2\n")
+        cases = [("singleton pass", [prog] + small, {}, 3),
+                 ("singleton non-finite", [prog] + small + ["--inject-nonfinite", "2"], {}, 5),
+                 ("run.sh pass", [run_sh, "-np", "2"] + small, {}, 3),
+                 ("run.sh weights differ", [run_sh, "-np", "2"] + small, {"DDPBENCH_TEST_CORRUPT_RANK": "1"}, 1),
+                 ("run-hosts.sh pass", [os.path.join(src, "launch", "run-hosts.sh"), hostfile] + small,
+                  {"DDPBENCH_MPIRUN_ARGS": "-np 2 --oversubscribe -q"}, 3)]
+        for what, cmd, extra, want in cases:
+            out = os.path.join(tmp, "pipe.csv")
+            if os.path.exists(out):
+                os.remove(out)
+            rd, wr = os.pipe()
+            os.close(rd)  # the reader is gone before the first byte
+            try:
+                r = subprocess.run(cmd + ["--json", "-", "--csv", out], env=dict(env, DDPBENCH_BIN=prog, **extra),
+                                   stdout=wr, stderr=subprocess.PIPE, timeout=240)
+            finally:
+                os.close(wr)
+            err = r.stderr.decode("utf-8", "replace")
+            check(r.returncode == want and os.path.exists(out) and "standard output" in err,
+                  "%s, --json - to a closed pipe: exit %d (want %d), the CSV written: %s\n%s"
+                  % (what, r.returncode, want, os.path.exists(out), err[-600:]))
 
         # L5: bytes that are not UTF-8 from the environment and argv
         odd = os.path.join(tmp.encode(), b"\xff\xfe.json")
