@@ -7,6 +7,7 @@
  * are sorted, each with one HELP and one TYPE (all gauges); a duplicate series (same name and labels) is
  * dropped, since node_exporter refuses a whole file that repeats one. Also: ddpbench_info (the stack, as
  * labels), ddpbench_run_ok (1 when no finding failed: the verdict), ddpbench_findings{severity},
+ * ddpbench_host_failed{host,check} (0 or 1 for every host and every check judged about a host),
  * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds. Every series carries kind="run",
  * "accept", ... (an export: the kind it was made from) first, and a soak's mode="soak" after it, so that the
  * files of different subcommands (or of a soak and a one-shot accept) in one textfile-collector folder never
@@ -298,6 +299,63 @@ static double iso_seconds(const char *iso) {
   return (double)timegm(&tm);
 }
 
+/* ddpbench_host_failed{host,check}: 0 or 1 for every host of the job and every check judged about a host (a
+ * finding with a host, passed or not), for alerting and draining: a passing host is a 0, never an absent series.
+ * 1: a failing finding of that check about that host, or a warning about a host the verdict drains (--strict). */
+static void host_failed(tbuf *t, const result_doc *d) {
+  int nh = 0, nc = 0;
+  const char **hosts = calloc((size_t)d->nranks + (size_t)d->findings.n + 1, sizeof *hosts);
+  const char **checks = calloc((size_t)d->findings.n + 1, sizeof *checks);
+  if (!hosts || !checks) {
+    free((void *)hosts), free((void *)checks);
+    t->oom = 1;
+    return;
+  }
+  for (int i = 0; i < d->nranks + d->findings.n; i++) {
+    const char *h = i < d->nranks ? d->ranks[i].host : d->findings.v[i - d->nranks].host;
+    int seen = !h || !h[0];
+    for (int k = nh - 1; k >= 0 && !seen; k--) seen = !strcmp(hosts[k], h);
+    if (!seen) hosts[nh++] = h;
+  }
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    int seen = !f->host[0];
+    for (int k = 0; k < nc && !seen; k++) seen = !strcmp(checks[k], f->check);
+    if (!seen) checks[nc++] = f->check;
+  }
+  unsigned char *failed = nh && nc ? calloc((size_t)nh * (size_t)nc, 1) : NULL;
+  if (nh && nc && !failed) t->oom = 1;
+  for (int i = 0; failed && i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (!f->host[0] || f->passed || f->severity < SEV_WARN) continue;
+    int drained = f->severity == SEV_FAIL;
+    for (int k = 0; k < d->nfailed_hosts && !drained; k++) drained = !strcmp(d->failed_hosts[k], f->host);
+    if (!drained) continue;
+    int h = 0, c = 0;
+    while (h < nh && strcmp(hosts[h], f->host)) h++;
+    while (c < nc && strcmp(checks[c], f->check)) c++;
+    if (h < nh && c < nc) failed[(size_t)h * (size_t)nc + (size_t)c] = 1;
+  }
+  if (failed) {
+    put(t, "# HELP ddpbench_host_failed 1 when the host failed the check, 0 when it passed it (every host, every "
+           "check judged about a host)\n# TYPE ddpbench_host_failed gauge\n");
+    for (int h = 0; h < nh; h++)
+      for (int c = 0; c < nc; c++) {
+        int first = 1;
+        put(t, "ddpbench_host_failed");
+        label(t, &first, "kind", prom_kind(d));
+        label(t, &first, "mode", prom_mode(d));
+        label(t, &first, "host", hosts[h]);
+        label(t, &first, "check", checks[c]);
+        user_labels(t, &first, d, NULL);
+        put(t, "} %d\n", failed[(size_t)h * (size_t)nc + (size_t)c]);
+      }
+  }
+  free(failed);
+  free((void *)hosts);
+  free((void *)checks);
+}
+
 ddp_result prom_format(const result_doc *d, double end_time, char **out) {
   *out = NULL;
   int n = d->nrecords;
@@ -354,6 +412,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       run_series(&t, d, "ddpbench_findings", sev[k]);
       put(&t, " %d\n", count[k]);
     }
+    host_failed(&t, d);
     double start = iso_seconds(d->start_time);
     if (!isnan(start)) {
       put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");
