@@ -18,6 +18,7 @@
 argv: ddpbench mpiexec [source_dir]. Ends with "N passed, N failed".
 """
 import calendar
+import csv
 import json
 import os
 import re
@@ -178,8 +179,8 @@ check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp\.csv  source: run 
       "export: %r (exit %d) %s" % (last(out), rc, err))
 # export of a failed accept: its own verdict PASS (it wrote everything), the source's FAIL and counts after it;
 # the textfile keeps the source's end time
-rc, out, err = plain(["export", "acc-fail.json", "--prom", "exp-fail.prom"])
-check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp-fail\.prom  source: accept of \S+, FAIL  "
+rc, out, err = plain(["export", "acc-fail.json", "--prom", "exp-fail.prom", "--csv", "exp-fail.csv"])
+check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp-fail\.prom, exp-fail\.csv  source: accept of \S+, FAIL  "
                            r"\([1-9]\d* fail, 0 warn\)$", last(out)), "export of a failed accept: %r (exit %d) %s"
       % (last(out), rc, err))
 if os.path.exists(os.path.join(tmp, "exp-fail.prom")) and os.path.exists(os.path.join(tmp, "acc-fail.json")):
@@ -189,6 +190,17 @@ if os.path.exists(os.path.join(tmp, "exp-fail.prom")) and os.path.exists(os.path
     with open(os.path.join(tmp, "exp-fail.prom")) as f:
         got = [float(x.split()[-1]) for x in f if x.startswith("ddpbench_run_end_time_seconds")]
     check(got == [want], "export --prom keeps the source's end time %s: %s" % (end, got))
+    # for alerting and draining: 0 or 1 for every host and every check judged about a host
+    with open(os.path.join(tmp, "exp-fail.prom")) as f:
+        hf = [x.split() for x in f if x.startswith("ddpbench_host_failed{")]
+    failed = sorted(set(re.search(r'host="([^"]*)"', x[0]).group(1) for x in hf if x[1] == "1"))
+    check(failed == ["node00", "node01"] and all(x[1] in ("0", "1") for x in hf),
+          "ddpbench_host_failed is 1 for both failing hosts: %s" % hf)
+    with open(os.path.join(tmp, "exp-fail.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    fr = [r for r in rows if r["measurement"] == "finding"]
+    check(fr and all(r["text"] for r in fr) and {r["host"] for r in fr if "severity=fail" in r["labels"]} ==
+          {"node00", "node01"}, "the CSV has the findings as rows with their text: %s" % fr[:2])
 
 # ---- outputs to "-" ------------------------------------------------------------------------------------------
 rc, out, err = job(2, SMALL + ["--json", "-", "--label", "side=A", "--label", "nccl=2.21.5"])
