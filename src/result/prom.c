@@ -123,14 +123,17 @@ static void label(tbuf *t, int *first, const char *key, const char *value) {
   if (!*first) { /* the series' labels so far, read as written: from the last line's '{', name="value" pairs */
     size_t start = t->n;
     while (start > 0 && t->p[start - 1] != '\n') start--;
-    const char *at = memchr(t->p + start, '{', t->n - start), *end = t->p + t->n;
-    while (at && at < end && (*at == '{' || *at == ',')) {
-      if (!strncmp(at + 1, nm.p + 1, nm.n - 1)) {
+    const char *p = t->p;
+    size_t at = start, end = t->n;
+    while (at < end && p[at] != '{') at++;
+    while (at < end && (p[at] == '{' || p[at] == ',')) {
+      if (end - at >= nm.n && !strncmp(p + at + 1, nm.p + 1, nm.n - 1)) {
         free(nm.p);
         return;
       }
-      at = memchr(at, '"', (size_t)(end - at)); /* the value's opening quote */
-      for (at = at ? at + 1 : end; at < end && *at != '"'; at++) at += *at == '\\';
+      while (at < end && p[at] != '"') at++; /* the value's opening quote */
+      for (at++; at < end && p[at] != '"'; at++)
+        if (p[at] == '\\') at++; /* an escaped character */
       at++; /* past the closing quote: ',' before the next label */
     }
   }
