@@ -186,6 +186,37 @@ static void test_bottom_scaling(void) {
   CHECK(!strcmp(t, "112.8 %"), "bottom_scaling, no noise known: %s", t);
 }
 
+/* accept's bottom line when checks fail with no host to drain (a slow path between two healthy hosts): it says
+ * so, never "4 of 4 hosts pass" beside FAIL; and the findings' counts line counts the info findings as the JSON
+ * and Prometheus do (passed checks among them). */
+static void test_accept_bottom_no_host(void) {
+  cmd_ctx c;
+  memset(&c, 0, sizeof c);
+  result_init(&c.doc);
+  c.doc.nodes = 4;
+  findings_add(&c.doc.findings, "pair_busbw", SEV_FAIL, SCOPE_PAIR, "n1<->n3", 1, 2, "GB/s", "this pair alone is slow");
+  findings_add_at(&c.doc.findings, "n1", 0, "gemm_fp32.rel", SEV_INFO, SCOPE_GPU, "rank 0 cpu", 1, 1, "TFLOP/s", "ok");
+  c.doc.findings.v[1].passed = 1;
+  findings_add(&c.doc.findings, "throttle", SEV_INFO, SCOPE_GPU, "rank 0 cpu", 1, NAN, "%", "not sampled");
+  char line[512] = "";
+  accept_bottom(&c, line, sizeof line);
+  CHECK(!strcmp(line, "no host to drain, 1 check fail (pair_busbw fails (n1<->n3))"), "accept, no host to drain: '%s'",
+        line);
+  c.doc.nfailed_hosts = 0;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  CHECK(f != NULL, "memstream");
+  if (f) {
+    findings_print(f, &c.doc.findings);
+    fclose(f);
+    CHECK(text && strstr(text, "# findings (1 fail, 0 warn, 2 info, of which 1 passed check, in the JSON)\n"),
+          "the counts line counts the passed checks among the info findings, as the JSON does: %s", text);
+  }
+  free(text);
+  result_free(&c.doc);
+}
+
 int main(void) {
   enum { W = 2, S = 4, NB = 2 };
   ddp_config cfg;
@@ -548,5 +579,6 @@ int main(void) {
   tl_rmtree(dir);
   test_fsdp_report();
   test_bottom_scaling();
+  test_accept_bottom_no_host();
   return check_summary();
 }
