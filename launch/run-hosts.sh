@@ -58,4 +58,33 @@ extra=(${DDPBENCH_MPIRUN_ARGS:-})
 cmd=(mpirun "${args[@]}" "${extra[@]}" "$bin" "$@")
 echo "# ${cmd[*]}" >&2
 [ "${DDPBENCH_DRY_RUN:-0}" = 1 ] && exit 0
-exec "${cmd[@]}"
+[ -t 1 ] && exec "${cmd[@]}"
+# Standard output that is not a terminal goes through a relay that keeps draining after its reader closed it
+# (`| head`): mpirun would abort on SIGPIPE (exit 141 or a crash). The lost output is an output failure: exit 3,
+# or the verdict's when that is 1, 4 or 5 (docs/reliability.md). Signals to this script reach mpirun.
+sig=0 pid=
+trap 'sig=130; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' INT
+trap 'sig=143; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' TERM
+relay_dir=$(mktemp -d "${TMPDIR:-/tmp}/ddpbench-relay.XXXXXX")
+trap 'rm -rf "$relay_dir"' EXIT
+mkfifo "$relay_dir/out"
+(
+  trap '' PIPE # cat gets EPIPE (an error) instead of dying of SIGPIPE
+  cat 2>/dev/null || { : >"$relay_dir/broken"; cat >/dev/null; }
+) <"$relay_dir/out" &
+relay_pid=$!
+"${cmd[@]}" >"$relay_dir/out" &
+pid=$!
+[ $sig -ne 0 ] && kill -TERM $pid 2>/dev/null
+rc=0
+while :; do
+  wait $pid && rc=0 || rc=$?
+  kill -0 $pid 2>/dev/null || break # wait returned because of a trapped signal: keep waiting for mpirun
+done
+while ! wait $relay_pid; do kill -0 $relay_pid 2>/dev/null || break; done
+if [ -e "$relay_dir/broken" ]; then
+  echo "launch/run-hosts.sh: standard output was closed by its reader before the job's output ended: that output is lost" >&2
+  case $rc in 1 | 4 | 5) ;; *) [ $sig -ne 0 ] || rc=3 ;; esac
+fi
+[ $sig -ne 0 ] && exit $sig
+exit $rc

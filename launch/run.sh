@@ -4,7 +4,8 @@
 # --oversubscribe when N is more than this machine's cores. The binary is build/gpu/ddpbench if built,
 # else build/dev/ddpbench (or $DDPBENCH_BIN). Everything after -np N goes to ddpbench.
 # Exit codes are ddpbench's (0 ok, 1 verification failed, 2 bad input, 3 runtime error); a bad -np is 2;
-# SIGINT/SIGTERM to this script stop the job and exit 130/143 (mpirun itself would say 1).
+# SIGINT/SIGTERM to this script stop the job and exit 130/143 (mpirun itself would say 1); standard output
+# closed early by its reader: 3, or the verdict's 1, 4 or 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 np=1
@@ -31,14 +32,40 @@ export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 sig=0 pid=
 trap 'sig=130; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' INT # (bash starts background jobs with SIGINT ignored)
 trap 'sig=143; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' TERM
+# Standard output, when it is not a terminal, goes through a relay: a reader that closes early (`| head`) would
+# make mpirun abort on SIGPIPE (exit 141 or a crash, the other outputs unwritten). The relay keeps draining
+# after EPIPE, so the job ends as it would, and the lost output is an output failure: exit 3, or the verdict's
+# when that is 1, 4 or 5 (as ddpbench itself does, docs/reliability.md).
+relay_dir='' relay_pid=''
+if [ ! -t 1 ]; then
+  relay_dir=$(mktemp -d "${TMPDIR:-/tmp}/ddpbench-relay.XXXXXX")
+  trap 'rm -rf "$relay_dir"' EXIT
+  mkfifo "$relay_dir/out"
+  (
+    trap '' PIPE # cat gets EPIPE (an error) instead of dying of SIGPIPE
+    cat 2>/dev/null || { : >"$relay_dir/broken"; cat >/dev/null; }
+  ) <"$relay_dir/out" &
+  relay_pid=$!
+  exec 3>"$relay_dir/out"
+else
+  exec 3>&1
+fi
 # -q: Open MPI's help text after a rank's non-zero exit would follow every clear one-line error
-mpirun -q -np "$np" "${flags[@]}" "$bin" "$@" &
+mpirun -q -np "$np" "${flags[@]}" "$bin" "$@" >&3 3>&- &
 pid=$!
+exec 3>&-
 [ $sig -ne 0 ] && kill -TERM $pid 2>/dev/null
 rc=0
 while :; do
   wait $pid && rc=0 || rc=$?
   kill -0 $pid 2>/dev/null || break # wait returned because of a trapped signal: keep waiting for mpirun
 done
+if [ -n "$relay_pid" ]; then
+  while ! wait $relay_pid; do kill -0 $relay_pid 2>/dev/null || break; done
+  if [ -e "$relay_dir/broken" ]; then
+    echo "launch/run.sh: standard output was closed by its reader before the job's output ended: that output is lost" >&2
+    case $rc in 1 | 4 | 5) ;; *) [ $sig -ne 0 ] || rc=3 ;; esac
+  fi
+fi
 [ $sig -ne 0 ] && exit $sig
 exit $rc

@@ -7,11 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "input_file.h"
@@ -52,18 +54,40 @@ ddp_result atomic_file_stdout_take(void) {
 int atomic_file_is_stdout(const char *path) { return path && !strcmp(path, ATOMIC_FILE_STDOUT); }
 
 /* The whole text to standard output (the one kept by atomic_file_stdout_take, else fd 1). A pipe is not a
- * file: there is nothing to make atomic, but a short write is never left unsaid. */
+ * file: there is nothing to make atomic, but a short write is never left unsaid. A reader that closed early
+ * (`| head`) is an output failure like a full disk (EPIPE, returned), never SIGPIPE: that signal would end the
+ * process before the other outputs and the verdict's exit code. SIGPIPE is blocked in this thread meanwhile and
+ * the one the write raised taken back. */
 static ddp_result stdout_write(const char *data, size_t n) {
   int fd = g_stdout_fd >= 0 ? g_stdout_fd : STDOUT_FILENO;
   fflush(stdout);
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  sigset_t pending;
+  int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+  if (pthread_sigmask(SIG_BLOCK, &pipe_set, &old) != 0)
+    return DDP_FAIL(DDP_ERR_SYSTEM, "pthread_sigmask: cannot block SIGPIPE");
+  ddp_result r = DDP_OK;
   while (n > 0) {
     ssize_t w = write(fd, data, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write to standard output (-): %s", strerror(errno));
+    if (w <= 0) {
+      int e = errno;
+      if (e == EPIPE && !was_pending) { /* the SIGPIPE this write raised, pending while blocked: taken back */
+        struct timespec none = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &none) < 0 && errno == EINTR) {
+        }
+      }
+      r = DDP_FAIL(DDP_ERR_SYSTEM, "cannot write to standard output (-): %s%s", strerror(e),
+                   e == EPIPE ? " (its reader closed it early); the other outputs are written" : "");
+      break;
+    }
     data += w;
     n -= (size_t)w;
   }
-  return DDP_OK;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return r;
 }
 
 /* 0 when path may be (over)written under the rules; else -1 with the reason in err. */

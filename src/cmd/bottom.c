@@ -9,7 +9,8 @@
 
 const char *bottom_verdict(int exit_code, const finding_list *f) {
   switch (exit_code) {
-    case DDP_EXIT_OK: return f && findings_count(f, SEV_WARN) > 0 ? "WARN" : "PASS";
+    case DDP_EXIT_OK: /* a warning that is not a failure (findings_count counts those at least as bad) */
+      return f && findings_count(f, SEV_WARN) - findings_count(f, SEV_FAIL) > 0 ? "WARN" : "PASS";
     case DDP_EXIT_USAGE:
     case DDP_EXIT_RUNTIME: return "ERROR";
     default: return "FAIL"; /* weights differ, a failed check, non-finite values */
@@ -57,4 +58,15 @@ void bottom_si(double v, char *out, size_t n) {
     while (fabs(v) >= 1000 && s < 4) v /= 1000, s++;
   if (s == 0) snprintf(out, n, "%.4g", v);
   else snprintf(out, n, "%.3g%s", v, suffix[s]);
+}
+
+void bottom_scaling(double e, double noise, char *out, size_t n) {
+  if (!isfinite(e))
+    snprintf(out, n, "-");
+  else if (!isfinite(noise)) /* a file from before the noise was a record */
+    snprintf(out, n, "%.1f %%", 100 * e);
+  else if (noise > BOTTOM_SCALING_NOISE_MAX || (e - noise <= 1 && 1 <= e + noise))
+    snprintf(out, n, "cannot tell (%.1f %% ±%.1f)", 100 * e, 100 * noise);
+  else
+    snprintf(out, n, "%.1f %% ±%.1f", 100 * e, 100 * noise);
 }

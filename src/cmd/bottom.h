@@ -6,7 +6,7 @@
  * A figure that is not defined is "-" (the report above says why). The same line, the verdict and the exit
  * code are fields of the JSON result. Pure text: nothing here measures or communicates.
  *
- * defines: bottom_{verdict,compose,context,si,worst} */
+ * defines: bottom_{verdict,compose,context,si,worst,scaling} */
 #ifndef DDPBENCH_BOTTOM_H
 #define DDPBENCH_BOTTOM_H
 
@@ -31,6 +31,11 @@ void bottom_context(char *out, size_t n, int ranks, int hosts, const finding_lis
 void bottom_si(double v, char *out, size_t n);
 /* A figure with 4 significant digits, "-" when not finite ("126.6", "0.7073"). */
 void bottom_num(double v, char *out, size_t n);
+/* The scaling efficiency e with its noise (both fractions; the noise a half-width): "88.8 % ±30.4"; when the
+ * noise exceeds BOTTOM_SCALING_NOISE_MAX or e ± noise holds 100 %, "cannot tell (88.8 % ±92.8)": such a figure
+ * says nothing about the job's scaling. "-" when e is not finite, "88.8 %" alone when the noise is unknown. */
+#define BOTTOM_SCALING_NOISE_MAX 0.25
+void bottom_scaling(double e, double noise, char *out, size_t n);
 
 #ifdef __cplusplus
 }

@@ -21,22 +21,20 @@ static double value_of(const result_doc *d, const char *measurement, const char 
 
 void run_bottom(const cmd_ctx *c, char *out, size_t n) {
   const result_doc *d = &c->doc;
-  char step[32], sps[32], eff[32], bus[32];
+  char step[32], sps[32], eff[48], bus[32];
   const char *tp = result_find(d, "fsdp", "world", "step_ms", NULL) ? "fsdp" : "ddp"; /* the training phase */
   bottom_num(value_of(d, tp, "step_ms"), step, sizeof step);
   bottom_si(value_of(d, tp, "samples_per_s"), sps, sizeof sps);
-  double e = value_of(d, "job", "scaling_efficiency");
-  const cJSON *noise = c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "scaling_efficiency_noise") : NULL;
-  if (isfinite(e) && e > 1 && cJSON_IsNumber(noise)) /* above 100 % only within its noise, as the report says */
-    snprintf(eff, sizeof eff, "%.1f %% ±%.1f", 100 * e, 100 * noise->valuedouble);
-  else if (isfinite(e)) snprintf(eff, sizeof eff, "%.1f %%", 100 * e);
-  else snprintf(eff, sizeof eff, "-");
+  bottom_scaling(value_of(d, "job", "scaling_efficiency"), value_of(d, "job", "scaling_efficiency_noise"), eff,
+                 sizeof eff);
   bottom_num(value_of(d, "comm", "busbw_gbs"), bus, sizeof bus);
   size_t k = 0;
   APPEND("%s %s ms/step  %s samples/s  scaling %s  busbw %s GB/s  ", tp, step, sps, eff, bus);
   APPEND("%s", d->weights_identical == 1 ? "weights identical" : d->weights_identical == 0 ? "weights DIFFER"
                                                                                            : "weights not verified");
 }
+
+static void checks_named(const result_doc *d, char *out, size_t n, const char *none);
 
 /* The hosts named by a finding of severity sev (exactly), in order, not in skip (failed_hosts). */
 static int hosts_at(const result_doc *d, finding_severity sev, const char **names, int max) {
@@ -80,6 +78,14 @@ void accept_bottom(const cmd_ctx *c, char *out, size_t n) {
     APPEND("%d of %d host%s fail (", nf, hosts, hosts == 1 ? "" : "s");
     host_list(out, n, &k, (const char *const *)d->failed_hosts, nf);
     APPEND(": see findings; drain list: --failed-hosts)");
+  } else if (findings_count(&d->findings, SEV_FAIL) > 0) {
+    /* failing checks that no host answers for (a slow path, the job's): "N of N hosts pass" beside FAIL would
+     * read as a contradiction */
+    int nfail = findings_count(&d->findings, SEV_FAIL);
+    APPEND("no host to drain, %d check%s fail (", nfail, nfail == 1 ? "" : "s");
+    char named[512];
+    checks_named(d, named, sizeof named, "");
+    APPEND("%s)", named);
   } else {
     APPEND("%d of %d host%s pass", hosts - nw, hosts, hosts == 1 ? "" : "s");
   }

@@ -267,7 +267,9 @@ static void run_id(const cmd_ctx *c, char out[17]) {
 
 /* The bottom line for code; its verdict in c->verdict. */
 static void bottom_line(cmd_ctx *c, int code, char *line, size_t n) {
-  c->verdict = bottom_verdict(code, &c->doc.findings);
+  /* a document rewritten from another (an export) holds its source's findings, not its own: its verdict is
+   * its exit code's alone (the source's follows among its figures) */
+  c->verdict = bottom_verdict(code, c->doc.source_kind ? NULL : &c->doc.findings);
   char figs[1024] = "", ctx[160];
   if (c->def->bottom) c->def->bottom(c, figs, sizeof figs);
   bottom_context(ctx, sizeof ctx, c->def->flags & CMD_MPI ? c->dist.size : 0, c->dist.node_count, &c->doc.findings);

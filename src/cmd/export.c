@@ -2,12 +2,15 @@
  * schema version the reader knows) through the same output table a run writes with (outputs.h): a
  * node_exporter textfile, CSV, and the result model of the current schema (--json: provenance, records,
  * findings; a version 1 file's records derived by the reader; kind "export", source_kind the file's own),
- * which is what launch/plot.py reads. The end time is left out of the textfile: a file does not record it.
+ * which is what launch/plot.py reads. The textfile's end time is the file's end_time (schema 4 on); a file of
+ * an older schema, which does not record it, has none. Its own verdict is PASS when it wrote everything; the
+ * source's verdict and findings follow unchanged.
  * No MPI, no device. Bad input: one line naming the file or option, exit 2. */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bottom_figures.h"
 #include "commands.h"
@@ -50,6 +53,10 @@ static ddp_result export_run(cmd_ctx *c) {
   c->doc.kind = self;
   c->quiet = 1;
   c->exit_code = DDP_EXIT_OK;
+  struct tm tm; /* when the source ended, for the textfile's end time */
+  memset(&tm, 0, sizeof tm);
+  const char *rest = c->doc.end_time ? strptime(c->doc.end_time, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+  c->doc.end_epoch = rest && !*rest ? (double)timegm(&tm) : NAN;
   if (c->doc.nccl) { /* NCCL's account travels with the figures it explains (compare reads it) */
     if (!c->sections && !(c->sections = cJSON_CreateObject())) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
     cJSON_AddItemToObject(c->sections, "nccl", c->doc.nccl);

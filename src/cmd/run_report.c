@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bottom.h"
 #include "json.h"
 #include "rules.h"
 #include "envcheck.h"
@@ -188,9 +189,9 @@ void report_print(FILE *out, const run_report *r, const run_summary *s) {
     fprintf(out, "# weak-scaling efficiency%s%s%s: - (%s)\n", r->world == 1 ? "" : " (local / ",
             r->world == 1 ? "" : phase_name((ddp_phase)tp), r->world == 1 ? "" : " step time)", s->why_efficiency);
   if (!isnan(s->scaling_efficiency)) {
-    fprintf(out, "# weak-scaling efficiency (local / %s step time): %.1f %%", phase_name((ddp_phase)tp),
-            s->scaling_efficiency * 100);
-    if (s->scaling_efficiency > 1) fprintf(out, " ± %.1f, within noise", s->efficiency_noise * 100);
+    char eff[64]; /* as the bottom line gives it: with its noise, "cannot tell" when that is too wide */
+    bottom_scaling(s->scaling_efficiency, s->efficiency_noise, eff, sizeof eff);
+    fprintf(out, "# weak-scaling efficiency (local / %s step time): %s", phase_name((ddp_phase)tp), eff);
     if (!isnan(s->exposed_comm_ms)) fprintf(out, "   exposed communication %.3f ms", s->exposed_comm_ms);
     if (!isnan(s->hidden_fraction))
       fprintf(out, "   hidden %.0f %% of the comm phase's %.3f ms", s->hidden_fraction * 100, cm->step.median);

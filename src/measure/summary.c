@@ -485,6 +485,10 @@ ddp_result report_records(const run_report *r, const run_summary *s, const char 
                      NULL, 0, NULL));
   DDP_TRY(result_add(d, "job", group, "scaling_efficiency", "", BETTER_HIGHER, s->scaling_efficiency, NULL, NULL, 0, NULL));
   DDP_TRY(result_set_why(d, s->why_efficiency));
+  /* its half-width (the step times' spread over the ddp step): a figure, never a regression to compare */
+  DDP_TRY(result_add(d, "job", group, "scaling_efficiency_noise", "", BETTER_NONE, s->efficiency_noise, NULL, NULL, 0,
+                     NULL));
+  DDP_TRY(result_set_why(d, s->why_efficiency));
   DDP_TRY(result_add(d, "job", group, "exposed_comm_ms", "ms", BETTER_LOWER, s->exposed_comm_ms, NULL, NULL, 0, NULL));
   DDP_TRY(result_set_why(d, s->overlap_why));
   DDP_TRY(result_add(d, "job", group, "hidden_comm_fraction", "", BETTER_HIGHER, s->hidden_fraction, NULL, NULL, 0, NULL));

@@ -56,7 +56,8 @@ static ddp_result findings_vadd(finding_list *l, const char *host, int rank, con
   f.measured = measured;
   f.expected = expected;
   snprintf(f.unit, sizeof f.unit, "%s", unit ? unit : "");
-  vsnprintf(f.text, sizeof f.text, fmt, ap);
+  if (vsnprintf(f.text, sizeof f.text, fmt, ap) >= (int)sizeof f.text) /* cut: said, never silently */
+    memcpy(f.text + sizeof f.text - 4, "...", 4);
   f.t_s = NAN;
   return findings_push(l, &f);
 }
@@ -109,9 +110,10 @@ void findings_print_notable(FILE *out, const finding_list *l) {
 static void print_from(FILE *out, const finding_list *l, int least) {
   int passed = 0;
   for (int i = 0; i < l->n; i++) passed += l->v[i].passed;
+  /* the counts of the JSON and Prometheus (a passed check is an info finding there): the passes among the info */
   fprintf(out, "# findings (%d fail, %d warn, %d info", findings_count(l, SEV_FAIL),
-          findings_count(l, SEV_WARN) - findings_count(l, SEV_FAIL), l->n - findings_count(l, SEV_WARN) - passed);
-  if (passed) fprintf(out, "; %d check%s passed, in the JSON", passed, passed == 1 ? "" : "s");
+          findings_count(l, SEV_WARN) - findings_count(l, SEV_FAIL), l->n - findings_count(l, SEV_WARN));
+  if (passed) fprintf(out, ", of which %d passed check%s, in the JSON", passed, passed == 1 ? "" : "s");
   fprintf(out, ")\n");
   if (l->n == passed) fprintf(out, "#   none\n");
   for (int sev = SEV_FAIL; sev >= least; sev--)

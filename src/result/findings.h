@@ -22,6 +22,9 @@ extern "C" {
 typedef enum { SEV_INFO = 0, SEV_WARN, SEV_FAIL, SEV_COUNT } finding_severity;
 typedef enum { SCOPE_JOB = 0, SCOPE_HOST, SCOPE_RANK, SCOPE_GPU, SCOPE_LINK, SCOPE_PAIR, SCOPE_COUNT } finding_scope;
 
+/* A finding's text, in bytes with its NUL: room for a soak's list of what it could not measure on 8 counters */
+#define FINDING_TEXT_MAX 4096
+
 typedef struct {
   char check[48];     /* what looked: "weights", "slowest_rank", "topology", "versions", "loss", ... */
   finding_severity severity;
@@ -34,7 +37,7 @@ typedef struct {
                        * in the document, counted but not listed in the table */
   double measured, expected; /* NaN when the check has no number */
   char unit[16];      /* of measured and expected: "ms", "%", "GB/s", "" */
-  char text[512];     /* one sentence a user can act on */
+  char text[FINDING_TEXT_MAX]; /* one sentence a user can act on; a longer one ends with "..." */
   int interval;       /* a soak's finding: the interval it names, from 1 (0: none, the whole run) */
   double t_s;         /* ... and the time, seconds since the soak started (NaN: none) */
 } finding;

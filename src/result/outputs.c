@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "atomic_file.h"
@@ -25,8 +26,17 @@
 /* --label key=value: the key a Prometheus label name of at most 64 characters, not one ddpbench's own series
  * carry; the value printable UTF-8 of at most 256 bytes, without a comma (a file's "label = a=1,b=2" gives
  * two). Stored one per line, a key once: the command line's replaces the file's. */
-static const char *const RESERVED_LABELS[] = {"kind", "severity", "host", "gpu", "rank", "bus_id", "group", "run_id",
-                                              "job", "instance", "le", "quantile", NULL};
+static const char *const RESERVED_LABELS[] = {"kind", "mode", "severity", "host", "gpu", "rank", "bus_id", "group",
+                                              "check", "run_id", "job", "instance", "le", "quantile", NULL};
+/* The length of a character of s (UTF-8) that a label value must not hold: a C1 control (U+0080-U+009F), a
+ * line or paragraph separator (U+2028, U+2029) or a bidirectional override or isolate (U+202A-U+202E,
+ * U+2066-U+2069), which change how the text around them reads; 0 for any other. */
+static size_t label_char_refused(const unsigned char *s, size_t left) {
+  if (left >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f) return 2;
+  if (left >= 3 && s[0] == 0xe2 && s[1] == 0x80 && s[2] >= 0xa8 && s[2] <= 0xae) return 3;
+  if (left >= 3 && s[0] == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9) return 3;
+  return 0;
+}
 
 static int label_one(char *field, const char *kv, size_t len, char *err, size_t errn) {
   const char *eq = memchr(kv, '=', len);
@@ -43,18 +53,28 @@ static int label_one(char *field, const char *kv, size_t len, char *err, size_t 
   }
   if (klen >= 2 && kv[0] == '_' && kv[1] == '_')
     return snprintf(err, errn, "have a key not starting with __ (Prometheus keeps those)"), -1;
+  /* Prometheus label names are written in lower case (prom.c): a key that is a reserved one or another label in
+   * another case would repeat a label name, and node_exporter refuses the whole file */
   for (int i = 0; RESERVED_LABELS[i]; i++)
-    if (strlen(RESERVED_LABELS[i]) == klen && !strncmp(kv, RESERVED_LABELS[i], klen))
-      return snprintf(err, errn, "not use the key '%s': ddpbench's own series carry it", RESERVED_LABELS[i]), -1;
+    if (strlen(RESERVED_LABELS[i]) == klen && !strncasecmp(kv, RESERVED_LABELS[i], klen))
+      return snprintf(err, errn, "not use the key '%.*s': ddpbench's own series carry '%s'", (int)klen, kv,
+                      RESERVED_LABELS[i]), -1;
   if (vlen > 256) return snprintf(err, errn, "have a value of at most 256 bytes"), -1;
-  for (size_t i = 0; i < vlen; i++)
-    if ((unsigned char)eq[1 + i] < 0x20 || eq[1 + i] == 0x7f)
-      return snprintf(err, errn, "have a value without control characters"), -1;
-  /* the same key given before: dropped, so that the later one counts */
+  for (size_t i = 0; i < vlen; i++) {
+    const unsigned char *c = (const unsigned char *)eq + 1 + i;
+    if (*c < 0x20 || *c == 0x7f || label_char_refused(c, vlen - i))
+      return snprintf(err, errn, "have a value without control characters, line separators or bidirectional "
+                                 "overrides (label '%.*s')", (int)klen, kv), -1;
+  }
+  /* the same key given before: dropped, so that the later one counts; the same in another case: refused */
   size_t flen = strlen(field);
   for (char *line = field; *line;) {
     char *nl = strchr(line, '\n');
     size_t ll = nl ? (size_t)(nl - line) + 1 : strlen(line);
+    if (!strncasecmp(line, kv, klen + 1) && strncmp(line, kv, klen + 1))
+      return snprintf(err, errn, "not differ from the label '%.*s' given before only in case (label '%.*s': "
+                                 "Prometheus label names are written in lower case)", (int)klen, line, (int)klen,
+                      kv), -1;
     if (!strncmp(line, kv, klen + 1)) {
       memmove(line, line + ll, flen - (size_t)(line - field) - ll + 1);
       flen -= ll;
@@ -71,8 +91,8 @@ static int label_one(char *field, const char *kv, size_t len, char *err, size_t 
 
 static int label_parse(void *field, const char *value, char *err, size_t errn) {
   char *f = field;
-  if (!value[0]) { /* the default: none */
-    f[0] = 0;
+  if (!value[0]) { /* none: the default (and what an empty set prints as); never erases labels given before */
+    if (f[0]) return snprintf(err, errn, "key=value: an empty label would erase the labels given before it"), -1;
     return 0;
   }
   for (const char *p = value; *p;) {

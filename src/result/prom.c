@@ -7,9 +7,11 @@
  * are sorted, each with one HELP and one TYPE (all gauges); a duplicate series (same name and labels) is
  * dropped, since node_exporter refuses a whole file that repeats one. Also: ddpbench_info (the stack, as
  * labels), ddpbench_run_ok (1 when no finding failed: the verdict), ddpbench_findings{severity},
+ * ddpbench_host_failed{host,check} (0 or 1 for every host and every check judged about a host),
  * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds. Every series carries kind="run",
- * "accept", ... (an export: the kind it was made from) first, so that the files of different subcommands in
- * one textfile-collector folder never define the same series. A figure that is NaN (not measured, or not
+ * "accept", ... (an export: the kind it was made from) first, and a soak's mode="soak" after it, so that the
+ * files of different subcommands (or of a soak and a one-shot accept) in one textfile-collector folder never
+ * define the same series; a series never repeats a label name (the first given wins). A figure that is NaN (not measured, or not
  * defined: the JSON's "why" says which) is left out: never a NaN sample.
  * Reads the result model only; never measures; writes through atomic_file.c. */
 #include "prom.h"
@@ -103,15 +105,41 @@ static void escaped(tbuf *t, const char *value, int quote) {
   free(clean);
 }
 
-/* label="value"; nothing when value is empty. The key as a label name: [a-zA-Z0-9_], not starting with a digit,
+/* label="value"; nothing when value is empty, or when the series has a label of that name already (the first
+ * written wins: ddpbench's own, then the record's, then --label's), since node_exporter refuses a whole file
+ * in which one series repeats a label name. The key as a label name: [a-zA-Z0-9_], not starting with a digit,
  * never empty. */
 static void label(tbuf *t, int *first, const char *key, const char *value) {
-  if (!value || !*value) return;
-  put(t, "%s", *first ? "{" : ",");
+  if (!value || !*value || t->oom) return;
+  tbuf nm = {0};
+  put(&nm, "%c", *first ? '{' : ',');
+  if (!key[0] || isdigit((unsigned char)key[0])) put(&nm, "_");
+  name_part(&nm, key);
+  put(&nm, "=\"");
+  if (nm.oom) {
+    t->oom = 1;
+    return;
+  }
+  if (!*first) { /* the series' labels so far, read as written: from the last line's '{', name="value" pairs */
+    size_t start = t->n;
+    while (start > 0 && t->p[start - 1] != '\n') start--;
+    const char *p = t->p;
+    size_t at = start, end = t->n;
+    while (at < end && p[at] != '{') at++;
+    while (at < end && (p[at] == '{' || p[at] == ',')) {
+      if (end - at >= nm.n && !strncmp(p + at + 1, nm.p + 1, nm.n - 1)) {
+        free(nm.p);
+        return;
+      }
+      while (at < end && p[at] != '"') at++; /* the value's opening quote */
+      for (at++; at < end && p[at] != '"'; at++)
+        if (p[at] == '\\') at++; /* an escaped character */
+      at++; /* past the closing quote: ',' before the next label */
+    }
+  }
   *first = 0;
-  if (!key[0] || isdigit((unsigned char)key[0])) put(t, "_");
-  name_part(t, key);
-  put(t, "=\"");
+  put(t, "%s", nm.p);
+  free(nm.p);
   escaped(t, value, 1);
   put(t, "\"");
 }
@@ -137,6 +165,15 @@ static const char *prom_kind(const result_doc *d) {
   return d->source_kind && *d->source_kind ? d->source_kind : d->kind && *d->kind ? d->kind : "run";
 }
 
+/* How an accept ran: "soak" for a burn-in (its config's soak is a duration above 0), else NULL (no label), so that
+ * a soak's and a one-shot accept's textfiles in one folder never define the same series, while the one-shot's
+ * series stay as dashboards know them. */
+static const char *prom_mode(const result_doc *d) {
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, "soak")) return d->config[i].value && strtod(d->config[i].value, NULL) > 0 ? "soak" : NULL;
+  return NULL;
+}
+
 /* The run's own labels (--label), after a series' labels: a key the record has itself is left out (its own
  * label names what was measured). */
 static void user_labels(tbuf *t, int *first, const result_doc *d, const result_record *r) {
@@ -149,6 +186,7 @@ static void run_series(tbuf *t, const result_doc *d, const char *name, const cha
   int first = 1;
   put(t, "%s", name);
   label(t, &first, "kind", prom_kind(d));
+  label(t, &first, "mode", prom_mode(d));
   label(t, &first, "severity", severity);
   user_labels(t, &first, d, NULL);
   put(t, "}");
@@ -202,6 +240,7 @@ static ddp_result sample_record(const result_doc *d, const result_record *r, sam
   /* labels: the kind of result first, so that a run's and an accept's series never collide */
   int first = 1;
   label(&t, &first, "kind", prom_kind(d));
+  label(&t, &first, "mode", prom_mode(d));
   const result_rank *rr = rank_of(d, rank);
   if (rank) {
     char gpu[16] = "";
@@ -263,6 +302,63 @@ static double iso_seconds(const char *iso) {
   return (double)timegm(&tm);
 }
 
+/* ddpbench_host_failed{host,check}: 0 or 1 for every host of the job and every check judged about a host (a
+ * finding with a host, passed or not), for alerting and draining: a passing host is a 0, never an absent series.
+ * 1: a failing finding of that check about that host, or a warning about a host the verdict drains (--strict). */
+static void host_failed(tbuf *t, const result_doc *d) {
+  int nh = 0, nc = 0;
+  const char **hosts = calloc((size_t)d->nranks + (size_t)d->findings.n + 1, sizeof *hosts);
+  const char **checks = calloc((size_t)d->findings.n + 1, sizeof *checks);
+  if (!hosts || !checks) {
+    free((void *)hosts), free((void *)checks);
+    t->oom = 1;
+    return;
+  }
+  for (int i = 0; i < d->nranks + d->findings.n; i++) {
+    const char *h = i < d->nranks ? d->ranks[i].host : d->findings.v[i - d->nranks].host;
+    int seen = !h || !h[0];
+    for (int k = nh - 1; k >= 0 && !seen; k--) seen = !strcmp(hosts[k], h);
+    if (!seen) hosts[nh++] = h;
+  }
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    int seen = !f->host[0];
+    for (int k = 0; k < nc && !seen; k++) seen = !strcmp(checks[k], f->check);
+    if (!seen) checks[nc++] = f->check;
+  }
+  unsigned char *failed = nh && nc ? calloc((size_t)nh * (size_t)nc, 1) : NULL;
+  if (nh && nc && !failed) t->oom = 1;
+  for (int i = 0; failed && i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (!f->host[0] || f->passed || f->severity < SEV_WARN) continue;
+    int drained = f->severity == SEV_FAIL;
+    for (int k = 0; k < d->nfailed_hosts && !drained; k++) drained = !strcmp(d->failed_hosts[k], f->host);
+    if (!drained) continue;
+    int h = 0, c = 0;
+    while (h < nh && strcmp(hosts[h], f->host)) h++;
+    while (c < nc && strcmp(checks[c], f->check)) c++;
+    if (h < nh && c < nc) failed[(size_t)h * (size_t)nc + (size_t)c] = 1;
+  }
+  if (failed) {
+    put(t, "# HELP ddpbench_host_failed 1 when the host failed the check, 0 when it passed it (every host, every "
+           "check judged about a host)\n# TYPE ddpbench_host_failed gauge\n");
+    for (int h = 0; h < nh; h++)
+      for (int c = 0; c < nc; c++) {
+        int first = 1;
+        put(t, "ddpbench_host_failed");
+        label(t, &first, "kind", prom_kind(d));
+        label(t, &first, "mode", prom_mode(d));
+        label(t, &first, "host", hosts[h]);
+        label(t, &first, "check", checks[c]);
+        user_labels(t, &first, d, NULL);
+        put(t, "} %d\n", failed[(size_t)h * (size_t)nc + (size_t)c]);
+      }
+  }
+  free(failed);
+  free((void *)hosts);
+  free((void *)checks);
+}
+
 ddp_result prom_format(const result_doc *d, double end_time, char **out) {
   *out = NULL;
   int n = d->nrecords;
@@ -281,6 +377,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     int first = 1;
     char num[32];
     label(&t, &first, "kind", prom_kind(d));
+    label(&t, &first, "mode", prom_mode(d));
     label(&t, &first, "version", d->ddpbench_version);
     label(&t, &first, "device", d->device);
     label(&t, &first, "comm", d->comm);
@@ -289,7 +386,6 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     snprintf(num, sizeof num, "%d", d->nodes);
     label(&t, &first, "nodes", num);
     if (d->run_id) label(&t, &first, "run_id", d->run_id);
-    user_labels(&t, &first, d, NULL);
     if (d->nranks) {
       label(&t, &first, "gpu_model", d->ranks[0].device_name);
       for (int k = 0; k < d->ranks[0].nversions; k++) {
@@ -299,6 +395,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
           label(&t, &first, key, d->ranks[0].versions[k].value);
       }
     }
+    user_labels(&t, &first, d, NULL); /* after the stack's own, which keep their names */
     put(&t, "%s 1\n", first ? "" : "}");
     int fails = 0, warns = 0, infos = 0;
     for (int i = 0; i < d->findings.n; i++) {
@@ -318,6 +415,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       run_series(&t, d, "ddpbench_findings", sev[k]);
       put(&t, " %d\n", count[k]);
     }
+    host_failed(&t, d);
     double start = iso_seconds(d->start_time);
     if (!isnan(start)) {
       put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");

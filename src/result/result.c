@@ -728,6 +728,7 @@ static ddp_result v1_records(rd *c, const cJSON *doc, const char *group, result_
     result_better better;
   } job[] = {{"measured_peak_tflops", "gemm", "TFLOP/s", BETTER_HIGHER},
              {"scaling_efficiency", "job", "", BETTER_HIGHER},
+             {"scaling_efficiency_noise", "job", "", BETTER_NONE},
              {"exposed_comm_ms", "job", "ms", BETTER_LOWER},
              {"hidden_comm_fraction", "job", "", BETTER_HIGHER}};
   const cJSON *whys = item(doc, "figures_why"); /* {"scaling_efficiency": "why it is null"} */

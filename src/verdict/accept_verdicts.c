@@ -440,7 +440,7 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
     if (!mine || mine_failed != mine || pass_without < 0) continue;
     culprit[n] = 1;
     const node_pair *ok = &pairs[pass_without];
-    snprintf(subj, sizeof subj, "node %d (all its pairs)", n);
+    snprintf(subj, sizeof subj, "%.100s (all its pairs)", l->host[n]);
     snprintf(text, sizeof text, "every judged pair with this node fails its floor (%d of %d) while %.50s<->%.50s "
              "passes: this node (its NIC, its link or its host), not the fabric", mine_failed, mine,
              l->host[ok->a], l->host[ok->b]);
@@ -471,7 +471,7 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
     if (need) need[a] = need[b] = 1;
     for (int e = 0; r == DDP_OK && e < 2; e++) {
       int n = e ? b : a, other = e ? a : b;
-      snprintf(subj, sizeof subj, "node %d (suspect)", n);
+      snprintf(subj, sizeof subj, "%.100s (suspect)", l->host[n]);
       snprintf(text, sizeof text, "suspect: its pair with %.60s failed its floor; %s", l->host[other], why);
       r = add(d, ACCEPT_WARN, "pair_suspect", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "", text);
     }
@@ -546,8 +546,8 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
     double mib = sizes[k] / 1048576.0;
     for (int n = 0; r == DDP_OK && n < N; n++) {
       if (!isfinite(x[n])) continue; /* a node of one rank has no allreduce inside it */
-      char subj[64];
-      snprintf(subj, sizeof subj, "node %d, %.0f MiB", n, mib);
+      char subj[128];
+      snprintf(subj, sizeof subj, "%.90s, %.0f MiB", l->host[n], mib);
       gpu_view node = {.rank = l->first[n], .host = l->host[n], .bus = "", .model = grp[n], .exp = exp[n]};
       if (!(l->ranks[n] == 8 && mib >= 1024)) node.exp.v[EXP_NODE_BUSBW] = NAN; /* the floor is for 8 GPUs, >= 1 GiB */
       r = judge_figure(d, rules, &node, "node_busbw", SCOPE_HOST, l->host[n], -1, subj, x[n], EXP_NODE_BUSBW, ref[n],
@@ -582,7 +582,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
     char subj[128], text[256];
     for (int n = 0; r == DDP_OK && n < N; n++) {
       if (!loc.node_bad[n]) continue;
-      snprintf(subj, sizeof subj, "node %d (all its pairs)", n);
+      snprintf(subj, sizeof subj, "%.100s (all its pairs)", l->host[n]);
       snprintf(text, sizeof text, "every pair with this node is more than %g %% below the pair reference (its NIC, its "
                "host); its partners are fine with others", rules->rel_fail_pct);
       r = add(d, ACCEPT_FAIL, "pair_busbw", SCOPE_HOST, l->host[n], -1, subj, loc.node_value[n], loc.reference,
@@ -590,7 +590,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
     }
     for (int p = 0; r == DDP_OK && p < np; p++) {
       int a = pairs[p].a, b = pairs[p].b;
-      snprintf(subj, sizeof subj, "%.50s<->%.50s nodes %d-%d", l->host[a], l->host[b], a, b);
+      snprintf(subj, sizeof subj, "%.60s<->%.60s", l->host[a], l->host[b]);
       if (loc.pair_state[p] == 1)
         r = add(d, ACCEPT_FAIL, "pair_busbw", SCOPE_PAIR, "", -1, subj, value[p], loc.reference,
                 100 * (value[p] - loc.reference) / loc.reference, "GB/s",

@@ -215,7 +215,7 @@ static int nvlink_unread(const soak_gpu_sample *g) {
 }
 
 static ddp_result not_measured_finding(const soak_series *s, soak_verdicts *v) {
-  char text[512] = "";
+  char text[FINDING_TEXT_MAX - 64] = ""; /* the finding's text, less its opening words */
   size_t len = 0;
   int any = 0;
   for (int c = 0; c < NM_COUNT; c++) {

@@ -17,6 +17,8 @@
   - launch/run.sh passes mpirun -q: a bad option is one line on stderr, not followed by Open MPI's notice.
 argv: ddpbench mpiexec [source_dir]. Ends with "N passed, N failed".
 """
+import calendar
+import csv
 import json
 import os
 import re
@@ -24,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import pycheck  # noqa: E402
@@ -72,11 +75,24 @@ def run_case(args, verdict, code, ranks, fail, warn, what, env=None):
     check(m and m.group(1) == "run" and m.group(2) == verdict, "%s: last line %r" % (what, line))
     want = "%d rank%s, 1 host; %d fail, %d warn" % (ranks, "" if ranks == 1 else "s", fail, warn)
     check(m and m.group(4) == want, "%s: context %r, expected %r" % (what, m and m.group(4), want))
-    check(m and re.search(r"ddp [0-9.]+ ms/step  \S+ samples/s  scaling \S+( %( ±[0-9.]+)?)?  busbw \S+ GB/s  weights ",
+    # the scaling figure always with its noise: "88.8 % ±5.0", or "cannot tell (88.8 % ±92.8)"; "-" on 1 rank
+    sc = r"(-|[0-9.]+ % ±[0-9.]+|cannot tell \([0-9.]+ % ±[0-9.]+\))"
+    check(m and re.search(r"ddp [0-9.]+ ms/step  \S+ samples/s  scaling " + sc + "  busbw \S+ GB/s  weights ",
                           m.group(3) or ""), "%s: figures %r" % (what, line))
     if os.path.exists(path):
         with open(path) as f:
-            outcome(json.load(f), line, verdict, code, what)
+            doc = json.load(f)
+        outcome(doc, line, verdict, code, what)
+        jobrec = {r["metric"]: r["value"] for r in doc.get("records", []) if r.get("measurement") == "job"}
+        e, n = jobrec.get("scaling_efficiency"), jobrec.get("scaling_efficiency_noise")
+        if ranks > 1 and isinstance(e, (int, float)) and isinstance(n, (int, float)):
+            fig = "%.1f %% ±%.1f" % (100 * e, 100 * n)
+            tell = n <= 0.25 and not (e - n <= 1 <= e + n)
+            check((("scaling " + fig) if tell else ("scaling cannot tell (" + fig + ")")) in line,
+                  "%s: scaling %s (noise %s) in %r" % (what, e, n, line))
+        else:
+            check(ranks == 1 or "scaling_efficiency_noise" in jobrec,
+                  "%s: the job's scaling_efficiency and its noise are records: %r" % (what, jobrec))
     else:
         check(False, "%s: no JSON written" % what)
     return out
@@ -161,6 +177,30 @@ check(last(err).startswith("ddpbench topo: PASS"), "topo --json: the bottom line
 rc, out, err = plain(["export", "run-pass.json", "--csv", "exp.csv", "--label", "side=old"])
 check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp\.csv  source: run of \S+, PASS", last(out)),
       "export: %r (exit %d) %s" % (last(out), rc, err))
+# export of a failed accept: its own verdict PASS (it wrote everything), the source's FAIL and counts after it;
+# the textfile keeps the source's end time
+rc, out, err = plain(["export", "acc-fail.json", "--prom", "exp-fail.prom", "--csv", "exp-fail.csv"])
+check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp-fail\.prom, exp-fail\.csv  source: accept of \S+, FAIL  "
+                           r"\([1-9]\d* fail, 0 warn\)$", last(out)), "export of a failed accept: %r (exit %d) %s"
+      % (last(out), rc, err))
+if os.path.exists(os.path.join(tmp, "exp-fail.prom")) and os.path.exists(os.path.join(tmp, "acc-fail.json")):
+    with open(os.path.join(tmp, "acc-fail.json")) as f:
+        end = json.load(f).get("end_time", "")
+    want = calendar.timegm(time.strptime(end, "%Y-%m-%dT%H:%M:%SZ"))
+    with open(os.path.join(tmp, "exp-fail.prom")) as f:
+        got = [float(x.split()[-1]) for x in f if x.startswith("ddpbench_run_end_time_seconds")]
+    check(got == [want], "export --prom keeps the source's end time %s: %s" % (end, got))
+    # for alerting and draining: 0 or 1 for every host and every check judged about a host
+    with open(os.path.join(tmp, "exp-fail.prom")) as f:
+        hf = [x.split() for x in f if x.startswith("ddpbench_host_failed{")]
+    failed = sorted(set(re.search(r'host="([^"]*)"', x[0]).group(1) for x in hf if x[1] == "1"))
+    check(failed == ["node00", "node01"] and all(x[1] in ("0", "1") for x in hf),
+          "ddpbench_host_failed is 1 for both failing hosts: %s" % hf)
+    with open(os.path.join(tmp, "exp-fail.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    fr = [r for r in rows if r["measurement"] == "finding"]
+    check(fr and all(r["text"] for r in fr) and {r["host"] for r in fr if "severity=fail" in r["labels"]} ==
+          {"node00", "node01"}, "the CSV has the findings as rows with their text: %s" % fr[:2])
 
 # ---- outputs to "-" ------------------------------------------------------------------------------------------
 rc, out, err = job(2, SMALL + ["--json", "-", "--label", "side=A", "--label", "nccl=2.21.5"])

@@ -9,6 +9,12 @@ outputs, through the one output layer (result/prom.c, csv.c, outputs.c):
     quoted with a ' in front, negative numbers stay numbers, the file is UTF-8;
   - result files that JSON readers read differently (trailing garbage, two documents, a key twice): refused
     with exit 2, naming the file;
+  - --label Host=x, Kind=x, Side=A beside side=a, '', a value with U+0085, U+2028 or U+202E: exit 2 naming the
+    label; labels named as ddpbench's own or a record's (device, Phase, BYTES): the file stays valid, every series
+    keeps its own;
+  - --json - to a pipe whose reader is gone, with --csv FILE: the CSV is written and the exit code is 3 (a
+    passing run), 5 (non-finite) singleton, 3 or 1 (weights differ) through launch/run.sh and run-hosts.sh,
+    never SIGPIPE's 141;
   - a run with NCCL_FOO set to the byte 0xfe and a --json path holding 0xff 0xfe: Python's json module (strict
     UTF-8) reads the document, and the value reads as U+FFFD.
 argv: ddpbench mpiexec source_dir. Exit 77 without promtool. Ends with "N passed, N failed".
@@ -116,6 +122,70 @@ def main():
             want = b"appears twice in one object" if name == "dupkey" else b"more after the JSON document"
             check(r.returncode == 2 and want in r.stderr and f.encode() in r.stderr,
                   "%s: exit %d, %s" % (name, r.returncode, r.stderr[-300:]))
+
+        # --label: a key that is a reserved one or another label in another case (Prometheus label names are
+        # written in lower case: node_exporter would refuse the whole file), an empty label (it once erased
+        # every label before it), a value with a C1 control, a line separator or a bidirectional override:
+        # refused, exit 2, naming the label, no file written
+        lp = os.path.join(tmp, "l.prom")
+        refused = {"Host=x": "Host", "Kind=x": "Kind", "MODE=x": "MODE", "Check=x": "Check",
+                   "Severity=x": "Severity", "side=A,Side=a": "Side", "": "erase the labels given before",
+                   "x=a\u0085b": "'x'", "x=a\u2028b": "'x'", "x=a\u202eb": "'x'"}
+        for given, named in refused.items():
+            if os.path.exists(lp):
+                os.remove(lp)
+            args = [prog, "export", base, "--prom", lp, "--label", "a=1", "--label", given]
+            r = subprocess.run(args, env=env, capture_output=True, timeout=60)
+            err = r.stderr.decode("utf-8", "replace")
+            check(r.returncode == 2 and named in err and len(err.strip().split("\n")) == 1 and
+                  not os.path.exists(lp), "--label %r: exit 2 naming it (exit %d): %r" % (given, r.returncode, err))
+        # a label named as ddpbench's own info labels or a record's (any case): the series keep their own, the
+        # file stays valid
+        if os.path.exists(lp):
+            os.remove(lp)
+        r = subprocess.run([prog, "export", base, "--prom", lp, "--label", "device=x", "--label", "Phase=y",
+                            "--label", "BYTES=3", "--label", "nccl_runtime=z"], env=env, capture_output=True, timeout=60)
+        check(r.returncode == 0, "labels named as ddpbench's: exit %d %s" % (r.returncode, r.stderr[-300:]))
+        if os.path.exists(lp):
+            pt = subprocess.run(["promtool", "check", "metrics"], stdin=open(lp), capture_output=True, timeout=60)
+            check(pt.returncode == 0, "promtool accepts it: %s" % (pt.stdout + pt.stderr)[-500:])
+            dup = [l for l in open(lp) if not l.startswith("#") and "{" in l and
+                   len(re.findall(r'[{,]([a-z_0-9]+)="', l)) != len(set(re.findall(r'[{,]([a-z_0-9]+)="', l)))]
+            check(not dup, "no series repeats a label name: %s" % dup[:2])
+            info = [l for l in open(lp) if l.startswith("ddpbench_info{")]
+            check(len(info) == 1 and 'device="cpu"' in info[0] and 'device="x"' not in info[0],
+                  "ddpbench_info keeps its own device: %s" % info)
+
+        # A reader of "-" that closed before the output came (`--json - --csv F | true`): an output failure, not
+        # SIGPIPE (exit 141, F never written). Singleton and through launch/run.sh (whose relay keeps draining
+        # mpirun's output): the other outputs are written, the exit code is 3, or the verdict's when 1, 4 or 5.
+        small = ["--hidden", "64", "--layers", "2", "--batch", "8", "--steps", "3", "--warmup", "1", "--device",
+                 "cpu", "--progress", "none"]
+        run_sh = os.path.join(src, "launch", "run.sh")
+        hostfile = os.path.join(tmp, "hosts")
+        with open(hostfile, "w") as f:
+            f.write("localhost slots=2\n")
+        cases = [("singleton pass", [prog] + small, {}, 3),
+                 ("singleton non-finite", [prog] + small + ["--inject-nonfinite", "2"], {}, 5),
+                 ("run.sh pass", [run_sh, "-np", "2"] + small, {}, 3),
+                 ("run.sh weights differ", [run_sh, "-np", "2"] + small, {"DDPBENCH_TEST_CORRUPT_RANK": "1"}, 1),
+                 ("run-hosts.sh pass", [os.path.join(src, "launch", "run-hosts.sh"), hostfile] + small,
+                  {"DDPBENCH_MPIRUN_ARGS": "-np 2 --oversubscribe -q"}, 3)]
+        for what, cmd, extra, want in cases:
+            out = os.path.join(tmp, "pipe.csv")
+            if os.path.exists(out):
+                os.remove(out)
+            rd, wr = os.pipe()
+            os.close(rd)  # the reader is gone before the first byte
+            try:
+                r = subprocess.run(cmd + ["--json", "-", "--csv", out], env=dict(env, DDPBENCH_BIN=prog, **extra),
+                                   stdout=wr, stderr=subprocess.PIPE, timeout=240)
+            finally:
+                os.close(wr)
+            err = r.stderr.decode("utf-8", "replace")
+            check(r.returncode == want and os.path.exists(out) and "standard output" in err,
+                  "%s, --json - to a closed pipe: exit %d (want %d), the CSV written: %s\n%s"
+                  % (what, r.returncode, want, os.path.exists(out), err[-600:]))
 
         # L5: bytes that are not UTF-8 from the environment and argv
         odd = os.path.join(tmp.encode(), b"\xff\xfe.json")

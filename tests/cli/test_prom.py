@@ -10,7 +10,8 @@
   - `prometheus-node-exporter --collector.textfile.directory DIR`, on 127.0.0.1 only, serves the samples when
     scraped (node_textfile_scrape_error 0), bounded by timeout and stopped by the test on every exit path, with an
     accept's file in the same folder: every series has its kind label, so none is "collected before", and both
-    verdicts (ddpbench_run_ok{kind="run"} and {kind="accept"}) are served; no file has a NaN sample;
+    verdicts (ddpbench_run_ok{kind="run"} and {kind="accept"}) are served, and a soak's beside them
+    ({kind="accept",mode="soak"}); no file has a NaN sample; the efficiency's noise is a series;
   - an existing --prom file is not overwritten without --force (exit 2, file unchanged);
   - `ddpbench accept --json` on 2 emulated nodes exported: per-host and node-pair busbw, per-GPU GEMM;
   - a --prom or --csv into a missing folder exits 2 before any work; export refuses a bad output before writing any.
@@ -128,7 +129,12 @@ def main():
                 got = find(samples, "ddpbench_scaling_efficiency", group=r["group"])
                 check(len(got) == 1 and close(got[0], r["value"]), "efficiency %s" % r["group"])
                 n_cmp += 1
-        check(n_cmp >= 6, "compared %d values with the JSON" % n_cmp)
+            if r["measurement"] == "job" and r["metric"] == "scaling_efficiency_noise":
+                got = find(samples, "ddpbench_job_scaling_efficiency_noise")
+                check(got == ([] if r["value"] is None else [r["value"]]),
+                      "the efficiency's noise is a series: %s vs %s" % (got, r["value"]))
+                n_cmp += 1
+        check(n_cmp >= 7, "compared %d values with the JSON" % n_cmp)
 
         # 2. saved results: the version-2 fixture and an H200 run (schema version 1, with bus ids)
         for i, res in enumerate([os.path.join(src, "tests/data/fixtures/result-v2.json"),
@@ -194,8 +200,27 @@ def main():
 
         # 4. node_exporter serves it, beside an accept's file in the same folder (127.0.0.1 only; bounded; stopped
         #    below): every series carries its kind, so the two files never define the same series
+        #    A soak's file beside them (the accept's result as a soak's: its config's soak above 0) carries
+        #    mode="soak", so that it never collides with the one-shot accept's
+        sp = os.path.join(tmp, "soak.prom")
+        if os.path.exists(aj):
+            sd = json.load(open(aj))
+            check(sd.get("config", {}).get("soak") in ("0s", "0"), "a one-shot accept's config has soak 0: %r"
+                  % sd.get("config", {}).get("soak"))
+            sd["config"]["soak"] = "12s"
+            json.dump(sd, open(os.path.join(tmp, "soak.json"), "w"))
+            p = subprocess.run([prog, "export", os.path.join(tmp, "soak.json"), "--prom", sp], capture_output=True,
+                               text=True, timeout=60)
+            check(p.returncode == 0 and promtool_ok(sp), "export of a soak: promtool accepts it (%s)" % p.stderr)
         if os.path.exists(ap):
             shutil.copy(ap, os.path.join(os.path.dirname(pf), "accept.prom"))
+        if os.path.exists(sp):
+            shutil.copy(sp, os.path.join(os.path.dirname(pf), "soak.prom"))
+            _, s_ = parse(open(sp).read())
+            check(all(l.get("mode") == "soak" for _, l, _ in s_), "every sample of a soak's file has mode=\"soak\"")
+        if os.path.exists(ap):
+            _, s_ = parse(open(ap).read())
+            check(not any("mode" in l for _, l, _ in s_), "a one-shot accept's samples have no mode label")
         for f in (pf, ap):
             if os.path.exists(f):
                 _, s_ = parse(open(f).read())
@@ -228,6 +253,8 @@ def main():
             served = {(n, tuple(sorted((k, x) for k, x in l.items() if x))): v for n, l, v in scraped if n.startswith("ddpbench_")}
             _, now = parse(open(pf).read())
             _, acc = parse(open(ap).read()) if os.path.exists(ap) else (None, [])
+            _, soak = parse(open(sp).read()) if os.path.exists(sp) else (None, [])
+            acc = acc + soak
             mine = {(n, tuple(sorted(l.items()))): v for n, l, v in now + acc}
             same = all(k in served and (served[k] == v or (v != v and served[k] != served[k])) for k, v in mine.items())
             check(same and len(served) == len(mine) and len(now) + len(acc) == len(mine),
@@ -238,8 +265,9 @@ def main():
             exlog.seek(0)
             log = exlog.read()
             check("collected before" not in log, "node_exporter saw no series twice: %s" % log[-500:])
-            ok = sorted((l.get("kind"), v) for n, l, v in scraped if n == "ddpbench_run_ok")
-            check(ok == [("accept", 1.0), ("run", 1.0)], "one verdict per kind, both served: %s" % ok)
+            ok = sorted((l.get("kind"), l.get("mode") or "", v) for n, l, v in scraped if n == "ddpbench_run_ok")
+            check(ok == [("accept", "", 1.0), ("accept", "soak", 1.0), ("run", "", 1.0)],
+                  "one verdict per kind and mode, all three served: %s" % ok)
         return 0
     finally:
         if exporter is not None:

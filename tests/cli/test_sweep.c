@@ -6,7 +6,7 @@
  *    the group's (1 for the 1-rank row); busbw is 0 on one rank (nccl-tests) and positive beyond;
  *  - the 1-rank row equals a plain 1-rank run's ddp step within the two runs' spread (and 40 %);
  *  - the text table has one row per group; the result file reads back through result_load;
- *  - --csv: one row per record (header first), per-rank rows carry rank and host; the CSV's step value of
+ *  - --csv: one row per record and per finding (header first), per-rank rows carry rank and host; the CSV's step value of
  *    first:1 is the JSON's, digit for digit;
  *  - --sweep without the ddp phase is refused with exit 2. */
 #include <math.h>
@@ -101,7 +101,8 @@ static void sweep(int np, const int *sizes, int nsizes, result_doc *keep) {
   static char text[1 << 20];
   tl_file_read(csv, text, sizeof text);
   int rows = tl_newlines(text);
-  CHECK(rows == d.nrecords + 1, "%d ranks: CSV has %d rows for %d records + header", np, rows, d.nrecords);
+  CHECK(rows == d.nrecords + d.findings.n + 1, "%d ranks: CSV has %d rows for %d records + %d findings + header", np,
+        rows, d.nrecords, d.findings.n);
   static const char header[] = "measurement,group,metric,unit,better,rank,host,gpu,bus_id,labels,value,median,";
   CHECK(!strncmp(text, header, strlen(header)), "CSV header");
   char line[512];

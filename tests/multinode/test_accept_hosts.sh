@@ -54,12 +54,12 @@ accept_run() {
   echo $? >"$name.rc"
   sed -n '/^# allreduce over node pairs/,/^# findings/p; /^# hosts/,$p' "$name.txt" | sed 's/^/#   /'
 }
-failing_hosts() { grep -E '^\S+: fail pair_busbw node ' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
+failing_hosts() { grep -E '^\S+: fail pair_busbw \S+ \(all its pairs\)' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
 unshape() { # the tbf of mn_shape on host $1's link, both ends
   ip netns exec "$1" tc qdisc del dev "$MN_PREFIX" root 2>/dev/null
   ip netns exec "${MN_PREFIX}sw" tc qdisc del dev "${MN_PREFIX}b${1##*n}" root 2>/dev/null
 }
-failing_pairs() { grep -E '^pair: fail pair_busbw \S+<->\S+ nodes ' "$1" | awk '{print $4}' | paste -sd' '; }
+failing_pairs() { grep -E '^pair: fail pair_busbw \S+<->\S+: ' "$1" | awk '{sub(/:$/, "", $4); print $4}' | paste -sd' '; }
 
 if [ "$mode" = three ]; then
   accept_run good --json good.json --failed-hosts good.hosts
@@ -69,7 +69,7 @@ if [ "$mode" = three ]; then
   mn_eq "3 hosts, baseline, host 2 slowed: exit 4" "$(cat slowb.rc)" 4
   mn_eq "baseline: host 2's two pairs below the floor, counted against host 2" \
     "$(grep -cE "^$h2: fail pair_busbw.abs \S+<->\S+ .*baseline" slowb.txt)" 2
-  mn_eq "baseline: host 2 is the culprit host" "$(grep -E '^\S+: fail pair_busbw.abs node ' slowb.txt | cut -d: -f1 | sort -u | paste -sd' ')" "$h2"
+  mn_eq "baseline: host 2 is the culprit host" "$(grep -E '^\S+: fail pair_busbw.abs \S+ \(all its pairs\)' slowb.txt | cut -d: -f1 | sort -u | paste -sd' ')" "$h2"
   mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
   mn_eq "baseline: hosts line" "$(grep -c '^hosts: 2 pass, 0 warn, 1 fail' slowb.txt)" 1
   accept_run slow --failed-hosts slow.hosts
@@ -79,7 +79,7 @@ if [ "$mode" = three ]; then
   mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"
   accept_run pathb --baseline good.json --tolerance-pct 90 --failed-hosts pathb.hosts
   mn_eq "3 hosts, baseline, the path 1-2 slowed: exit 4" "$(cat pathb.rc)" 4
-  mn_eq "baseline: the path's pair fails" "$(grep -cE "fail pair_busbw.abs $h1<->$h2 " pathb.txt)" 1
+  mn_eq "baseline: the path's pair fails" "$(grep -cE "fail pair_busbw.abs $h1<->$h2: " pathb.txt)" 1
   mn_eq "baseline, path: no host fails" "$(grep -E '^\S+: fail ' pathb.txt | grep -vc "<->")" 0
   mn_eq "baseline, path: failed-hosts empty" "$(paste -sd' ' pathb.hosts 2>/dev/null)" ""
   mn_eq "baseline, path: the bottom line says there is no culprit host" "$(grep -c 'no culprit host' pathb.txt)" 1

@@ -304,7 +304,11 @@ static void test_pair_structure(void) {
   CHECK(!strcmp(drained, "h2"), "3 nodes, one slow host: drain list 'h2': '%s'", drained);
   int culprit_lines = 0;
   for (int i = 0; i < d.findings.n; i++)
-    culprit_lines += d.findings.v[i].scope == SCOPE_HOST && !strcmp(d.findings.v[i].subject, "node 2 (all its pairs)");
+    culprit_lines += d.findings.v[i].scope == SCOPE_HOST && !strcmp(d.findings.v[i].subject, "h2 (all its pairs)");
+  int indexed = 0; /* hosts by their names, never by 0-based node indices ("node 2", "nodes 0-2") */
+  for (int i = 0; i < d.findings.n; i++)
+    indexed += strstr(d.findings.v[i].subject, "node ") != NULL || strstr(d.findings.v[i].subject, "nodes ") != NULL;
+  CHECK(indexed == 0, "no finding names a host by its node index: %d", indexed);
   CHECK(culprit_lines == 1 && has_finding(&d, "pair_busbw.abs", SEV_FAIL, "h2") == 3 &&
             has_finding(&d, "pair_busbw.abs", SEV_FAIL, "") == 0 && strstr(text, "hosts: 2 pass, 0 warn, 1 fail\n"),
         "h2 fails as a host, its two failed pairs are counted against it, nothing left without a culprit:\n%s", text);

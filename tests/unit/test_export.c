@@ -54,6 +54,14 @@ int main(void) {
   CHECK(result_add(&d, "accept", "world", "h2d_gbps", "GB/s", BETTER_HIGHER, 55.5, NULL, NULL, 0, "rank", "7", "host",
                    "other-node", "gpu", "0000:9a:00.0", NULL) == DDP_OK, "add a rank the result does not list");
   CHECK(findings_add(&d.findings, "weights", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "", "differ") == DDP_OK, "finding");
+  /* findings about hosts: gpu-node-7 fails gemm, other-node passes it and warns of throttling */
+  CHECK(findings_add_at(&d.findings, "gpu-node-7", 0, "gemm", SEV_FAIL, SCOPE_GPU, "rank 0", 1, 2, "TFLOP/s",
+                        "below its floor, \"quoted\", a comma") == DDP_OK, "finding");
+  CHECK(findings_add_at(&d.findings, "other-node", 7, "gemm", SEV_INFO, SCOPE_GPU, "rank 7", 3, 2, "TFLOP/s",
+                        "passes") == DDP_OK, "finding");
+  d.findings.v[d.findings.n - 1].passed = 1;
+  CHECK(findings_add_at(&d.findings, "other-node", 7, "throttle", SEV_WARN, SCOPE_GPU, "rank 7", NAN, NAN, "",
+                        "throttled") == DDP_OK, "finding");
 
   char *t = NULL;
   CHECK(prom_format(&d, 1796000000.0, &t) == DDP_OK && t, "prom_format");
@@ -71,8 +79,15 @@ int main(void) {
   CHECK(strstr(t, "note=\"a \\\"b\\\" \\\\c\\nd,e\"} 0.5\n") != NULL, "escaped label value");
   CHECK(!strstr(t, "NaN") && !strstr(t, "exposed_comm"), "a NaN figure is left out, its family too");
   CHECK(strstr(t, "\nddpbench_run_ok{kind=\"run\"} 0\n") != NULL, "verdict 0 with a failed finding");
-  CHECK(strstr(t, "\nddpbench_findings{kind=\"run\",severity=\"fail\"} 1\n") != NULL, "failed findings counted");
+  CHECK(strstr(t, "\nddpbench_findings{kind=\"run\",severity=\"fail\"} 2\n") != NULL, "failed findings counted");
   CHECK(strstr(t, "\nddpbench_run_end_time_seconds{kind=\"run\"} 1796000000\n") != NULL, "end time");
+  /* every host and every check judged about a host: 1 failed, 0 passed (or only warned, not drained) */
+  CHECK(strstr(t, "\nddpbench_host_failed{kind=\"run\",host=\"gpu-node-7\",check=\"gemm\"} 1\n") &&
+            strstr(t, "\nddpbench_host_failed{kind=\"run\",host=\"gpu-node-7\",check=\"throttle\"} 0\n") &&
+            strstr(t, "\nddpbench_host_failed{kind=\"run\",host=\"other-node\",check=\"gemm\"} 0\n") &&
+            strstr(t, "\nddpbench_host_failed{kind=\"run\",host=\"other-node\",check=\"throttle\"} 0\n") &&
+            count(t, "ddpbench_host_failed{") == 4,
+        "ddpbench_host_failed for 2 hosts x 2 checks, passing hosts included");
   /* one HELP and one TYPE per family, right before its first sample */
   int ok = 1, families = 0;
   for (const char *p = t; *p;) {
@@ -98,12 +113,17 @@ int main(void) {
   char *c = NULL;
   CHECK(csv_format(&d, &c) == DDP_OK && c, "csv_format");
   if (c) {
-    CHECK(count(c, "\r\n") == d.nrecords + 1, "a line per record after the header");
-    CHECK(strstr(c, ",mean,n,run_id,start_time,run_labels\r\n") != NULL, "the run's identity closes every row");
+    CHECK(count(c, "\r\n") == d.nrecords + d.findings.n + 1, "a line per record and per finding after the header");
+    CHECK(strstr(c, ",mean,n,run_id,start_time,run_labels,text\r\n") != NULL,
+          "the run's identity and a finding's text close every row");
     CHECK(strstr(c, "\r\nddp,world,step_ms,ms,lower,1,gpu-node-7,1,0000:19:00.0,,13,13,,,,,,") == NULL &&
               strstr(c, "\r\nddp,world,step_ms,ms,lower,1,gpu-node-7,1,0000:19:00.0,,13,,,,,,,") != NULL,
           "per-rank row: rank, host, gpu, bus id; no statistics -> empty cells");
     CHECK(strstr(c, "\"note=a \"\"b\"\" \\c\nd,e\",,") != NULL, "quoted field with the quotes doubled, NaN empty");
+    CHECK(strstr(c, "\r\nfinding,gpu,gemm,TFLOP/s,,0,gpu-node-7,0,0000:18:00.0,severity=fail;subject=rank 0;expected=2,"
+                    "1,,,,,,,,,,,\"below its floor, \"\"quoted\"\", a comma\"\r\n") != NULL,
+          "a finding's row: scope, check, rank, host, gpu, bus id, severity and bound, measured, its text last");
+    CHECK(strstr(c, ";expected=2;passed=1,3,") != NULL, "a passed check's row says so");
   }
   free(c);
   result_free(&d);

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "bottom.h"
+#include "bottom_figures.h"
 #include "check.h"
 #include "outputs.h"
 #include "expect.h"
@@ -199,6 +201,105 @@ static void test_link_bound(void) {
     report_summary_free(&s);
   }
   bucket_plan_free(&plan);
+}
+
+/* The run's bottom line gives the scaling efficiency with its noise, read from the document that
+ * report_doc_fill and report_sections build (as run.c does): "80.0 % ±0.0" for steady steps, "cannot tell
+ * (... ±...)" when the interval holds 100 % or is wider than 25 points. */
+static void bottom_case(const double *local, const double *ddp, const char *want) {
+  enum { W = 2, S = 4 };
+  ddp_config cfg;
+  config_defaults(&cfg);
+  cfg.steps = S;
+  cfg.warmup = 0;
+  rank_info ranks[W];
+  memset(ranks, 0, sizeof ranks);
+  for (int r = 0; r < W; r++) {
+    ranks[r].rank = r, ranks[r].checksum = 7, ranks[r].checksum_valid = 1, ranks[r].gemm_tflops = 1;
+    snprintf(ranks[r].host, sizeof ranks[r].host, "n%d", r + 1);
+  }
+  bucket_plan plan = {0};
+  size_t counts[1] = {1000};
+  CHECK(bucket_plan_build(&plan, counts, 1, 4, 4000, 4000) == DDP_OK, "bottom: plan");
+  double comm[W * S], compute[W * S], nan_ms[W * S], bms[W * S];
+  for (int i = 0; i < W * S; i++) comm[i] = 1, compute[i] = local[i] - 0.5, nan_ms[i] = NAN, bms[i] = 0.01;
+  run_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.cfg = &cfg;
+  rep.world = W;
+  rep.nodes = 2;
+  rep.device = "cpu";
+  rep.comm = "mpi";
+  rep.ranks = ranks;
+  rep.plan = &plan;
+  rep.comm_bytes = 4000;
+  rep.comm_type = DT_F32;
+  rep.flops_per_step = 1e6;
+  rep.phases[PHASE_LOCAL] = (phase_data){1, 0, S, 1, (double *)local, compute, bms, NULL, NULL, NULL, 0};
+  rep.phases[PHASE_COMM] = (phase_data){1, 0, S, 1, comm, nan_ms, bms, NULL, NULL, NULL, 0};
+  rep.phases[PHASE_DDP] = (phase_data){1, 0, S, 1, (double *)ddp, compute, bms, NULL, NULL, NULL, 0};
+  run_summary s;
+  CHECK(report_summarize(&rep, &s) == DDP_OK, "bottom: summarize");
+  cmd_ctx c;
+  memset(&c, 0, sizeof c);
+  result_init(&c.doc);
+  CHECK(report_doc_fill(&rep, &s, &c.doc) == DDP_OK, "bottom: the document");
+  c.sections = report_sections(&rep, &s);
+  char line[512] = "";
+  run_bottom(&c, line, sizeof line);
+  CHECK(strstr(line, want) != NULL, "bottom: '%s' in '%s' (efficiency %g, noise %g)", want, line,
+        s.scaling_efficiency, s.efficiency_noise);
+  cJSON_Delete(c.sections);
+  result_free(&c.doc);
+  report_summary_free(&s);
+  bucket_plan_free(&plan);
+}
+
+static void test_bottom_scaling(void) {
+  const double steady_local[] = {8, 8, 8, 8, 8, 8, 8, 8}, steady_ddp[] = {10, 10, 10, 10, 10, 10, 10, 10};
+  bottom_case(steady_local, steady_ddp, "scaling 80.0 % ±0.0");
+  const double loose_local[] = {6, 8, 10, 12, 6, 8, 10, 12}, loose_ddp[] = {10, 10, 10, 10, 10, 10, 10, 10};
+  bottom_case(loose_local, loose_ddp, "scaling cannot tell (");
+  char t[64];
+  bottom_scaling(0.888, 0.05, t, sizeof t);
+  CHECK(!strcmp(t, "88.8 % ±5.0"), "bottom_scaling: %s", t);
+  bottom_scaling(0.888, 0.304, t, sizeof t); /* wider than 25 points */
+  CHECK(!strcmp(t, "cannot tell (88.8 % ±30.4)"), "bottom_scaling: %s", t);
+  bottom_scaling(1.128, 0.2, t, sizeof t); /* holds 100 % */
+  CHECK(!strcmp(t, "cannot tell (112.8 % ±20.0)"), "bottom_scaling: %s", t);
+  bottom_scaling(1.128, NAN, t, sizeof t);
+  CHECK(!strcmp(t, "112.8 %"), "bottom_scaling, no noise known: %s", t);
+}
+
+/* accept's bottom line when checks fail with no host to drain (a slow path between two healthy hosts): it says
+ * so, never "4 of 4 hosts pass" beside FAIL; and the findings' counts line counts the info findings as the JSON
+ * and Prometheus do (passed checks among them). */
+static void test_accept_bottom_no_host(void) {
+  cmd_ctx c;
+  memset(&c, 0, sizeof c);
+  result_init(&c.doc);
+  c.doc.nodes = 4;
+  findings_add(&c.doc.findings, "pair_busbw", SEV_FAIL, SCOPE_PAIR, "n1<->n3", 1, 2, "GB/s", "this pair alone is slow");
+  findings_add_at(&c.doc.findings, "n1", 0, "gemm_fp32.rel", SEV_INFO, SCOPE_GPU, "rank 0 cpu", 1, 1, "TFLOP/s", "ok");
+  c.doc.findings.v[1].passed = 1;
+  findings_add(&c.doc.findings, "throttle", SEV_INFO, SCOPE_GPU, "rank 0 cpu", 1, NAN, "%", "not sampled");
+  char line[512] = "";
+  accept_bottom(&c, line, sizeof line);
+  CHECK(!strcmp(line, "no host to drain, 1 check fail (pair_busbw fails (n1<->n3))"), "accept, no host to drain: '%s'",
+        line);
+  c.doc.nfailed_hosts = 0;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  CHECK(f != NULL, "memstream");
+  if (f) {
+    findings_print(f, &c.doc.findings);
+    fclose(f);
+    CHECK(text && strstr(text, "# findings (1 fail, 0 warn, 2 info, of which 1 passed check, in the JSON)\n"),
+          "the counts line counts the passed checks among the info findings, as the JSON does: %s", text);
+  }
+  free(text);
+  result_free(&c.doc);
 }
 
 int main(void) {
@@ -563,5 +664,7 @@ int main(void) {
   bucket_plan_free(&plan);
   tl_rmtree(dir);
   test_fsdp_report();
+  test_bottom_scaling();
+  test_accept_bottom_no_host();
   return check_summary();
 }

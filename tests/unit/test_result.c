@@ -138,6 +138,10 @@ static void test_round_trip(void) {
         "a figure with a value has no reason");
   findings_add(&a.findings, "slowest_rank", SEV_INFO, SCOPE_RANK, "rank 1 (node0)", 1.02, 1.0, "ms", "within noise");
   findings_add(&a.findings, "weights", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "", "final weights differ");
+  char longer[1501]; /* a soak's list of what it could not measure runs past 511 characters */
+  memset(longer, 'x', 1500);
+  longer[1500] = 0;
+  findings_add(&a.findings, "soak_not_measured", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "", "%s", longer);
 
   const result_record *bw = result_find(&a, "collectives", "node:n0", "busbw_gbs", "bytes", "1048576", NULL);
   CHECK(bw && strcmp(bw->labels[0].key, "bytes") == 0, "labels sorted by key, found by label");
@@ -177,7 +181,9 @@ static void test_round_trip(void) {
   CHECK(same_records(&a, &b), "records (labels, stats, samples, NaN, the reason beside a NaN)");
   for (int i = 0; i < a.nrecords && i < b.nrecords; i++)
     if (!same_record(&a.records[i], &b.records[i])) fprintf(stderr, "record %d differs: %s %s\n", i, a.records[i].metric, b.records[i].metric);
-  CHECK(b.findings.n == 2 && b.findings.v[1].severity == SEV_FAIL && b.findings.v[0].scope == SCOPE_RANK &&
+  CHECK(b.findings.n == 3 && strlen(b.findings.v[2].text) == 1500, "a finding's text of 1500 characters whole: %zu",
+        b.findings.n == 3 ? strlen(b.findings.v[2].text) : 0);
+  CHECK(b.findings.n >= 2 && b.findings.v[1].severity == SEV_FAIL && b.findings.v[0].scope == SCOPE_RANK &&
             b.findings.v[0].measured == 1.02 && isnan(b.findings.v[1].measured) &&
             strcmp(b.findings.v[0].text, "within noise") == 0,
         "findings");
