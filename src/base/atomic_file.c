@@ -21,6 +21,28 @@
 static char g_tmp[4096];
 static volatile sig_atomic_t g_tmp_live;
 
+static int g_errno; /* the errno of the last failed write (atomic_file_errno) */
+
+int atomic_file_errno(void) { return g_errno; }
+
+/* Test hook: DDPBENCH_TEST_WRITE_FAIL=FROM[:TO] fails the FROM-th to TO-th write (1-based, counted per path;
+ * no TO: every one from FROM on) of every file with ENOSPC, as a full file system would. */
+static int test_write_fails(const char *path) {
+  const char *v = testhook_value(HOOK_WRITE_FAIL);
+  int from = 0, to = 0;
+  if (!v || sscanf(v, "%d:%d", &from, &to) < 1 || from < 1) return 0;
+  static struct {
+    char path[256];
+    int n;
+  } seen[8];
+  int i = 0;
+  while (i < 8 && seen[i].path[0] && strcmp(seen[i].path, path)) i++;
+  if (i == 8) return 0;
+  if (!seen[i].path[0]) snprintf(seen[i].path, sizeof seen[i].path, "%s", path);
+  int n = ++seen[i].n;
+  return n >= from && (to < from || n <= to);
+}
+
 void atomic_file_abandon(void) {
   if (g_tmp_live) unlink(g_tmp);
   g_tmp_live = 0;
@@ -117,9 +139,17 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   if (atomic_file_is_stdout(path)) return stdout_write(data, n);
   char err[4400];
   if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);
+  if (test_write_fails(path)) {
+    g_errno = ENOSPC;
+    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s (DDPBENCH_TEST_WRITE_FAIL)", path, strerror(ENOSPC));
+  }
+  g_errno = 0;
   int fd = tmp_create(path, err, sizeof err);
   /* After a passed pre-flight check this is the environment changing under the run: a runtime error. */
-  if (fd < 0) return DDP_FAIL(DDP_ERR_SYSTEM, "%s", err);
+  if (fd < 0) {
+    g_errno = errno ? errno : EIO;
+    return DDP_FAIL(DDP_ERR_SYSTEM, "%s", err);
+  }
   const char *p = data;
   size_t left = n;
   while (left > 0) {
@@ -127,6 +157,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       int e = errno;
+      g_errno = e;
       close(fd);
       atomic_file_abandon();
       return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", path, strerror(e));
@@ -136,6 +167,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     int e = errno;
+      g_errno = e;
     atomic_file_abandon();
     return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", path, strerror(e));
   }
@@ -151,6 +183,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
     }
     if (rename(g_tmp, path) != 0) {
       int e = errno;
+      g_errno = e;
       atomic_file_abandon();
       return DDP_FAIL(DDP_ERR_SYSTEM, "cannot rename %s to %s: %s", g_tmp, path, strerror(e));
     }
@@ -159,6 +192,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   }
   if (link(g_tmp, path) != 0) {
     int e = errno;
+      g_errno = e;
     atomic_file_abandon();
     if (e == EEXIST) return ddp_usage_error("%s: file exists (use --force to overwrite it)", path);
     return DDP_FAIL(DDP_ERR_SYSTEM, "cannot create %s: %s", path, strerror(e));

@@ -15,6 +15,8 @@ static const struct {
     [HOOK_STALL_COLLECTIVE] = {"DDPBENCH_TEST_STALL_COLLECTIVE", "RANK: stop before its first timed call"},
     [HOOK_WATCHDOG_TCP] = {"DDPBENCH_TEST_WATCHDOG_TCP", "1: ask this host's ranks over TCP too"},
     [HOOK_WRITE_DELAY] = {"DDPBENCH_TEST_WRITE_DELAY", "SECONDS: sleep before a written file is renamed into place"},
+    [HOOK_WRITE_FAIL] = {"DDPBENCH_TEST_WRITE_FAIL",
+                         "FROM[:TO]: each file's FROM-th to TO-th write (1-based; no TO: to the last) fails with ENOSPC"},
     [HOOK_PEAK_FIRST] = {"DDPBENCH_TEST_PEAK_FIRST", "1: measure the GEMM peak before the phases (the order test)"},
     [HOOK_PROGRESS_INTERVAL] = {"DDPBENCH_TEST_PROGRESS_INTERVAL",
                                 "SECONDS: --progress log's interval between a phase's lines, instead of 10 s"},
