@@ -164,8 +164,9 @@ static void run_state_series(tbuf *t, const result_doc *d, int fails) {
   const char *state = result_state(d);
   int complete = !strcmp(state, "complete");
   int ok = complete && (d->exit_code >= 0 ? d->exit_code == 0 : fails == 0);
-  put(t, "# HELP ddpbench_run_state How the run stands: running (a soak's interim file), interrupted (ended early: "
-         "a signal, a dead or stopped rank, the watchdog) or complete\n# TYPE ddpbench_run_state gauge\n");
+  put(t, "# HELP ddpbench_run_state How the run stands: running (a soak's interim file; left so by a signal or a "
+         "dead rank 0), interrupted (ended early with rank 0 alive: a failed or stopped rank, the watchdog) or "
+         "complete\n# TYPE ddpbench_run_state gauge\n");
   int first = 1;
   put(t, "ddpbench_run_state");
   label(t, &first, "kind", prom_kind(d));
