@@ -25,12 +25,8 @@ static int g_errno; /* the errno of the last failed write (atomic_file_errno) */
 
 int atomic_file_errno(void) { return g_errno; }
 
-/* Test hook: DDPBENCH_TEST_WRITE_FAIL=FROM[:TO] fails the FROM-th to TO-th write (1-based, counted per path;
- * no TO: every one from FROM on) of every file with ENOSPC, as a full file system would. */
-static int test_write_fails(const char *path) {
-  const char *v = testhook_value(HOOK_WRITE_FAIL);
-  int from = 0, to = 0;
-  if (!v || sscanf(v, "%d:%d", &from, &to) < 1 || from < 1) return 0;
+/* The test hooks count the writes of each file (the first 8 paths; 0 past them): write_index is this write's. */
+static int write_index(const char *path) {
   static struct {
     char path[256];
     int n;
@@ -39,7 +35,15 @@ static int test_write_fails(const char *path) {
   while (i < 8 && seen[i].path[0] && strcmp(seen[i].path, path)) i++;
   if (i == 8) return 0;
   if (!seen[i].path[0]) snprintf(seen[i].path, sizeof seen[i].path, "%s", path);
-  int n = ++seen[i].n;
+  return ++seen[i].n;
+}
+
+/* Test hook: DDPBENCH_TEST_WRITE_FAIL=FROM[:TO] fails the FROM-th to TO-th write (1-based, counted per path;
+ * no TO: every one from FROM on) of every file with ENOSPC, as a full file system would. */
+static int test_write_fails(int n) {
+  const char *v = testhook_value(HOOK_WRITE_FAIL);
+  int from = 0, to = 0;
+  if (!v || sscanf(v, "%d:%d", &from, &to) < 1 || from < 1) return 0;
   return n >= from && (to < from || n <= to);
 }
 
@@ -139,7 +143,8 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   if (atomic_file_is_stdout(path)) return stdout_write(data, n);
   char err[4400];
   if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);
-  if (test_write_fails(path)) {
+  const int nth = testhook_value(HOOK_WRITE_FAIL) || testhook_value(HOOK_WRITE_DELAY) ? write_index(path) : 0;
+  if (test_write_fails(nth)) {
     g_errno = ENOSPC;
     return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s (DDPBENCH_TEST_WRITE_FAIL)", path, strerror(ENOSPC));
   }
@@ -173,7 +178,9 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   }
   /* Test hook: DDPBENCH_TEST_WRITE_DELAY=S holds the complete temporary file S seconds before it is renamed
    * or linked, so that the fault tests can send a signal in the middle of a write. */
-  int delay = testhook_int(HOOK_WRITE_DELAY, 0);
+  int delay = 0, only = 0; /* SECONDS[:N]: only each file's N-th write */
+  const char *dv = testhook_value(HOOK_WRITE_DELAY);
+  if (dv && sscanf(dv, "%d:%d", &delay, &only) >= 1 && only > 0 && nth != only) delay = 0;
   if (delay > 0) sleep((unsigned)delay);
   if (force) {
     /* Again just before the rename: what is there now must still be a regular file (or nothing). */

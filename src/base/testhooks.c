@@ -14,7 +14,7 @@ static const struct {
                                  "RANK[:ELEMENT]: one received element goes wrong before each data check"},
     [HOOK_STALL_COLLECTIVE] = {"DDPBENCH_TEST_STALL_COLLECTIVE", "RANK: stop before its first timed call"},
     [HOOK_WATCHDOG_TCP] = {"DDPBENCH_TEST_WATCHDOG_TCP", "1: ask this host's ranks over TCP too"},
-    [HOOK_WRITE_DELAY] = {"DDPBENCH_TEST_WRITE_DELAY", "SECONDS: sleep before a written file is renamed into place"},
+    [HOOK_WRITE_DELAY] = {"DDPBENCH_TEST_WRITE_DELAY", "SECONDS[:N]: sleep before a written file is renamed into place (N: only each file's N-th write)"},
     [HOOK_WRITE_FAIL] = {"DDPBENCH_TEST_WRITE_FAIL",
                          "FROM[:TO]: each file's FROM-th to TO-th write (1-based; no TO: to the last) fails with ENOSPC"},
     [HOOK_PEAK_FIRST] = {"DDPBENCH_TEST_PEAK_FIRST", "1: measure the GEMM peak before the phases (the order test)"},

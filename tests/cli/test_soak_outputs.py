@@ -13,7 +13,8 @@ on 2 busy cores one interval can take 8 s):
     and the JSON's intervals_complete alike; the progress log's "done, N intervals" is the measured N;
   - every write from the second on fails (DDPBENCH_TEST_WRITE_FAIL=2): the final write fails, exit 3, stderr
     names --prom and its file, and the files keep interval 1's interim document (state running);
-  - an interim write held 14 s under --timeout 12 (DDPBENCH_TEST_WRITE_DELAY): a busy section, not a stall: the
+  - the first interim write held 27 s under --timeout 25 (DDPBENCH_TEST_WRITE_DELAY=27:1; a --timeout that the
+    sanitizers' slower start-up passes): a busy section, not a stall: the
     soak completes, exit 0.
 The watchdog's end (a stalled rank: state interrupted, suspects) is test_soak_cli's. About 90 s on the 2-core
 machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
@@ -147,9 +148,9 @@ check(d["soak"].get("intervals_complete") == 1 and d.get("state") == "running" a
 
 # 4. an interim write slower than --timeout is a busy section, not a stall
 f = files("slow")
-rc, out, err = run(2, ["--soak", "1s", "--interval", "1s", "--timeout", "12", "--json", f["json"], "--progress",
-                       "none"], {"DDPBENCH_TEST_WRITE_DELAY": "14"})
-check(rc == 0 and "SUSPECT" not in err, "interim write held 14 s under --timeout 12: the soak completes (%d%s)" %
+rc, out, err = run(2, ["--soak", "1s", "--interval", "1s", "--timeout", "25", "--json", f["json"], "--progress",
+                       "none"], {"DDPBENCH_TEST_WRITE_DELAY": "27:1"})
+check(rc == 0 and "SUSPECT" not in err, "interim write held 27 s under --timeout 25: the soak completes (%d%s)" %
       (rc, ", a suspect named" if "SUSPECT" in err else ""))
 try:
     d = json.load(open(f["json"]))
