@@ -630,16 +630,17 @@ static ddp_result write_all(cmd_ctx *c, soak_state *st, int files_only, int iv) 
 }
 
 /* A warning per output whose interval writes failed (the verdicts are judged afresh each interval: these go
- * with them). */
-static ddp_result write_findings(const cmd_ctx *c, const soak_state *st, finding_list *f) {
+ * with them). at_end: the end's document, which the end's write follows. */
+static ddp_result write_findings(const cmd_ctx *c, const soak_state *st, finding_list *f, int at_end) {
   for (int i = 0; i < NOUT; i++) {
     const int n = st->out[i].fails;
     if (!n) continue;
-    char held[64] = "holds no interval";
-    if (st->out[i].holds) snprintf(held, sizeof held, "holds interval %d", st->out[i].holds);
+    char held[64] = ", and the file holds no interval yet";
+    if (st->out[i].holds) snprintf(held, sizeof held, ", and the file holds interval %d", st->out[i].holds);
+    if (at_end) snprintf(held, sizeof held, " and at the end");
     DDP_TRY(findings_add(f, "soak_write", SEV_WARN, SCOPE_JOB, "job", n, NAN, "",
                          "%s %.200s: the write after interval %d%s failed (%s, %d interval%s in all); each was tried "
-                         "again at the next interval, and the file %s", OUT_OPTION[i], out_path(c, i),
+                         "again at the next interval%s", OUT_OPTION[i], out_path(c, i),
                          st->out[i].first_fail, st->out[i].last_fail != st->out[i].first_fail ? " and later ones" : "",
                          st->out[i].err, n, n == 1 ? "" : "s", held));
     f->v[f->n - 1].interval = st->out[i].last_fail;
@@ -674,7 +675,7 @@ static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_stat
   DDP_CHECK_ALLOC(gs);
   ddp_result r = accept_judge_doc(&c->doc, rules);
   if (r == DDP_OK) r = judge(st, &c->doc.findings, gs);
-  if (r == DDP_OK) r = write_findings(c, st, &c->doc.findings);
+  if (r == DDP_OK) r = write_findings(c, st, &c->doc.findings, 0);
   if (r == DDP_OK) r = section_set(c, st, p, gs, "running", elapsed);
   free(gs);
   const char *const *hosts = hosts_of(c);
@@ -1088,7 +1089,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   soak_gpu_steady *gs = calloc((size_t)st.S.ngpu + 1, sizeof *gs);
   r = gs ? accept_judge_doc(&c->doc, rules) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (r == DDP_OK) r = judge(&st, &c->doc.findings, gs);
-  if (r == DDP_OK) r = write_findings(c, &st, &c->doc.findings);
+  if (r == DDP_OK) r = write_findings(c, &st, &c->doc.findings, 1);
   if (r == DDP_OK) r = summary_records(&st, gs, &c->doc);
   if (r == DDP_OK) r = section_set(c, &st, p, gs, "complete", elapsed);
   if (r == DDP_OK) print_report(&st, gs, elapsed);
