@@ -209,7 +209,10 @@ def section_soak(doc):
     out.append('<p>%s: %s interval%s of %s s complete, %s s of --soak %s s; each cycle %s training steps, the GEMM in %s for '
                '%s s, node pairs every %s cycles</p>' % (
                    "complete" if state == "complete" else "<b>still running</b> when written (verdict INCOMPLETE: a soak "
-                   "stopped by a signal or a dead rank ends with such a document)" if state == "running" else esc(state),
+                   "stopped by a signal or a dead rank ends with such a document)" if state == "running" else
+                   "<b>ended early</b> (a rank failed or stopped: the watchdog's suspects: %s)" % esc(", ".join(
+                       "rank %s (%s)" % (x.get("rank"), x.get("host")) for x in doc.get("suspects", [])
+                       if isinstance(x, dict)) or "none named") if state == "interrupted" else esc(state),
                    esc(n), "" if n == 1 else "s", soak_fig(s.get("interval_s")), soak_fig(s.get("elapsed_s"), 3),
                    soak_fig(s.get("duration_s")), esc(s.get("train_steps")), esc(s.get("gemm_precision")),
                    soak_fig(s.get("gemm_seconds")), esc(s.get("pair_every"))))

@@ -23,6 +23,32 @@
 static char g_tmp[4096];
 static volatile sig_atomic_t g_tmp_live;
 
+static int g_errno; /* the errno of the last failed write (atomic_file_errno) */
+
+int atomic_file_errno(void) { return g_errno; }
+
+/* The test hooks count the writes of each file (the first 8 paths; 0 past them): write_index is this write's. */
+static int write_index(const char *path) {
+  static struct {
+    char path[256];
+    int n;
+  } seen[8];
+  int i = 0;
+  while (i < 8 && seen[i].path[0] && strcmp(seen[i].path, path)) i++;
+  if (i == 8) return 0;
+  if (!seen[i].path[0]) snprintf(seen[i].path, sizeof seen[i].path, "%s", path);
+  return ++seen[i].n;
+}
+
+/* Test hook: DDPBENCH_TEST_WRITE_FAIL=FROM[:TO] fails the FROM-th to TO-th write (1-based, counted per path;
+ * no TO: every one from FROM on) of every file with ENOSPC, as a full file system would. */
+static int test_write_fails(int n) {
+  const char *v = testhook_value(HOOK_WRITE_FAIL);
+  int from = 0, to = 0;
+  if (!v || sscanf(v, "%d:%d", &from, &to) < 1 || from < 1) return 0;
+  return n >= from && (to < from || n <= to);
+}
+
 void atomic_file_abandon(void) {
   if (g_tmp_live) unlink(g_tmp);
   g_tmp_live = 0;
@@ -141,9 +167,18 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   if (atomic_file_is_stdout(path)) return stdout_write(data, n);
   char err[4400];
   if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);
+  const int nth = testhook_value(HOOK_WRITE_FAIL) || testhook_value(HOOK_WRITE_DELAY) ? write_index(path) : 0;
+  if (test_write_fails(nth)) {
+    g_errno = ENOSPC;
+    return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s (DDPBENCH_TEST_WRITE_FAIL)", path, strerror(ENOSPC));
+  }
+  g_errno = 0;
   int fd = tmp_create(path, err, sizeof err);
   /* After a passed pre-flight check this is the environment changing under the run: a runtime error. */
-  if (fd < 0) return DDP_FAIL(DDP_ERR_SYSTEM, "%s", err);
+  if (fd < 0) {
+    g_errno = errno ? errno : EIO;
+    return DDP_FAIL(DDP_ERR_SYSTEM, "%s", err);
+  }
   const char *p = data;
   size_t left = n;
   while (left > 0) {
@@ -151,6 +186,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       int e = errno;
+      g_errno = e;
       close(fd);
       atomic_file_abandon();
       return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", path, strerror(e));
@@ -160,12 +196,15 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   }
   if (fsync(fd) != 0 || close(fd) != 0) {
     int e = errno;
+      g_errno = e;
     atomic_file_abandon();
     return DDP_FAIL(DDP_ERR_SYSTEM, "cannot write %s: %s", path, strerror(e));
   }
   /* Test hook: DDPBENCH_TEST_WRITE_DELAY=S holds the complete temporary file S seconds before it is renamed
    * or linked, so that the fault tests can send a signal in the middle of a write. */
-  int delay = testhook_int(HOOK_WRITE_DELAY, 0);
+  int delay = 0, only = 0; /* SECONDS[:N]: only each file's N-th write */
+  const char *dv = testhook_value(HOOK_WRITE_DELAY);
+  if (dv && sscanf(dv, "%d:%d", &delay, &only) >= 1 && only > 0 && nth != only) delay = 0;
   if (delay > 0) sleep((unsigned)delay);
   if (force) {
     /* Again just before the rename: what is there now must still be a regular file (or nothing). */
@@ -175,6 +214,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
     }
     if (rename(g_tmp, path) != 0) {
       int e = errno;
+      g_errno = e;
       atomic_file_abandon();
       return DDP_FAIL(DDP_ERR_SYSTEM, "cannot rename %s to %s: %s", g_tmp, path, strerror(e));
     }
@@ -183,6 +223,7 @@ ddp_result atomic_file_write(const char *path, const char *data, size_t n, int f
   }
   if (link(g_tmp, path) != 0) {
     int e = errno;
+      g_errno = e;
     atomic_file_abandon();
     if (e == EEXIST) return ddp_usage_error("%s: file exists (use --force to overwrite it)", path);
     return DDP_FAIL(DDP_ERR_SYSTEM, "cannot create %s: %s", path, strerror(e));

@@ -30,6 +30,9 @@ extern "C" {
  * DDP_ERR_SYSTEM when its folder cannot take a new file (atomic_file_check finds that before the work) or on
  * I/O errors while writing. */
 ddp_result atomic_file_write(const char *path, const char *data, size_t n, int force);
+/* The errno of the last atomic_file_write that failed on the file system (ENOSPC, EROFS, ...), 0 when the last
+ * one did not fail there. */
+int atomic_file_errno(void);
 /* The pre-flight check of atomic_file_write's rules; writes nothing that stays. DDP_ERR_USAGE with the
  * message in err (nothing printed) when `path` cannot be written. */
 ddp_result atomic_file_check(const char *path, int force, char *err, size_t errn);

@@ -749,6 +749,7 @@ int opt_duration_parse(void *field, const char *value, char *err, size_t errn) {
     if (!(*p >= '0' && *p <= '9') && *p != '.') break;
     double v = strtod(p, &end);
     if (end == p || !isfinite(v) || v < 0) break;
+    if (strcspn(p, "xXpP") < (size_t)(end - p)) break; /* strtod's hexadecimal ("0x10"): not a duration */
     p = end;
     if (!*p) { /* a bare number: seconds, and only as the whole value or its last part */
       if (next > 3) break;

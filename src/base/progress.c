@@ -24,6 +24,7 @@ static struct {
   int in_phase, nsteps, done, base_done;
   char phase[96], unit[16]; /* unit: what a step is ("step", "row", "round") */
   double pstart, base_t, next;
+  double done_t;      /* when done last grew: the ETA counts down from there between steps */
   int drawn;          /* tty: a line is on the terminal without its newline */
 } g = {.mode = PROGRESS_NONE};
 
@@ -152,8 +153,9 @@ static void emit_step(double now) {
   secs(el, sizeof el, now - g.pstart);
   if (g.nsteps > 0 && g.done > g.base_done && g.done < g.nsteps) {
     char t[24];
-    double rate = (now - g.base_t) / (g.done - g.base_done);
-    snprintf(eta, sizeof eta, "%sETA %s", g.mode == PROGRESS_TTY ? "  " : ", ", secs(t, sizeof t, rate * (g.nsteps - g.done)));
+    /* the rate up to the last step; the time since it counts down (a soak's interval is a step of minutes) */
+    double rate = (g.done_t - g.base_t) / (g.done - g.base_done), left = rate * (g.nsteps - g.done) - (now - g.done_t);
+    snprintf(eta, sizeof eta, "%sETA %s", g.mode == PROGRESS_TTY ? "  " : ", ", secs(t, sizeof t, left > 0 ? left : 0));
   }
   if (g.mode == PROGRESS_TTY) {
     if (g.nsteps > 0) emit("%s  %s %d/%d  %s%s", g.phase, g.unit, g.done, g.nsteps, el, eta);
@@ -179,7 +181,10 @@ void progress_clear(void) {
   fprintf(g.out, "\r\033[K");
   fflush(g.out);
   g.drawn = 0;
-  g.next = 0; /* the next step draws it again */
+  /* The next step draws it again, but not at once: under mpirun the rank's stdout and stderr reach the
+   * terminal through two pipes, and a line printed on stdout right after this clear can arrive after the
+   * redrawn progress line, and be printed onto it. */
+  g.next = ddp_now() + 1.0;
 }
 
 void progress_phase_end(void) {
@@ -187,7 +192,8 @@ void progress_phase_end(void) {
   char el[32];
   secs(el, sizeof el, ddp_now() - g.pstart);
   if (g.mode == PROGRESS_TTY) emit("%s  done  %s", g.phase, el);
-  else if (g.nsteps > 0) emit("%s: done, %d %ss in %s", g.phase, g.nsteps, g.unit, el);
+  else if (g.nsteps > 0) /* the steps done (a soak ends by time, not by its planned count) */
+    emit("%s: done, %d %ss in %s", g.phase, g.done > 0 ? g.done : g.nsteps, g.unit, el);
   else emit("%s: done in %s", g.phase, el);
   g.in_phase = 0;
 }
@@ -209,9 +215,10 @@ void progress_phase(const char *name, int nsteps, const char *unit) {
 
 void progress_step(int done) {
   if (g.mode == PROGRESS_NONE || !g.in_phase) return;
-  if (!g.base_done) g.base_done = done, g.base_t = ddp_now(); /* the rate is taken from here on */
-  g.done = done;
   double now = ddp_now();
+  if (!g.base_done) g.base_done = done, g.base_t = now; /* the rate is taken from here on */
+  if (done != g.done) g.done_t = now;
+  g.done = done;
   if (now < g.next) return;
   g.next = now + (g.mode == PROGRESS_TTY ? PROGRESS_TTY_INTERVAL_S : g.interval);
   emit_step(now);

@@ -19,8 +19,10 @@ typedef enum {
   HOOK_CORRUPT_COLLECTIVE, /* RANK[:ELEMENT]: one received element goes wrong before each data check */
   HOOK_STALL_COLLECTIVE,   /* RANK: stop before its first timed call */
   HOOK_WATCHDOG_TCP,       /* 1: ask this host's ranks over TCP too, as other hosts' ranks are asked */
-  HOOK_WRITE_DELAY,        /* SECONDS: sleep before renaming a written file into place (atomic_file.h) */
+  HOOK_WRITE_DELAY,        /* SECONDS[:N]: sleep before renaming a written file into place (N: only each file's
+                            * N-th write) (atomic_file.h) */
   HOOK_PEAK_FIRST,         /* 1: measure a run's GEMM peak before its phases, not after (the order test) */
+  HOOK_WRITE_FAIL,         /* FROM[:TO]: every file's FROM-th to TO-th write fails with ENOSPC (atomic_file.c) */
   HOOK_PROGRESS_INTERVAL,  /* SECONDS: --progress log's interval inside a phase, instead of 10 s (progress.h) */
   HOOK_COUNT
 } testhook;

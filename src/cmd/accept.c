@@ -126,6 +126,11 @@ static ddp_result acc_validate(cmd_ctx *c) {
                              where, where[0] == '-' ? "" : ": interval", o->interval, o->soak);
     }
     if (!opt_given(&c->opts, "health_seconds")) o->gemm.seconds = 0.5 * o->interval;
+    else if (o->gemm.seconds > o->interval) { /* a cycle's GEMM runs inside its interval */
+      const char *where = wh(c, "health_seconds", w, sizeof w);
+      return ddp_usage_error("accept: %s%s %gs is longer than --interval %gs: a soak cycle's GEMM runs inside its "
+                             "interval", where, where[0] == '-' ? "" : ": health_seconds", o->gemm.seconds, o->interval);
+    }
   } else if (opt_given(&c->opts, "interval") || opt_given(&c->opts, "pair_every")) {
     const char *where = wh(c, opt_given(&c->opts, "interval") ? "interval" : "pair_every", w, sizeof w);
     return ddp_usage_error("accept: %s is a --soak option; give --soak DURATION too", where);

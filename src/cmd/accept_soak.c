@@ -67,7 +67,20 @@ typedef struct {
   int stage_cap;
   soak_params prm;    /* the rules' parameters: defaults, the ceilings from --expect */
   double start_epoch; /* the soak's start, seconds since 1970 (to line the series up with DCGM, nvidia-smi, logs) */
+  /* each output (OUT_*): the interval its file holds (0: none yet), and its failed writes (a full or read-only
+   * file system: the soak goes on, and the next interval writes it again) */
+  struct {
+    int holds, fails, first_fail, last_fail;
+    char err[160];
+  } out[4];
 } soak_state;
+
+/* The outputs, in the order of the OUTPUT_* bits (outputs.h). */
+enum { OUT_JSON, OUT_PROM, OUT_CSV, OUT_HOSTS, NOUT };
+static const char *const OUT_OPTION[NOUT] = {"--json", "--prom", "--csv", "--failed-hosts"};
+static const char *out_path(const cmd_ctx *c, int i) {
+  return i == OUT_JSON ? c->out.json : i == OUT_PROM ? c->out.prom : i == OUT_CSV ? c->out.csv : c->out.failed_hosts;
+}
 
 /* The median of the finite values of x[n] (NaN when none). */
 static double median_of(const double *x, int n) {
@@ -327,6 +340,7 @@ static ddp_result interval_fill(soak_state *st, int i, const rank_msg *msg, cons
   DDP_TRY(result_add(&st->last, "soak", "world", "interval", "", BETTER_NONE, i + 1, NULL, NULL, 0, NULL));
   DDP_TRY(result_add(&st->last, "soak", "world", "elapsed_s", "s", BETTER_NONE, S->t1[i] - S->t0[0], NULL, NULL, 0,
                      NULL));
+  DDP_TRY(result_add(&st->last, "soak", "world", "intervals_complete", "", BETTER_NONE, S->nint, NULL, NULL, 0, NULL));
   return DDP_OK;
 }
 
@@ -552,26 +566,87 @@ static ddp_result section_set(cmd_ctx *c, const soak_state *st, const accept_soa
   return DDP_OK;
 }
 
-/* --csv from the whole series, --prom from the last interval: the records swapped in for the writers. */
-static ddp_result write_series(cmd_ctx *c, soak_state *st, int files_only, int quiet) {
+/* Output i (OUT_*) from the document as it stands: --csv from the whole series, --prom from the last interval (the
+ * records swapped in for the writers), --json and --failed-hosts from c->doc. files_only: not one going to
+ * standard output (an interim write). iv: the interval the file will hold. A failure is said on stderr and kept in
+ * st->out[i] (write_findings makes it a finding); the file written before stays. */
+static ddp_result write_one(cmd_ctx *c, soak_state *st, int i, int files_only, int iv) {
+  const char *path = out_path(c, i);
+  if (!path[0] || (files_only && atomic_file_is_stdout(path))) return DDP_OK;
   result_doc *d = &c->doc;
   result_record *keep = d->records;
   int n = d->nrecords, cap = d->cap_records;
-  ddp_result r = DDP_OK, e;
-  const struct {
-    unsigned bit;
-    result_doc *from;
-  } W[] = {{OUTPUT_CSV, &st->all}, {OUTPUT_PROM, &st->last}};
-  for (size_t w = 0; w < 2; w++) {
-    const char *path = W[w].bit == OUTPUT_CSV ? c->out.csv : c->out.prom;
-    if (!path[0] || (files_only && atomic_file_is_stdout(path))) continue;
-    d->records = W[w].from->records, d->nrecords = W[w].from->nrecords, d->cap_records = W[w].from->cap_records;
-    e = outputs_write_some(&c->out, W[w].bit, st->replace, files_only, d, NULL, quiet);
-    d->records = keep, d->nrecords = n, d->cap_records = cap;
-    if (e == DDP_OK) st->replace |= W[w].bit;
-    else if (r == DDP_OK) r = e;
+  const result_doc *from = i == OUT_CSV ? &st->all : i == OUT_PROM ? &st->last : NULL;
+  if (from) d->records = from->records, d->nrecords = from->nrecords, d->cap_records = from->cap_records;
+  ddp_result r = outputs_write_some(&c->out, 1u << i, st->replace, files_only, d, from ? NULL : c->sections, 1);
+  d->records = keep, d->nrecords = n, d->cap_records = cap;
+  if (r == DDP_OK) {
+    if (!atomic_file_is_stdout(path)) st->replace |= 1u << i;
+    st->out[i].holds = iv;
+    return DDP_OK;
   }
+  int e = atomic_file_errno();
+  if (!st->out[i].fails++) st->out[i].first_fail = iv;
+  st->out[i].last_fail = iv;
+  snprintf(st->out[i].err, sizeof st->out[i].err, "%s", e ? strerror(e) : "see the error above");
+  char held[48] = "no interval yet";
+  if (st->out[i].holds) snprintf(held, sizeof held, "interval %d", st->out[i].holds);
+  if (files_only)
+    fprintf(stderr, "[ddpbench] accept --soak: interval %d: %s %s could not be written (%s); the file keeps %s, and "
+                    "the next interval writes it again (the soak goes on)\n", iv, OUT_OPTION[i], path, st->out[i].err,
+            held);
+  else
+    fprintf(stderr, "[ddpbench] accept --soak: the final write of %s %s failed (%s); the file keeps %s\n",
+            OUT_OPTION[i], path, st->out[i].err, held);
   return r;
+}
+
+/* The one-line note the SIGINT/SIGTERM handler prints: which files are kept, holding which interval. */
+static void signal_note(const cmd_ctx *c, const soak_state *st) {
+  char line[1200];
+  int k = snprintf(line, sizeof line, "[ddpbench] accept --soak: kept");
+  int any = 0;
+  for (int i = 0; i < NOUT && k > 0 && (size_t)k < sizeof line; i++) {
+    const char *path = out_path(c, i);
+    if (!path[0] || atomic_file_is_stdout(path) || !st->out[i].holds) continue;
+    k += snprintf(line + k, sizeof line - (size_t)k, "%s %.200s (interval %d)", any ? "," : "", path, st->out[i].holds);
+    any = 1;
+  }
+  if (k > 0 && (size_t)k < sizeof line)
+    snprintf(line + k, sizeof line - (size_t)k, "%s", any ? ": the soak as it stood then, INCOMPLETE" : " no output file");
+  watchdog_signal_note(line);
+}
+
+/* Every output, each whatever became of the others (--json and --failed-hosts first: the verdict and the
+ * drain list before the series); the first error. */
+static ddp_result write_all(cmd_ctx *c, soak_state *st, int files_only, int iv) {
+  static const int order[NOUT] = {OUT_JSON, OUT_HOSTS, OUT_CSV, OUT_PROM};
+  ddp_result r = DDP_OK;
+  for (int k = 0; k < NOUT; k++) {
+    ddp_result e = write_one(c, st, order[k], files_only, iv);
+    if (r == DDP_OK) r = e;
+  }
+  signal_note(c, st);
+  return r;
+}
+
+/* A warning per output whose interval writes failed (the verdicts are judged afresh each interval: these go
+ * with them). at_end: the end's document, which the end's write follows. */
+static ddp_result write_findings(const cmd_ctx *c, const soak_state *st, finding_list *f, int at_end) {
+  for (int i = 0; i < NOUT; i++) {
+    const int n = st->out[i].fails;
+    if (!n) continue;
+    char held[64] = ", and the file holds no interval yet";
+    if (st->out[i].holds) snprintf(held, sizeof held, ", and the file holds interval %d", st->out[i].holds);
+    if (at_end) snprintf(held, sizeof held, " and at the end");
+    DDP_TRY(findings_add(f, "soak_write", SEV_WARN, SCOPE_JOB, "job", n, NAN, "",
+                         "%s %.200s: the write after interval %d%s failed (%s, %d interval%s in all); each was tried "
+                         "again at the next interval%s", OUT_OPTION[i], out_path(c, i),
+                         st->out[i].first_fail, st->out[i].last_fail != st->out[i].first_fail ? " and later ones" : "",
+                         st->out[i].err, n, n == 1 ? "" : "s", held));
+    f->v[f->n - 1].interval = st->out[i].last_fail;
+  }
+  return DDP_OK;
 }
 
 /* The verdicts are judged afresh over the whole series after every interval: the findings and the failed hosts
@@ -590,13 +665,18 @@ static const char *const *hosts_of(const cmd_ctx *c) {
   return h;
 }
 
-/* The document as it stands: INCOMPLETE, the series and the verdicts so far; --json and --failed-hosts too. */
-static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_state *st, double elapsed) {
+/* The document as it stands: INCOMPLETE, the series and every verdict known so far (acceptance's on the first
+ * cycle's records, as at the end, and the soak's over the series), written to every output file. A write that
+ * fails is reported (write_one) and does not end the soak: only an error of the model does. */
+static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_state *st, const accept_rules *rules,
+                                double elapsed) {
   const soak_series *S = &st->S;
   verdicts_clear(&c->doc);
   soak_gpu_steady *gs = calloc((size_t)st->S.ngpu + 1, sizeof *gs);
   DDP_CHECK_ALLOC(gs);
-  ddp_result r = judge(st, &c->doc.findings, gs);
+  ddp_result r = accept_judge_doc(&c->doc, rules);
+  if (r == DDP_OK) r = judge(st, &c->doc.findings, gs);
+  if (r == DDP_OK) r = write_findings(c, st, &c->doc.findings, 0);
   if (r == DDP_OK) r = section_set(c, st, p, gs, "running", elapsed);
   free(gs);
   const char *const *hosts = hosts_of(c);
@@ -611,18 +691,51 @@ static ddp_result write_interim(cmd_ctx *c, const accept_soak_plan *p, soak_stat
            S->nint, S->nint == 1 ? "" : "s", elapsed, p->seconds, findings_count(&c->doc.findings, SEV_FAIL),
            findings_count(&c->doc.findings, SEV_FAIL) == 1 ? "" : "s");
   if (r == DDP_OK) r = cmd_outcome_incomplete(c, line);
-  if (r == DDP_OK) {
-    unsigned which = OUTPUT_JSON | OUTPUT_FAILED_HOSTS;
-    ddp_result e = outputs_write_some(&c->out, which, st->replace, 1, &c->doc, c->sections, 1);
-    if (e == DDP_OK) {
-      if (c->out.json[0] && !atomic_file_is_stdout(c->out.json)) st->replace |= OUTPUT_JSON;
-      if (c->out.failed_hosts[0] && !atomic_file_is_stdout(c->out.failed_hosts)) st->replace |= OUTPUT_FAILED_HOSTS;
-    }
-    ddp_result e2 = write_series(c, st, 1, 1);
-    r = e != DDP_OK ? e : e2;
-  }
+  if (r == DDP_OK) write_all(c, st, 1, S->nint); /* failures said and kept: the soak goes on */
   c->outputs_replace = st->replace;
   return r;
+}
+
+/* ---- rank 0: the end of a soak that did not finish ---- */
+/* A soak that ends early with rank 0 alive (a rank failed or stopped, the watchdog ended the job) writes its
+ * outputs once more from the last interval's document: state "interrupted", and the ranks the watchdog named. The
+ * watchdog's thread calls it (on_watchdog_end) while the main thread is stuck: g_end guards the state. */
+static struct {
+  pthread_mutex_t lock;
+  cmd_ctx *c;
+  soak_state *st;
+  double seconds;
+} g_end = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void write_ended(cmd_ctx *c, soak_state *st, double seconds, const watchdog_suspect *sus, int n,
+                        const char *why) {
+  if (!st->S.nint) return; /* nothing was written: nothing to say it on */
+  result_doc *d = &c->doc;
+  free(d->state);
+  d->state = strdup("interrupted");
+  for (int k = 0; k < n; k++) (void)result_suspect_add(d, sus[k].rank, sus[k].host, sus[k].where);
+  cJSON *sec = c->sections ? cJSON_GetObjectItemCaseSensitive(c->sections, "soak") : NULL;
+  if (sec) cJSON_ReplaceItemInObjectCaseSensitive(sec, "state", cJSON_CreateString("interrupted"));
+  char line[600], who[200] = "";
+  for (int k = 0, m = 0; k < n && m < (int)sizeof who - 1; k++)
+    m += snprintf(who + m, sizeof who - (size_t)m, "%srank %d (%s)", k ? ", " : "; suspect: ", sus[k].rank, sus[k].host);
+  snprintf(line, sizeof line, "ddpbench accept --soak: INCOMPLETE  %d interval%s complete of %.0f s, then %s%s",
+           st->S.nint, st->S.nint == 1 ? "" : "s", seconds, why, who);
+  free(d->bottom_line);
+  d->bottom_line = strdup(line);
+  fprintf(stderr, "[ddpbench] accept --soak: the soak ended early (%s): writing the outputs of interval %d once more, "
+                  "state interrupted\n", why, st->S.nint);
+  write_all(c, st, 1, st->S.nint);
+}
+
+static void on_watchdog_end(void *arg, const watchdog_suspect *s, int n) {
+  (void)arg;
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5; /* the main thread holds it only while it judges and writes an interval */
+  if (pthread_mutex_timedlock(&g_end.lock, &until) != 0) return; /* the interim files stand */
+  if (g_end.c && g_end.st) write_ended(g_end.c, g_end.st, g_end.seconds, s, n, "the watchdog ended the job");
+  pthread_mutex_unlock(&g_end.lock);
 }
 
 /* One line per interval (a log of a four-hour soak is read later, line by line). */
@@ -715,6 +828,45 @@ static ddp_result summary_records(const soak_state *st, const soak_gpu_steady *g
   return DDP_OK;
 }
 
+/* The end's --csv and --prom, written here (the series are the soak's), before conclude() writes --json and
+ * --failed-hosts: with the outcome conclude will give (state complete, the exit code of the findings), so that
+ * the Prometheus file's ddpbench_run_ok is the run's. A failed write: a finding, and exit 3 (the file written
+ * before stays, holding the interval it says). */
+static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
+  result_doc *d = &c->doc;
+  const char *const *hosts = hosts_of(c);
+  hosts_verdict hv;
+  ddp_result r = hosts ? hosts_judge(d, (const char **)hosts, c->dist.size, c->strict, &hv)
+                       : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  free((void *)hosts);
+  DDP_TRY(r);
+  int code = findings_exit_code(&d->findings);
+  if (code == DDP_EXIT_OK && hv.failing_findings) code = DDP_EXIT_EXPECT; /* as conclude(): strict */
+  free(d->state);
+  d->state = strdup("complete");
+  DDP_CHECK_ALLOC(d->state);
+  d->exit_code = code;
+  watchdog_busy("accept --soak: rank 0 writing the series (--csv, --prom) (the other ranks wait for it)");
+  int failed = 0;
+  for (int i = OUT_PROM; i <= OUT_CSV; i++) {
+    int before = st->out[i].fails;
+    ddp_result e = write_one(c, st, i, 0, st->S.nint);
+    if (e == DDP_OK && !c->quiet && out_path(c, i)[0] && !atomic_file_is_stdout(out_path(c, i)))
+      fprintf(stderr, "[ddpbench] wrote %s\n", out_path(c, i));
+    if (e == DDP_OK || st->out[i].fails == before) continue;
+    failed = 1;
+    char held[48] = "holds no interval";
+    if (st->out[i].holds) snprintf(held, sizeof held, "holds interval %d", st->out[i].holds);
+    DDP_TRY(findings_add(&d->findings, "soak_write", SEV_WARN, SCOPE_JOB, "job", NAN, NAN, "",
+                         "%s %.200s: the final write failed (%s): the file %s of %d", OUT_OPTION[i], out_path(c, i),
+                         st->out[i].err, held, st->S.nint));
+  }
+  watchdog_busy_end();
+  signal_note(c, st);
+  if (failed) c->exit_code = code != DDP_EXIT_OK ? code : DDP_EXIT_RUNTIME; /* a failed check ranks first */
+  return DDP_OK;
+}
+
 /* ---- the loop ---- */
 
 ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules *rules) {
@@ -784,6 +936,13 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   rank_msg *all = root ? calloc((size_t)d->size, sizeof *all) : NULL;
   if (root && !all && r == DDP_OK) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   int more = r == DDP_OK;
+  /* a watchdog end while rank 0 lives: rank 0 writes the outputs once more, saying so (write_ended) */
+  if (root) {
+    pthread_mutex_lock(&g_end.lock);
+    g_end.c = c, g_end.st = &st, g_end.seconds = p->seconds;
+    pthread_mutex_unlock(&g_end.lock);
+  }
+  watchdog_on_end(root ? on_watchdog_end : NULL, NULL);
   double next_gemm = gp.seconds;
   for (int cycle = 0; more; cycle++) {
     char what[128];
@@ -800,6 +959,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     /* training */
     snprintf(what, sizeof what, "accept --soak: interval %d, training (%d steps)", cycle + 1, steps);
     watchdog_tick(what);
+    progress_step(cycle); /* the line's time and ETA move within the interval too */
     phase_result pr;
     memset(&pr, 0, sizeof pr);
     r = engine_run_phase(eng, PHASE_DDP, &pr);
@@ -818,6 +978,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     /* allreduce inside each node; node pairs every pair_every cycles */
     if (r == DDP_OK && n_node) {
       watchdog_tick("accept --soak: allreduce inside each node");
+      progress_step(cycle);
       r = run_rounds(&env, &measure_allreduce, &p->node, r_node, n_node, doc);
     }
     ts[ST_PAIRS] = ddp_now();
@@ -831,7 +992,9 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     if (r == DDP_OK && cycle == 0 && !p->skip_p2p) r = run_rounds(&env, &measure_p2p, &p->p2p, r_local, n_local, doc);
     /* the GEMM and the copies, the load the counters are read under */
     ts[ST_GEMM] = ddp_now();
+    progress_step(cycle);
     if (r == DDP_OK && !p->skip_gemm) r = run_rounds(&env, &measure_gemm, &gp, r_local, n_local, doc);
+    progress_step(cycle);
     ts[ST_COPY] = ddp_now();
     if (r == DDP_OK && !p->skip_copy) r = run_rounds(&env, &measure_host_copy, &p->copy, r_local, n_local, doc);
     if (hashing) pthread_join(hash_tid, NULL);
@@ -855,6 +1018,12 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     DDP_CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, d->world));
     int go = 1;
     if (root) {
+      /* rank 0 alone judges and writes while the others wait for it: progress for the watchdog, up to its bound
+       * for a busy section (a write that hangs beyond it ends the job, as the final report's does) */
+      snprintf(what, sizeof what, "accept --soak: rank 0 judging and writing interval %d's outputs (the other ranks "
+                                  "wait for it)", cycle + 1);
+      watchdog_busy(what);
+      pthread_mutex_lock(&g_end.lock);
       int i = soak_series_add(&st.S, t_start - origin, now - origin); /* seconds since the soak started */
       if (i >= st.stage_cap) {
         int cap = st.stage_cap ? 2 * st.stage_cap : 16;
@@ -867,11 +1036,13 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
       r = i < 0 ? DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory") : interval_fill(&st, i, all, &cyc);
       if (r == DDP_OK && cycle == 0) /* the one-shot acceptance records, judged at the end */
         for (int k = 0; r == DDP_OK && k < cyc.nrecords; k++) r = result_add_record(&c->doc, &cyc.records[k]);
-      if (r == DDP_OK) r = write_interim(c, p, &st, now - origin);
+      if (r == DDP_OK) r = write_interim(c, p, &st, rules, now - origin);
       if (r == DDP_OK && !c->quiet) {
         progress_clear();
         print_interval(&st, &c->doc.findings);
       }
+      pthread_mutex_unlock(&g_end.lock);
+      watchdog_busy_end();
       progress_step(cycle + 1);
       double last = now - t_start, left = p->seconds - (now - origin);
       go = r == DDP_OK && left >= 0.5 * last;
@@ -893,6 +1064,15 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     more = msg[0] && msg[1];
   }
   progress_end();
+  watchdog_on_end_clear();
+  pthread_mutex_lock(&g_end.lock);
+  g_end.c = NULL, g_end.st = NULL;
+  pthread_mutex_unlock(&g_end.lock);
+  if (r != DDP_OK && root) { /* a rank failed (or rank 0 itself): the outputs say the soak ended early */
+    char why[96];
+    snprintf(why, sizeof why, "ended early in interval %d (%s)", st.S.nint + 1, ddp_result_str(r));
+    write_ended(c, &st, p->seconds, NULL, 0, why);
+  }
   free(all);
   free(wbuf);
   engine_free(eng);
@@ -910,10 +1090,11 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   soak_gpu_steady *gs = calloc((size_t)st.S.ngpu + 1, sizeof *gs);
   r = gs ? accept_judge_doc(&c->doc, rules) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (r == DDP_OK) r = judge(&st, &c->doc.findings, gs);
+  if (r == DDP_OK) r = write_findings(c, &st, &c->doc.findings, 1);
   if (r == DDP_OK) r = summary_records(&st, gs, &c->doc);
   if (r == DDP_OK) r = section_set(c, &st, p, gs, "complete", elapsed);
   if (r == DDP_OK) print_report(&st, gs, elapsed);
-  if (r == DDP_OK) r = write_series(c, &st, 0, c->quiet);
+  if (r == DDP_OK) r = write_final_series(c, &st);
   c->outputs_own = OUTPUT_CSV | OUTPUT_PROM;
   c->outputs_replace = st.replace;
   free(gs);

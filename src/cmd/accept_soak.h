@@ -2,10 +2,12 @@
  * the time is up, each cycle one interval of the time series: the training steps of the device's default-job
  * model (with the bitwise weights check), the per-node allreduce, every pair_every cycles the node-pair rounds,
  * the sustained GEMM and the host copies; NVML's counters are read at each interval's end, which is the next
- * one's start. Rank 0 judges the series so far after every interval (verdict/soak_rules.h) and rewrites --json,
- * --csv, --prom and --failed-hosts atomically, so that a soak stopped by a signal or a dead rank leaves its
- * complete intervals and the verdicts so far on disk. At the end: acceptance's one-shot verdicts on the first
- * cycle's measurements, the soak's over the whole series, the per-GPU steady state and the report.
+ * one's start. Rank 0 judges after every interval (acceptance's one-shot verdicts on the first cycle's
+ * measurements, the soak's over the series so far: verdict/soak_rules.h) and rewrites --json, --csv, --prom and
+ * --failed-hosts atomically, so that a soak stopped by a signal or a dead rank leaves its complete intervals and
+ * every verdict so far on disk; a write that fails is retried at the next interval, never ends the soak. A soak
+ * ended early with rank 0 alive writes them once more, state interrupted. At the end: the same verdicts over the
+ * whole series, the per-GPU steady state and the report.
  *
  * defines: accept_soak_plan, accept_soak */
 #ifndef DDPBENCH_ACCEPT_SOAK_H

@@ -276,12 +276,21 @@ static void bottom_line(cmd_ctx *c, int code, char *line, size_t n) {
   bottom_compose(line, n, c->def->name, c->verdict, figs, ctx);
 }
 
+/* Now on the wall clock, as the start time plus the monotonic time since: a wall clock stepped back during the
+ * run (NTP, an operator) never puts the end before the start. */
+static double wall_now(const cmd_ctx *c) {
+  struct tm tm;
+  memset(&tm, 0, sizeof tm);
+  if (!c->start_time[0] || !strptime(c->start_time, "%Y-%m-%dT%H:%M:%SZ", &tm)) return (double)time(NULL);
+  return (double)timegm(&tm) + (ddp_now() - c->t0);
+}
+
 /* The outcome into the document (a document rewritten from another, an export, keeps its source's). */
 static ddp_result outcome_record(cmd_ctx *c, int code, const char *line) {
   result_doc *d = &c->doc;
   DDP_TRY(outputs_labels_apply(&c->out, d));
   if (d->source_kind) return DDP_OK;
-  time_t end = (time_t)(isfinite(d->end_epoch) ? d->end_epoch : (double)time(NULL));
+  time_t end = (time_t)(isfinite(d->end_epoch) ? d->end_epoch : wall_now(c));
   char when[32], id[17];
   strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&end));
   run_id(c, id);
@@ -290,7 +299,11 @@ static ddp_result outcome_record(cmd_ctx *c, int code, const char *line) {
   d->bottom_line = strdup(line);
   d->end_time = strdup(when);
   d->run_id = strdup(id);
-  DDP_CHECK_ALLOC(d->verdict && d->bottom_line && d->end_time && d->run_id);
+  if (!d->state || strcmp(d->state, "interrupted")) { /* interrupted: said by the soak, kept */
+    free(d->state);
+    d->state = strdup(strcmp(c->verdict, "INCOMPLETE") ? "complete" : "running");
+  }
+  DDP_CHECK_ALLOC(d->verdict && d->bottom_line && d->end_time && d->run_id && d->state);
   d->exit_code = code;
   d->duration_s = ddp_now() - c->t0;
   return DDP_OK;
@@ -299,7 +312,7 @@ static ddp_result outcome_record(cmd_ctx *c, int code, const char *line) {
 ddp_result cmd_outcome_incomplete(cmd_ctx *c, const char *line) {
   const char *was = c->verdict;
   c->verdict = "INCOMPLETE";
-  c->doc.end_epoch = (double)time(NULL);
+  c->doc.end_epoch = wall_now(c);
   ddp_result r = outcome_record(c, DDP_EXIT_RUNTIME, line);
   c->verdict = was;
   return r;
@@ -325,7 +338,7 @@ static int conclude(cmd_ctx *c) {
     if (code == DDP_EXIT_OK && v.failing_findings) code = DDP_EXIT_EXPECT; /* strict: a warning fails */
   }
   fflush(stdout);
-  if (c->def->flags & CMD_MPI) c->doc.end_epoch = (double)time(NULL);
+  if (c->def->flags & CMD_MPI) c->doc.end_epoch = wall_now(c);
   char line[1400];
   bottom_line(c, code, line, sizeof line);
   ddp_result r = outcome_record(c, code, line);

@@ -6,12 +6,14 @@
  * group they were measured over (and host, for a node's group). The record's own labels follow. Families
  * are sorted, each with one HELP and one TYPE (all gauges); a duplicate series (same name and labels) is
  * dropped, since node_exporter refuses a whole file that repeats one. Also: ddpbench_info (the stack, as
- * labels), ddpbench_run_ok (1 when no finding failed: the verdict), ddpbench_findings{severity},
+ * labels), ddpbench_run_state{state} (running, interrupted, complete), ddpbench_run_ok (1 when the run is
+ * complete and exits 0), ddpbench_run_suspect{rank,host}, ddpbench_findings{severity},
  * ddpbench_host_failed{host,check} (0 or 1 for every host and every check judged about a host),
- * ddpbench_run_start_time_seconds and ddpbench_run_end_time_seconds. Every series carries kind="run",
- * "accept", ... (an export: the kind it was made from) first, and a soak's mode="soak" after it, so that the
- * files of different subcommands (or of a soak and a one-shot accept) in one textfile-collector folder never
- * define the same series; a series never repeats a label name (the first given wins). A figure that is NaN (not measured, or not
+ * ddpbench_run_start_time_seconds, ddpbench_run_updated_time_seconds and ddpbench_run_end_time_seconds (not
+ * while running). Every series carries kind="run", "accept", ... (an export: the kind it was made from) first,
+ * and a soak's mode="soak" after it, so that the files of different subcommands (or of a soak and a one-shot
+ * accept) in one textfile-collector folder never define the same series; a series never repeats a label name
+ * (the first given wins). A figure that is NaN (not measured, or not
  * defined: the JSON's "why" says which) is left out: never a NaN sample.
  * Reads the result model only; never measures; writes through atomic_file.c. */
 #include "prom.h"
@@ -190,6 +192,62 @@ static void run_series(tbuf *t, const result_doc *d, const char *name, const cha
   label(t, &first, "severity", severity);
   user_labels(t, &first, d, NULL);
   put(t, "}");
+}
+
+/* How the run stands, for a dashboard to tell a running soak, one that ended early and one that finished apart:
+ * ddpbench_run_state{state} 1 (one series, the state's), ddpbench_run_ok (1 only for a complete run that exits
+ * 0: an interrupted or running one is no pass, whatever its findings so far) and ddpbench_run_suspect{rank,host}
+ * for each rank the watchdog named when it ended the run. fails: the failing findings (a document without an
+ * exit code, from before version 4, is judged by them). */
+static void run_state_series(tbuf *t, const result_doc *d, int fails) {
+  const char *state = result_state(d);
+  int complete = !strcmp(state, "complete");
+  int ok = complete && (d->exit_code >= 0 ? d->exit_code == 0 : fails == 0);
+  put(t, "# HELP ddpbench_run_state How the run stands: running (a soak's interim file; left so by a signal or a "
+         "dead rank 0), interrupted (ended early with rank 0 alive: a failed or stopped rank, the watchdog) or "
+         "complete\n# TYPE ddpbench_run_state gauge\n");
+  int first = 1;
+  put(t, "ddpbench_run_state");
+  label(t, &first, "kind", prom_kind(d));
+  label(t, &first, "mode", prom_mode(d));
+  label(t, &first, "state", state);
+  user_labels(t, &first, d, NULL);
+  put(t, "} 1\n");
+  put(t, "# HELP ddpbench_run_ok The verdict: 1 when the run is complete and its exit code is 0 (no finding failed), "
+         "else 0 (a running or interrupted run is no pass)\n# TYPE ddpbench_run_ok gauge\n");
+  run_series(t, d, "ddpbench_run_ok", NULL);
+  put(t, " %d\n", ok);
+  if (d->nsuspects)
+    put(t, "# HELP ddpbench_run_suspect A rank the watchdog named when it ended the run (the JSON's suspects say "
+           "where it was)\n# TYPE ddpbench_run_suspect gauge\n");
+  for (int i = 0; i < d->nsuspects; i++) {
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", d->suspects[i].rank);
+    first = 1;
+    put(t, "ddpbench_run_suspect");
+    label(t, &first, "kind", prom_kind(d));
+    label(t, &first, "mode", prom_mode(d));
+    label(t, &first, "rank", rank);
+    label(t, &first, "host", d->suspects[i].host);
+    user_labels(t, &first, d, NULL);
+    put(t, "} 1\n");
+  }
+}
+
+static void value(tbuf *t, double v);
+static double iso_seconds(const char *iso);
+
+/* When this file's figures were last brought up to date (every interval of a soak; the end of other runs):
+ * end_time, else the document's end_time (an export), else now. A dashboard alerts on it going stale (a soak
+ * whose ranks were killed leaves its last interim file, state running). */
+static void run_updated_series(tbuf *t, const result_doc *d, double end_time) {
+  double when = !isnan(end_time) ? end_time : iso_seconds(d->end_time);
+  if (isnan(when)) when = (double)time(NULL);
+  put(t, "# HELP ddpbench_run_updated_time_seconds When this file's figures were last brought up to date, seconds "
+         "since the Unix epoch (a soak: after every interval)\n# TYPE ddpbench_run_updated_time_seconds gauge\n");
+  run_series(t, d, "ddpbench_run_updated_time_seconds", NULL);
+  put(t, " ");
+  value(t, when);
 }
 
 static ddp_result sample_record(const result_doc *d, const result_record *r, sample *s) {
@@ -404,10 +462,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       warns += sv == SEV_WARN;
       infos += sv == SEV_INFO;
     }
-    put(&t, "# HELP ddpbench_run_ok The verdict: 1 when no finding failed (exit code 0), else 0\n");
-    put(&t, "# TYPE ddpbench_run_ok gauge\n");
-    run_series(&t, d, "ddpbench_run_ok", NULL);
-    put(&t, " %d\n", fails == 0);
+    run_state_series(&t, d, fails);
     put(&t, "# HELP ddpbench_findings Findings of the run by severity\n# TYPE ddpbench_findings gauge\n");
     static const char *const sev[] = {"fail", "warn", "info"};
     const int count[] = {fails, warns, infos};
@@ -424,7 +479,8 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       put(&t, " ");
       value(&t, start);
     }
-    if (!isnan(end_time)) {
+    run_updated_series(&t, d, end_time);
+    if (!isnan(end_time) && strcmp(result_state(d), "running")) { /* a running soak has not ended */
       put(&t, "# HELP ddpbench_run_end_time_seconds When the run ended, seconds since the Unix epoch\n");
       put(&t, "# TYPE ddpbench_run_end_time_seconds gauge\n");
       run_series(&t, d, "ddpbench_run_end_time_seconds", NULL);

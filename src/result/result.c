@@ -35,6 +35,33 @@ ddp_result result_failed_host_add(result_doc *d, const char *host) {
   return DDP_OK;
 }
 
+const char *result_state(const result_doc *d) {
+  static const char *const S[] = {"running", "interrupted", "complete"};
+  for (int i = 0; d->state && i < 3; i++)
+    if (!strcmp(d->state, S[i])) return S[i];
+  return d->verdict && !strcmp(d->verdict, "INCOMPLETE") ? S[0] : S[2];
+}
+
+int result_state_known(const char *s) {
+  return s && (!strcmp(s, "running") || !strcmp(s, "interrupted") || !strcmp(s, "complete"));
+}
+
+ddp_result result_suspect_add(result_doc *d, int rank, const char *host, const char *where) {
+  result_suspect *v = realloc(d->suspects, (size_t)(d->nsuspects + 1) * sizeof *v);
+  DDP_CHECK_ALLOC(v);
+  d->suspects = v;
+  result_suspect *s = &v[d->nsuspects];
+  s->rank = rank;
+  s->host = strdup(host ? host : "");
+  s->where = strdup(where ? where : "");
+  if (!s->host || !s->where) {
+    free(s->host), free(s->where);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  d->nsuspects++;
+  return DDP_OK;
+}
+
 static void kv_free(result_kv *kv, int n) {
   for (int i = 0; i < n; i++) {
     free(kv[i].key);
@@ -65,6 +92,9 @@ void result_free(result_doc *d) {
   free(d->bottom_line);
   free(d->end_time);
   free(d->run_id);
+  free(d->state);
+  for (int i = 0; i < d->nsuspects; i++) free(d->suspects[i].host), free(d->suspects[i].where);
+  free(d->suspects);
   kv_free(d->labels, d->nlabels);
   cJSON_Delete(d->nccl);
   free(d->device);
@@ -334,6 +364,18 @@ ddp_result result_to_json(const result_doc *d, cJSON *doc) {
     cJSON_AddStringToObject(doc, "verdict", d->verdict);
     cJSON_AddNumberToObject(doc, "exit_code", d->exit_code);
     cJSON_AddStringToObject(doc, "bottom_line", d->bottom_line ? d->bottom_line : "");
+  }
+  if (d->state) cJSON_AddStringToObject(doc, "state", d->state);
+  if (d->nsuspects) {
+    cJSON *sus = cJSON_AddArrayToObject(doc, "suspects");
+    for (int i = 0; sus && i < d->nsuspects; i++) {
+      cJSON *x = cJSON_CreateObject();
+      if (!x) break;
+      cJSON_AddNumberToObject(x, "rank", d->suspects[i].rank);
+      cJSON_AddStringToObject(x, "host", d->suspects[i].host);
+      cJSON_AddStringToObject(x, "where", d->suspects[i].where);
+      cJSON_AddItemToArray(sus, x);
+    }
   }
   if (d->run_id) cJSON_AddStringToObject(doc, "run_id", d->run_id);
   cJSON *lab = cJSON_AddObjectToObject(doc, "labels");
@@ -809,6 +851,21 @@ ddp_result result_from_json(const cJSON *doc, result_doc *d, char *why, size_t w
     return bad(&c, "verdict: \"%s\" is not PASS, WARN, FAIL, ERROR or INCOMPLETE", d->verdict);
   RD_TRY(rd_string(&c, doc, "", "bottom_line", 0, &d->bottom_line));
   RD_TRY(rd_string(&c, doc, "", "run_id", 0, &d->run_id));
+  RD_TRY(rd_string(&c, doc, "", "state", 0, &d->state));
+  if (d->state && !result_state_known(d->state))
+    return bad(&c, "state: \"%s\" is not running, interrupted or complete", d->state);
+  const cJSON *sus = item(doc, "suspects");
+  if (sus && !cJSON_IsArray(sus)) return bad(&c, "suspects: not an array");
+  for (const cJSON *x = sus ? sus->child : NULL; x; x = x->next) {
+    int rank = 0;
+    char *host = NULL, *where = NULL;
+    RD_TRY(rd_int(&c, x, "suspects[].", "rank", 0, 1 << 24, &rank));
+    RD_TRY(rd_string(&c, x, "suspects[].", "host", 1, &host));
+    ddp_result e = rd_string(&c, x, "suspects[].", "where", 1, &where);
+    if (e == DDP_OK) e = result_suspect_add(d, rank, host, where) == DDP_OK ? DDP_OK : bad(&c, "out of host memory");
+    free(host), free(where);
+    RD_TRY(e);
+  }
   if (item(doc, "exit_code")) RD_TRY(rd_int(&c, doc, "", "exit_code", 0, 255, &d->exit_code));
   if (item(doc, "duration_s")) RD_TRY(rd_number(&c, doc, "", "duration_s", 1, &d->duration_s));
   if (item(doc, "labels")) {

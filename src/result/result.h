@@ -58,6 +58,12 @@ typedef struct {
   char *why;         /* value NaN: why the figure is not given ("1 rank: ..."), or NULL (could not tell) */
 } result_record;
 
+/* A rank the watchdog named when it ended the run (rank 0 alive to write it down). */
+typedef struct {
+  int rank;
+  char *host, *where; /* where: its last known location, or why it is suspected ("did not answer ...") */
+} result_suspect;
+
 /* One rank's identity. */
 typedef struct {
   int rank, local_rank, node, pid;
@@ -100,6 +106,10 @@ typedef struct {
   int exit_code;
   double duration_s;      /* end_time - start_time, seconds */
   char *run_id;           /* 16 hex digits naming this run among others (CSV rows, Prometheus series) */
+  char *state;            /* "running" (a soak's interim document), "interrupted" (ended early: a dead or stopped
+                           * rank, the watchdog), "complete"; NULL: not said (result_state derives it) */
+  result_suspect *suspects; /* the ranks the watchdog named when it ended the run, or NULL */
+  int nsuspects;
   result_kv *labels;      /* --label key=value, sorted by key */
   int nlabels;
   /* result_load only: the document's "nccl" section (NCCL's account) as it was, for export to keep; NULL when
@@ -109,6 +119,13 @@ typedef struct {
 
 void result_init(result_doc *d);
 void result_free(result_doc *d);
+/* The run's state: d->state, else (a document from before it was written) "running" when the verdict is
+ * INCOMPLETE and "complete" otherwise. A static string. */
+const char *result_state(const result_doc *d);
+/* 1 when s is "running", "interrupted" or "complete". */
+int result_state_known(const char *s);
+/* Appends a suspect (copies of host and where). */
+ddp_result result_suspect_add(result_doc *d, int rank, const char *host, const char *where);
 /* Appends a copy of host to d's failing hosts (once). */
 ddp_result result_failed_host_add(result_doc *d, const char *host);
 

@@ -98,6 +98,11 @@ static struct {
   wd_peer *peers;   /* [world] */
   int listen_fd;
   char token_line[2 * WD_TOKEN + 1]; /* the job's token as an asker sends it: hex, then '\n' (no NUL) */
+  /* watchdog_on_end */
+  watchdog_end_fn end_fn;
+  void *end_arg;
+  _Atomic int end_deferral; /* rank 0 writes at the end: the other ranks leave it the abort (WD_END_DEFER) */
+  int deferred;             /* that was done once */
 } g_wd = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
 
 void wd_call_text(const wd_call *c, char *out, size_t n) {
@@ -468,7 +473,7 @@ static int query_send_token(wd_query *q) {
 
 /* ---- the verdict ---- */
 typedef struct {
-  int known, pid, behind;
+  int known, pid, behind, suspect;
   double hb_age, prog_age;
   char what[WD_WHAT];
 } rank_state;
@@ -591,6 +596,57 @@ static double job_progress_age(const rank_state *st) {
   return age;
 }
 
+/* How long another rank waits for rank 0 to end the job itself when its timer ran out first (watchdog_on_end). */
+#define WD_END_DEFER 10.0
+
+void watchdog_on_end(watchdog_end_fn fn, void *arg) {
+  pthread_mutex_lock(&g_wd.lock);
+  g_wd.end_fn = fn;
+  g_wd.end_arg = arg;
+  pthread_mutex_unlock(&g_wd.lock);
+  atomic_store(&g_wd.end_deferral, fn != NULL || g_wd.rank != 0);
+}
+
+void watchdog_on_end_clear(void) {
+  pthread_mutex_lock(&g_wd.lock);
+  g_wd.end_fn = NULL;
+  g_wd.end_arg = NULL;
+  pthread_mutex_unlock(&g_wd.lock);
+  atomic_store(&g_wd.end_deferral, 0);
+}
+
+/* Rank 0, before it aborts the job: the suspects of st (culprit_report marked them; NULL: no one asked) to the
+ * hook. */
+static void end_hook_call(const rank_state *st) {
+  pthread_mutex_lock(&g_wd.lock);
+  watchdog_end_fn fn = g_wd.end_fn;
+  void *arg = g_wd.end_arg;
+  pthread_mutex_unlock(&g_wd.lock);
+  if (!fn || g_wd.rank != 0) return;
+  int n = 0;
+  for (int r = 0; st && r < g_wd.world; r++) n += st[r].suspect;
+  watchdog_suspect *s = calloc((size_t)n + 1, sizeof *s);
+  if (!s) return;
+  n = 0;
+  for (int r = 0; st && r < g_wd.world; r++) {
+    if (!st[r].suspect) continue;
+    watchdog_suspect *x = &s[n++];
+    x->rank = r;
+    snprintf(x->host, sizeof x->host, "%s", g_wd.peers[r].host);
+    if (!st[r].known)
+      snprintf(x->where, sizeof x->where, "did not answer the query (process stopped, frozen or gone, or its host "
+                                          "unreachable)");
+    else if (st[r].behind)
+      snprintf(x->where, sizeof x->where, "alive but elsewhere than the others, in %.*s, no progress for %.0f s",
+               WD_WHAT - 96, st[r].what, st[r].prog_age);
+    else
+      snprintf(x->where, sizeof x->where, "not answering (stopped or frozen for %.0f s); last known: %.*s",
+               st[r].hb_age, WD_WHAT - 96, st[r].what);
+  }
+  fn(arg, s, n);
+  free(s);
+}
+
 /* Prints one line per rank (suspects first) from st (states_gather). Called by the rank whose timer ran out,
  * just before it aborts the job. */
 static void culprit_report(FILE *out, rank_state *st) {
@@ -607,7 +663,8 @@ static void culprit_report(FILE *out, rank_state *st) {
   }
   if (nsus == 0 && major >= 0 && major_n < W && 2 * major_n > W)
     for (int r = 0; r < W; r++)
-      if (st[r].known && strcmp(st[r].what, st[major].what) != 0) st[r].behind = 1, nsus++;
+      if (st[r].known && strcmp(st[r].what, st[major].what) != 0 && !(st[r].prog_age < g_wd.timeout))
+        st[r].behind = 1, nsus++; /* one that progresses (rank 0 writing in a busy section) is not behind */
   /* Every rank alive and in the shutdown: the work is done and what MPI_Finalize waits for is the launcher
    * (its exit fence goes through mpirun's daemons or srun's step daemon). Nobody else to suspect. */
   int down = nsus == 0, in_finalize = 1, written = 1;
@@ -628,6 +685,7 @@ static void culprit_report(FILE *out, rank_state *st) {
   for (int pass = 0; pass < 2; pass++)
     for (int r = 0; r < W && lines < 32; r++) {
       int sus = st[r].behind || (r != g_wd.rank && (!st[r].known || st[r].hb_age > 2.0));
+      st[r].suspect = sus && !down;
       if (sus != (pass == 0)) continue;
       lines++;
       const wd_peer *p = &g_wd.peers[r];
@@ -667,6 +725,16 @@ static void timer_expired(double seen, double idle, const char *forced) {
       free(st), free(buf);
       return;
     }
+    /* Rank 0 writes what it knows when the job ends (watchdog_on_end): another rank whose timer ran out first,
+     * while rank 0 is alive and answering, leaves it the abort for a while, once. */
+    if (!forced && g_wd.rank != 0 && atomic_load(&g_wd.end_deferral) && st[0].known && st[0].hb_age <= 2.0 &&
+        !g_wd.deferred) {
+      g_wd.deferred = 1;
+      double now = ddp_now(), next = now - g_wd.timeout + WD_END_DEFER;
+      atomic_compare_exchange_strong(&g_wd.last, &seen, next);
+      free(st), free(buf);
+      return;
+    }
   }
   char where[WD_WHAT];
   pthread_mutex_lock(&g_wd.lock);
@@ -694,6 +762,7 @@ static void timer_expired(double seen, double idle, const char *forced) {
       free(text);
     }
   }
+  end_hook_call(st && buf ? st : NULL);
   free(st), free(buf);
   fflush(stderr);
   /* Peers that timed out a moment later may be asking this rank now: answer them for a second before the
@@ -911,11 +980,23 @@ ddp_result watchdog_join(const ddp_dist *d) {
 /* Built outside the handler (snprintf is not async-signal-safe), again once the rank is known. */
 static char g_msg_int[160], g_msg_term[160];
 
+/* watchdog_signal_note: two copies, the handler reads the one g_note_cur names (the other is being written). */
+static char g_note[2][1200];
+static volatile sig_atomic_t g_note_cur = -1;
+
+void watchdog_signal_note(const char *line) {
+  int next = g_note_cur == 0 ? 1 : 0;
+  snprintf(g_note[next], sizeof g_note[next], "%s%s", line ? line : "", line && line[0] ? "\n" : "");
+  g_note_cur = next;
+}
+
 static void on_signal(int sig) {
   if (g_decided >= 0) _exit(g_decided); /* the work is over and its outputs are in place */
   atomic_file_abandon();
   const char *m = sig == SIGINT ? g_msg_int : g_msg_term;
   ssize_t w = write(2, m, strlen(m));
+  int cur = g_note_cur;
+  if (cur >= 0 && g_note[cur][0]) w = write(2, g_note[cur], strlen(g_note[cur]));
   (void)w;
   _exit(sig == SIGINT ? DDP_EXIT_SIGINT : DDP_EXIT_SIGTERM);
 }

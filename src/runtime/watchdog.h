@@ -84,6 +84,22 @@ unsigned watchdog_enter_device(const char *what);
  * itself (SIGKILL); watchdog_test_fault_act does it unconditionally. */
 void watchdog_test_fault(int rank, const char *where);
 void watchdog_test_fault_act(const char *action, int rank, const char *where);
+/* The end of a job the watchdog aborts, on rank 0 (a soak writes its outputs once more: how it ended and whom the
+ * watchdog named). Every rank calls watchdog_on_end (fn NULL off rank 0): rank 0's watchdog thread then calls
+ * fn(arg, suspects, n) after its report and before the abort, and the other ranks, whose timer may run out first,
+ * leave rank 0 the abort for 10 s once while it answers. fn runs on the watchdog thread while the main thread is
+ * stuck: it must take its own lock, with a time limit. watchdog_on_end_clear ends it (every rank). */
+typedef struct {
+  int rank;
+  char host[64];
+  char where[400];
+} watchdog_suspect;
+typedef void (*watchdog_end_fn)(void *arg, const watchdog_suspect *s, int n);
+void watchdog_on_end(watchdog_end_fn fn, void *arg);
+void watchdog_on_end_clear(void);
+/* A line the SIGINT/SIGTERM handler writes after its own (rank 0's soak: which output files hold which
+ * interval); NULL or "" for none. Copied; the handler reads the last complete copy. */
+void watchdog_signal_note(const char *line);
 /* SIGINT/SIGTERM: remove the temporary file being written, one line on stderr, _exit(128 + signal). */
 void watchdog_signals_install(void);
 

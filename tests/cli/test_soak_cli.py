@@ -2,16 +2,17 @@
 """test_soak_cli: `ddpbench accept --soak` from the command line, on the CPU device.
 
 - bad input, each one line naming the key and exit 2, before MPI: --interval or --pair-every without --soak, a
-  duration that is not one ("3x"), an interval longer than the soak, a --timeout below 2 x --interval + 10 s, a
-  --expect file with a bad soak ceiling;
+  duration that is not one ("3x", hexadecimal "0x10"), an interval longer than the soak, a --timeout below 2 x
+  --interval + 10 s, a --expect file with a bad soak ceiling, a --health-seconds longer than the interval;
 - a rank whose weights go wrong mid-soak (DDPBENCH_TEST_CORRUPT_RANK=1:2, as a silent data corruption would):
   soak_weights fails rank 1 from interval 2 with its time, exit 4, --failed-hosts lists its host, the bottom line
   opens with the soak's length and intervals, every interval of the series is there (--csv has the per-interval
   rows, --prom the last interval and ddpbench_soak_interval);
-- a rank stalled in interval 3 (DDPBENCH_TEST_FAULT=stall:1:soak): the watchdog ends the job, exit 3, and the
-  document of intervals 1 and 2 stays, INCOMPLETE; a rank killed there: a non-zero exit, the same document;
+- a rank stalled or stopped in interval 3 (DDPBENCH_TEST_FAULT=stall:1:soak, stop:1:soak): the watchdog ends the
+  job, exit 3, and rank 0 writes the document of intervals 1 and 2 once more, INCOMPLETE, state interrupted (JSON
+  and prom), the stopped rank its suspect; a rank killed there: a non-zero exit, the same document, state running;
 - --expect's soak ceilings are accepted (soak_pcie_replay_per_min) and a healthy soak passes with exit 0.
-About 60 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
+About 110 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, N failed"."""
 import csv
 import json
 import os
@@ -44,7 +45,9 @@ with open(bad, "w") as f:
 for args, key in ((["--interval", "3s"], "--interval"), (["--pair-every", "2"], "--pair-every"),
                   (["--soak", "3x"], "--soak"), (["--soak", "10s", "--interval", "20s"], "--interval"),
                   (["--soak", "1m", "--interval", "20s", "--timeout", "30"], "--timeout"),
-                  (["--soak", "10s", "--interval", "2s", "--expect", bad], "soak_pcie_replay_per_min")):
+                  (["--soak", "10s", "--interval", "2s", "--expect", bad], "soak_pcie_replay_per_min"),
+                  (["--soak", "0x10", "--interval", "0x8"], "--soak"), (["--soak", "16s", "--interval", "0x8"], "--interval"),
+                  (["--soak", "6s", "--interval", "2s", "--health-seconds", "3"], "--health-seconds")):
     rc, out, err = run(args)
     lines = [x for x in err.splitlines() if x.startswith("ddpbench:") and "no GPU visible" not in x]
     check(rc == 2 and len(lines) == 1 and key in lines[0], "%s: exit 2, one line naming %s (%d: %s)" %
@@ -80,13 +83,15 @@ check("ddpbench_soak_interval{" in prom and (" %d\n" % n) in prom.split("ddpbenc
       "ddpbench_soak_rank_gemm_flops_per_second" in prom and "interval=" not in prom,
       "--prom: the last interval, ddpbench_soak_interval %d, no interval labels" % n)
 
-# a rank that stops answering, or dies, in interval 3: the document of intervals 1 and 2 stays, INCOMPLETE
-for action, want in (("stall", 3), ("kill", None)):
-    jf = os.path.join(tmp, action + ".json")
+# a rank that stops answering (stalled in a loop, or SIGSTOPped), or dies, in interval 3: the document of intervals
+# 1 and 2 stays, INCOMPLETE; with rank 0 alive at the watchdog's end, written once more as state interrupted, the
+# stopped rank among its suspects (JSON and prom); a killed rank takes the job down at once: state running
+for action, want in (("stall", 3), ("stop", 3), ("kill", None)):
+    jf, pf = os.path.join(tmp, action + ".json"), os.path.join(tmp, action + ".prom")
     e = dict(env, DDPBENCH_TEST_FAULT="%s:1:soak" % action)
     p = subprocess.run([mpiexec, "-np", "3", "-x", "DDPBENCH_TEST_FAULT", prog, "accept", "--soak", "60s", "--interval", "2s",
-                        "--timeout", "15", "--json", jf, "--progress", "none"], env=e, capture_output=True, text=True,
-                       timeout=150, cwd=tmp)
+                        "--timeout", "15", "--json", jf, "--prom", pf, "--progress", "none"], env=e, capture_output=True,
+                       text=True, timeout=150, cwd=tmp)
     ok = p.returncode == want if want is not None else p.returncode != 0
     check(ok, "rank 1 %s in interval 3: exit %s (%d)" % (action, want if want is not None else "non-zero", p.returncode))
     try:
@@ -94,9 +99,18 @@ for action, want in (("stall", 3), ("kill", None)):
     except (OSError, ValueError) as x:
         dj = {"soak": {}, "error": str(x)}
     iv = [i["interval"] for i in dj["soak"].get("intervals", [])]
-    check(iv == [1, 2] and dj.get("verdict") == "INCOMPLETE" and dj["soak"].get("state") == "running" and
-          isinstance(dj.get("findings"), list), "%s: the document holds intervals 1 and 2, INCOMPLETE (%s, %s)" %
-          (action, iv, dj.get("verdict")))
+    state = "running" if action == "kill" else "interrupted"
+    check(iv == [1, 2] and dj.get("verdict") == "INCOMPLETE" and dj["soak"].get("state") == state and
+          dj.get("state") == state and isinstance(dj.get("findings"), list),
+          "%s: the document holds intervals 1 and 2, INCOMPLETE, state %s (%s, %s, %s)" %
+          (action, state, iv, dj.get("verdict"), dj.get("state")))
+    prom = open(pf).read() if os.path.exists(pf) else ""
+    check(('ddpbench_run_state{kind="accept",state="%s"} 1' % state) in prom and 'ddpbench_run_ok{kind="accept"} 0' in prom,
+          "%s: prom: state %s, run_ok 0" % (action, state))
+    if action == "stop":
+        sus = dj.get("suspects", [])
+        check([x.get("rank") for x in sus] == [1] and 'ddpbench_run_suspect{kind="accept",rank="1",' in prom,
+              "stop: rank 1 the one suspect in the JSON and the prom (%s)" % sus)
     check(not [n for n in os.listdir(tmp) if ".tmp" in n], "%s: no temporary file left" % action)
 
 # a healthy soak with --expect's soak ceilings

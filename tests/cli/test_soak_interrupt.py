@@ -11,7 +11,8 @@ the terminal's Ctrl-C does) early in interval 3. Two launchers:
   - launch/run.sh -np 3, the project's launcher, which turns the same Ctrl-C into exit 130 (its header says so);
     there mpirun gets the SIGINT and run.sh's SIGTERM at once and exits at once, and the ranks end about a second
     later on their own (their messages are lost): the job's processes are waited for, 10 s at most.
-For each: the exit status, no process of the job left, J parses as JSON, verdict "INCOMPLETE" and exit_code 3,
+For each: the exit status, no process of the job left, rank 0's line naming the kept files and their interval
+(when mpirun passed its stderr on), J parses as JSON, verdict "INCOMPLETE" and exit_code 3,
 soak.state "running", soak.intervals exactly intervals 1 and 2 with intervals_complete 2 (interval 3 cannot have
 completed: the signal is sent less than 1 s after J's interval-2 version was written, and a cycle's GEMM alone
 is 1.5 s), 2 values in every rank's series, "findings" an array, no temporary file (*.tmp*) in J's folder, and J
@@ -19,6 +20,7 @@ valid against docs/result.schema.json when python3-jsonschema is there (a printe
 About 20 s on the 2-core machine. argv: MPIEXEC DDPBENCH SOURCE_DIR. Ends with "N passed, N failed"."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -144,6 +146,10 @@ def case(name, launcher, want_rc, want_said):
     # at least one: mpirun, ending, sometimes drops a rank's last line (2 of 3 came through in 1 run of 6)
     check(want_said is None or said >= 1, "%s: the ranks said '%s' (%s did)" % (name, want_said, said))
     check("interrupted (SIGINT)" not in text, "%s: no rank saw the SIGINT itself" % name)
+    # rank 0, ending on the signal, says which files it keeps and the interval they hold (when its line came through)
+    if re.search(r"\[ddpbench rank 0 host \S+\] terminated \(SIGTERM\)", text):
+        check("[ddpbench] accept --soak: kept %s (interval 2)" % J in text,
+              "%s: rank 0 said it kept J, interval 2" % name)
 
     d = load(J)
     check(isinstance(d, dict), "%s: J parses as JSON" % name)

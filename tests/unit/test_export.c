@@ -88,6 +88,36 @@ int main(void) {
             strstr(t, "\nddpbench_host_failed{kind=\"run\",host=\"other-node\",check=\"throttle\"} 0\n") &&
             count(t, "ddpbench_host_failed{") == 4,
         "ddpbench_host_failed for 2 hosts x 2 checks, passing hosts included");
+  /* how the run stands: complete (no state said, no INCOMPLETE verdict), run_ok 1 only for a complete exit 0 */
+  CHECK(strstr(t, "\nddpbench_run_state{kind=\"run\",state=\"complete\"} 1\n") != NULL, "state complete");
+  CHECK(strstr(t, "\nddpbench_run_updated_time_seconds{kind=\"run\"} 1796000000\n") != NULL, "updated time");
+  {
+    result_doc w;
+    result_init(&w);
+    w.kind = strdup("accept");
+    w.exit_code = 0;
+    char *u = NULL;
+    CHECK(prom_format(&w, 1796000000.0, &u) == DDP_OK && u && strstr(u, "\nddpbench_run_ok{kind=\"accept\"} 1\n"),
+          "complete, exit 0: run_ok 1");
+    free(u), u = NULL;
+    w.state = strdup("running");
+    w.exit_code = 3;
+    CHECK(prom_format(&w, 1796000000.0, &u) == DDP_OK && u && strstr(u, "\nddpbench_run_ok{kind=\"accept\"} 0\n") &&
+              strstr(u, "\nddpbench_run_state{kind=\"accept\",state=\"running\"} 1\n") &&
+              !strstr(u, "ddpbench_run_end_time_seconds") && strstr(u, "ddpbench_run_updated_time_seconds{"),
+          "running, no failing finding: run_ok 0, state running, no end time:\n%s", u ? u : "");
+    free(u), u = NULL;
+    free(w.state);
+    w.state = strdup("interrupted");
+    CHECK(result_suspect_add(&w, 1, "node01", "not answering") == DDP_OK, "a suspect");
+    CHECK(prom_format(&w, 1796000000.0, &u) == DDP_OK && u &&
+              strstr(u, "\nddpbench_run_state{kind=\"accept\",state=\"interrupted\"} 1\n") &&
+              strstr(u, "\nddpbench_run_suspect{kind=\"accept\",rank=\"1\",host=\"node01\"} 1\n") &&
+              strstr(u, "\nddpbench_run_ok{kind=\"accept\"} 0\n"),
+          "interrupted: the state, the suspect, run_ok 0:\n%s", u ? u : "");
+    free(u);
+    result_free(&w);
+  }
   /* one HELP and one TYPE per family, right before its first sample */
   int ok = 1, families = 0;
   for (const char *p = t; *p;) {

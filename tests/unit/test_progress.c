@@ -123,6 +123,40 @@ int main(void) {
   CHECK(tl_newlines(t) == 2 && strstr(t, "row\n\r[ddpbench] collectives: allreduce  done  "),
         "tty: after the row, the phase's end drawn again and the final newline (got %d lines):\n%s", tl_newlines(t), t);
 
+  /* a phase of few long steps (a soak's intervals): the ETA counts down between two steps; a phase ended before its
+   * planned count says the steps done; after progress_clear the line is not drawn again within the second (under
+   * mpirun, a stdout line printed right after the clear could reach the terminal after the redrawn line) */
+  progress_start(PROGRESS_LOG, f, "accept --soak");
+  progress_phase("soak", 10, "interval");
+  progress_step(1);
+  nap(0.15);
+  progress_step(2); /* the rate: 0.15 s an interval, from here 8 x 0.15 = 1.2 s left */
+  nap(0.3);
+  progress_step(2);
+  nap(0.15);
+  progress_step(2);
+  progress_phase_end();
+  t = take(f);
+  double eta[3] = {-1, -1, -1};
+  int ne = 0;
+  for (const char *p = t; ne < 3 && (p = strstr(p, "ETA ")) != NULL; p += 4) eta[ne++] = atof(p + 4);
+  CHECK(ne >= 2 && eta[ne - 1] < eta[0] - 0.2, "the ETA counts down between steps (%d lines: %g then %g):\n%s", ne,
+        eta[0], eta[ne - 1], t);
+  CHECK(strstr(t, "soak: done, 2 intervals in ") != NULL, "ended after 2 of 10: done, 2 intervals:\n%s", t);
+  progress_start(PROGRESS_TTY, f, "accept --soak");
+  progress_phase("soak", 4, "interval");
+  nap(0.25);
+  progress_step(1);
+  progress_clear();
+  fputs("# soak interval 1\n", f);
+  nap(0.25);
+  progress_step(1);
+  t = take(f);
+  CHECK(strstr(t, "# soak interval 1\n") && !strstr(strstr(t, "# soak interval 1\n"), "\r[ddpbench]"),
+        "tty: not drawn again within the second after a clear:\n%s", t);
+  progress_end();
+  (void)take(f);
+
   /* auto, for this process: stderr is CTest's file or pipe */
   const char *why = NULL;
   unsetenv("OMPI_COMM_WORLD_SIZE"), unsetenv("PMIX_RANK"), unsetenv("PMI_RANK"), unsetenv("PMI_SIZE"),

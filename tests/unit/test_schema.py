@@ -250,6 +250,15 @@ rejected(soak_run, "an interim soak document (state running) that is not INCOMPL
 rejected(soak_run, "an interim soak document with exit code 0", set_("exit_code", 0))
 rejected(soak, "a complete soak with verdict INCOMPLETE", set_("verdict", "INCOMPLETE"))
 rejected(soak, "an unknown soak state", lambda d: d["soak"].__setitem__("state", "paused"))
+# the run's state (every kind) and the watchdog's suspects of a soak ended early
+SUSPECT = {"rank": 1, "host": "node01", "where": "not answering (stopped or frozen for 12 s); last known: soak"}
+accepted(soak_run, "an interrupted soak with its suspects", lambda d: (
+    d.__setitem__("state", "interrupted"), d["soak"].__setitem__("state", "interrupted"),
+    d.__setitem__("suspects", [dict(SUSPECT)])))
+rejected(soak_run, "an interrupted soak that is not INCOMPLETE", lambda d: (
+    d["soak"].__setitem__("state", "interrupted"), d.__setitem__("verdict", "PASS")))
+rejected(soak, "an unknown run state", set_("state", "paused"))
+rejected(soak, "a suspect without its rank", set_("suspects", [{"host": "node01", "where": "x"}]))
 rejected(soak, "a soak section without its intervals", lambda d: d["soak"].pop("intervals"))
 rejected(soak, "a soak section with a key of its own", lambda d: d["soak"].__setitem__("cycles", 3))
 rejected(soak, "a GPU without its steady state", lambda d: soak_gpu(d).pop("steady"))
