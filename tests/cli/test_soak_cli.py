@@ -105,11 +105,11 @@ for action, want in (("stall", 3), ("stop", 3), ("kill", None)):
           "%s: the document holds intervals 1 and 2, INCOMPLETE, state %s (%s, %s, %s)" %
           (action, state, iv, dj.get("verdict"), dj.get("state")))
     prom = open(pf).read() if os.path.exists(pf) else ""
-    check(('ddpbench_run_state{kind="accept",state="%s"} 1' % state) in prom and 'ddpbench_run_ok{kind="accept"} 0' in prom,
+    check(('ddpbench_run_state{kind="accept",mode="soak",state="%s"} 1' % state) in prom and 'ddpbench_run_ok{kind="accept",mode="soak"} 0' in prom,
           "%s: prom: state %s, run_ok 0" % (action, state))
     if action == "stop":
         sus = dj.get("suspects", [])
-        check([x.get("rank") for x in sus] == [1] and 'ddpbench_run_suspect{kind="accept",rank="1",' in prom,
+        check([x.get("rank") for x in sus] == [1] and 'ddpbench_run_suspect{kind="accept",mode="soak",rank="1",' in prom,
               "stop: rank 1 the one suspect in the JSON and the prom (%s)" % sus)
     check(not [n for n in os.listdir(tmp) if ".tmp" in n], "%s: no temporary file left" % action)
 

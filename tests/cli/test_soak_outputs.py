@@ -96,9 +96,9 @@ check(doc.get("state") == "running" and doc.get("verdict") == "INCOMPLETE" and l
       (doc.get("state"), doc.get("verdict"), len(gemm)))
 check(len(doc.get("failed_hosts", [])) == 2 and sorted(drain) == sorted(doc.get("failed_hosts", [])),
       "interim: both hosts in failed_hosts and --failed-hosts (%s, %s)" % (doc.get("failed_hosts"), drain))
-check((prom_value(prom, 'ddpbench_findings{kind="accept",severity="fail"}') or 0) >= 2 and
-      prom_value(prom, 'ddpbench_run_ok{kind="accept"}') == 0 and
-      prom_value(prom, 'ddpbench_run_state{kind="accept",state="running"}') == 1 and
+check((prom_value(prom, 'ddpbench_findings{kind="accept",mode="soak",severity="fail"}') or 0) >= 2 and
+      prom_value(prom, 'ddpbench_run_ok{kind="accept",mode="soak"}') == 0 and
+      prom_value(prom, 'ddpbench_run_state{kind="accept",mode="soak",state="running"}') == 1 and
       "ddpbench_run_end_time_seconds" not in prom and "ddpbench_run_updated_time_seconds{" in prom,
       "interim prom: fails counted, run_ok 0, state running, updated time, no end time")
 
@@ -122,9 +122,9 @@ check(len(w) == 4 and all(x["severity"] == "warn" and x.get("interval") == 1 and
       "a soak_write warning per output, interval 1, the error (%s)" % [x["text"][:80] for x in w])
 check(d.get("state") == "complete" and d["soak"].get("state") == "complete" and d.get("exit_code") == 0,
       "state complete, exit_code 0 (%s, %s)" % (d.get("state"), d.get("exit_code")))
-check(prom_value(prom, 'ddpbench_run_state{kind="accept",state="complete"}') == 1 and
-      prom_value(prom, 'ddpbench_run_ok{kind="accept"}') == 1 and
-      prom_value(prom, 'ddpbench_soak_intervals_complete{kind="accept",group="world"}') == n,
+check(prom_value(prom, 'ddpbench_run_state{kind="accept",mode="soak",state="complete"}') == 1 and
+      prom_value(prom, 'ddpbench_run_ok{kind="accept",mode="soak"}') == 1 and
+      prom_value(prom, 'ddpbench_soak_intervals_complete{kind="accept",mode="soak",group="world"}') == n,
       "prom: state complete, run_ok 1, ddpbench_soak_intervals_complete %s" % n)
 check(d.get("start_time", "") <= d.get("end_time", ""), "end_time is not before start_time")
 done = re.findall(r"soak: done, (\d+) intervals", err)
@@ -143,7 +143,7 @@ try:
 except (OSError, ValueError) as x:
     d, prom = {"soak": {}}, ""
 check(d["soak"].get("intervals_complete") == 1 and d.get("state") == "running" and
-      prom_value(prom, 'ddpbench_soak_intervals_complete{kind="accept",group="world"}') == 1,
+      prom_value(prom, 'ddpbench_soak_intervals_complete{kind="accept",mode="soak",group="world"}') == 1,
       "the files keep interval 1's interim document (%s, %s)" % (d["soak"].get("intervals_complete"), d.get("state")))
 
 # 4. an interim write slower than --timeout is a busy section, not a stall
