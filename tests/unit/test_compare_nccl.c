@@ -1,4 +1,4 @@
-/* test_compare_nccl.c: compare names what NCCL did differently (src/cmd/compare/compare_nccl.c), on synthetic
+/* test_compare_nccl.c: compare names what NCCL did differently (src/cmd/compare/compare_nccl_*.c), on synthetic
  * collectives result files: the saved collectives-v3.json (argv[1] = fixtures) with an allreduce sweep of
  * 16 MiB to 1 GiB whose busbw is seeded noise (tests/lib/compare_synth.h), 4 runs a side, and a hand-made
  * "nccl" section in nccl_account_json's shape. What must hold:

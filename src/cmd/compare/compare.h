@@ -107,7 +107,7 @@ typedef struct {
   char *key, *value;
 } cmp_label;
 
-/* ---- NCCL's account on each side (compare_nccl.c) ------------------------------------------------------ */
+/* ---- NCCL's account on each side (compare_nccl_diff.c) ------------------------------------------------- */
 /* One thing NCCL did differently on side B. */
 typedef struct {
   char *what;  /* "version", "training: coll channels", "training: transport", "collectives: AllReduce 64 MiB-1 GiB" */
@@ -205,7 +205,7 @@ double cmp_noise_floor(const cmp_noise *n, const char *name);
  * schema_version, a metric missing from one run of a side, an empty side, a refused config difference). */
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r);
 
-/* ---- NCCL's account (compare_nccl.c) ------------------------------------------------------------------ */
+/* ---- NCCL's account (compare_nccl_diff.c: the diff, below the model; compare_nccl_explain.c: its sentences) - */
 /* Diffs NCCL's account of the runs into r->nccl: a[i] / b[i] is run i's "nccl" section (NULL: the file has none,
  * as files from before ddpbench recorded it: "not reported", never an error). Per side, the runs should agree;
  * where they do not, r->nccl.disagree says on what and side's first run stands for it. Compared: the version,
@@ -220,6 +220,8 @@ int cmp_nccl_build(const cJSON *const *a, int na, const cJSON *const *b, int nb,
  * why". Returns 0, or -1 when out of memory. */
 int cmp_nccl_explain(cmp_report *r);
 void cmp_nccl_free(cmp_nccl *n);
+/* "64 MiB" or "64 MiB-1 GiB": a size range of the diff, in the largest unit each size is a whole number of. */
+void cmp_nccl_fmt_range(char *buf, size_t n, double lo, double hi);
 
 
 #ifdef __cplusplus

@@ -1,7 +1,7 @@
 /* compare_load.c: result files -> the runs of each side -> provenance diff and one line per metric, for
  * compare.c. Reads result files through the project's one reader (result_load in result.h); the one exception,
  * a run's top-level "labels", is read here only while the reader does not keep them (before schema version 4),
- * and its "nccl" section (NCCL's account, for compare_nccl.c), which the reader's model does not hold.
+ * and its "nccl" section (NCCL's account, for compare_nccl_diff.c), which the reader's model does not hold.
  * Never writes a file.
  *
  * A metric is a record whose direction is known (better lower or higher), named
