@@ -182,6 +182,12 @@ int cmp_class_lines(const cmp_report *r, cmp_class c, int **idx);
 void cmp_noise_words(const cmp_report *r, char *buf, size_t n);
 /* The last line of the report (no newline): "ddpbench compare: VERDICT  figures  (context; N fail, N warn)". */
 void cmp_bottom_line(const cmp_report *r, char *buf, size_t n);
+/* s as a printer of text or markdown may write it: every control character (C0 with newlines, tabs and ESC,
+ * DEL, and C1 encoded in UTF-8) as \n, \t, \r or \xNN, a backslash doubled; with md also the table's | as \|.
+ * Writes at most n - 1 bytes and a NUL into buf, never a partial escape; returns buf. Every printer of a string
+ * read from a file (names, labels, provenance, NCCL's account) goes through it: a crafted result file must
+ * write no line and no terminal escape of its own. */
+const char *cmp_escape(char *buf, size_t n, const char *s, int md);
 /* A side's name for people: its distinguishing labels, else "A" / "B" (side 0 / 1). */
 const char *cmp_side_name(const cmp_report *r, int side);
 

@@ -228,6 +228,29 @@ int cmp_class_lines(const cmp_report *r, cmp_class c, int **idx) {
   return n;
 }
 
+const char *cmp_escape(char *buf, size_t n, const char *s, int md) {
+  size_t u = 0;
+  if (!n) return buf;
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    char e[8];
+    unsigned c = *p;
+    if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* a C1 control (U+0080-U+009F, NEL, CSI) in UTF-8 */
+      snprintf(e, sizeof e, "\\x%02x", (unsigned)*++p);
+    else if (c == '\n') snprintf(e, sizeof e, "\\n");
+    else if (c == '\t') snprintf(e, sizeof e, "\\t");
+    else if (c == '\r') snprintf(e, sizeof e, "\\r");
+    else if (c < 0x20 || c == 0x7f) snprintf(e, sizeof e, "\\x%02x", c);
+    else if (c == '\\') snprintf(e, sizeof e, "\\\\");
+    else if (md && c == '|') snprintf(e, sizeof e, "\\|");
+    else e[0] = (char)c, e[1] = 0;
+    size_t k = strlen(e);
+    if (u + k >= n) break;
+    memcpy(buf + u, e, k), u += k;
+  }
+  buf[u] = 0;
+  return buf;
+}
+
 const char *cmp_side_name(const cmp_report *r, int side) {
   const char *n = side ? r->name_b : r->name_a;
   return n ? n : side ? "B" : "A";
@@ -311,6 +334,11 @@ void cmp_bottom_line(const cmp_report *r, char *buf, size_t n) {
   add(buf, n, &u, "  (A%s%s: %d run%s, B%s%s: %d run%s; noise floor %s; %d fail, %d warn)", r->name_a ? " " : "",
       r->name_a ? r->name_a : "", r->runs_a, r->runs_a == 1 ? "" : "s", r->name_b ? " " : "", r->name_b ? r->name_b : "",
       r->runs_b, r->runs_b == 1 ? "" : "s", noise, reg, mw);
+  /* the names in it are the files' (metric labels, side labels): one line, no escape of theirs */
+  char *raw = strdup(buf);
+  if (raw) cmp_escape(buf, n, raw, 0);
+  else buf[0] = 0;
+  free(raw);
 }
 
 /* ---- the A/A noise file ------------------------------------------------------------------------------ */
