@@ -89,6 +89,14 @@ static int compare(const char *fmt, ...) {
   } while (0)
 
 static void set_world_size_text(cJSON *d) { cJSON_ReplaceItemInObject(d, "world_size", cJSON_CreateString("2")); }
+/* a third rank, rank 1's copy */
+static void set_world_size_3(cJSON *d) {
+  cJSON_ReplaceItemInObject(d, "world_size", cJSON_CreateNumber(3));
+  cJSON *ranks = cJSON_GetObjectItem(d, "ranks"), *r2 = cJSON_Duplicate(cJSON_GetArrayItem(ranks, 1), 1);
+  cJSON_ReplaceItemInObject(r2, "rank", cJSON_CreateNumber(2));
+  cJSON_AddItemToArray(ranks, r2);
+}
+static void set_nodes_2(cJSON *d) { cJSON_ReplaceItemInObject(d, "nodes", cJSON_CreateNumber(2)); }
 static void set_value_text(cJSON *d) {
   cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "records"), 0), "value", cJSON_CreateString("fast"));
 }
@@ -153,7 +161,7 @@ static void test_hosts_and_pooling(void) {
     snprintf(p, sizeof p, "%s/run-%d.json", a, i);
     write_mutated(p, two_hosts);
   }
-  int rc = compare("--format json %s -- %s", a, b);
+  int rc = compare("--format json --allow-config-diff %s -- %s", a, b); /* 2 nodes against 1 (test_job_size) */
   cJSON *doc = cJSON_Parse(out_text);
   double s0 = rank_value("local", "step_ms", "0"), s1 = rank_value("local", "step_ms", "1");
   double g0 = rank_value("gemm", "gemm_tflops", "0"), g1 = rank_value("gemm", "gemm_tflops", "1");
@@ -293,6 +301,33 @@ static void add_fail_finding(cJSON *d) {
   cJSON_AddStringToObject(x, "unit", "");
   cJSON_AddStringToObject(x, "text", "1 element wrong");
   cJSON_AddItemToArray(f, x);
+}
+
+/* Hostile trial 3, M5: another job size is refused as another model is (exit 2, both values named); with
+ * --allow-config-diff the report says so above the table. */
+static void test_job_size(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "size-a", 4);
+  make_side(b, sizeof b, "size-b", 4);
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, set_world_size_3);
+  }
+  int rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "job.world_size", "2 (A) vs 3 (B)", "--allow-config-diff");
+  rc = compare("--allow-config-diff %s -- %s", a, b);
+  const char *said = strstr(out_text, "world size differs: step times are not comparable"),
+             *table = strstr(out_text, "\nmetric ");
+  CHECK(rc == 0 && said && table && said < table, "--allow-config-diff: compared, the warning above the table: exit "
+        "%d\n%s%s", rc, out_text, err_text);
+  rc = compare("--allow-config-diff --format md %s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "world size differs: step times are not comparable"), "markdown says it too");
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, set_nodes_2);
+  }
+  rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "job.nodes", "1 (A) vs 2 (B)");
 }
 
 static void test_same_run_and_zero(void) {
@@ -467,6 +502,7 @@ int main(int argc, char **argv) {
   atexit(cleanup);
   test_bad_inputs();
   test_hosts_and_pooling();
+  test_job_size();
   test_same_run_and_zero();
   test_fuzz();
   free(base_text);

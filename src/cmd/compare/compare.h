@@ -140,6 +140,7 @@ typedef struct {
   char start_time[32], end_time[32]; /* ISO 8601 UTC; "" when not set (the JSON then leaves them out) */
   double duration_s;
   int same_provenance;     /* A/A: the CIs are the noise floor of each metric */
+  int size_differs;        /* --allow-config-diff and the job's size differs: 1 world size, 2 node count, 3 both */
   int nprov_same;          /* provenance keys equal everywhere */
   cmp_prov_diff *diff;
   int ndiff;

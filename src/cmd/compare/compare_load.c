@@ -41,6 +41,9 @@
 static const char *model_keys[] = {"strategy", "hidden", "layers", "batch", "precision", "seed", "lr", "momentum",
                                    "loss_scale_init", "loss_scale_growth_factor", "loss_scale_backoff",
                                    "loss_scale_growth_interval", "inject_nonfinite"};
+/* The job's size: a different world size or node count changes every step time and bandwidth, which is no
+ * regression of the stack. Refused as a model difference is. */
+static const char *size_keys[] = {"job.world_size", "job.nodes"};
 static const char *output_keys[] = {"json", "topo_xml", "force", "quiet", "progress", "label", "config_file"};
 
 static int in_list(const char *k, const char **list, size_t n) {
@@ -314,14 +317,21 @@ static int prov_diff(side *sa, side *sb, int allow_config_diff, cmp_report *r) {
     }
     int differs = strcmp(va, vb) != 0 || ma || mb;
     int model = strncmp(keys.v[k], "config.", 7) == 0 && IN_LIST(keys.v[k] + 7, model_keys);
+    int size = IN_LIST(keys.v[k], size_keys);
     if (!differs) {
       r->nprov_same++;
     } else {
-      cmp_report_add_diff(r, keys.v[k], va, vb, ma, mb, model);
+      cmp_report_add_diff(r, keys.v[k], va, vb, ma, mb, model || size);
       if (model && !allow_config_diff)
         rc = 2, ddp_usage_error("compare: model config key '%s' differs: %s (A) vs %s (B); comparing different models "
                                 "is rarely meant (--allow-config-diff compares anyway)",
                                 keys.v[k] + 7, va, vb);
+      else if (size && !allow_config_diff)
+        rc = 2, ddp_usage_error("compare: %s differs: %s (A) vs %s (B); step times and bandwidths of different job "
+                                "sizes are not comparable (--allow-config-diff compares anyway)",
+                                keys.v[k], va, vb);
+      else if (size)
+        r->size_differs |= strcmp(keys.v[k], "job.nodes") ? 1 : 2;
     }
     free(va), free(vb);
   }

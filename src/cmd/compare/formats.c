@@ -362,12 +362,19 @@ static void print_wide_table(const cmp_report *r, FILE *out) {
   }
 }
 
+/* Above the table when the sides ran different job sizes (--allow-config-diff). */
+static const char *size_words(const cmp_report *r) {
+  return r->size_differs & 1 ? "world size differs: step times are not comparable"
+                             : "node count differs: step times are not comparable";
+}
+
 static void print_text(const cmp_report *r, FILE *out) {
   int width = r->opt.wide ? 0 : CMP_TEXT_COLS;
   print_header_lines(r, out, width);
   print_summary(r, out, width);
   print_provenance(r, out, width);
   print_nccl(r, out, width);
+  if (r->size_differs) fprintf(out, "\n%s\n", size_words(r));
   if (r->opt.wide) print_wide_table(r, out);
   else print_compact_table(r, out, width);
   char legend[600], bottom[2048];
@@ -434,6 +441,7 @@ static void print_md(const cmp_report *r, FILE *out) {
   for (int k = 0; k < 2; k++)
     if (nc->disagree[k]) fprintf(out, "\n- side %c's runs disagree on NCCL's account: %s", k ? 'B' : 'A', M(nc->disagree[k]));
   for (int i = 0; i < nc->nsays; i++) fprintf(out, "\n- %s", M(nc->says[i]));
+  if (r->size_differs) fprintf(out, "\n\n**%s**", size_words(r));
   fprintf(out, "\n\n### Metrics\n\n| metric | unit | better | A median | B median | change | 95%% CI | p | n | floor | verdict |\n"
                "|---|---|---|--:|--:|--:|---|--:|--:|--:|:-:|\n");
   for (int i = 0; i < r->nlines; i++) {
