@@ -330,6 +330,61 @@ static void test_job_size(void) {
   CHECK_BAD(rc, "job.nodes", "1 (A) vs 2 (B)");
 }
 
+static void weights_differ(cJSON *d) { cJSON_ReplaceItemInObject(d, "weights_identical", cJSON_CreateFalse()); }
+/* the job-wide ddp step time 1.6x */
+static void ddp_slow(cJSON *d) {
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, cJSON_GetObjectItem(d, "records")) {
+    const cJSON *labels = cJSON_GetObjectItem(rec, "labels");
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rec, "measurement")), "ddp") &&
+        !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rec, "metric")), "step_ms") && !cJSON_GetArraySize(labels))
+      cJSON_SetNumberValue(cJSON_GetObjectItem(rec, "value"), 1.6 * cJSON_GetNumberValue(cJSON_GetObjectItem(rec, "value")));
+  }
+}
+
+/* Hostile trial 3, H4: a run's own integrity failures are judged as such, not by a median over the side's runs;
+ * and a side with a slow mode that A lacks is "intermittent". */
+static void test_integrity_and_modes(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "int-a", 4);
+  make_side(b, sizeof b, "int-b", 4);
+  snprintf(p, sizeof p, "%s/run-2.json", b);
+  write_mutated(p, add_fail_finding);
+  int rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "ddpbench compare: FAIL  side B: 1 of 4 runs corrupted data "
+                                                      "(collectives_data)") &&
+            strstr(out_text, "its figures are its 3 clean runs'"),
+        "1 of 4 B runs corrupt: exit %d (want 5)\n%s", rc, out_text);
+  rc = compare("--format json %s -- %s", a, b);
+  cJSON *doc = cJSON_Parse(out_text);
+  CHECK(rc == CMP_EXIT_REGRESSION && doc &&
+            !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "side_verdict")) ?: "",
+                    "side B: 1 of 4 runs corrupted data (collectives_data)"),
+        "the JSON's side_verdict");
+  cJSON_Delete(doc);
+  snprintf(p, sizeof p, "%s/run-3.json", a);
+  write_mutated(p, weights_differ);
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "both sides corrupt data: no A/B verdict"),
+        "both sides corrupt: exit %d\n%s", rc, out_text);
+  snprintf(p, sizeof p, "%s/run-2.json", b);
+  write_mutated(p, unchanged);
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "side A: 1 of 4 runs corrupted data (weights)"),
+        "A alone corrupt: said, no verdict of its own: exit %d\n%s", rc, out_text);
+  /* 6 + 6 runs, 2 of B's with the ddp step 1.6x: two modes on B, none on A */
+  make_side(a, sizeof a, "mode-a", 6);
+  make_side(b, sizeof b, "mode-b", 6);
+  for (int i = 1; i <= 2; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, ddp_slow);
+  }
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "intermittent: 2 of 6 runs slow (ddp step_ms 1.60x)") &&
+            strstr(out_text, "side B, ddp step_ms: two modes"),
+        "a slow mode on B: exit %d\n%s", rc, out_text);
+}
+
 static void test_same_run_and_zero(void) {
   char a[1100], b[1100], p[1200];
   make_side(a, sizeof a, "dup-a", 4);
@@ -365,7 +420,7 @@ static void test_same_run_and_zero(void) {
   cJSON_Delete(doc);
   rc = compare("%s -- %s", a, b);
   CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "from 0") && strstr(out_text, "side B: 4 of 4 runs failed checks") &&
-            strstr(out_text, "collectives_data"),
+            strstr(out_text, "side B: 4 of 4 runs corrupted data (collectives_data)"),
         "the text says from 0 and names the failed check: exit %d\n%s", rc, out_text);
 }
 
@@ -503,6 +558,7 @@ int main(int argc, char **argv) {
   test_bad_inputs();
   test_hosts_and_pooling();
   test_job_size();
+  test_integrity_and_modes();
   test_same_run_and_zero();
   test_fuzz();
   free(base_text);

@@ -150,6 +150,8 @@ typedef struct {
   int nlines;
   char *brief_note; /* the compact view's one line on what it leaves out, or NULL */
   cmp_nccl nccl;    /* NCCL's account: what differs, and what it explains */
+  char *side_verdict; /* the sides judged on their own (side.h), "; "-joined: "side B: 1 of 4 runs corrupted data
+                       * (collectives_data)", "intermittent: 2 of 6 runs slow (ddp step_ms 1.60x)"; NULL: none */
 } cmp_report;
 
 void cmp_report_init(cmp_report *r, const cmp_options *o);
@@ -160,9 +162,13 @@ void cmp_report_note(cmp_report *r, const char *fmt, ...) __attribute__((format(
 void cmp_report_add_diff(cmp_report *r, const char *key, const char *a, const char *b, int mixed_a, int mixed_b,
                          int refused);
 void cmp_report_print(const cmp_report *r, cmp_format f, FILE *out);
+/* A verdict on the sides themselves, not on a metric (side.h: corrupted data, an intermittent slow mode): appended
+ * to side_verdict; the report then FAILs with CMP_EXIT_REGRESSION whatever its lines say. */
+void cmp_report_side(cmp_report *r, const char *why);
 /* Sets the last line's compact name (copied; NULL: its name) and whether only --wide shows it. */
 void cmp_report_brief(cmp_report *r, const char *brief, int detail);
-/* 0, or CMP_EXIT_REGRESSION when any line is a significant regression beyond the threshold. */
+/* 0, or CMP_EXIT_REGRESSION when any line is a significant regression beyond the threshold or a side was judged
+ * on its own (cmp_report_side). */
 int cmp_report_exit_code(const cmp_report *r);
 
 /* What the lines add up to: each line in exactly one class. */

@@ -33,6 +33,7 @@
 #include "compare.h"
 #include "input_file.h"
 #include "result.h"
+#include "side.h"
 
 /* ---- config keys ------------------------------------------------------------------------------------- */
 /* Keys that define the model and its numerics: sides that differ in one are refused without
@@ -673,9 +674,41 @@ static void coll_brief(const metric *m, const coll_rows *c, int nc, char *buf, s
   *detail = in_place || (strcmp(rec->metric, "busbw_gbs") && strcmp(rec->metric, "load_busbw_gbs"));
 }
 
-/* Per metric: consistency inside each side, then one report line. Returns 0 or 2. */
-static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, cmp_report *r) {
-  int only[2] = {0, 0}, skipped_nan = 0, ncoll_rows = 0;
+/* The job-wide step time of a measurement ("ddp step_ms"): the figure whose runs are looked at for two modes. */
+static int headline(const metric *m) {
+  return m->rec && !strcmp(m->rec->metric, "step_ms") && !strcmp(m->rec->group, "world") && m->rec->nlabels == 0;
+}
+
+/* Two modes among a side's runs of a headline figure (side.h): a note with the modes; a slow mode on B that A
+ * lacks, beyond the threshold, is a verdict of its own ("intermittent"; one is enough: returns 1 when made). */
+static int modes_judge(const metric *m, const double *v[2], const int nv[2], int may_judge, cmp_report *r) {
+  cmp_modes md[2];
+  for (int s = 0; s < 2; s++) cmp_modes_find(v[s], nv[s], &md[s]);
+  for (int s = 0; s < 2; s++) {
+    if (!md[s].two) continue;
+    int slow_hi = m->better == CMP_LOWER_BETTER, nslow = slow_hi ? md[s].nhi : md[s].nlo;
+    double ratio = md[s].med_hi / md[s].med_lo;
+    cmp_report_note(r, "side %c, %s: two modes, not one spread: %d run%s at %.4g %s, %d at %.4g %s (%.2fx); its "
+                       "median stands for neither", s ? 'B' : 'A', m->name, md[s].nlo, md[s].nlo == 1 ? "" : "s",
+                    md[s].med_lo, m->unit, md[s].nhi, md[s].med_hi, m->unit, ratio);
+    if (s == 1 && may_judge && !md[0].two && 100.0 * (ratio - 1) > r->opt.threshold_pct) {
+      char why[600];
+      snprintf(why, sizeof why, "intermittent: %d of %d runs slow (%s %.2fx)", nslow, nv[1], m->name, ratio);
+      cmp_report_side(r, why);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Per metric: consistency inside each side, then one report line over each side's clean runs (all of them when
+ * none is clean). Returns 0 or 2. */
+static int metrics_report(metric_table *t, side *sd[2], const cmp_side integ[2], const cmp_noise *noise,
+                          cmp_report *r) {
+  int only[2] = {0, 0}, skipped_nan = 0, ncoll_rows = 0, intermittent = 0;
+  int use_all[2] = {integ[0].ncorrupt == integ[0].n, integ[1].ncorrupt == integ[1].n};
+  double *clean[2] = {malloc(((size_t)t->runs[0] + 1) * sizeof(double)), malloc(((size_t)t->runs[1] + 1) * sizeof(double))};
+  if (!clean[0] || !clean[1]) return free(clean[0]), free(clean[1]), ddp_usage_error("compare: out of memory"), 2;
   const char *only_name[2] = {NULL, NULL}, *nan_name = NULL;
   coll_rows colls[MAX_COLLS];
   int ncolls = coll_scan(t, colls);
@@ -691,7 +724,8 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
       if (seen[s] > 0 && seen[s] < t->runs[s]) {
         int k = 0;
         while (m->seen[s][k]) k++;
-        return ddp_usage_error("compare: %s: metric '%s' missing (the other runs of side %c have it)",
+        return free(clean[0]), free(clean[1]),
+               ddp_usage_error("compare: %s: metric '%s' missing (the other runs of side %c have it)",
                                sd[s]->files.v[k], m->name, s ? 'B' : 'A'),
                2;
       }
@@ -706,13 +740,22 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
       skipped_nan++;
       continue;
     }
-    int pooled = m->pooled_runs[0] == t->runs[0] && m->pooled_runs[1] == t->runs[1];
-    cmp_input in = {.a = pooled ? m->pool[0] : m->val[0], .b = pooled ? m->pool[1] : m->val[1],
-                    .na = pooled ? m->npool[0] : t->runs[0], .nb = pooled ? m->npool[1] : t->runs[1],
-                    .runs_a = t->runs[0], .runs_b = t->runs[1], .better = m->better,
+    int nclean[2] = {0, 0};
+    for (int s = 0; s < 2; s++)
+      for (int k = 0; k < t->runs[s]; k++)
+        if (use_all[s] || cmp_side_clean(&integ[s], k)) clean[s][nclean[s]++] = m->val[s][k];
+    int pooled = m->pooled_runs[0] == t->runs[0] && m->pooled_runs[1] == t->runs[1] && !integ[0].ncorrupt &&
+                 !integ[1].ncorrupt; /* steps of corrupt runs are not told apart: pooling only when all are clean */
+    cmp_input in = {.a = pooled ? m->pool[0] : clean[0], .b = pooled ? m->pool[1] : clean[1],
+                    .na = pooled ? m->npool[0] : nclean[0], .nb = pooled ? m->npool[1] : nclean[1],
+                    .runs_a = nclean[0], .runs_b = nclean[1], .better = m->better,
                     .floor_pct = cmp_noise_floor(noise, m->name)};
     if (cmp_report_add(r, m->name, m->unit, &in) != 0)
-      return ddp_usage_error("compare: %s: cannot evaluate", m->name), 2;
+      return free(clean[0]), free(clean[1]), ddp_usage_error("compare: %s: cannot evaluate", m->name), 2;
+    if (headline(m)) {
+      const double *v[2] = {clean[0], clean[1]};
+      intermittent |= modes_judge(m, v, nclean, !intermittent, r);
+    }
     if (is_coll(m)) {
       char brief[512];
       int detail;
@@ -721,6 +764,7 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
       ncoll_rows++;
     }
   }
+  free(clean[0]), free(clean[1]);
   if (ncoll_rows && !r->brief_note)
     r->brief_note = strdup("collectives: one row per collective and size, its out-of-place busbw_gbs (in the names: "
                            "any label that varies inside a collective's rows)");
@@ -794,6 +838,26 @@ static int findings_metric(metric_table *t, side *sd[2], cmp_report *r) {
   return 0;
 }
 
+/* The runs' integrity (side.h): a side whose runs corrupted data is judged on that, not on a median of it;
+ * its timings are then its clean runs'. Returns 0 or 2. */
+static int integrity(side *sd[2], cmp_side integ[2], cmp_report *r) {
+  for (int s = 0; s < 2; s++)
+    if (cmp_side_read(sd[s]->docs, sd[s]->n, &integ[s])) return ddp_usage_error("compare: out of memory"), 2;
+  char why[600];
+  if (cmp_sides_judge(integ, why, sizeof why)) cmp_report_side(r, why);
+  for (int s = 0; s < 2; s++) {
+    const cmp_side *g = &integ[s];
+    if (!g->ncorrupt) continue;
+    if (g->ncorrupt < g->n)
+      cmp_report_note(r, "side %c: %d of %d runs corrupted data (%s): its figures are its %d clean run%s'", s ? 'B' : 'A',
+                      g->ncorrupt, g->n, g->checks, g->n - g->ncorrupt, g->n - g->ncorrupt == 1 ? "" : "s");
+    else
+      cmp_report_note(r, "side %c: every run corrupted data (%s): its figures are of corrupt runs", s ? 'B' : 'A',
+                      g->checks);
+  }
+  return 0;
+}
+
 /* ---- NCCL's account ------------------------------------------------------------------------------------ */
 /* A run's "nccl" section, read from its file again: the reader (result.h) keeps only its model. NULL when the
  * file has none (a file from before it, or of a kind without it); a file without the word is not parsed twice. */
@@ -831,6 +895,7 @@ static int nccl_report(side *sd[2], cmp_report *r) {
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r) {
   side sa = {0}, sb = {0};
   metric_table t = {0};
+  cmp_side integ[2] = {{0}, {0}};
   int rc = side_expand(&sa, a, na, "A");
   if (!rc) rc = side_expand(&sb, b, nb, "B");
   side *both[2] = {&sa, &sb};
@@ -854,13 +919,15 @@ int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int all
     }
     side *sds[2] = {&sa, &sb};
     if (!rc && findings_metric(&t, sds, r)) rc = 2, ddp_usage_error("compare: out of memory");
-    if (!rc) rc = metrics_report(&t, sds, noise, r);
+    if (!rc) rc = integrity(sds, integ, r);
+    if (!rc) rc = metrics_report(&t, sds, integ, noise, r);
     if (!rc) rc = nccl_report(sds, r);
     if (!rc && r->opt.pool_steps)
       cmp_report_note(r, "--pool-steps: the job-wide step_ms metrics use every step of every run as a sample; the "
                          "other metrics one value per run");
   }
   metric_table_free(&t);
+  cmp_side_free(&integ[0]), cmp_side_free(&integ[1]);
   side_free(&sa), side_free(&sb);
   return rc;
 }

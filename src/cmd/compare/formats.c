@@ -205,6 +205,7 @@ static void print_summary(const cmp_report *r, FILE *out, int width) {
            r->nlines == 1 ? "" : "s", t, noise);
   fputc('\n', out);
   put_wrapped(out, "", "  ", head, width);
+  if (r->side_verdict) put_wrapped(out, "  ", "    ", r->side_verdict, width);
   if (s.untested)
     fprintf(out, "  not enough runs to test: A %d run%s, B %d run%s (%d a side are needed)\n", r->runs_a,
             r->runs_a == 1 ? "" : "s", r->runs_b, r->runs_b == 1 ? "" : "s", CMP_MIN_RUNS);
@@ -398,6 +399,7 @@ static void print_md(const cmp_report *r, FILE *out) {
   cmp_noise_words(r, noise, sizeof noise);
   print_header_lines(r, out, 0);
   fprintf(out, "\n### Summary: %s\n\n", s.verdict);
+  if (r->side_verdict) fprintf(out, "- **%s**\n", M(r->side_verdict));
   fprintf(out, "- threshold %g %%, noise floor %s\n", r->opt.threshold_pct, M(noise));
   if (s.untested)
     fprintf(out, "- not enough runs to test: A %d, B %d (%d a side are needed)\n", r->runs_a, r->runs_b, CMP_MIN_RUNS);
@@ -614,6 +616,7 @@ static void print_json(const cmp_report *r, FILE *out) {
     cJSON_AddItemToArray(ms, m);
   }
   cJSON_AddBoolToObject(doc, "regression", cmp_report_exit_code(r) == CMP_EXIT_REGRESSION);
+  cJSON_AddItemToObject(doc, "side_verdict", str_or_null(r->side_verdict));
   char *s = cJSON_Print(doc);
   if (s) fprintf(out, "%s\n", s);
   free(s);
