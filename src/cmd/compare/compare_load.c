@@ -882,7 +882,17 @@ static int nccl_report(side *sd[2], cmp_report *r) {
   cJSON **sec[2] = {calloc((size_t)sd[0]->n + 1, sizeof(cJSON *)), calloc((size_t)sd[1]->n + 1, sizeof(cJSON *))};
   int rc = sec[0] && sec[1] ? 0 : -1;
   for (int s = 0; s < 2 && !rc; s++)
-    for (int i = 0; i < sd[s]->n; i++) sec[s][i] = nccl_section(sd[s]->files.v[i]);
+    for (int i = 0; i < sd[s]->n; i++) {
+      const char *comm = sd[s]->docs[i].comm;
+      sec[s][i] = nccl_section(sd[s]->files.v[i]);
+      /* a run over another comm has no NCCL account to miss: say so, rather than blame the file's age */
+      if (!sec[s][i] && comm && *comm && strcmp(comm, "nccl") && (sec[s][i] = cJSON_CreateObject())) {
+        char why[96];
+        snprintf(why, sizeof why, "the comm was %s, no NCCL account", strcmp(comm, "mpi") ? comm : "MPI");
+        cJSON_AddFalseToObject(sec[s][i], "reported");
+        cJSON_AddStringToObject(sec[s][i], "why", why);
+      }
+    }
   if (!rc) rc = cmp_nccl_build((const cJSON *const *)sec[0], sd[0]->n, (const cJSON *const *)sec[1], sd[1]->n, r);
   if (!rc) rc = cmp_nccl_explain(r);
   for (int s = 0; s < 2; s++) {
