@@ -385,6 +385,37 @@ static void test_integrity_and_modes(void) {
         "a slow mode on B: exit %d\n%s", rc, out_text);
 }
 
+/* the fixture as an FSDP run: config.strategy fsdp, its training phase's records measured as "fsdp" */
+static void as_fsdp(cJSON *d) {
+  cJSON_AddItemToObject(cJSON_GetObjectItem(d, "config"), "strategy", cJSON_CreateString("fsdp"));
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, cJSON_GetObjectItem(d, "records")) {
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rec, "measurement")), "ddp"))
+      cJSON_ReplaceItemInObject(rec, "measurement", cJSON_CreateString("fsdp"));
+  }
+}
+
+/* Newcomer trial 3, D13: FSDP against DDP pairs each side's training phase as "train step_ms (ddp | fsdp)". */
+static void test_strategies(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "strat-a", 4);
+  make_side(b, sizeof b, "strat-b", 4);
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, as_fsdp);
+  }
+  int rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "strategy", "ddp (A) vs fsdp (B)");
+  rc = compare("--allow-config-diff %s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "train step_ms (ddp | fsdp)") && !strstr(out_text, "\nddp step_ms") &&
+            !strstr(out_text, "\nfsdp step_ms"),
+        "the training phases paired: exit %d\n%s%s", rc, out_text, err_text);
+  rc = compare("--allow-config-diff --format json %s -- %s", a, b);
+  cJSON *doc = cJSON_Parse(out_text);
+  CHECK(doc && json_metric(doc, "train step_ms") && !json_metric(doc, "ddp step_ms"), "JSON: train step_ms");
+  cJSON_Delete(doc);
+}
+
 static void test_same_run_and_zero(void) {
   char a[1100], b[1100], p[1200];
   make_side(a, sizeof a, "dup-a", 4);
@@ -559,6 +590,7 @@ int main(int argc, char **argv) {
   test_hosts_and_pooling();
   test_job_size();
   test_integrity_and_modes();
+  test_strategies();
   test_same_run_and_zero();
   test_fuzz();
   free(base_text);

@@ -150,6 +150,7 @@ typedef struct {
   int nlines;
   char *brief_note; /* the compact view's one line on what it leaves out, or NULL */
   cmp_nccl nccl;    /* NCCL's account: what differs, and what it explains */
+  char train_label[80]; /* sides of different strategies: "ddp | fsdp", the "train ..." lines' label; "" else */
   char *side_verdict; /* the sides judged on their own (side.h), "; "-joined: "side B: 1 of 4 runs corrupted data
                        * (collectives_data)", "intermittent: 2 of 6 runs slow (ddp step_ms 1.60x)"; NULL: none */
 } cmp_report;

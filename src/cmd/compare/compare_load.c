@@ -517,9 +517,12 @@ static void metric_table_free(metric_table *t) {
   free(t->slot);
 }
 
-/* "<measurement>[@<group>] <metric>[ k=v ...]", leaving out the rank and host labels; host appended when given. */
-static void metric_name(char *buf, size_t n, const result_record *rec, const char *host) {
-  size_t u = (size_t)snprintf(buf, n, "%s", rec->measurement);
+/* "<measurement>[@<group>] <metric>[ k=v ...]", leaving out the rank and host labels; host appended when given;
+ * the measurement train (a strategy's training phase, or NULL) named "train". */
+static void metric_name(char *buf, size_t n, const result_record *rec, const char *host, const char *train) {
+  /* sides that trained with different strategies: each one's training phase is "train" (train_strategies) */
+  const char *meas = train && !strcmp(rec->measurement, train) ? "train" : rec->measurement;
+  size_t u = (size_t)snprintf(buf, n, "%s", meas);
   if (strcmp(rec->group, "world") != 0 && u < n) u += (size_t)snprintf(buf + u, n - u, "@%s", rec->group);
   if (u < n) u += (size_t)snprintf(buf + u, n - u, " %s", rec->metric);
   for (int i = 0; i < rec->nlabels && u < n; i++) {
@@ -578,7 +581,7 @@ static int steps_of(const result_doc *d, const result_record *world, double **ou
   return steps > 0 ? steps : 0;
 }
 
-static int collect_run(metric_table *t, int s, int run, const result_doc *d, int per_host, int pool) {
+static int collect_run(metric_table *t, int s, int run, const result_doc *d, int per_host, int pool, const char *train) {
   char name[1024];
   for (int i = 0; i < d->nrecords; i++) {
     const result_record *rec = &d->records[i];
@@ -590,7 +593,7 @@ static int collect_run(metric_table *t, int s, int run, const result_doc *d, int
       host = result_record_label(rec, "host");
       if (!host) host = "?";
     }
-    metric_name(name, sizeof name, rec, host);
+    metric_name(name, sizeof name, rec, host, train);
     metric *m = metric_get(t, name, rec->unit, better);
     if (!m) return -1;
     if (!m->rec) m->rec = rec;
@@ -756,6 +759,11 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_side integ[2],
       const double *v[2] = {clean[0], clean[1]};
       intermittent |= modes_judge(m, v, nclean, !intermittent, r);
     }
+    if (r->train_label[0] && !strncmp(m->name, "train ", 6)) {
+      char brief[1100];
+      snprintf(brief, sizeof brief, "%s (%s)", m->name, r->train_label);
+      cmp_report_brief(r, brief, 0);
+    }
     if (is_coll(m)) {
       char brief[512];
       int detail;
@@ -836,6 +844,32 @@ static int findings_metric(metric_table *t, side *sd[2], cmp_report *r) {
                       sd[s]->n == 1 ? "" : "s", checks);
   }
   return 0;
+}
+
+/* A run's strategy (config.strategy; "ddp" in files from before the key): its training phase's measurement. */
+static const char *run_strategy(const result_doc *d) {
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, "strategy") && d->config[i].value[0]) return d->config[i].value;
+  return "ddp";
+}
+
+/* Sides that trained with different strategies (only with --allow-config-diff: strategy is a model key): each
+ * side's training phase becomes the metrics "train ...", so that DDP's step and FSDP's are one line, labelled
+ * "ddp | fsdp". strat[s]: side s's strategy, or NULL when the sides agree (or a side's runs do not). */
+static void train_strategies(side *sa, side *sb, const char *strat[2], cmp_report *r) {
+  const side *sd[2] = {sa, sb};
+  for (int s = 0; s < 2; s++) {
+    strat[s] = sd[s]->n ? run_strategy(&sd[s]->docs[0]) : NULL;
+    for (int i = 1; strat[s] && i < sd[s]->n; i++)
+      if (strcmp(strat[s], run_strategy(&sd[s]->docs[i]))) strat[s] = NULL;
+  }
+  if (!strat[0] || !strat[1] || !strcmp(strat[0], strat[1])) {
+    strat[0] = strat[1] = NULL;
+    return;
+  }
+  snprintf(r->train_label, sizeof r->train_label, "%s | %s", strat[0], strat[1]);
+  cmp_report_note(r, "train: each side's training phase, %s (A) against %s (B): the same model trained by another "
+                     "strategy", strat[0], strat[1]);
 }
 
 /* The runs' integrity (side.h): a side whose runs corrupted data is judged on that, not on a median of it;
@@ -921,10 +955,12 @@ int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int all
   if (!rc) {
     t.runs[0] = sa.n, t.runs[1] = sb.n;
     int per_host = doc_hosts_multi(&sa, &sb);
+    const char *strat[2] = {NULL, NULL};
+    train_strategies(&sa, &sb, strat, r);
     for (int s = 0; s < 2 && !rc; s++) {
       side *sd = s ? &sb : &sa;
       for (int i = 0; i < sd->n && !rc; i++)
-        if (collect_run(&t, s, i, &sd->docs[i], per_host, r->opt.pool_steps))
+        if (collect_run(&t, s, i, &sd->docs[i], per_host, r->opt.pool_steps, strat[s]))
           rc = 2, ddp_usage_error("compare: out of memory");
     }
     side *sds[2] = {&sa, &sb};
