@@ -151,7 +151,13 @@ static void test_many_versions(void) {
   double t0 = now_s();
   int rc = cmp_nccl_build((const cJSON *const *)&a, 1, (const cJSON *const *)&b, 1, &r);
   double dt = now_s() - t0;
-  CHECK(rc == 0 && dt < 1.0, "20,000 ranks with a version each: %.2f s (at most 1 s)", dt);
+#if defined(__SANITIZE_ADDRESS__)
+  const double bound = 10; /* ASan's allocator and checks: a constant factor, not the quadratic 365 s seen */
+#else
+  const double bound = 1;
+#endif
+  printf("20,000 ranks with a version each: %.3f s\n", dt);
+  CHECK(rc == 0 && dt < bound, "20,000 ranks with a version each: %.2f s (at most %g s)", dt, bound);
   int found = 0;
   for (int i = 0; i < r.nccl.ndiff; i++)
     if (!strcmp(r.nccl.diff[i].what, "version"))

@@ -30,7 +30,7 @@ typedef struct {
 
 typedef struct {
   nitem *v;
-  int n;
+  int n, cap; /* cap doubles: a realloc per item copied the list once per rank (quadratic in 20,000 ranks) */
   int reported;
   char why[256];
 } nrun;
@@ -42,9 +42,12 @@ typedef struct {
 
 static int item_add(nrun *r, int kind, const char *label, const char *coll, double bytes, int rank, int peer,
                     const char *value) {
-  nitem *g = realloc(r->v, (size_t)(r->n + 1) * sizeof *g);
-  if (!g) return -1;
-  r->v = g;
+  if (r->n == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 16;
+    nitem *g = realloc(r->v, (size_t)cap * sizeof *g);
+    if (!g) return -1;
+    r->v = g, r->cap = cap;
+  }
   nitem *it = &r->v[r->n];
   memset(it, 0, sizeof *it);
   it->kind = kind, it->rank = rank, it->peer = peer, it->bytes = bytes, it->seq = r->n;
