@@ -10,7 +10,9 @@
  * better, unchanged, not tested, with the noise floor used), then the detail (provenance diff, notes, the
  * table: compact by default, at most CMP_TEXT_COLS columns, --wide for every metric and column), and ends with
  * the bottom line, "ddpbench compare: VERDICT  figures  (context; N fail, N warn)":
- *   FAIL  a significant regression beyond --threshold-pct (exit CMP_EXIT_REGRESSION, as before);
+ *   FAIL  a significant regression beyond --threshold-pct, or a side judged on its own (side.h: more runs that
+ *         corrupted data on B than on A, corrupt runs on both sides, a slow mode on B that A lacks) (exit
+ *         CMP_EXIT_REGRESSION);
  *   WARN  none, but a metric that could not be tested (fewer than CMP_MIN_RUNS runs a side) has medians worse
  *         beyond the threshold and the noise floor: a regression the runs can neither confirm nor rule out
  *         (exit 0); an untested improvement does not warn;
