@@ -1,6 +1,7 @@
 /* json.c: exact numbers for cJSON documents (json.h). */
 #include "json.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,10 @@ const cJSON *json_get(const cJSON *o, const char *k) {
 
 int json_int(const cJSON *o, const char *k, int def) {
   const cJSON *v = json_get(o, k);
-  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? (int)v->valuedouble : def;
+  /* the range check before the cast: a double outside int's range converted to int is undefined (1e300) */
+  return cJSON_IsNumber(v) && v->valuedouble >= (double)INT_MIN && v->valuedouble <= (double)INT_MAX
+             ? (int)v->valuedouble
+             : def;
 }
 
 const char *json_str(const cJSON *o, const char *k) {

@@ -13,8 +13,8 @@ extern "C" {
 /* A JSON number that reads back as exactly v (null when v is NaN or infinite). */
 cJSON *json_number(double v);
 /* Lenient readers of a document that may lack anything: o's member k (NULL when o is not an object or has
- * none); an integer member (def when absent, null, not a number or not finite); a string member ("" when
- * absent, null or not a string). */
+ * none); an integer member (def when absent, null, not a number, or outside int's range, non-finite values
+ * included; a fraction is cut toward 0); a string member ("" when absent, null or not a string). */
 const cJSON *json_get(const cJSON *o, const char *k);
 int json_int(const cJSON *o, const char *k, int def);
 const char *json_str(const cJSON *o, const char *k);

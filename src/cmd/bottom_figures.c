@@ -22,7 +22,10 @@ static double value_of(const result_doc *d, const char *measurement, const char 
 void run_bottom(const cmd_ctx *c, char *out, size_t n) {
   const result_doc *d = &c->doc;
   char step[32], sps[32], eff[48], bus[32];
-  const char *tp = result_find(d, "fsdp", "world", "step_ms", NULL) ? "fsdp" : "ddp"; /* the training phase */
+  const char *tp = "ddp"; /* the training phase: the strategy's (config.strategy), whether or not it ran */
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, "strategy") && d->config[i].value && !strcmp(d->config[i].value, "fsdp"))
+      tp = "fsdp"; /* the strategies' names only: a crafted file's string never reaches the line */
   bottom_num(value_of(d, tp, "step_ms"), step, sizeof step);
   bottom_si(value_of(d, tp, "samples_per_s"), sps, sizeof sps);
   bottom_scaling(value_of(d, "job", "scaling_efficiency"), value_of(d, "job", "scaling_efficiency_noise"), eff,

@@ -689,5 +689,20 @@ ddp_result report_doc_fill(const run_report *r, const run_summary *s, result_doc
   free(hosts);
   DDP_TRY(e);
   for (int i = 0; r->extra && i < r->extra->nrecords; i++) DDP_TRY(result_add_record(m, &r->extra->records[i]));
+  /* FSDP's memory per rank as records, so that the CSV and Prometheus series carry it (the fsdp section has the
+   * parts): the state a rank holds (its shard of the weights, grads and optimizer) and its gathered and reduce
+   * buffers. A plan's figures, not a performance: no direction. */
+  for (int k = 0; r->fsdp && k < r->fsdp->args.world; k++) {
+    fsdp_memory mk;
+    fsdp_plan_memory(r->fsdp, k, &mk);
+    char rank[16];
+    snprintf(rank, sizeof rank, "%d", k);
+    const char *host = k < m->nranks && m->ranks[k].host ? m->ranks[k].host : r->ranks[k].host;
+    DDP_TRY(result_add(m, "fsdp", "world", "state_bytes", "B", BETTER_NONE,
+                       (double)(mk.params_master + mk.params_lowp + mk.grads + mk.optim), NULL, NULL, 0, "rank", rank,
+                       "host", host, NULL));
+    DDP_TRY(result_add(m, "fsdp", "world", "buffer_bytes", "B", BETTER_NONE, (double)(mk.gathered + mk.reduce), NULL,
+                       NULL, 0, "rank", rank, "host", host, NULL));
+  }
   return DDP_OK;
 }

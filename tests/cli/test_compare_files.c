@@ -89,6 +89,14 @@ static int compare(const char *fmt, ...) {
   } while (0)
 
 static void set_world_size_text(cJSON *d) { cJSON_ReplaceItemInObject(d, "world_size", cJSON_CreateString("2")); }
+/* a third rank, rank 1's copy */
+static void set_world_size_3(cJSON *d) {
+  cJSON_ReplaceItemInObject(d, "world_size", cJSON_CreateNumber(3));
+  cJSON *ranks = cJSON_GetObjectItem(d, "ranks"), *r2 = cJSON_Duplicate(cJSON_GetArrayItem(ranks, 1), 1);
+  cJSON_ReplaceItemInObject(r2, "rank", cJSON_CreateNumber(2));
+  cJSON_AddItemToArray(ranks, r2);
+}
+static void set_nodes_2(cJSON *d) { cJSON_ReplaceItemInObject(d, "nodes", cJSON_CreateNumber(2)); }
 static void set_value_text(cJSON *d) {
   cJSON_ReplaceItemInObject(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "records"), 0), "value", cJSON_CreateString("fast"));
 }
@@ -153,7 +161,7 @@ static void test_hosts_and_pooling(void) {
     snprintf(p, sizeof p, "%s/run-%d.json", a, i);
     write_mutated(p, two_hosts);
   }
-  int rc = compare("--format json %s -- %s", a, b);
+  int rc = compare("--format json --allow-config-diff %s -- %s", a, b); /* 2 nodes against 1 (test_job_size) */
   cJSON *doc = cJSON_Parse(out_text);
   double s0 = rank_value("local", "step_ms", "0"), s1 = rank_value("local", "step_ms", "1");
   double g0 = rank_value("gemm", "gemm_tflops", "0"), g1 = rank_value("gemm", "gemm_tflops", "1");
@@ -295,6 +303,119 @@ static void add_fail_finding(cJSON *d) {
   cJSON_AddItemToArray(f, x);
 }
 
+/* Hostile trial 3, M5: another job size is refused as another model is (exit 2, both values named); with
+ * --allow-config-diff the report says so above the table. */
+static void test_job_size(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "size-a", 4);
+  make_side(b, sizeof b, "size-b", 4);
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, set_world_size_3);
+  }
+  int rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "job.world_size", "2 (A) vs 3 (B)", "--allow-config-diff");
+  rc = compare("--allow-config-diff %s -- %s", a, b);
+  const char *said = strstr(out_text, "world size differs: step times are not comparable"),
+             *table = strstr(out_text, "\nmetric ");
+  CHECK(rc == 0 && said && table && said < table, "--allow-config-diff: compared, the warning above the table: exit "
+        "%d\n%s%s", rc, out_text, err_text);
+  rc = compare("--allow-config-diff --format md %s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "world size differs: step times are not comparable"), "markdown says it too");
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, set_nodes_2);
+  }
+  rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "job.nodes", "1 (A) vs 2 (B)");
+}
+
+static void weights_differ(cJSON *d) { cJSON_ReplaceItemInObject(d, "weights_identical", cJSON_CreateFalse()); }
+/* the job-wide ddp step time 1.6x */
+static void ddp_slow(cJSON *d) {
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, cJSON_GetObjectItem(d, "records")) {
+    const cJSON *labels = cJSON_GetObjectItem(rec, "labels");
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rec, "measurement")), "ddp") &&
+        !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rec, "metric")), "step_ms") && !cJSON_GetArraySize(labels))
+      cJSON_SetNumberValue(cJSON_GetObjectItem(rec, "value"), 1.6 * cJSON_GetNumberValue(cJSON_GetObjectItem(rec, "value")));
+  }
+}
+
+/* Hostile trial 3, H4: a run's own integrity failures are judged as such, not by a median over the side's runs;
+ * and a side with a slow mode that A lacks is "intermittent". */
+static void test_integrity_and_modes(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "int-a", 4);
+  make_side(b, sizeof b, "int-b", 4);
+  snprintf(p, sizeof p, "%s/run-2.json", b);
+  write_mutated(p, add_fail_finding);
+  int rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "ddpbench compare: FAIL  side B: 1 of 4 runs corrupted data "
+                                                      "(collectives_data)") &&
+            strstr(out_text, "its figures are its 3 clean runs'"),
+        "1 of 4 B runs corrupt: exit %d (want 5)\n%s", rc, out_text);
+  rc = compare("--format json %s -- %s", a, b);
+  cJSON *doc = cJSON_Parse(out_text);
+  CHECK(rc == CMP_EXIT_REGRESSION && doc &&
+            !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(doc, "side_verdict")) ?: "",
+                    "side B: 1 of 4 runs corrupted data (collectives_data)"),
+        "the JSON's side_verdict");
+  cJSON_Delete(doc);
+  snprintf(p, sizeof p, "%s/run-3.json", a);
+  write_mutated(p, weights_differ);
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "both sides corrupt data: no A/B verdict"),
+        "both sides corrupt: exit %d\n%s", rc, out_text);
+  snprintf(p, sizeof p, "%s/run-2.json", b);
+  write_mutated(p, unchanged);
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "side A: 1 of 4 runs corrupted data (weights)"),
+        "A alone corrupt: said, no verdict of its own: exit %d\n%s", rc, out_text);
+  /* 6 + 6 runs, 2 of B's with the ddp step 1.6x: two modes on B, none on A */
+  make_side(a, sizeof a, "mode-a", 6);
+  make_side(b, sizeof b, "mode-b", 6);
+  for (int i = 1; i <= 2; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, ddp_slow);
+  }
+  rc = compare("%s -- %s", a, b);
+  CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "intermittent: 2 of 6 runs slow (ddp step_ms 1.60x)") &&
+            strstr(out_text, "side B, ddp step_ms: two modes"),
+        "a slow mode on B: exit %d\n%s", rc, out_text);
+}
+
+/* the fixture as an FSDP run: config.strategy fsdp, its training phase's records measured as "fsdp" */
+static void as_fsdp(cJSON *d) {
+  cJSON_AddItemToObject(cJSON_GetObjectItem(d, "config"), "strategy", cJSON_CreateString("fsdp"));
+  cJSON *rec;
+  cJSON_ArrayForEach(rec, cJSON_GetObjectItem(d, "records")) {
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(rec, "measurement")), "ddp"))
+      cJSON_ReplaceItemInObject(rec, "measurement", cJSON_CreateString("fsdp"));
+  }
+}
+
+/* Newcomer trial 3, D13: FSDP against DDP pairs each side's training phase as "train step_ms (ddp | fsdp)". */
+static void test_strategies(void) {
+  char a[1100], b[1100], p[1200];
+  make_side(a, sizeof a, "strat-a", 4);
+  make_side(b, sizeof b, "strat-b", 4);
+  for (int i = 1; i <= 4; i++) {
+    snprintf(p, sizeof p, "%s/run-%d.json", b, i);
+    write_mutated(p, as_fsdp);
+  }
+  int rc = compare("%s -- %s", a, b);
+  CHECK_BAD(rc, "strategy", "ddp (A) vs fsdp (B)");
+  rc = compare("--allow-config-diff %s -- %s", a, b);
+  CHECK(rc == 0 && strstr(out_text, "train step_ms (ddp | fsdp)") && !strstr(out_text, "\nddp step_ms") &&
+            !strstr(out_text, "\nfsdp step_ms"),
+        "the training phases paired: exit %d\n%s%s", rc, out_text, err_text);
+  rc = compare("--allow-config-diff --format json %s -- %s", a, b);
+  cJSON *doc = cJSON_Parse(out_text);
+  CHECK(doc && json_metric(doc, "train step_ms") && !json_metric(doc, "ddp step_ms"), "JSON: train step_ms");
+  cJSON_Delete(doc);
+}
+
 static void test_same_run_and_zero(void) {
   char a[1100], b[1100], p[1200];
   make_side(a, sizeof a, "dup-a", 4);
@@ -330,7 +451,7 @@ static void test_same_run_and_zero(void) {
   cJSON_Delete(doc);
   rc = compare("%s -- %s", a, b);
   CHECK(rc == CMP_EXIT_REGRESSION && strstr(out_text, "from 0") && strstr(out_text, "side B: 4 of 4 runs failed checks") &&
-            strstr(out_text, "collectives_data"),
+            strstr(out_text, "side B: 4 of 4 runs corrupted data (collectives_data)"),
         "the text says from 0 and names the failed check: exit %d\n%s", rc, out_text);
 }
 
@@ -467,6 +588,9 @@ int main(int argc, char **argv) {
   atexit(cleanup);
   test_bad_inputs();
   test_hosts_and_pooling();
+  test_job_size();
+  test_integrity_and_modes();
+  test_strategies();
   test_same_run_and_zero();
   test_fuzz();
   free(base_text);

@@ -7,7 +7,8 @@
   on the last rank, the memory the engine allocated equal to the plan's, FSDP's state below DDP's, the weights
   identical on every rank, and the bottom line naming the fsdp phase; the document is valid against
   docs/result.schema.json (when jsonschema is installed);
-- --csv and --prom carry the collectives' figures (all_gather_busbw_gbs, reduce_scatter_time_us);
+- --csv and --prom carry the collectives' figures (all_gather_busbw_gbs, reduce_scatter_time_us) and FSDP's memory
+  per rank (records fsdp state_bytes and buffer_bytes, labelled rank and host: the plan's figures);
 - fp16 with a NaN injected in step 3: the fsdp phase skips step 3 alone;
 - the sweep under fsdp: its busbw inside the fsdp phase, - on 1 rank;
 - bad input, one line and exit 2: the other strategy's phase (in phases, in --group-measure), DDP's bucket keys,
@@ -96,6 +97,17 @@ with open(os.path.join(tmp, "f.prom")) as pf:
     prom = pf.read()
 check("ddpbench_fsdp_all_gather_busbw_bytes_per_second{" in prom and "ddpbench_comm_reduce_scatter_time" in prom,
       "--prom carries them")
+# FSDP's memory per rank as records (newcomer trial 3, D13): each rank's state and buffers, the plan's figures
+recs = {(r["metric"], r["labels"].get("rank")): r["value"] for r in d.get("records", []) if r.get("measurement") == "fsdp"}
+plan = mem.get("plan_per_rank") or []
+want = {}
+for k, p in enumerate(plan):
+    want[("state_bytes", str(k))] = sum(p[x] for x in ("params_master", "params_lowp", "grads", "optim"))
+    want[("buffer_bytes", str(k))] = p["gathered"] + p["reduce"]
+check(len(plan) == 3 and all(recs.get(k) == v for k, v in want.items()),
+      "fsdp state_bytes and buffer_bytes records per rank = the plan's: %r vs %r" % (want, recs))
+check("ddpbench_fsdp_rank_state_bytes{" in prom and "ddpbench_fsdp_rank_buffer_bytes{" in prom and
+      {"state_bytes", "buffer_bytes"} <= metrics, "--prom and --csv carry FSDP's memory per rank")
 
 def fmt_bytes(b):
     """ddp_fmt_bytes: B, KiB, MiB, ... with two decimals past bytes."""

@@ -1,4 +1,4 @@
-/* test_compare_nccl.c: compare names what NCCL did differently (src/cmd/compare/compare_nccl.c), on synthetic
+/* test_compare_nccl.c: compare names what NCCL did differently (src/cmd/compare/compare_nccl_*.c), on synthetic
  * collectives result files: the saved collectives-v3.json (argv[1] = fixtures) with an allreduce sweep of
  * 16 MiB to 1 GiB whose busbw is seeded noise (tests/lib/compare_synth.h), 4 runs a side, and a hand-made
  * "nccl" section in nccl_account_json's shape. What must hold:
@@ -7,7 +7,7 @@
  *     instead of 32 at 64 MiB-1 GiB; busbw -18 % there", in text, markdown and JSON;
  *   - a version change and a transport change named ("P2P/CUMEM/read -> SHM/direct/direct for 1 peer");
  *   - a side without the section (files from before it) or with reported false: "not reported on side A: why",
- *     never an error; runs of one side that disagree: said. */
+ *     never an error; runs over MPI: "the comm was MPI, no NCCL account"; runs of one side that disagree: said. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +33,7 @@ typedef struct {
   const char *version;
   int big_channels;       /* channels of the allreduce from 64 MiB up (32 below) */
   const char *rank0_peer; /* rank 0's transport to rank 1 */
+  int mpi;                /* the run's comm was MPI (no section then) */
 } nccl_spec;
 
 static cJSON *account(const nccl_spec *n, int rank) {
@@ -84,6 +85,7 @@ static const char *write_run(const char *name, int s, int i, const double *facto
   char start[32];
   snprintf(start, sizeof start, "2026-12-02T03:%02d:%02dZ", 10 + s, 10 + i); /* every run its own */
   cJSON_ReplaceItemInObject(doc, "start_time", cJSON_CreateString(start));
+  cJSON_ReplaceItemInObject(doc, "comm", cJSON_CreateString(n->mpi ? "mpi" : "nccl")); /* the fixture's is mpi */
   cJSON *recs = cJSON_CreateArray();
   synth_rng rng = {(uint64_t)(1000 * s + i + 7)};
   for (int k = 0; k < NSIZES; k++) {
@@ -191,7 +193,7 @@ static void fill(nccl_spec *s, const nccl_spec *v) {
 
 static void test_same_choices(void) {
   nccl_spec a[RUNS], b[RUNS];
-  fill(a, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read"});
+  fill(a, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read", 0});
   fill(b, &a[0]);
   const double slower[NSIZES] = {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
   outcome o = compare("same", a, b, slower);
@@ -210,8 +212,8 @@ static void test_same_choices(void) {
 
 static void test_channels(void) {
   nccl_spec a[RUNS], b[RUNS];
-  fill(a, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read"});
-  fill(b, &(nccl_spec){1, "2.28.3+cuda13.0", 16, "P2P/CUMEM/read"});
+  fill(a, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read", 0});
+  fill(b, &(nccl_spec){1, "2.28.3+cuda13.0", 16, "P2P/CUMEM/read", 0});
   const double f[NSIZES] = {1, 1, 0.82, 0.82, 0.82, 0.82, 0.82};
   outcome o = compare("channels", a, b, f);
   CHECK(strstr(o.text, "  collectives: AllReduce 64 MiB-1 GiB: channels 32 -> 16, RING/SIMPLE both\n") != NULL,
@@ -240,8 +242,8 @@ static void test_channels(void) {
 
 static void test_version_transport(void) {
   nccl_spec a[RUNS], b[RUNS];
-  fill(a, &(nccl_spec){1, "2.27.7+cuda12.9", 32, "P2P/CUMEM/read"});
-  fill(b, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "SHM/direct/direct"});
+  fill(a, &(nccl_spec){1, "2.27.7+cuda12.9", 32, "P2P/CUMEM/read", 0});
+  fill(b, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "SHM/direct/direct", 0});
   outcome o = compare("version", a, b, SAME);
   CHECK(strstr(o.text, "  version: 2.27.7+cuda12.9 -> 2.28.3+cuda13.0\n") != NULL, "version named\n%s", o.text);
   CHECK(strstr(o.text, "  collectives: transport: P2P/CUMEM/read -> SHM/direct/direct for 1 peer\n") != NULL,
@@ -252,8 +254,8 @@ static void test_version_transport(void) {
 
 static void test_not_reported(void) {
   nccl_spec a[RUNS], b[RUNS];
-  fill(a, &(nccl_spec){-1, "", 32, ""});
-  fill(b, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read"});
+  fill(a, &(nccl_spec){-1, "", 32, "", 0});
+  fill(b, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read", 0});
   outcome o = compare("old", a, b, SAME);
   CHECK(o.rc == 0, "a side without the section is no error");
   CHECK(strstr(o.text, "NCCL's account not reported on side A: no \"nccl\" section in its result files") != NULL,
@@ -262,8 +264,8 @@ static void test_not_reported(void) {
             cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(o.nccl, "reported"), "b")),
         "absent: JSON reported");
   outcome_free(&o);
-  fill(b, &(nccl_spec){0, "", 32, ""});
-  a[2] = (nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read"};
+  fill(b, &(nccl_spec){0, "", 32, "", 0});
+  a[2] = (nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read", 0};
   const double slower[NSIZES] = {0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
   o = compare("false", b, b, slower);
   CHECK(strstr(o.text, "NCCL's account not reported on sides A and B: NCCL_DEBUG_FILE was the user's") != NULL &&
@@ -273,11 +275,18 @@ static void test_not_reported(void) {
   o = compare("some", a, b, SAME);
   CHECK(strstr(o.text, "not reported on side A: 3 of 4 runs: no \"nccl\" section") != NULL, "3 of 4\n%s", o.text);
   outcome_free(&o);
+  /* runs over MPI have no account to miss: the comm is named, not the files' age */
+  fill(a, &(nccl_spec){-1, "", 32, "", 1});
+  o = compare("mpi", a, a, SAME);
+  CHECK(strstr(o.text, "NCCL's account not reported on sides A and B: the comm was MPI, no NCCL account") != NULL &&
+            strstr(o.text, "from before ddpbench") == NULL,
+        "MPI: said\n%s", o.text);
+  outcome_free(&o);
 }
 
 static void test_disagree(void) {
   nccl_spec a[RUNS], b[RUNS];
-  fill(a, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read"});
+  fill(a, &(nccl_spec){1, "2.28.3+cuda13.0", 32, "P2P/CUMEM/read", 0});
   fill(b, &a[0]);
   b[3].big_channels = 24;
   outcome o = compare("disagree", a, b, SAME);

@@ -110,8 +110,9 @@ const cmd_def cmd_compare = {
     .summary = "two sets of result files (NCCL, driver or CUDA A/B), benchstat's statistics",
     .usage = "usage: ddpbench compare [options] A.json [A2.json ...] -- B.json [B2.json ...]\n"
              "       ddpbench compare [options] A_DIR B_DIR\n",
-    .exit_codes = "0 no metric regressed beyond --threshold-pct, 2 bad input or unreadable files, 5 a significant "
-                  "regression beyond --threshold-pct",
+    .exit_codes = "0 no metric regressed beyond --threshold-pct, 2 bad input or unreadable files (or sides of different "
+                  "models or job sizes without --allow-config-diff), 5 a significant regression beyond --threshold-pct, "
+                  "more runs that corrupted data on B than on A (or on both sides), or a slow mode on B that A lacks",
     .about = "Compares two sets of result files, benchstat's way. Each run is one sample: its median step, "
              "because steps inside one run are not independent. Per metric: the medians of A and B, the change, "
              "its 95 % confidence interval, the two-sided Mann-Whitney U p-value and a verdict (~ no significant "
@@ -120,7 +121,7 @@ const cmd_def cmd_compare = {
              "(launch/ab.sh does). The report leads with a summary (regressions beyond --threshold-pct, worse within "
              "it, better, unchanged, the noise floor), then the provenance diff (versions, NCCL_* and transport "
              "environment, config, hosts, GPUs) and the table, and ends with one bottom line: FAIL (a significant "
-             "regression beyond --threshold-pct, exit 5), WARN (too few runs to test, and a median worse beyond the "
+             "regression beyond --threshold-pct, or side B's runs corrupting data or intermittently slow, exit 5), WARN (too few runs to test, and a median worse beyond the "
              "threshold) or PASS. Sides whose runs carry --label values that tell them apart are named by them. "
              "--format csv and json print the data alone on stdout and the bottom line on stderr.\nExample: "
              "ddpbench compare runs/nccl-2.27/ runs/nccl-2.28/\n",

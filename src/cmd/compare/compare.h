@@ -10,7 +10,9 @@
  * better, unchanged, not tested, with the noise floor used), then the detail (provenance diff, notes, the
  * table: compact by default, at most CMP_TEXT_COLS columns, --wide for every metric and column), and ends with
  * the bottom line, "ddpbench compare: VERDICT  figures  (context; N fail, N warn)":
- *   FAIL  a significant regression beyond --threshold-pct (exit CMP_EXIT_REGRESSION, as before);
+ *   FAIL  a significant regression beyond --threshold-pct, or a side judged on its own (side.h: more runs that
+ *         corrupted data on B than on A, corrupt runs on both sides, a slow mode on B that A lacks) (exit
+ *         CMP_EXIT_REGRESSION);
  *   WARN  none, but a metric that could not be tested (fewer than CMP_MIN_RUNS runs a side) has medians worse
  *         beyond the threshold and the noise floor: a regression the runs can neither confirm nor rule out
  *         (exit 0); an untested improvement does not warn;
@@ -107,7 +109,7 @@ typedef struct {
   char *key, *value;
 } cmp_label;
 
-/* ---- NCCL's account on each side (compare_nccl.c) ------------------------------------------------------ */
+/* ---- NCCL's account on each side (compare_nccl_diff.c) ------------------------------------------------- */
 /* One thing NCCL did differently on side B. */
 typedef struct {
   char *what;  /* "version", "training: coll channels", "training: transport", "collectives: AllReduce 64 MiB-1 GiB" */
@@ -140,6 +142,7 @@ typedef struct {
   char start_time[32], end_time[32]; /* ISO 8601 UTC; "" when not set (the JSON then leaves them out) */
   double duration_s;
   int same_provenance;     /* A/A: the CIs are the noise floor of each metric */
+  int size_differs;        /* --allow-config-diff and the job's size differs: 1 world size, 2 node count, 3 both */
   int nprov_same;          /* provenance keys equal everywhere */
   cmp_prov_diff *diff;
   int ndiff;
@@ -149,6 +152,9 @@ typedef struct {
   int nlines;
   char *brief_note; /* the compact view's one line on what it leaves out, or NULL */
   cmp_nccl nccl;    /* NCCL's account: what differs, and what it explains */
+  char train_label[80]; /* sides of different strategies: "ddp | fsdp", the "train ..." lines' label; "" else */
+  char *side_verdict; /* the sides judged on their own (side.h), "; "-joined: "side B: 1 of 4 runs corrupted data
+                       * (collectives_data)", "intermittent: 2 of 6 runs slow (ddp step_ms 1.60x)"; NULL: none */
 } cmp_report;
 
 void cmp_report_init(cmp_report *r, const cmp_options *o);
@@ -159,9 +165,13 @@ void cmp_report_note(cmp_report *r, const char *fmt, ...) __attribute__((format(
 void cmp_report_add_diff(cmp_report *r, const char *key, const char *a, const char *b, int mixed_a, int mixed_b,
                          int refused);
 void cmp_report_print(const cmp_report *r, cmp_format f, FILE *out);
+/* A verdict on the sides themselves, not on a metric (side.h: corrupted data, an intermittent slow mode): appended
+ * to side_verdict; the report then FAILs with CMP_EXIT_REGRESSION whatever its lines say. */
+void cmp_report_side(cmp_report *r, const char *why);
 /* Sets the last line's compact name (copied; NULL: its name) and whether only --wide shows it. */
 void cmp_report_brief(cmp_report *r, const char *brief, int detail);
-/* 0, or CMP_EXIT_REGRESSION when any line is a significant regression beyond the threshold. */
+/* 0, or CMP_EXIT_REGRESSION when any line is a significant regression beyond the threshold or a side was judged
+ * on its own (cmp_report_side). */
 int cmp_report_exit_code(const cmp_report *r);
 
 /* What the lines add up to: each line in exactly one class. */
@@ -182,6 +192,12 @@ int cmp_class_lines(const cmp_report *r, cmp_class c, int **idx);
 void cmp_noise_words(const cmp_report *r, char *buf, size_t n);
 /* The last line of the report (no newline): "ddpbench compare: VERDICT  figures  (context; N fail, N warn)". */
 void cmp_bottom_line(const cmp_report *r, char *buf, size_t n);
+/* s as a printer of text or markdown may write it: every control character (C0 with newlines, tabs and ESC,
+ * DEL, and C1 encoded in UTF-8) as \n, \t, \r or \xNN, a backslash doubled; with md also the table's | as \|.
+ * Writes at most n - 1 bytes and a NUL into buf, never a partial escape; returns buf. Every printer of a string
+ * read from a file (names, labels, provenance, NCCL's account) goes through it: a crafted result file must
+ * write no line and no terminal escape of its own. */
+const char *cmp_escape(char *buf, size_t n, const char *s, int md);
 /* A side's name for people: its distinguishing labels, else "A" / "B" (side 0 / 1). */
 const char *cmp_side_name(const cmp_report *r, int side);
 
@@ -205,7 +221,7 @@ double cmp_noise_floor(const cmp_noise *n, const char *name);
  * schema_version, a metric missing from one run of a side, an empty side, a refused config difference). */
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r);
 
-/* ---- NCCL's account (compare_nccl.c) ------------------------------------------------------------------ */
+/* ---- NCCL's account (compare_nccl_diff.c: the diff, below the model; compare_nccl_explain.c: its sentences) - */
 /* Diffs NCCL's account of the runs into r->nccl: a[i] / b[i] is run i's "nccl" section (NULL: the file has none,
  * as files from before ddpbench recorded it: "not reported", never an error). Per side, the runs should agree;
  * where they do not, r->nccl.disagree says on what and side's first run stands for it. Compared: the version,
@@ -220,6 +236,8 @@ int cmp_nccl_build(const cJSON *const *a, int na, const cJSON *const *b, int nb,
  * why". Returns 0, or -1 when out of memory. */
 int cmp_nccl_explain(cmp_report *r);
 void cmp_nccl_free(cmp_nccl *n);
+/* "64 MiB" or "64 MiB-1 GiB": a size range of the diff, in the largest unit each size is a whole number of. */
+void cmp_nccl_fmt_range(char *buf, size_t n, double lo, double hi);
 
 
 #ifdef __cplusplus

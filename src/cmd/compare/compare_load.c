@@ -1,7 +1,7 @@
 /* compare_load.c: result files -> the runs of each side -> provenance diff and one line per metric, for
  * compare.c. Reads result files through the project's one reader (result_load in result.h); the one exception,
  * a run's top-level "labels", is read here only while the reader does not keep them (before schema version 4),
- * and its "nccl" section (NCCL's account, for compare_nccl.c), which the reader's model does not hold.
+ * and its "nccl" section (NCCL's account, for compare_nccl_diff.c), which the reader's model does not hold.
  * Never writes a file.
  *
  * A metric is a record whose direction is known (better lower or higher), named
@@ -33,6 +33,7 @@
 #include "compare.h"
 #include "input_file.h"
 #include "result.h"
+#include "side.h"
 
 /* ---- config keys ------------------------------------------------------------------------------------- */
 /* Keys that define the model and its numerics: sides that differ in one are refused without
@@ -41,6 +42,9 @@
 static const char *model_keys[] = {"strategy", "hidden", "layers", "batch", "precision", "seed", "lr", "momentum",
                                    "loss_scale_init", "loss_scale_growth_factor", "loss_scale_backoff",
                                    "loss_scale_growth_interval", "inject_nonfinite"};
+/* The job's size: a different world size or node count changes every step time and bandwidth, which is no
+ * regression of the stack. Refused as a model difference is. */
+static const char *size_keys[] = {"job.world_size", "job.nodes"};
 static const char *output_keys[] = {"json", "topo_xml", "force", "quiet", "progress", "label", "config_file"};
 
 static int in_list(const char *k, const char **list, size_t n) {
@@ -314,14 +318,21 @@ static int prov_diff(side *sa, side *sb, int allow_config_diff, cmp_report *r) {
     }
     int differs = strcmp(va, vb) != 0 || ma || mb;
     int model = strncmp(keys.v[k], "config.", 7) == 0 && IN_LIST(keys.v[k] + 7, model_keys);
+    int size = IN_LIST(keys.v[k], size_keys);
     if (!differs) {
       r->nprov_same++;
     } else {
-      cmp_report_add_diff(r, keys.v[k], va, vb, ma, mb, model);
+      cmp_report_add_diff(r, keys.v[k], va, vb, ma, mb, model || size);
       if (model && !allow_config_diff)
         rc = 2, ddp_usage_error("compare: model config key '%s' differs: %s (A) vs %s (B); comparing different models "
                                 "is rarely meant (--allow-config-diff compares anyway)",
                                 keys.v[k] + 7, va, vb);
+      else if (size && !allow_config_diff)
+        rc = 2, ddp_usage_error("compare: %s differs: %s (A) vs %s (B); step times and bandwidths of different job "
+                                "sizes are not comparable (--allow-config-diff compares anyway)",
+                                keys.v[k], va, vb);
+      else if (size)
+        r->size_differs |= strcmp(keys.v[k], "job.nodes") ? 1 : 2;
     }
     free(va), free(vb);
   }
@@ -506,9 +517,12 @@ static void metric_table_free(metric_table *t) {
   free(t->slot);
 }
 
-/* "<measurement>[@<group>] <metric>[ k=v ...]", leaving out the rank and host labels; host appended when given. */
-static void metric_name(char *buf, size_t n, const result_record *rec, const char *host) {
-  size_t u = (size_t)snprintf(buf, n, "%s", rec->measurement);
+/* "<measurement>[@<group>] <metric>[ k=v ...]", leaving out the rank and host labels; host appended when given;
+ * the measurement train (a strategy's training phase, or NULL) named "train". */
+static void metric_name(char *buf, size_t n, const result_record *rec, const char *host, const char *train) {
+  /* sides that trained with different strategies: each one's training phase is "train" (train_strategies) */
+  const char *meas = train && !strcmp(rec->measurement, train) ? "train" : rec->measurement;
+  size_t u = (size_t)snprintf(buf, n, "%s", meas);
   if (strcmp(rec->group, "world") != 0 && u < n) u += (size_t)snprintf(buf + u, n - u, "@%s", rec->group);
   if (u < n) u += (size_t)snprintf(buf + u, n - u, " %s", rec->metric);
   for (int i = 0; i < rec->nlabels && u < n; i++) {
@@ -567,7 +581,7 @@ static int steps_of(const result_doc *d, const result_record *world, double **ou
   return steps > 0 ? steps : 0;
 }
 
-static int collect_run(metric_table *t, int s, int run, const result_doc *d, int per_host, int pool) {
+static int collect_run(metric_table *t, int s, int run, const result_doc *d, int per_host, int pool, const char *train) {
   char name[1024];
   for (int i = 0; i < d->nrecords; i++) {
     const result_record *rec = &d->records[i];
@@ -579,7 +593,7 @@ static int collect_run(metric_table *t, int s, int run, const result_doc *d, int
       host = result_record_label(rec, "host");
       if (!host) host = "?";
     }
-    metric_name(name, sizeof name, rec, host);
+    metric_name(name, sizeof name, rec, host, train);
     metric *m = metric_get(t, name, rec->unit, better);
     if (!m) return -1;
     if (!m->rec) m->rec = rec;
@@ -663,9 +677,45 @@ static void coll_brief(const metric *m, const coll_rows *c, int nc, char *buf, s
   *detail = in_place || (strcmp(rec->metric, "busbw_gbs") && strcmp(rec->metric, "load_busbw_gbs"));
 }
 
-/* Per metric: consistency inside each side, then one report line. Returns 0 or 2. */
-static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, cmp_report *r) {
-  int only[2] = {0, 0}, skipped_nan = 0, ncoll_rows = 0;
+/* The job-wide step time of the training phase ("ddp step_ms", "fsdp step_ms", "train step_ms" when the sides'
+ * strategies differ; phase: side A's strategy): the one figure whose runs are looked at for two modes. One
+ * figure, so that the rule's rate of false alarms (about 5 % of unimodal sides) is the comparison's, not that
+ * rate times the number of phases. */
+static int headline(const metric *m, const char *phase) {
+  return m->rec && !strcmp(m->rec->metric, "step_ms") && !strcmp(m->rec->group, "world") && m->rec->nlabels == 0 &&
+         (!strncmp(m->name, "train ", 6) || (phase && !strcmp(m->rec->measurement, phase)));
+}
+
+/* Two modes among a side's runs of a headline figure (side.h): a note with the modes; a slow mode on B that A
+ * lacks, beyond the threshold, is a verdict of its own ("intermittent"; one is enough: returns 1 when made). */
+static int modes_judge(const metric *m, const double *v[2], const int nv[2], int may_judge, cmp_report *r) {
+  cmp_modes md[2];
+  for (int s = 0; s < 2; s++) cmp_modes_find(v[s], nv[s], &md[s]);
+  for (int s = 0; s < 2; s++) {
+    if (!md[s].two) continue;
+    int slow_hi = m->better == CMP_LOWER_BETTER, nslow = slow_hi ? md[s].nhi : md[s].nlo;
+    double ratio = md[s].med_hi / md[s].med_lo;
+    cmp_report_note(r, "side %c, %s: two modes, not one spread: %d run%s at %.4g %s, %d at %.4g %s (%.2fx); its "
+                       "median stands for neither", s ? 'B' : 'A', m->name, md[s].nlo, md[s].nlo == 1 ? "" : "s",
+                    md[s].med_lo, m->unit, md[s].nhi, md[s].med_hi, m->unit, ratio);
+    if (s == 1 && may_judge && !md[0].two && 100.0 * (ratio - 1) > r->opt.threshold_pct) {
+      char why[600];
+      snprintf(why, sizeof why, "intermittent: %d of %d runs slow (%s %.2fx)", nslow, nv[1], m->name, ratio);
+      cmp_report_side(r, why);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Per metric: consistency inside each side, then one report line over each side's clean runs (all of them when
+ * none is clean). Returns 0 or 2. */
+static int metrics_report(metric_table *t, side *sd[2], const cmp_side integ[2], const cmp_noise *noise,
+                          const char *phase, cmp_report *r) {
+  int only[2] = {0, 0}, skipped_nan = 0, ncoll_rows = 0, intermittent = 0;
+  int use_all[2] = {integ[0].ncorrupt == integ[0].n, integ[1].ncorrupt == integ[1].n};
+  double *clean[2] = {malloc(((size_t)t->runs[0] + 1) * sizeof(double)), malloc(((size_t)t->runs[1] + 1) * sizeof(double))};
+  if (!clean[0] || !clean[1]) return free(clean[0]), free(clean[1]), ddp_usage_error("compare: out of memory"), 2;
   const char *only_name[2] = {NULL, NULL}, *nan_name = NULL;
   coll_rows colls[MAX_COLLS];
   int ncolls = coll_scan(t, colls);
@@ -681,7 +731,8 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
       if (seen[s] > 0 && seen[s] < t->runs[s]) {
         int k = 0;
         while (m->seen[s][k]) k++;
-        return ddp_usage_error("compare: %s: metric '%s' missing (the other runs of side %c have it)",
+        return free(clean[0]), free(clean[1]),
+               ddp_usage_error("compare: %s: metric '%s' missing (the other runs of side %c have it)",
                                sd[s]->files.v[k], m->name, s ? 'B' : 'A'),
                2;
       }
@@ -696,13 +747,27 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
       skipped_nan++;
       continue;
     }
-    int pooled = m->pooled_runs[0] == t->runs[0] && m->pooled_runs[1] == t->runs[1];
-    cmp_input in = {.a = pooled ? m->pool[0] : m->val[0], .b = pooled ? m->pool[1] : m->val[1],
-                    .na = pooled ? m->npool[0] : t->runs[0], .nb = pooled ? m->npool[1] : t->runs[1],
-                    .runs_a = t->runs[0], .runs_b = t->runs[1], .better = m->better,
+    int nclean[2] = {0, 0};
+    for (int s = 0; s < 2; s++)
+      for (int k = 0; k < t->runs[s]; k++)
+        if (use_all[s] || cmp_side_clean(&integ[s], k)) clean[s][nclean[s]++] = m->val[s][k];
+    int pooled = m->pooled_runs[0] == t->runs[0] && m->pooled_runs[1] == t->runs[1] && !integ[0].ncorrupt &&
+                 !integ[1].ncorrupt; /* steps of corrupt runs are not told apart: pooling only when all are clean */
+    cmp_input in = {.a = pooled ? m->pool[0] : clean[0], .b = pooled ? m->pool[1] : clean[1],
+                    .na = pooled ? m->npool[0] : nclean[0], .nb = pooled ? m->npool[1] : nclean[1],
+                    .runs_a = nclean[0], .runs_b = nclean[1], .better = m->better,
                     .floor_pct = cmp_noise_floor(noise, m->name)};
     if (cmp_report_add(r, m->name, m->unit, &in) != 0)
-      return ddp_usage_error("compare: %s: cannot evaluate", m->name), 2;
+      return free(clean[0]), free(clean[1]), ddp_usage_error("compare: %s: cannot evaluate", m->name), 2;
+    if (headline(m, phase)) {
+      const double *v[2] = {clean[0], clean[1]};
+      intermittent |= modes_judge(m, v, nclean, !intermittent, r);
+    }
+    if (r->train_label[0] && !strncmp(m->name, "train ", 6)) {
+      char brief[1100];
+      snprintf(brief, sizeof brief, "%s (%s)", m->name, r->train_label);
+      cmp_report_brief(r, brief, 0);
+    }
     if (is_coll(m)) {
       char brief[512];
       int detail;
@@ -711,6 +776,7 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_noise *noise, 
       ncoll_rows++;
     }
   }
+  free(clean[0]), free(clean[1]);
   if (ncoll_rows && !r->brief_note)
     r->brief_note = strdup("collectives: one row per collective and size, its out-of-place busbw_gbs (in the names: "
                            "any label that varies inside a collective's rows)");
@@ -784,6 +850,52 @@ static int findings_metric(metric_table *t, side *sd[2], cmp_report *r) {
   return 0;
 }
 
+/* A run's strategy (config.strategy; "ddp" in files from before the key): its training phase's measurement. */
+static const char *run_strategy(const result_doc *d) {
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, "strategy") && d->config[i].value[0]) return d->config[i].value;
+  return "ddp";
+}
+
+/* Sides that trained with different strategies (only with --allow-config-diff: strategy is a model key): each
+ * side's training phase becomes the metrics "train ...", so that DDP's step and FSDP's are one line, labelled
+ * "ddp | fsdp". strat[s]: side s's strategy, or NULL when the sides agree (or a side's runs do not). */
+static void train_strategies(side *sa, side *sb, const char *strat[2], cmp_report *r) {
+  const side *sd[2] = {sa, sb};
+  for (int s = 0; s < 2; s++) {
+    strat[s] = sd[s]->n ? run_strategy(&sd[s]->docs[0]) : NULL;
+    for (int i = 1; strat[s] && i < sd[s]->n; i++)
+      if (strcmp(strat[s], run_strategy(&sd[s]->docs[i]))) strat[s] = NULL;
+  }
+  if (!strat[0] || !strat[1] || !strcmp(strat[0], strat[1])) {
+    strat[0] = strat[1] = NULL;
+    return;
+  }
+  snprintf(r->train_label, sizeof r->train_label, "%s | %s", strat[0], strat[1]);
+  cmp_report_note(r, "train: each side's training phase, %s (A) against %s (B): the same model trained by another "
+                     "strategy", strat[0], strat[1]);
+}
+
+/* The runs' integrity (side.h): a side whose runs corrupted data is judged on that, not on a median of it;
+ * its timings are then its clean runs'. Returns 0 or 2. */
+static int integrity(side *sd[2], cmp_side integ[2], cmp_report *r) {
+  for (int s = 0; s < 2; s++)
+    if (cmp_side_read(sd[s]->docs, sd[s]->n, &integ[s])) return ddp_usage_error("compare: out of memory"), 2;
+  char why[600];
+  if (cmp_sides_judge(integ, why, sizeof why)) cmp_report_side(r, why);
+  for (int s = 0; s < 2; s++) {
+    const cmp_side *g = &integ[s];
+    if (!g->ncorrupt) continue;
+    if (g->ncorrupt < g->n)
+      cmp_report_note(r, "side %c: %d of %d runs corrupted data (%s): its figures are its %d clean run%s'", s ? 'B' : 'A',
+                      g->ncorrupt, g->n, g->checks, g->n - g->ncorrupt, g->n - g->ncorrupt == 1 ? "" : "s");
+    else
+      cmp_report_note(r, "side %c: every run corrupted data (%s): its figures are of corrupt runs", s ? 'B' : 'A',
+                      g->checks);
+  }
+  return 0;
+}
+
 /* ---- NCCL's account ------------------------------------------------------------------------------------ */
 /* A run's "nccl" section, read from its file again: the reader (result.h) keeps only its model. NULL when the
  * file has none (a file from before it, or of a kind without it); a file without the word is not parsed twice. */
@@ -808,7 +920,17 @@ static int nccl_report(side *sd[2], cmp_report *r) {
   cJSON **sec[2] = {calloc((size_t)sd[0]->n + 1, sizeof(cJSON *)), calloc((size_t)sd[1]->n + 1, sizeof(cJSON *))};
   int rc = sec[0] && sec[1] ? 0 : -1;
   for (int s = 0; s < 2 && !rc; s++)
-    for (int i = 0; i < sd[s]->n; i++) sec[s][i] = nccl_section(sd[s]->files.v[i]);
+    for (int i = 0; i < sd[s]->n; i++) {
+      const char *comm = sd[s]->docs[i].comm;
+      sec[s][i] = nccl_section(sd[s]->files.v[i]);
+      /* a run over another comm has no NCCL account to miss: say so, rather than blame the file's age */
+      if (!sec[s][i] && comm && *comm && strcmp(comm, "nccl") && (sec[s][i] = cJSON_CreateObject())) {
+        char why[96];
+        snprintf(why, sizeof why, "the comm was %s, no NCCL account", strcmp(comm, "mpi") ? comm : "MPI");
+        cJSON_AddFalseToObject(sec[s][i], "reported");
+        cJSON_AddStringToObject(sec[s][i], "why", why);
+      }
+    }
   if (!rc) rc = cmp_nccl_build((const cJSON *const *)sec[0], sd[0]->n, (const cJSON *const *)sec[1], sd[1]->n, r);
   if (!rc) rc = cmp_nccl_explain(r);
   for (int s = 0; s < 2; s++) {
@@ -821,6 +943,7 @@ static int nccl_report(side *sd[2], cmp_report *r) {
 int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int allow_config_diff, cmp_report *r) {
   side sa = {0}, sb = {0};
   metric_table t = {0};
+  cmp_side integ[2] = {{0}, {0}};
   int rc = side_expand(&sa, a, na, "A");
   if (!rc) rc = side_expand(&sb, b, nb, "B");
   side *both[2] = {&sa, &sb};
@@ -836,21 +959,25 @@ int cmp_load(char **a, int na, char **b, int nb, const cmp_noise *noise, int all
   if (!rc) {
     t.runs[0] = sa.n, t.runs[1] = sb.n;
     int per_host = doc_hosts_multi(&sa, &sb);
+    const char *strat[2] = {NULL, NULL};
+    train_strategies(&sa, &sb, strat, r);
     for (int s = 0; s < 2 && !rc; s++) {
       side *sd = s ? &sb : &sa;
       for (int i = 0; i < sd->n && !rc; i++)
-        if (collect_run(&t, s, i, &sd->docs[i], per_host, r->opt.pool_steps))
+        if (collect_run(&t, s, i, &sd->docs[i], per_host, r->opt.pool_steps, strat[s]))
           rc = 2, ddp_usage_error("compare: out of memory");
     }
     side *sds[2] = {&sa, &sb};
     if (!rc && findings_metric(&t, sds, r)) rc = 2, ddp_usage_error("compare: out of memory");
-    if (!rc) rc = metrics_report(&t, sds, noise, r);
+    if (!rc) rc = integrity(sds, integ, r);
+    if (!rc) rc = metrics_report(&t, sds, integ, noise, sa.n ? run_strategy(&sa.docs[0]) : NULL, r);
     if (!rc) rc = nccl_report(sds, r);
     if (!rc && r->opt.pool_steps)
       cmp_report_note(r, "--pool-steps: the job-wide step_ms metrics use every step of every run as a sample; the "
                          "other metrics one value per run");
   }
   metric_table_free(&t);
+  cmp_side_free(&integ[0]), cmp_side_free(&integ[1]);
   side_free(&sa), side_free(&sb);
   return rc;
 }

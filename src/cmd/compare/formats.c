@@ -1,4 +1,6 @@
-/* formats.c: compare's report in its four formats (text, markdown, CSV, JSON), from the model (model.c). */
+/* formats.c: compare's report in its four formats (text, markdown, CSV, JSON), from the model (model.c). Every
+ * string that came from a file reaches text and markdown through cmp_escape (E and M below, put_wrapped): a
+ * crafted file must not print lines, terminal escapes or table cells of its own. CSV quotes, cJSON escapes. */
 #include "compare.h"
 
 #include <math.h>
@@ -77,9 +79,24 @@ static int any_floor(const cmp_report *r) {
 
 /* ---- text -------------------------------------------------------------------------------------------- */
 
+/* s escaped for text (E) or a markdown table (M), in one of 16 rotating buffers: enough for the strings of one
+ * fprintf (compare is single-threaded). */
+static const char *esc_ring(const char *s, int md) {
+  static char ring[16][4096];
+  static int next;
+  char *b = ring[next++ & 15];
+  return cmp_escape(b, sizeof ring[0], s, md);
+}
+#define E(s) esc_ring((s), 0)
+#define M(s) esc_ring((s), 1)
+
 /* text word-wrapped to width columns (0: one line), the first line led by lead, the others by more. */
-static void put_wrapped(FILE *out, const char *lead, const char *more, const char *text, int width) {
-  int col = fprintf(out, "%s", lead), lw = (int)strlen(more), first = 1;
+static void put_wrapped(FILE *out, const char *lead, const char *more, const char *raw, int width) {
+  size_t cap = 4 * strlen(raw) + 1; /* an escape is at most 4 bytes for each byte it stands for */
+  char *text = malloc(cap);
+  if (!text) return;
+  cmp_escape(text, cap, raw, 0);
+  int col = fprintf(out, "%s", E(lead)), lw = (int)strlen(more), first = 1;
   for (const char *p = text; *p;) {
     while (*p == ' ') p++;
     size_t k = strcspn(p, " ");
@@ -94,6 +111,7 @@ static void put_wrapped(FILE *out, const char *lead, const char *more, const cha
     col += (int)k, p += k, first = 0;
   }
   fputc('\n', out);
+  free(text);
 }
 
 /* A percentage in at most 7 columns: 2 decimals under 10 %, 1 under 1000 %, none above. */
@@ -129,7 +147,7 @@ static void print_side(const cmp_report *r, FILE *out, int s, int width) {
   int k = snprintf(line, sizeof line, "  %c = %s%s%d run%s (%s)", s ? 'B' : 'A', name ? name : "", name ? ": " : "", runs,
                    runs == 1 ? "" : "s", given ? given : "-");
   if (width > 0 && k > width && width < (int)sizeof line) strcpy(line + width - 4, "...)");
-  fprintf(out, "%s\n", line);
+  fprintf(out, "%s\n", E(line));
 }
 
 static void print_header_lines(const cmp_report *r, FILE *out, int width) {
@@ -151,8 +169,8 @@ static void summary_row(const cmp_report *r, const cmp_line *l, FILE *out, int n
   const cmp_row *w = &l->row;
   char ma[32], mb[32], ch[32], ci[64], p[32];
   const char *name = line_name(r, l);
-  if ((int)strlen(name) > nw) fprintf(out, "    %s\n    %-*s", name, nw, "");
-  else fprintf(out, "    %-*s", nw, name);
+  if ((int)strlen(name) > nw) fprintf(out, "    %s\n    %-*s", E(name), nw, "");
+  else fprintf(out, "    %-*s", nw, E(name));
   fprintf(out, "  %10s -> %-10s  %7s", fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
           fmt_change_short(ch, sizeof ch, w));
   if (w->tested) fprintf(out, "  %-18s  p %s\n", fmt_ci_short(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p));
@@ -187,6 +205,7 @@ static void print_summary(const cmp_report *r, FILE *out, int width) {
            r->nlines == 1 ? "" : "s", t, noise);
   fputc('\n', out);
   put_wrapped(out, "", "  ", head, width);
+  if (r->side_verdict) put_wrapped(out, "  ", "    ", r->side_verdict, width);
   if (s.untested)
     fprintf(out, "  not enough runs to test: A %d run%s, B %d run%s (%d a side are needed)\n", r->runs_a,
             r->runs_a == 1 ? "" : "s", r->runs_b, r->runs_b == 1 ? "" : "s", CMP_MIN_RUNS);
@@ -216,7 +235,7 @@ static void print_provenance(const cmp_report *r, FILE *out, int width) {
       snprintf(text, sizeof text, "%s | %s%s%s%s", d->a, d->b, d->mixed_a ? "   (A's runs disagree)" : "",
                d->mixed_b ? "   (B's runs disagree)" : "", d->refused ? "   (model config)" : "");
       if (width > 0 && (int)strlen(lead) > w + 6) { /* a key longer than the column: on its own line */
-        fprintf(out, "  %c %s\n", d->refused ? '!' : ' ', d->key);
+        fprintf(out, "  %c %s\n", d->refused ? '!' : ' ', E(d->key));
         snprintf(lead, sizeof lead, "  %c %-*s  ", ' ', w, "");
       }
       char more[128];
@@ -308,11 +327,11 @@ static void print_compact_table(const cmp_report *r, FILE *out, int width) {
     if ((int)strlen(name) > nw) put_wrapped(out, "", "  ", name, width), name = "";
     extra_columns(floor, 0, w, fl, sizeof fl);
     if (w->tested)
-      fprintf(out, "%-*s  %9s  %9s  %8s  %-18s  %6s  %s%s\n", nw, name, fmt_value(ma, sizeof ma, w->med_a),
+      fprintf(out, "%-*s  %9s  %9s  %8s  %-18s  %6s  %s%s\n", nw, E(name), fmt_value(ma, sizeof ma, w->med_a),
               fmt_value(mb, sizeof mb, w->med_b), fmt_change_short(ch, sizeof ch, w), fmt_ci_short(ci, sizeof ci, w),
               fmt_p(p, sizeof p, w->p), fl, verdicts[cmp_line_class(l)]);
     else
-      fprintf(out, "%-*s  %9s  %9s  %8s  %-26s  %s%s\n", nw, name, fmt_value(ma, sizeof ma, w->med_a),
+      fprintf(out, "%-*s  %9s  %9s  %8s  %-26s  %s%s\n", nw, E(name), fmt_value(ma, sizeof ma, w->med_a),
               fmt_value(mb, sizeof mb, w->med_b), fmt_change_short(ch, sizeof ch, w), "not enough runs to test", fl,
               verdicts[cmp_line_class(l)]);
   }
@@ -332,16 +351,22 @@ static void print_wide_table(const cmp_report *r, FILE *out) {
     snprintf(n, sizeof n, "%d+%d", l->na, l->nb);
     extra_columns(floor, aa, w, fl, sizeof fl);
     if (w->tested)
-      fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, l->name, l->unit,
+      fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-22s  %7s  %7s  %s%c%s\n", nw, E(l->name), E(l->unit),
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
               fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), n, fl, w->verdict,
               verdict_word(w));
     else
-      fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-31s  %7s  %s?%s\n", nw, l->name, l->unit,
+      fprintf(out, "%-*s  %-9s %-6s  %12s  %12s  %9s  %-31s  %7s  %s?%s\n", nw, E(l->name), E(l->unit),
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
               fmt_change(ch, sizeof ch, w), "not enough runs to test", n, fl,
               w->moved_worse ? " worse beyond threshold" : "");
   }
+}
+
+/* Above the table when the sides ran different job sizes (--allow-config-diff). */
+static const char *size_words(const cmp_report *r) {
+  return r->size_differs & 1 ? "world size differs: step times are not comparable"
+                             : "node count differs: step times are not comparable";
 }
 
 static void print_text(const cmp_report *r, FILE *out) {
@@ -350,6 +375,7 @@ static void print_text(const cmp_report *r, FILE *out) {
   print_summary(r, out, width);
   print_provenance(r, out, width);
   print_nccl(r, out, width);
+  if (r->size_differs) fprintf(out, "\n%s\n", size_words(r));
   if (r->opt.wide) print_wide_table(r, out);
   else print_compact_table(r, out, width);
   char legend[600], bottom[2048];
@@ -373,7 +399,8 @@ static void print_md(const cmp_report *r, FILE *out) {
   cmp_noise_words(r, noise, sizeof noise);
   print_header_lines(r, out, 0);
   fprintf(out, "\n### Summary: %s\n\n", s.verdict);
-  fprintf(out, "- threshold %g %%, noise floor %s\n", r->opt.threshold_pct, noise);
+  if (r->side_verdict) fprintf(out, "- **%s**\n", M(r->side_verdict));
+  fprintf(out, "- threshold %g %%, noise floor %s\n", r->opt.threshold_pct, M(noise));
   if (s.untested)
     fprintf(out, "- not enough runs to test: A %d, B %d (%d a side are needed)\n", r->runs_a, r->runs_b, CMP_MIN_RUNS);
   static const char *what[] = {"regressed beyond the threshold", "worse, within the threshold", "better", "unchanged",
@@ -385,7 +412,7 @@ static void print_md(const cmp_report *r, FILE *out) {
     for (; shown < m && shown < 10; shown++) {
       const cmp_line *l = &r->lines[idx[shown]];
       char ch[32];
-      fprintf(out, "%s`%s` %s", shown ? ", " : ": ", l->name, fmt_change(ch, sizeof ch, &l->row));
+      fprintf(out, "%s`%s` %s", shown ? ", " : ": ", M(l->name), fmt_change(ch, sizeof ch, &l->row));
     }
     free(idx);
     fprintf(out, "%s\n", s.n[c] > shown && shown ? ", ..." : "");
@@ -396,12 +423,12 @@ static void print_md(const cmp_report *r, FILE *out) {
     fprintf(out, "| key | A | B | |\n|---|---|---|---|\n");
     for (int i = 0; i < r->ndiff; i++) {
       const cmp_prov_diff *d = &r->diff[i];
-      fprintf(out, "| `%s` | %s | %s | %s%s%s |\n", d->key, d->a, d->b, d->mixed_a ? "A's runs disagree " : "",
+      fprintf(out, "| `%s` | %s | %s | %s%s%s |\n", M(d->key), M(d->a), M(d->b), d->mixed_a ? "A's runs disagree " : "",
               d->mixed_b ? "B's runs disagree " : "", d->refused ? "model config" : "");
     }
   }
   if (r->same_provenance) fprintf(out, "\nA/A: same provenance on both sides; each CI is that metric's noise floor.\n");
-  for (int i = 0; i < r->nnotes; i++) fprintf(out, "\n- %s", r->notes[i]);
+  for (int i = 0; i < r->nnotes; i++) fprintf(out, "\n- %s", M(r->notes[i]));
   const cmp_nccl *nc = &r->nccl;
   fprintf(out, "\n\n### NCCL's account\n\n");
   if (nc->reported[0] && nc->reported[1] && !nc->ndiff)
@@ -410,11 +437,13 @@ static void print_md(const cmp_report *r, FILE *out) {
   if (nc->ndiff) {
     fprintf(out, "| what | A | B | change |\n|---|---|---|---|\n");
     for (int i = 0; i < nc->ndiff; i++)
-      fprintf(out, "| %s | `%s` | `%s` | %s |\n", nc->diff[i].what, nc->diff[i].a, nc->diff[i].b, nc->diff[i].text);
+      fprintf(out, "| %s | `%s` | `%s` | %s |\n", M(nc->diff[i].what), M(nc->diff[i].a), M(nc->diff[i].b),
+              M(nc->diff[i].text));
   }
   for (int k = 0; k < 2; k++)
-    if (nc->disagree[k]) fprintf(out, "\n- side %c's runs disagree on NCCL's account: %s", k ? 'B' : 'A', nc->disagree[k]);
-  for (int i = 0; i < nc->nsays; i++) fprintf(out, "\n- %s", nc->says[i]);
+    if (nc->disagree[k]) fprintf(out, "\n- side %c's runs disagree on NCCL's account: %s", k ? 'B' : 'A', M(nc->disagree[k]));
+  for (int i = 0; i < nc->nsays; i++) fprintf(out, "\n- %s", M(nc->says[i]));
+  if (r->size_differs) fprintf(out, "\n\n**%s**", size_words(r));
   fprintf(out, "\n\n### Metrics\n\n| metric | unit | better | A median | B median | change | 95%% CI | p | n | floor | verdict |\n"
                "|---|---|---|--:|--:|--:|---|--:|--:|--:|:-:|\n");
   for (int i = 0; i < r->nlines; i++) {
@@ -423,12 +452,12 @@ static void print_md(const cmp_report *r, FILE *out) {
     char ma[32], mb[32], ch[32], ci[64], fl[32], p[16];
     fmt_pct(fl, sizeof fl, w->floor_pct);
     if (w->tested)
-      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %d+%d | %s | %c%s |\n", l->name, l->unit,
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %d+%d | %s | %c%s |\n", M(l->name), M(l->unit),
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
               fmt_change(ch, sizeof ch, w), fmt_ci(ci, sizeof ci, w), fmt_p(p, sizeof p, w->p), l->na,
               l->nb, fl + 1, w->verdict, verdict_word(w));
     else
-      fprintf(out, "| %s | %s | %s | %s | %s | %s | not enough runs to test | | %d+%d | %s | ?%s |\n", l->name, l->unit,
+      fprintf(out, "| %s | %s | %s | %s | %s | %s | not enough runs to test | | %d+%d | %s | ?%s |\n", M(l->name), M(l->unit),
               better_name(l->better), fmt_value(ma, sizeof ma, w->med_a), fmt_value(mb, sizeof mb, w->med_b),
               fmt_change(ch, sizeof ch, w), l->na, l->nb, fl + 1, w->moved_worse ? " worse beyond threshold" : "");
   }
@@ -587,6 +616,7 @@ static void print_json(const cmp_report *r, FILE *out) {
     cJSON_AddItemToArray(ms, m);
   }
   cJSON_AddBoolToObject(doc, "regression", cmp_report_exit_code(r) == CMP_EXIT_REGRESSION);
+  cJSON_AddItemToObject(doc, "side_verdict", str_or_null(r->side_verdict));
   char *s = cJSON_Print(doc);
   if (s) fprintf(out, "%s\n", s);
   free(s);

@@ -130,7 +130,7 @@ void cmp_report_free(cmp_report *r) {
     free(r->labels[s]);
   }
   free(r->diff), free(r->notes), free(r->lines), free(r->label_a), free(r->label_b);
-  free(r->name_a), free(r->name_b), free(r->brief_note);
+  free(r->name_a), free(r->name_b), free(r->brief_note), free(r->side_verdict);
   cmp_nccl_free(&r->nccl);
   memset(r, 0, sizeof *r);
 }
@@ -177,7 +177,20 @@ void cmp_report_brief(cmp_report *r, const char *brief, int detail) {
   l->detail = detail;
 }
 
+void cmp_report_side(cmp_report *r, const char *why) {
+  size_t n = (r->side_verdict ? strlen(r->side_verdict) + 2 : 0) + strlen(why) + 1;
+  char *g = malloc(n);
+  if (!g) { /* out of memory: the verdict must not be lost, the words may */
+    if (!r->side_verdict) r->side_verdict = strdup("");
+    return;
+  }
+  snprintf(g, n, "%s%s%s", r->side_verdict ? r->side_verdict : "", r->side_verdict ? "; " : "", why);
+  free(r->side_verdict);
+  r->side_verdict = g;
+}
+
 int cmp_report_exit_code(const cmp_report *r) {
+  if (r->side_verdict) return CMP_EXIT_REGRESSION;
   for (int i = 0; i < r->nlines; i++)
     if (r->lines[i].row.regression) return CMP_EXIT_REGRESSION;
   return 0;
@@ -226,6 +239,29 @@ int cmp_class_lines(const cmp_report *r, cmp_class c, int **idx) {
   qsort(*idx, (size_t)n, sizeof **idx, by_reading_order);
   g_order = NULL;
   return n;
+}
+
+const char *cmp_escape(char *buf, size_t n, const char *s, int md) {
+  size_t u = 0;
+  if (!n) return buf;
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    char e[8];
+    unsigned c = *p;
+    if (c == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) /* a C1 control (U+0080-U+009F, NEL, CSI) in UTF-8 */
+      snprintf(e, sizeof e, "\\x%02x", (unsigned)*++p);
+    else if (c == '\n') snprintf(e, sizeof e, "\\n");
+    else if (c == '\t') snprintf(e, sizeof e, "\\t");
+    else if (c == '\r') snprintf(e, sizeof e, "\\r");
+    else if (c < 0x20 || c == 0x7f) snprintf(e, sizeof e, "\\x%02x", c);
+    else if (c == '\\') snprintf(e, sizeof e, "\\\\");
+    else if (md && c == '|') snprintf(e, sizeof e, "\\|");
+    else e[0] = (char)c, e[1] = 0;
+    size_t k = strlen(e);
+    if (u + k >= n) break;
+    memcpy(buf + u, e, k), u += k;
+  }
+  buf[u] = 0;
+  return buf;
 }
 
 const char *cmp_side_name(const cmp_report *r, int side) {
@@ -290,6 +326,7 @@ void cmp_bottom_line(const cmp_report *r, char *buf, size_t n) {
   double t = r->opt.threshold_pct;
   add(buf, n, &u, "ddpbench compare: %s  ", s.verdict);
   int reg = s.n[CMP_REGRESSED], mw = s.n[CMP_UNTESTED_WORSE];
+  if (r->side_verdict) add(buf, n, &u, "%s  ", r->side_verdict);
   if (reg) {
     add(buf, n, &u, "%d regression%s beyond %g %%", reg, reg == 1 ? "" : "s", t);
     add_names(r, CMP_REGRESSED, reg, buf, n, &u);
@@ -310,7 +347,12 @@ void cmp_bottom_line(const cmp_report *r, char *buf, size_t n) {
   if (paren) *paren = 0;
   add(buf, n, &u, "  (A%s%s: %d run%s, B%s%s: %d run%s; noise floor %s; %d fail, %d warn)", r->name_a ? " " : "",
       r->name_a ? r->name_a : "", r->runs_a, r->runs_a == 1 ? "" : "s", r->name_b ? " " : "", r->name_b ? r->name_b : "",
-      r->runs_b, r->runs_b == 1 ? "" : "s", noise, reg, mw);
+      r->runs_b, r->runs_b == 1 ? "" : "s", noise, reg + (r->side_verdict != NULL), mw);
+  /* the names in it are the files' (metric labels, side labels): one line, no escape of theirs */
+  char *raw = strdup(buf);
+  if (raw) cmp_escape(buf, n, raw, 0);
+  else buf[0] = 0;
+  free(raw);
 }
 
 /* ---- the A/A noise file ------------------------------------------------------------------------------ */

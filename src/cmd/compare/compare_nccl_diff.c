@@ -1,5 +1,6 @@
-/* compare_nccl.c: what NCCL did differently on side B, from the runs' "nccl" sections (NCCL's own account, one
- * nccl_account_json object per rank), and what of the metric table it explains (compare.h: cmp_nccl_*).
+/* compare_nccl_diff.c: what NCCL did differently on side B, from the runs' "nccl" sections (NCCL's own account,
+ * one nccl_account_json object per rank): the data of cmp_nccl and its free (compare.h: cmp_nccl_build,
+ * cmp_nccl_free). Below the model: it knows no metric line; compare_nccl_explain.c ties the diff to the table.
  *
  * Each run becomes a flat list of items, one per thing NCCL chose, each with a sort key that orders them for
  * reading (version, network, then per communicator label: channels, NVLS, CollNet, transports by rank and peer,
@@ -22,13 +23,14 @@ enum { K_VERSION, K_NET, K_CHANNELS, K_NVLS, K_COLLNET, K_TRANSPORT, K_ALGO };
 typedef struct {
   char *key, *value;
   int kind, rank, peer;
+  int seq; /* the order read in; -1 while merging: a repeated value */
   char label[32], coll[24];
   double bytes;
 } nitem;
 
 typedef struct {
   nitem *v;
-  int n;
+  int n, cap; /* cap doubles: a realloc per item copied the list once per rank (quadratic in 20,000 ranks) */
   int reported;
   char why[256];
 } nrun;
@@ -40,12 +42,15 @@ typedef struct {
 
 static int item_add(nrun *r, int kind, const char *label, const char *coll, double bytes, int rank, int peer,
                     const char *value) {
-  nitem *g = realloc(r->v, (size_t)(r->n + 1) * sizeof *g);
-  if (!g) return -1;
-  r->v = g;
+  if (r->n == r->cap) {
+    int cap = r->cap ? 2 * r->cap : 16;
+    nitem *g = realloc(r->v, (size_t)cap * sizeof *g);
+    if (!g) return -1;
+    r->v = g, r->cap = cap;
+  }
   nitem *it = &r->v[r->n];
   memset(it, 0, sizeof *it);
-  it->kind = kind, it->rank = rank, it->peer = peer, it->bytes = bytes;
+  it->kind = kind, it->rank = rank, it->peer = peer, it->bytes = bytes, it->seq = r->n;
   snprintf(it->label, sizeof it->label, "%s", label);
   snprintf(it->coll, sizeof it->coll, "%s", coll);
   char key[256];
@@ -60,41 +65,54 @@ static int item_add(nrun *r, int kind, const char *label, const char *coll, doub
 
 static int by_key(const void *x, const void *y) { return strcmp(((const nitem *)x)->key, ((const nitem *)y)->key); }
 
-/* 1 when value, cut at sep, has part as one of its pieces. */
-static int has_part(const char *value, const char *sep, const char *part) {
-  size_t k = strlen(part), n = strlen(sep);
-  for (const char *p = value;;) {
-    const char *e = strstr(p, sep);
-    size_t len = e ? (size_t)(e - p) : strlen(p);
-    if (len == k && !strncmp(p, part, k)) return 1;
-    if (!e) return 0;
-    p = e + n;
-  }
+/* The reading order, and among equal keys the order the items were read in (qsort is not stable). */
+static int by_key_seq(const void *x, const void *y) {
+  const nitem *a = x, *b = y;
+  int c = strcmp(a->key, b->key);
+  return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int by_value_seq(const void *x, const void *y) {
+  const nitem *a = *(const nitem *const *)x, *b = *(const nitem *const *)y;
+  int c = strcmp(a->value, b->value);
+  return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 /* Equal keys made one: transports of one (rank, peer) joined by "+" (a peer may be reached two ways), every
- * other item's distinct values by ", " (ranks that disagree on a run-wide figure say so). */
+ * other item's distinct values by ", " (ranks that disagree on a run-wide figure say so), in the order read;
+ * an algorithm keeps the first rank's. O(n log n) in the items: 20,000 ranks with a version each are one sort,
+ * not a rescan of the joined text per rank. */
 static int run_merge(nrun *r) {
-  if (r->n > 1) qsort(r->v, (size_t)r->n, sizeof *r->v, by_key);
-  int out = 0;
-  for (int i = 0; i < r->n; i++) {
-    if (out && !strcmp(r->v[out - 1].key, r->v[i].key)) {
-      nitem *k = &r->v[out - 1];
+  if (r->n > 1) qsort(r->v, (size_t)r->n, sizeof *r->v, by_key_seq);
+  nitem **grp = malloc((size_t)(r->n ? r->n : 1) * sizeof *grp);
+  if (!grp) return -1;
+  int out = 0, rc = 0;
+  for (int i = 0, j; i < r->n; i = j) {
+    for (j = i + 1; j < r->n && !strcmp(r->v[i].key, r->v[j].key);) j++;
+    nitem *k = &r->v[i];
+    if (k->kind != K_ALGO && j - i > 1 && !rc) {
+      /* the distinct values: sorted by value, the first read of each kept (its value left non-NULL) */
+      int g = 0;
+      for (int q = i; q < j; q++) grp[g++] = &r->v[q];
+      qsort(grp, (size_t)g, sizeof *grp, by_value_seq);
+      for (int q = 1; q < g; q++)
+        if (!strcmp(grp[q]->value, grp[q - 1]->value)) grp[q]->seq = -1; /* a repeat */
       const char *sep = k->kind == K_TRANSPORT ? "+" : ", ";
-      if (k->kind != K_ALGO && !has_part(k->value, sep, r->v[i].value)) {
-        size_t n = strlen(k->value) + strlen(sep) + strlen(r->v[i].value) + 1;
-        char *g = malloc(n);
-        if (!g) return -1;
-        snprintf(g, n, "%s%s%s", k->value, sep, r->v[i].value);
-        free(k->value), k->value = g;
-      }
-      free(r->v[i].key), free(r->v[i].value);
-      continue;
+      size_t len = 1;
+      for (int q = i; q < j; q++)
+        if (r->v[q].seq >= 0) len += strlen(r->v[q].value) + strlen(sep);
+      char *joined = malloc(len), *p = joined;
+      if (!joined) rc = -1;
+      for (int q = i; joined && q < j; q++)
+        if (r->v[q].seq >= 0) p += sprintf(p, "%s%s", p == joined ? "" : sep, r->v[q].value);
+      if (joined) free(k->value), k->value = joined;
     }
-    r->v[out++] = r->v[i];
+    for (int q = i + 1; q < j; q++) free(r->v[q].key), free(r->v[q].value);
+    r->v[out++] = *k;
   }
+  free(grp);
   r->n = out;
-  return 0;
+  return rc;
 }
 
 static const char *onoff(int v) { return v == 1 ? "on" : "off"; }
@@ -166,16 +184,22 @@ static const nitem *run_find(const nrun *r, const char *key) {
 
 /* ---- words ------------------------------------------------------------------------------------------------ */
 
-/* "64 MiB": the largest unit the size is a whole number of (compare_load.c's names of collectives rows). */
+/* "64 MiB": the largest unit the size is a whole number of (compare_load.c's names of collectives rows). A size
+ * that is no byte count (negative, fractional, at or past 2^63, NaN: a crafted file) is printed as the number it
+ * is ("-1 B", "1e+308 B"): converting it to an integer would be undefined. */
 static void fmt_bytes(char *buf, size_t n, double bytes) {
   static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (!(bytes >= 0 && bytes < 0x1p63) || bytes != floor(bytes)) {
+    snprintf(buf, n, "%.6g B", bytes);
+    return;
+  }
   unsigned long long b = (unsigned long long)bytes, unit = 1;
   int ui = 0;
   while (ui < 4 && b >= unit * 1024 && b % (unit * 1024) == 0) unit *= 1024, ui++;
   snprintf(buf, n, "%llu %s", b / unit, units[ui]);
 }
 
-static void fmt_range(char *buf, size_t n, double lo, double hi) {
+void cmp_nccl_fmt_range(char *buf, size_t n, double lo, double hi) {
   char a[32], b[32];
   fmt_bytes(a, sizeof a, lo);
   fmt_bytes(b, sizeof b, hi);
@@ -249,20 +273,6 @@ static int diff_add(cmp_nccl *m, const char *what, const char *a, const char *b,
   return 0;
 }
 
-static int say(cmp_nccl *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int say(cmp_nccl *m, const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  char **g = realloc(m->says, (size_t)(m->nsays + 1) * sizeof *g);
-  if (!g) return -1;
-  m->says = g;
-  if (!(m->says[m->nsays] = strdup(buf))) return -1;
-  m->nsays++;
-  return 0;
-}
 
 void cmp_nccl_free(cmp_nccl *n) {
   for (int i = 0; i < n->ndiff; i++)
@@ -381,7 +391,7 @@ static int build(nrun *runs[2], const int nruns[2], cmp_report *r) {
       }
       /* keys i+1 .. j-1 are in this range: their disagreement checks are skipped with them */
       char range[80];
-      fmt_range(range, sizeof range, lo, hi);
+      cmp_nccl_fmt_range(range, sizeof range, lo, hi);
       snprintf(what, sizeof what, "%s: %s %s", it->label, it->coll, range);
       if (diff_add(m, what, va, vb, text)) rc = -1;
       else {
@@ -429,103 +439,5 @@ int cmp_nccl_build(const cJSON *const *a, int na, const cJSON *const *b, int nb,
     for (int i = 0; runs[s] && i < nruns[s]; i++) run_free(&runs[s][i]);
     free(runs[s]);
   }
-  return rc;
-}
-
-/* ---- tying it to the metric table ------------------------------------------------------------------------- */
-
-/* NCCL's "AllReduce" and ddpbench's "allreduce" / "reduce_scatter": the same collective. */
-static int same_coll(const char *nccl, const char *ours) {
-  for (;; nccl++, ours++) {
-    while (*nccl == '_') nccl++;
-    while (*ours == '_') ours++;
-    char x = *nccl >= 'A' && *nccl <= 'Z' ? (char)(*nccl + 32) : *nccl, y = *ours >= 'A' && *ours <= 'Z' ? (char)(*ours + 32) : *ours;
-    if (x != y) return 0;
-    if (!x) return 1;
-  }
-}
-
-/* The value of " key=value" in a metric's name ("collectives busbw_gbs bytes=1024 collective=allreduce ..."). */
-static int name_label(const char *name, const char *key, char *buf, size_t n) {
-  char pat[40];
-  snprintf(pat, sizeof pat, " %s=", key);
-  const char *p = strstr(name, pat);
-  if (!p) return 0;
-  p += strlen(pat);
-  snprintf(buf, n, "%.*s", (int)strcspn(p, " "), p);
-  return 1;
-}
-
-/* An out-of-place busbw row of a collectives run: its collective and size. */
-static int busbw_row(const cmp_line *l, char *coll, size_t n, double *bytes) {
-  char place[32], b[32];
-  if (strncmp(l->name, "collectives", 11) || (l->name[11] != ' ' && l->name[11] != '@')) return 0;
-  const char *metric = strchr(l->name, ' ');
-  if (!metric || strncmp(metric, " busbw_gbs", 10) || (metric[10] != ' ' && metric[10])) return 0;
-  if (!name_label(l->name, "collective", coll, n) || !name_label(l->name, "bytes", b, sizeof b)) return 0;
-  if (name_label(l->name, "placement", place, sizeof place) && strcmp(place, "out_of_place")) return 0;
-  *bytes = strtod(b, NULL);
-  return 1;
-}
-
-static int dbl_cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return a < b ? -1 : a > b;
-}
-
-int cmp_nccl_explain(cmp_report *r) {
-  cmp_nccl *m = &r->nccl;
-  for (int i = 0; i < m->nsays; i++) free(m->says[i]);
-  free(m->says), m->says = NULL, m->nsays = 0;
-  if (!m->reported[0] && !m->reported[1] && m->why[0] && m->why[1] && !strcmp(m->why[0], m->why[1]))
-    return say(m, "NCCL's account not reported on sides A and B: %s", m->why[0]);
-  for (int s = 0; s < 2; s++)
-    if (!m->reported[s] && say(m, "NCCL's account not reported on side %c: %s", s ? 'B' : 'A', m->why[s] ? m->why[s] : "?"))
-      return -1;
-  if (!m->reported[0] || !m->reported[1]) return 0;
-  /* regressed: beyond the threshold (tested, or medians only); a change within it is no news about the kernel */
-  int regressed = 0;
-  for (int i = 0; i < r->nlines; i++) {
-    cmp_class c = cmp_line_class(&r->lines[i]);
-    regressed += c == CMP_REGRESSED || c == CMP_UNTESTED_WORSE;
-  }
-  if (!m->ndiff) {
-    if (regressed && !m->disagree[0] && !m->disagree[1])
-      return say(m, "same NCCL choices; the kernel got slower (%d metric%s regressed with the same version, channels, "
-                    "transports and algorithms)", regressed, regressed == 1 ? "" : "s");
-    return 0;
-  }
-  /* each algorithm range: the busbw rows inside it */
-  double *ch = malloc((size_t)(r->nlines ? r->nlines : 1) * sizeof *ch);
-  if (!ch) return -1;
-  int rc = 0;
-  for (int k = 0; k < m->ndiff && !rc; k++) {
-    const cmp_nccl_diff *d = &m->diff[k];
-    if (!d->coll[0] || !d->choice_a[0]) continue;
-    int n = 0, down = 0, up = 0, untested = 0;
-    for (int i = 0; i < r->nlines; i++) {
-      char coll[32];
-      double bytes;
-      const cmp_line *l = &r->lines[i];
-      if (!busbw_row(l, coll, sizeof coll, &bytes) || !same_coll(d->coll, coll) || bytes < d->lo_bytes ||
-          bytes > d->hi_bytes || !isfinite(l->row.change_pct))
-        continue;
-      cmp_class c = cmp_line_class(l);
-      down += c == CMP_REGRESSED || c == CMP_WORSE || c == CMP_UNTESTED_WORSE;
-      up += c == CMP_BETTER;
-      untested += !l->row.tested;
-      ch[n++] = l->row.change_pct;
-    }
-    if (!n || (!down && !up)) continue;
-    qsort(ch, (size_t)n, sizeof *ch, dbl_cmp);
-    double med = n % 2 ? ch[n / 2] : (ch[n / 2 - 1] + ch[n / 2]) / 2;
-    char range[80];
-    fmt_range(range, sizeof range, d->lo_bytes, d->hi_bytes);
-    char label[64];
-    snprintf(label, sizeof label, "%.*s", (int)strcspn(d->what, ":"), d->what);
-    rc = say(m, "B uses %s instead of %s at %s; busbw %+.0f %% there (%s, communicator %s%s)", d->choice_b,
-             d->choice_a, range, med, d->coll, label, untested ? "; medians only: too few runs to test" : "");
-  }
-  free(ch);
   return rc;
 }
