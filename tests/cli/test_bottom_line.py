@@ -104,7 +104,7 @@ check("weights identical" in last(out), "run-pass: weights identical in %r" % la
 run_case(["--peak-tflops", "0.000001"], "WARN", 0, 1, 0, 2, "run-warn")
 out = run_case([], "FAIL", 1, 2, 2, 0, "run-fail", env={"DDPBENCH_TEST_CORRUPT_RANK": "1"})
 check("weights DIFFER" in last(out), "run-fail: weights DIFFER in %r" % last(out))
-# --strategy fsdp without its training phase: the line names the strategy, not ddp (hostile trial 3, L5)
+# --strategy fsdp without its training phase: the line names the strategy, not ddp
 rc, out, err = job(2, SMALL + ["--strategy", "fsdp", "--phases", "comm"])
 check(rc == 0 and "  fsdp - ms/step  " in last(out), "fsdp, comm phase only: %r" % last(out))
 

@@ -303,7 +303,7 @@ static void add_fail_finding(cJSON *d) {
   cJSON_AddItemToArray(f, x);
 }
 
-/* Hostile trial 3, M5: another job size is refused as another model is (exit 2, both values named); with
+/* Another job size is refused as another model is (exit 2, both values named); with
  * --allow-config-diff the report says so above the table. */
 static void test_job_size(void) {
   char a[1100], b[1100], p[1200];
@@ -342,7 +342,7 @@ static void ddp_slow(cJSON *d) {
   }
 }
 
-/* Hostile trial 3, H4: a run's own integrity failures are judged as such, not by a median over the side's runs;
+/* A run's own integrity failures are judged as such, not by a median over the side's runs;
  * and a side with a slow mode that A lacks is "intermittent". */
 static void test_integrity_and_modes(void) {
   char a[1100], b[1100], p[1200];
@@ -395,7 +395,7 @@ static void as_fsdp(cJSON *d) {
   }
 }
 
-/* Newcomer trial 3, D13: FSDP against DDP pairs each side's training phase as "train step_ms (ddp | fsdp)". */
+/* FSDP against DDP pairs each side's training phase as "train step_ms (ddp | fsdp)". */
 static void test_strategies(void) {
   char a[1100], b[1100], p[1200];
   make_side(a, sizeof a, "strat-a", 4);

@@ -97,7 +97,7 @@ with open(os.path.join(tmp, "f.prom")) as pf:
     prom = pf.read()
 check("ddpbench_fsdp_all_gather_busbw_bytes_per_second{" in prom and "ddpbench_comm_reduce_scatter_time" in prom,
       "--prom carries them")
-# FSDP's memory per rank as records (newcomer trial 3, D13): each rank's state and buffers, the plan's figures
+# FSDP's memory per rank as records: each rank's state and buffers, the plan's figures
 recs = {(r["metric"], r["labels"].get("rank")): r["value"] for r in d.get("records", []) if r.get("measurement") == "fsdp"}
 plan = mem.get("plan_per_rank") or []
 want = {}

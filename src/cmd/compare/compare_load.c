@@ -456,7 +456,7 @@ typedef struct {
   int n, cap;
   int runs[2];
   int *slot;    /* open addressing over the names: index + 1 into v, 0 = empty; nslot a power of two */
-  size_t nslot; /* (a linear search per record made compare quadratic: hostile trial 2, M8) */
+  size_t nslot; /* (a linear search per record made compare quadratic in the records) */
 } metric_table;
 
 static size_t name_hash(const char *s) { return (size_t)ddp_fnv1a64(s, strlen(s), DDP_FNV1A64_INIT); }
@@ -793,7 +793,7 @@ static int metrics_report(metric_table *t, side *sd[2], const cmp_side integ[2],
 
 static int same_str0(const char *a, const char *b) { return a && b && *a && !strcmp(a, b); }
 
-/* Hostile trial 2, M7: a run given twice (the same path, a folder and a file in it, a copy) would count as two
+/* A run given twice (the same path, a folder and a file in it, a copy) would count as two
  * runs and make a significance out of one. Two files are the same run when they are one file (device and
  * inode) or record the same start, command line and rank 0 (host and pid). Returns 0, or 2 with the message. */
 static int duplicate_runs(side *sd[2]) {
