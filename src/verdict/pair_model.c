@@ -630,6 +630,20 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       r->state = PM_CANNOT_TELL;
       snprintf(r->why, sizeof r->why, "%.1f of %d nodes look slow: the run's top level may itself be slow; "
                                       "needs --baseline or --expect", r->exp_bad, n);
+    } else {
+      /* Every pair at one level: all healthy, or all but one node slow alike (then every pair has a slow
+       * end); the run cannot tell them apart. */
+      int one = 1;
+      for (int i = 0; i < n; i++) {
+        if (r->p_node[i] > o->grey_lo) one = 0;
+        for (int j = i + 1; j < n; j++)
+          if (r->p_path[i][j] > o->grey_lo) one = 0;
+      }
+      if (one) {
+        r->state = PM_CANNOT_TELL;
+        snprintf(r->why, sizeof r->why, "every pair at one level: no node differs from the others, and all "
+                                        "healthy looks the same as all but one slow; needs --baseline or --expect");
+      }
     }
   }
   free(w);

@@ -7,20 +7,23 @@
  * The model (docs/design/noise-model.md says it in an operator's words). One iteration k of pair (i,j) in
  * round r gives the log busbw
  *     y = mu + o_r + min(a_i, a_j, e_ij) + s * eps
- * mu the healthy level; o_r the round's offset (drift, shared load; see round_offsets); a_i = log(1 - d_i) the node's level, d_i its
- * degradation; e_ij = 0 for a good path, log(1 - d) for a bad one (prior path_prior); eps noise with a Student-t
- * (3 dof) tail downwards and a Gaussian tail upwards (a pair cannot beat its slower end's healthy rate by more
- * than the noise), and a fraction PM_OUTLIER_FRAC of iterations from a wide t(3) either way (a hiccup, a
- * flapping link's good moment: one iteration must not decide a node); s the scale, from the spread between repeats of the same pair in the same round.
+ * mu the healthy level; o_r the round's offset (drift, shared load; see round_offsets); a_i = log(1 - d_i)
+ * the node's level, d_i its degradation; e_ij = 0 for a good path, log(1 - d) for a bad one (prior
+ * path_prior); eps noise with a Student-t (3 dof) tail downwards and a Gaussian tail upwards (a pair cannot
+ * beat its slower end's healthy rate by more than the noise), and a fraction PM_OUTLIER_FRAC of iterations
+ * from a wide t(3) either way (a hiccup, a flapping link's good moment: one iteration must not decide a node);
+ * s the scale, from the spread between repeats of the same pair in the same round.
  * A node is bad when d_i > bad_pct. Prior: P(bad) = prior; a bad node's d is log-uniform on (bad_pct, 0.95);
  * a good node's d is 0 with probability 0.8, else uniform on (0, bad_pct). A bad path's d has the bad prior.
- * Inference: exact sum over the 2^N good/bad states of the nodes (N <= PM_MAX_NODES), the healthy level summed
- * on a grid, each node's degradation summed on a grid. One approximation: two ends of the same class (both good
- * or both bad) enter a pair's likelihood through the pair's own sum over their levels, not through the levels
- * they show in their other pairs (a pair with one good and one bad end is exact: the bad end limits it).
+ * Inference: exact sum over the 2^N good/bad states of the nodes (N <= PM_MAX_NODES; the sum stops once a whole
+ * number of bad nodes carries under 1e-12 of the mass and less than the number before), the healthy level summed
+ * on a grid, each bad node's degradation summed over 16 bins of equal prior mass (each bin's likelihood averaged
+ * on sub-levels half a scale apart). Approximations, each measured by test_pair_model_sim: a good node's slight
+ * slowness (under bad_pct) takes its single most likely value, its prior weight paid once; pairs between two bad
+ * nodes are independent given each end's posterior from its pairs with good nodes (exact for two bad nodes).
  *
  * defines: pm_opts, pm_obs, pm_grey, pm_result, pm_state, pm_opts_default, pm_judge, pm_state_str,
- *          pm_noise_logpdf, PM_MAX_NODES, PM_SCALE_DIFF_MEDIAN */
+ *          pm_noise_logpdf, PM_MAX_NODES, PM_OUTLIER_FRAC, PM_OUTLIER_SCALE, PM_SCALE_DIFF_MEDIAN */
 #ifndef DDPBENCH_PAIR_MODEL_H
 #define DDPBENCH_PAIR_MODEL_H
 
@@ -69,8 +72,10 @@ typedef struct {
 
 typedef enum {
   PM_OK = 0,            /* the posterior below is the answer */
-  PM_CANNOT_TELL,       /* "cannot tell: every pair at one level": no baseline and half the nodes or more
-                         * look slow (or 2 nodes: one pair cannot separate its ends); p_node still given */
+  PM_CANNOT_TELL,       /* "cannot tell: every pair at one level", no baseline and: half the nodes or more
+                         * look slow; or no node and no path differs (all healthy and all but one slow look
+                         * alike); or 2 nodes (one pair cannot separate its ends). p_node etc. still given:
+                         * the nodes named are slower than the rest, but the rest are not shown healthy */
   PM_BAD_INPUT,         /* why in result.why; nothing else is filled */
 } pm_state;
 const char *pm_state_str(pm_state s); /* "ok", "cannot tell: every pair at one level", "bad input" */
@@ -104,7 +109,8 @@ typedef struct {
   double mu;                           /* posterior mean healthy level (log) */
   double prior_used;
   long states;                         /* node states summed */
-  double mass_dropped;                 /* bound on the posterior mass of states not summed (0: all summed) */
+  double mass_dropped;                 /* the share of the last number of bad nodes summed, where the sum
+                                        * stopped: the ones after it carry less (0: all 2^N summed) */
 } pm_result;
 
 /* The posterior for n nodes (2 <= n <= PM_MAX_NODES) from obs[0..nobs). Bad input (n out of range, a node
