@@ -168,7 +168,8 @@ static double state_ll(const work *w, unsigned bad, int m, double post[PM_MAX_NO
     }
     double z = lse(acc, KB);
     l += z;
-    for (int k = 0; k < KB; k++) post[i][k] = exp(acc[k] - z);
+    if (post != pl || nb > 1) /* wanted by the caller, or by the pairs between bad nodes below */
+      for (int k = 0; k < KB; k++) post[i][k] = exp(acc[k] - z);
   }
   for (int x = 0; x < nb; x++)
     for (int y = x + 1; y < nb; y++) {
@@ -441,16 +442,17 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       }
   }
   /* A good node's level (at or above the line at bad_pct): the one that explains its pairs best, each pair
-   * summed over its partner's level at the prior (cpair), the node's prior weight of that level paid once
-   * (occam). A pair between good nodes then sits at the lower of its ends' levels. One level per node, not a
+   * summed over its partner's level at the prior (cpair); the node pays once the prior weight of the good levels
+   * that fit as well as that one (gocc: all of them when the noise is wide, the best one's when it is narrow). A pair between good nodes then sits at the lower of its ends' levels. One level per node, not a
    * sum over them: summing each pair over both ends' levels charged a slightly slow node once per pair, and
    * a sum with the ends independent let the healthy level rise with every node "slightly slow" for free. */
   static const int two = 2;
   double(*cpair)[NMU][KG] = malloc(sizeof *cpair * (size_t)(w->npair ? w->npair : 1));
   double(*cnode)[NMU][KG] = calloc((size_t)n, sizeof *cnode);
   int(*gbest)[NMU] = calloc((size_t)n, sizeof *gbest);
-  if (!cpair || !cnode || !gbest) {
-    free(cpair), free(cnode), free(gbest), free(w), free(y);
+  double(*gocc)[NMU] = calloc((size_t)n, sizeof *gocc);
+  if (!cpair || !cnode || !gbest || !gocc) {
+    free(cpair), free(cnode), free(gbest), free(gocc), free(w), free(y);
     return bad_input(r, "out of memory");
   }
   for (int p = 0; p < w->npair; p++)
@@ -475,6 +477,9 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       for (int g = 1; g < KG; g++)
         if (w->lwg[g] + cnode[i][m][g] > w->lwg[best] + cnode[i][m][best]) best = g;
       gbest[i][m] = best;
+      double v[KG];
+      for (int g = 0; g < KG; g++) v[g] = w->lwg[g] + cnode[i][m][g];
+      gocc[i][m] = lse(v, KG) - cnode[i][m][best]; /* the good levels' weight that fits as well as the best */
     }
   for (int p = 0; p < w->npair; p++)
     for (int m = 0; m < NMU; m++) {
@@ -498,13 +503,14 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       }
     }
   for (int m = 0; m < NMU; m++)
-    for (int i = 0; i < n; i++) { /* the good level's weight, paid by a node while it is good */
-      w->gsum[m] += w->lwg[gbest[i][m]];
-      w->ngg[i][m] += w->lwg[gbest[i][m]];
+    for (int i = 0; i < n; i++) { /* the good levels' weight, paid by a node while it is good */
+      w->gsum[m] += gocc[i][m];
+      w->ngg[i][m] += gocc[i][m];
     }
   free(cpair);
   free(cnode);
   free(gbest);
+  free(gocc);
   for (int m = 0; m < NMU; m++)
     for (int p = 0; p < w->npair; p++) {
       w->gsum[m] += w->tgg[p][m];

@@ -19,7 +19,8 @@
  * number of bad nodes carries under 1e-12 of the mass and less than the number before), the healthy level summed
  * on a grid, each bad node's degradation summed over 16 bins of equal prior mass (each bin's likelihood averaged
  * on sub-levels half a scale apart). Approximations, each measured by test_pair_model_sim: a good node's slight
- * slowness (under bad_pct) takes its single most likely value, its prior weight paid once; pairs between two bad
+ * slowness (under bad_pct) takes its single most likely value in its pairs, the prior weight of the levels that
+ * fit as well paid once per node; pairs between two bad
  * nodes are independent given each end's posterior from its pairs with good nodes (exact for two bad nodes).
  *
  * defines: pm_opts, pm_obs, pm_grey, pm_result, pm_state, pm_opts_default, pm_judge, pm_state_str,
