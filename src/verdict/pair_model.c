@@ -647,8 +647,8 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       }
       if (one) {
         r->state = PM_CANNOT_TELL;
-        snprintf(r->why, sizeof r->why, "every pair at one level: no node differs from the others, and all "
-                                        "healthy looks the same as all but one slow; needs --baseline or --expect");
+        snprintf(r->why, sizeof r->why, "no node differs from the others, and all healthy looks the same as "
+                                        "all but one slow; needs --baseline or --expect");
       }
     }
   }
