@@ -3,14 +3,15 @@
  * MPI, no I/O, no printing; its only allocations are freed before pm_judge returns.
  *
  * Layout of the work. Every pair's iterations are read once into tables over (healthy level m, node level):
- * T_gg (both ends good, summed over their levels and the path's state), T_bb (both bad), T_mix[k] (one end
- * bad at level k: it limits the pair; the path may limit it further). A state's log likelihood at level m is
- * then a sum of table entries: all pairs good-good, corrected for the pairs that touch a bad node, plus for
- * each bad node the sum over its levels of its mixed pairs. States are visited by number of bad nodes, 0, 1,
- * 2, ..., and the visit stops once a whole level carries a negligible and falling share of the mass. */
+ * llg/llb (the pair at each good or bad level, averaged over the level's bin), tgg (both ends good, at the lower
+ * of their best good levels, or a bad path), tmix[k] (one end bad at level k: it limits the pair; the path may
+ * limit it further), ell (a pair between two bad ends, summed in bb_pair from the ends' posteriors). A state's
+ * log likelihood at level m is then a sum of table entries: all pairs good-good, corrected for the pairs that
+ * touch a bad node, plus for each bad node the sum over its levels of its mixed pairs, plus the bad-bad pairs.
+ * States are visited by number of bad nodes, 0, 1, 2, ..., and the visit stops once a whole number carries a
+ * negligible and falling share of the mass. */
 #include "pair_model.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
