@@ -64,7 +64,7 @@ if [ -n "$relay_pid" ]; then
   while ! wait $relay_pid; do kill -0 $relay_pid 2>/dev/null || break; done
   if [ -e "$relay_dir/broken" ]; then
     echo "launch/run.sh: standard output was closed by its reader before the job's output ended: that output is lost" >&2
-    case $rc in 1 | 4 | 5) ;; *) [ $sig -ne 0 ] || rc=3 ;; esac
+    case $rc in 1 | 2 | 4 | 5) ;; *) [ $sig -ne 0 ] || rc=3 ;; esac
   fi
 fi
 [ $sig -ne 0 ] && exit $sig

@@ -99,7 +99,8 @@ static ddp_result stdout_write(const char *data, size_t n) {
     ssize_t w = write(fd, data, n);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
-      int e = errno;
+      int e = errno ? errno : EIO;
+      g_errno = e;
       if (e == EPIPE && !was_pending) { /* the SIGPIPE this write raised, pending while blocked: taken back */
         struct timespec none = {0, 0};
         while (sigtimedwait(&pipe_set, NULL, &none) < 0 && errno == EINTR) {
@@ -164,6 +165,7 @@ ddp_result atomic_file_check(const char *path, int force, char *err, size_t errn
 }
 
 ddp_result atomic_file_write(const char *path, const char *data, size_t n, int force) {
+  g_errno = 0; /* a failure below sets its own: never an earlier write's */
   if (atomic_file_is_stdout(path)) return stdout_write(data, n);
   char err[4400];
   if (path_allowed(path, force, err, sizeof err) != 0) return ddp_usage_error("%s", err);

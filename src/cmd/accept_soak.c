@@ -848,7 +848,11 @@ static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
   d->exit_code = code;
   watchdog_busy("accept --soak: rank 0 writing the series (--csv, --prom) (the other ranks wait for it)");
   int failed = 0;
-  for (int i = OUT_PROM; i <= OUT_CSV; i++) {
+  /* the CSV before the prom, so that the prom's run_ok says the exit code a failed CSV write gives (3) */
+  const int order[2] = {OUT_CSV, OUT_PROM};
+  for (int k = 0; k < 2; k++) {
+    int i = order[k];
+    if (i == OUT_PROM && failed && code == DDP_EXIT_OK) d->exit_code = DDP_EXIT_RUNTIME;
     int before = st->out[i].fails;
     ddp_result e = write_one(c, st, i, 0, st->S.nint);
     if (e == DDP_OK && !c->quiet && out_path(c, i)[0] && !atomic_file_is_stdout(out_path(c, i)))
@@ -857,9 +861,13 @@ static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
     failed = 1;
     char held[48] = "holds no interval";
     if (st->out[i].holds) snprintf(held, sizeof held, "holds interval %d", st->out[i].holds);
-    DDP_TRY(findings_add(&d->findings, "soak_write", SEV_WARN, SCOPE_JOB, "job", NAN, NAN, "",
-                         "%s %.200s: the final write failed (%s): the file %s of %d", OUT_OPTION[i], out_path(c, i),
-                         st->out[i].err, held, st->S.nint));
+    ddp_result fr = findings_add(&d->findings, "soak_write", SEV_WARN, SCOPE_JOB, "job", NAN, NAN, "",
+                                 "%s %.200s: the final write failed (%s): the file %s of %d", OUT_OPTION[i],
+                                 out_path(c, i), st->out[i].err, held, st->S.nint);
+    if (fr != DDP_OK) { /* the busy section never outlives the write */
+      watchdog_busy_end();
+      return fr;
+    }
   }
   watchdog_busy_end();
   signal_note(c, st);
@@ -1009,13 +1017,20 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     soak_probe_interval(&probe, now, origin, gpu && (!p->skip_copy || !p->skip_gemm), &mine.s);
     /* every rank's figures to rank 0: an error anywhere ends the soak on every rank */
     int fine = r == DDP_OK, all_fine = 0;
-    DDP_CHECK_MPI(MPI_Allreduce(&fine, &all_fine, 1, MPI_INT, MPI_MIN, d->world));
+    /* an MPI error leaves the loop, not the function: the watchdog's hook is cleared and everything freed below */
+    int me = MPI_Allreduce(&fine, &all_fine, 1, MPI_INT, MPI_MIN, d->world);
+    if (me == MPI_SUCCESS)
+      me = MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, d->world);
+    if (me != MPI_SUCCESS) {
+      result_free(&cyc);
+      r = mpi_fail(me, "MPI_Allreduce/MPI_Gather(the interval's figures)", __FILE__, __LINE__);
+      break;
+    }
     if (!all_fine) {
       result_free(&cyc);
       if (r == DDP_OK) r = DDP_FAIL(DDP_ERR_TIMEOUT, "another rank failed during interval %d of the soak", cycle + 1);
       break;
     }
-    DDP_CHECK_MPI(MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, d->world));
     int go = 1;
     if (root) {
       /* rank 0 alone judges and writes while the others wait for it: progress for the watchdog, up to its bound
@@ -1057,8 +1072,12 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
     result_free(&cyc);
     t_start = now;
     int msg[2] = {go, r == DDP_OK};
-    DDP_CHECK_MPI(MPI_Bcast(msg, 2, MPI_INT, 0, d->world));
-    DDP_CHECK_MPI(MPI_Bcast(&next_gemm, 1, MPI_DOUBLE, 0, d->world));
+    me = MPI_Bcast(msg, 2, MPI_INT, 0, d->world);
+    if (me == MPI_SUCCESS) me = MPI_Bcast(&next_gemm, 1, MPI_DOUBLE, 0, d->world);
+    if (me != MPI_SUCCESS) {
+      r = mpi_fail(me, "MPI_Bcast(the next interval)", __FILE__, __LINE__);
+      break;
+    }
     gp.seconds = next_gemm;
     if (!msg[1] && !root) r = DDP_FAIL(DDP_ERR_INTERNAL, "rank 0 could not keep the soak's series");
     more = msg[0] && msg[1];

@@ -681,11 +681,13 @@ static void culprit_report(FILE *out, rank_state *st) {
   else
     fprintf(out, "[ddpbench rank %d host %s] asked every rank where it is: %d suspect%s\n", g_wd.rank, ddp_host(),
             nsus, nsus == 1 ? "" : "s");
+  /* every suspect is marked (the end hook's list), whatever the 32 printed lines leave out */
+  for (int r = 0; r < W; r++)
+    st[r].suspect = !down && (st[r].behind || (r != g_wd.rank && (!st[r].known || st[r].hb_age > 2.0)));
   int lines = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int r = 0; r < W && lines < 32; r++) {
       int sus = st[r].behind || (r != g_wd.rank && (!st[r].known || st[r].hb_age > 2.0));
-      st[r].suspect = sus && !down;
       if (sus != (pass == 0)) continue;
       lines++;
       const wd_peer *p = &g_wd.peers[r];
