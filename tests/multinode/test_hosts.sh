@@ -172,6 +172,6 @@ mn_eq "wrapper: NCCL_SOCKET_IFNAME and MPI's interface pinned" \
   "$(jq -r '[.environment.NCCL_SOCKET_IFNAME, .environment.OMPI_MCA_btl_tcp_if_include] | join(" ")' wrap.json)" "$MN_PREFIX $MN_PREFIX"
 mn_eq "wrapper: NCCL_DEBUG reached every rank (same on all, no difference)" \
   "$(jq -r '[.environment.NCCL_DEBUG, (.topology.environment.differences | length)] | map(tostring) | join(" ")' wrap.json)" "WARN 0"
-mn_eq "wrapper: prints the mpirun line" "$(grep -c '^# mpirun --hostfile .* --map-by ppr:'"$R"':node' wrap.err)" 1
+mn_eq "wrapper: prints the mpirun line" "$(grep -c '^# mpirun -q --hostfile .* --map-by ppr:'"$R"':node' wrap.err)" 1
 mn_eq "wrapper: weights identical" "$(jq .weights_identical wrap.json)" true
 mn_done
