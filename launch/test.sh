@@ -4,7 +4,7 @@
 #
 #   launch/test.sh          the unit, mpi, cli, multinode and gpu tests, in parallel where CTest may (tests that
 #                           time links or steps hold the cores alone), except those labelled slow (over 30 s on
-#                           the 2-core build machine): about 6 minutes there once the packages are cached.
+#                           the 2-core build machine): about 7 minutes there once the packages are cached.
 #   launch/test.sh --full   every test (the slow ones too), then the sanitizer job: the `sanitize` preset (clang,
 #                           Debug, AddressSanitizer + UndefinedBehaviorSanitizer) builds everything again into
 #                           build/sanitize and runs the unit, mpi and cli tests there, then each libFuzzer target
