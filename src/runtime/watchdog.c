@@ -663,8 +663,10 @@ static void culprit_report(FILE *out, rank_state *st) {
   }
   if (nsus == 0 && major >= 0 && major_n < W && 2 * major_n > W)
     for (int r = 0; r < W; r++)
-      if (st[r].known && strcmp(st[r].what, st[major].what) != 0 && !(st[r].prog_age < g_wd.timeout))
-        st[r].behind = 1, nsus++; /* one that progresses (rank 0 writing in a busy section) is not behind */
+      if (st[r].known && strcmp(st[r].what, st[major].what) != 0 && !(st[r].prog_age < 1.0))
+        st[r].behind = 1, nsus++; /* one progressing now (rank 0 writing in a busy section: its thread ticks it
+                                   * every 250 ms) is not behind; one stalled for a second or more is, whichever
+                                   * timer fired (-T's of a few seconds, or --timeout's) */
   /* Every rank alive and in the shutdown: the work is done and what MPI_Finalize waits for is the launcher
    * (its exit fence goes through mpirun's daemons or srun's step daemon). Nobody else to suspect. */
   int down = nsus == 0, in_finalize = 1, written = 1;
