@@ -65,14 +65,8 @@ echo "# ${cmd[*]}" >&2
 sig=0 pid=
 trap 'sig=130; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' INT
 trap 'sig=143; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' TERM
-relay_dir=$(mktemp -d "${TMPDIR:-/tmp}/ddpbench-relay.XXXXXX")
-trap 'rm -rf "$relay_dir"' EXIT
-mkfifo "$relay_dir/out"
-(
-  trap '' PIPE # cat gets EPIPE (an error) instead of dying of SIGPIPE
-  cat 2>/dev/null || { : >"$relay_dir/broken"; cat >/dev/null; }
-) <"$relay_dir/out" &
-relay_pid=$!
+. "$root/launch/relay.sh"
+relay_start
 "${cmd[@]}" >"$relay_dir/out" &
 pid=$!
 [ $sig -ne 0 ] && kill -TERM $pid 2>/dev/null
@@ -81,10 +75,6 @@ while :; do
   wait $pid && rc=0 || rc=$?
   kill -0 $pid 2>/dev/null || break # wait returned because of a trapped signal: keep waiting for mpirun
 done
-while ! wait $relay_pid; do kill -0 $relay_pid 2>/dev/null || break; done
-if [ -e "$relay_dir/broken" ]; then
-  echo "launch/run-hosts.sh: standard output was closed by its reader before the job's output ended: that output is lost" >&2
-  case $rc in 1 | 2 | 4 | 5) ;; *) [ $sig -ne 0 ] || rc=3 ;; esac
-fi
+relay_finish launch/run-hosts.sh
 [ $sig -ne 0 ] && exit $sig
 exit $rc

@@ -37,15 +37,9 @@ trap 'sig=143; [ -n "$pid" ] && kill -TERM $pid 2>/dev/null' TERM
 # after EPIPE, so the job ends as it would, and the lost output is an output failure: exit 3, or the verdict's
 # when that is 1, 4 or 5 (as ddpbench itself does, docs/reliability.md).
 relay_dir='' relay_pid=''
+. launch/relay.sh # cwd is the repository root (cd above)
 if [ ! -t 1 ]; then
-  relay_dir=$(mktemp -d "${TMPDIR:-/tmp}/ddpbench-relay.XXXXXX")
-  trap 'rm -rf "$relay_dir"' EXIT
-  mkfifo "$relay_dir/out"
-  (
-    trap '' PIPE # cat gets EPIPE (an error) instead of dying of SIGPIPE
-    cat 2>/dev/null || { : >"$relay_dir/broken"; cat >/dev/null; }
-  ) <"$relay_dir/out" &
-  relay_pid=$!
+  relay_start
   exec 3>"$relay_dir/out"
 else
   exec 3>&1
@@ -60,12 +54,6 @@ while :; do
   wait $pid && rc=0 || rc=$?
   kill -0 $pid 2>/dev/null || break # wait returned because of a trapped signal: keep waiting for mpirun
 done
-if [ -n "$relay_pid" ]; then
-  while ! wait $relay_pid; do kill -0 $relay_pid 2>/dev/null || break; done
-  if [ -e "$relay_dir/broken" ]; then
-    echo "launch/run.sh: standard output was closed by its reader before the job's output ended: that output is lost" >&2
-    case $rc in 1 | 2 | 4 | 5) ;; *) [ $sig -ne 0 ] || rc=3 ;; esac
-  fi
-fi
+[ -n "$relay_pid" ] && relay_finish launch/run.sh
 [ $sig -ne 0 ] && exit $sig
 exit $rc
