@@ -182,6 +182,11 @@ static ddp_result judge_run(cmd_ctx *c) {
   free(d->source_kind), d->source_kind = NULL;
   free(d->kind);
   DDP_CHECK_ALLOC(d->kind = strdup("accept"));
+  if (d->nccl) { /* NCCL's account travels with the figures it explains, as export keeps it */
+    if (!c->sections && !(c->sections = cJSON_CreateObject())) return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    cJSON_AddItemToObject(c->sections, "nccl", d->nccl);
+    d->nccl = NULL;
+  }
   struct tm tm; /* when the run ended: the outputs' end time is the measurement's, not the judgement's */
   memset(&tm, 0, sizeof tm);
   const char *rest = d->end_time ? strptime(d->end_time, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
