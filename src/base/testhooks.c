@@ -20,6 +20,8 @@ static const struct {
     [HOOK_PEAK_FIRST] = {"DDPBENCH_TEST_PEAK_FIRST", "1: measure the GEMM peak before the phases (the order test)"},
     [HOOK_PROGRESS_INTERVAL] = {"DDPBENCH_TEST_PROGRESS_INTERVAL",
                                 "SECONDS: --progress log's interval between a phase's lines, instead of 10 s"},
+    [HOOK_PAIR_PASS_DELAY] = {"DDPBENCH_TEST_PAIR_PASS_DELAY",
+                              "K:SECONDS: accept's node-pair pass K (1-based; confirmation passes follow) starts SECONDS late"},
 };
 
 const char *testhook_value(testhook h) {

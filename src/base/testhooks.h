@@ -24,6 +24,8 @@ typedef enum {
   HOOK_PEAK_FIRST,         /* 1: measure a run's GEMM peak before its phases, not after (the order test) */
   HOOK_WRITE_FAIL,         /* FROM[:TO]: every file's FROM-th to TO-th write fails with ENOSPC (atomic_file.c) */
   HOOK_PROGRESS_INTERVAL,  /* SECONDS: --progress log's interval inside a phase, instead of 10 s (progress.h) */
+  HOOK_PAIR_PASS_DELAY,    /* K:SECONDS: accept's node-pair pass K (1-based, the confirmation's passes after the
+                            * schedule's) starts SECONDS late on every rank (a pass slowed as a flapping link slows it) */
   HOOK_COUNT
 } testhook;
 

@@ -2,16 +2,17 @@
  * records, a report. Over each node (every node at once): the per-GPU checks of gpu_checks.h (the sustained
  * GEMM, host copies, NVML's links and memory health, the node's GPU-to-GPU copy matrix) and an allreduce inside
  * the node; then over node pairs, in rounds of disjoint pairs, an allreduce, repeated (a pair keeps its best
- * pass). Rank 0 prints the figures, judges the records (verdict/accept_verdicts.h: against the built-in
- * expectations, --expect and --baseline, and against peers; a slow node or pair localised) and the skeleton
- * (cmd.h) prints the findings, the hosts' verdict, and writes --json and --failed-hosts. It never judges a
- * figure it did not measure: a missing measurement fails its check, a missing expectation skips only the
- * absolute check. */
+ * pass; every pass is kept beside it, each pair's iterations and the pass's wall time, as "pair_pass" records).
+ * Rank 0 prints the figures, judges the records (verdict/accept_verdicts.h: against the built-in expectations,
+ * --expect and --baseline, and against peers; a slow node or pair localised) and the skeleton (cmd.h) prints the
+ * findings, the hosts' verdict, and writes --json and --failed-hosts. It never judges a figure it did not
+ * measure: a missing measurement fails its check, a missing expectation skips only the absolute check. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rules.h"
 #include "accept_verdicts.h"
@@ -23,7 +24,9 @@
 #include "gpu_checks.h"
 #include "measure.h"
 #include "nvml_dl.h"
+#include "pair_passes.h"
 #include "progress.h"
+#include "testhooks.h"
 #include "watchdog.h"
 
 /* ---- options: acceptance's own, then those of the measurements it runs ---- */
@@ -216,10 +219,12 @@ static void node_sizes(const acc_opts *o, int gpu, allreduce_params *p) {
   p->iters = o->allreduce_iters;
 }
 
-/* Keeps, for each pair group and size, the better of what doc holds and what one pass measured. */
+/* Keeps, for each pair group and size, the better of what doc holds and what one pass measured. The best-of
+ * records carry no samples: a pass's iterations are in its own "pair_pass" records (keep_pass). */
 static ddp_result best_of(result_doc *doc, const result_doc *pass) {
   for (int i = 0; i < pass->nrecords; i++) {
-    const result_record *x = &pass->records[i];
+    result_record x0 = pass->records[i], *x = &x0;
+    x0.samples = NULL, x0.nsamples = 0;
     result_record *have = NULL;
     for (int k = 0; k < doc->nrecords && !have; k++) {
       result_record *y = &doc->records[k];
@@ -234,12 +239,51 @@ static ddp_result best_of(result_doc *doc, const result_doc *pass) {
   return DDP_OK;
 }
 
+/* Keeps one pass over the pairs in doc (rank 0's), beside the best-of records: each pair's allreduce of the pass
+ * as a "pair_pass" record (its median, every timed iteration's busbw as samples, labels pass and stage added),
+ * and the pass's wall time as "pair_pass" "world" "duration_s". A link that flaps slows some passes and some
+ * iterations; the best of the passes hides both, these records do not. */
+static ddp_result keep_pass(result_doc *doc, const result_doc *one, int pass, const char *stage, double seconds) {
+  char p[16];
+  snprintf(p, sizeof p, "%d", pass);
+  for (int i = 0; i < one->nrecords; i++) {
+    const result_record *x = &one->records[i];
+    if (strcmp(x->measurement, "allreduce") || strncmp(x->group, "pair:", 5)) continue;
+    result_kv *kv = calloc((size_t)x->nlabels + 2, sizeof *kv);
+    DDP_CHECK_ALLOC(kv);
+    for (int k = 0; k < x->nlabels; k++) kv[k] = x->labels[k]; /* borrowed: result_add_record copies */
+    kv[x->nlabels] = (result_kv){"pass", p, 0};
+    kv[x->nlabels + 1] = (result_kv){(char *)"stage", (char *)stage, 0};
+    result_record y = *x;
+    y.measurement = "pair_pass", y.labels = kv, y.nlabels = x->nlabels + 2;
+    ddp_result r = result_add_record(doc, &y);
+    free(kv);
+    DDP_TRY(r);
+  }
+  return result_add(doc, "pair_pass", "world", "duration_s", "s", BETTER_LOWER, seconds, NULL, NULL, 0, "pass", p,
+                    "stage", stage, NULL);
+}
+
+/* The test hook's delay for pass k (1-based, the confirmation's passes continuing the schedule's): seconds. */
+static double pass_delay(int pass) {
+  const char *v = testhook_value(HOOK_PAIR_PASS_DELAY);
+  int k = 0;
+  double s = 0;
+  return v && sscanf(v, "%d:%lf", &k, &s) == 2 && k == pass && s > 0 && s < 3600 ? s : 0;
+}
+
+/* Sleeps the hook's delay (every rank: the pass is as slow as its slowest pair). */
+static void pass_stall(double s) {
+  struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+  while (s > 0 && nanosleep(&ts, &ts) != 0) {}
+}
+
 /* The confirmation pass: rank 0 judges what the pairs measured (accept_confirm_plan) and names the
  * pairs that would prove or clear a node it would name or leave a suspect: that node with one that passed, which
  * it has not met. Every rank runs them as the schedule's pairs are run (--pair-repeats passes, the best kept),
  * before the judgement. */
 static ddp_result confirm_pass(cmd_ctx *c, const acc_opts *o, const accept_rules *rules, const measure_env *env,
-                               const allreduce_params *pp) {
+                               const allreduce_params *pp, int first_pass) {
   const ddp_dist *d = &c->dist;
   int cap = d->node_count, n = 0;
   node_pair *plan = calloc((size_t)cap + 1, sizeof *plan);
@@ -265,11 +309,14 @@ static ddp_result confirm_pass(cmd_ctx *c, const acc_opts *o, const accept_rules
     progress_phase(what + 8, nrounds > 1 ? nrounds : 0, "round");
     result_doc one;
     result_init(&one);
+    double t0 = ddp_now(), delay = pass_delay(first_pass + pass);
+    pass_stall(delay);
     for (int i = 0; r == DDP_OK && i < nrounds; i++) {
       r = measure_run(&e, &measure_allreduce, &rounds[i], 1, d->rank == 0 ? &one : NULL);
       if (nrounds > 1) progress_step(i + 1);
     }
     if (r == DDP_OK) progress_phase_end();
+    if (r == DDP_OK && d->rank == 0) r = keep_pass(&c->doc, &one, first_pass + pass, "confirm", ddp_now() - t0);
     if (r == DDP_OK && d->rank == 0) r = best_of(&c->doc, &one);
     result_free(&one);
   }
@@ -309,13 +356,16 @@ static ddp_result measure_all(cmd_ctx *c, const acc_opts *o, const accept_rules 
     watchdog_tick(what);
     result_doc one;
     result_init(&one);
+    double t0 = ddp_now(), delay = pass_delay(pass + 1);
+    pass_stall(delay);
     ddp_result r = over(&env, c->comm, GROUP_PAIR, (int)mode, &measure_allreduce, &pp, d->rank == 0 ? &one : NULL,
                         what + 8);
+    if (r == DDP_OK && doc) r = keep_pass(doc, &one, pass + 1, "pairs", ddp_now() - t0);
     if (r == DDP_OK && doc) r = best_of(doc, &one);
     result_free(&one);
     DDP_TRY(r);
   }
-  return d->node_count > 2 ? confirm_pass(c, o, rules, &env, &pp) : DDP_OK;
+  return d->node_count > 2 ? confirm_pass(c, o, rules, &env, &pp, o->pair_repeats + 1) : DDP_OK;
 }
 
 /* ---- printing (rank 0), from the records ---- */
@@ -470,6 +520,10 @@ static void print_coll(const acc_opts *o, const cmd_ctx *c) {
     char v[16];
     printf(" confirm   %s - %s: %s\n", node_host(d, a), node_host(d, b), ddp_fmt_figure(v, sizeof v, x->value));
   }
+  double sec[64]; /* each pass's wall time: a pass the best-of figures hid shows here (and warns: pair_passes.h) */
+  int np = pair_passes_durations(d, sec, NULL, 64);
+  for (int k = 0; k < np; k++) printf("%s%.1f s", k ? ", " : " pair passes: ", sec[k]);
+  if (np) printf("\n");
   free(pairs);
 }
 
@@ -510,7 +564,8 @@ static ddp_result acc_run(cmd_ctx *c) {
   double t0 = ddp_now();
   result_doc base;
   result_init(&base);
-  accept_rules rules = {o->rel_warn, o->rel_fail, o->tolerance, o->expect, NULL};
+  /* bad_pct, prior_bad, drain_threshold: their documented defaults until accept has the options */
+  accept_rules rules = {o->rel_warn, o->rel_fail, o->tolerance, o->expect, NULL, 10, 0.01, 0.5};
   /* rank 0 judges (the confirmation pass too); the file was checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK;
   if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;

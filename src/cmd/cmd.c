@@ -272,7 +272,9 @@ static void bottom_line(cmd_ctx *c, int code, char *line, size_t n) {
   c->verdict = bottom_verdict(code, c->doc.source_kind ? NULL : &c->doc.findings);
   char figs[1024] = "", ctx[160];
   if (c->def->bottom) c->def->bottom(c, figs, sizeof figs);
-  bottom_context(ctx, sizeof ctx, c->def->flags & CMD_MPI ? c->dist.size : 0, c->dist.node_count, &c->doc.findings);
+  /* judge sets dist.size to the stored run's ranks without MPI: its bottom line is the run's */
+  bottom_context(ctx, sizeof ctx, c->def->flags & CMD_MPI || c->dist.size > 0 ? c->dist.size : 0, c->dist.node_count,
+                 &c->doc.findings);
   bottom_compose(line, n, c->def->name, c->verdict, figs, ctx);
 }
 

@@ -3,4 +3,4 @@
 #include "commands.h"
 
 const cmd_def *const ddpbench_commands[] = {&cmd_run,  &cmd_accept,  &cmd_collectives, &cmd_doctor,
-                                            &cmd_topo, &cmd_compare, &cmd_export,      NULL};
+                                            &cmd_topo, &cmd_compare, &cmd_export, &cmd_judge,      NULL};

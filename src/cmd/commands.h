@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-extern const cmd_def cmd_run, cmd_accept, cmd_collectives, cmd_doctor, cmd_topo, cmd_compare, cmd_export;
+extern const cmd_def cmd_run, cmd_accept, cmd_collectives, cmd_doctor, cmd_topo, cmd_compare, cmd_export, cmd_judge;
 
 /* All of them, NULL-terminated (commands.c). */
 extern const cmd_def *const ddpbench_commands[];

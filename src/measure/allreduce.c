@@ -1,7 +1,8 @@
 /* allreduce.c: the "allreduce" measurement: in-place fp32 allreduces over a group at a few sizes, each
  * iteration timed between device events on every rank; the group's rank 0 takes each iteration's slowest rank
  * (a collective ends when its last rank does), the median over iterations (a preempted iteration does not
- * condemn a group) and records nccl-tests' busbw. Acceptance runs it over each node and over node pairs. It
+ * condemn a group) and records nccl-tests' busbw, with every iteration's busbw (its slowest rank's) as the
+ * record's samples, in order: a link that stalls shows there even when the median hides it. Acceptance runs it over each node and over node pairs. It
  * never judges its figures (verdict/ does) and never prints. */
 #include <math.h>
 #include <stdio.h>
@@ -132,10 +133,12 @@ static ddp_result ar_run(const measure_env *env, const measure_group *g, result_
     }
     double tm = stats_percentile(t, it, 0.5);
     double busbw = n > 1 && tm > 0 ? bytes / (tm * 1e-3) / 1e9 * 2.0 * (n - 1) / n : NAN;
+    for (int i = 0; i < it; i++) /* each iteration's busbw, in place of its time (t is not read again) */
+      t[i] = n > 1 && t[i] > 0 ? bytes / (t[i] * 1e-3) / 1e9 * 2.0 * (n - 1) / n : NAN;
     char b[32], rk[16];
     snprintf(b, sizeof b, "%zu", bytes);
     snprintf(rk, sizeof rk, "%d", n);
-    r = result_add(out, "allreduce", g->name, "busbw_gbs", "GB/s", BETTER_HIGHER, busbw, NULL, NULL, 0, "bytes", b,
+    r = result_add(out, "allreduce", g->name, "busbw_gbs", "GB/s", BETTER_HIGHER, busbw, NULL, n > 1 ? t : NULL, n > 1 ? it : 0, "bytes", b,
                    "ranks", rk, hkey, hval, NULL);
   }
   if (s) dev->stream_destroy(dev, s);

@@ -10,6 +10,7 @@
 #include "rules.h"
 #include "expect.h"
 #include "clock_reasons.h"
+#include "pair_passes.h"
 #include "stats.h"
 
 /* ---- views: a document's per-GPU records, one view per rank ------------------------------------------------ */
@@ -639,7 +640,10 @@ static ddp_result judge_doc(result_doc *d, const accept_rules *rules, confirm_pl
   return r;
 }
 
-ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules) { return judge_doc(d, rules, NULL); }
+ddp_result accept_judge_doc(result_doc *d, const accept_rules *rules) {
+  DDP_TRY(judge_doc(d, rules, NULL));
+  return pair_passes_judge(d); /* a stalled pass, which the best-of pair figures hide */
+}
 
 ddp_result accept_confirm_plan(result_doc *d, const accept_rules *rules, node_pair *out, int cap, int *n) {
   confirm_plan cp = {out, 0, cap};

@@ -25,6 +25,9 @@ typedef struct {
   double tolerance_pct;              /* --baseline: a floor is the baseline's figure less this */
   const char *expect_file;           /* an INI file of expectations ("" or NULL: the built-in table) */
   const result_doc *baseline;        /* a known-good run's records, or NULL */
+  double bad_pct;         /* --bad-pct: a node, GPU or path is bad this far below the healthy level (accept's default 10) */
+  double prior_bad;       /* --prior-bad: the prior probability that a node is bad (accept's default 0.01) */
+  double drain_threshold; /* --drain-threshold: drain a node whose probability of being bad exceeds this (default 0.5) */
 } accept_rules;
 
 /* A document's per-GPU records, one view per rank that has any, in rank order (the run's and a baseline's

@@ -192,7 +192,7 @@ def main():
                 got = find(s, "ddpbench_allreduce_busbw_bytes_per_second", host=host, group="node:" + host, bytes="1048576")
                 check(len(want) == 1 and len(got) == 1 and close(got[0], want[0] * 1e9),
                       "per-host busbw of %s = the record x 1e9: %s vs %s" % (host, got, want))
-            pair = [x["value"] for x in recs if x["group"] == "pair:0-1"]
+            pair = [x["value"] for x in recs if x["measurement"] == "allreduce" and x["group"] == "pair:0-1"]
             got = find(s, "ddpbench_allreduce_busbw_bytes_per_second", group="pair:0-1", hosts="node00,node01")
             check(len(pair) == 1 and len(got) == 1 and close(got[0], pair[0] * 1e9), "the node pair's busbw: %s" % got)
             g = find(s, "ddpbench_accept_rank_gemm_fp32_flops_per_second")

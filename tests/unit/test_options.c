@@ -54,8 +54,8 @@ static void test_sets(void) {
   for (int i = 0; ddpbench_commands[i]; i++) {
     const cmd_def *def = ddpbench_commands[i];
     ddp_result r = parse(def, NULL);
-    /* export and compare need operands; everything else parses from defaults alone */
-    int needs = !strcmp(def->name, "export") || !strcmp(def->name, "compare");
+    /* export, compare and judge need operands; everything else parses from defaults alone */
+    int needs = !strcmp(def->name, "export") || !strcmp(def->name, "compare") || !strcmp(def->name, "judge");
     CHECK(needs ? r == DDP_ERR_USAGE || r == DDP_OK : r == DDP_OK, "%s: defaults: %s", def->name, err);
     CHECK(ctx.opts.nkeys > 0, "%s has keys", def->name);
     /* every key prints and parses back to itself */

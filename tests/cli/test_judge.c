@@ -1,0 +1,132 @@
+/* test_judge: `ddpbench judge` on accept results this test makes (CPU device, 4 emulated nodes of one rank under
+ * mpirun: DDPBENCH_TEST_RANKS_PER_NODE=1). argv: mpiexec ddpbench.
+ *  - a failing accept (a GEMM floor no CPU meets, --expect): judge alone reproduces its exit code (4), its verdict,
+ *    its findings (check, severity, subject, in order) and its drain list, byte for byte; judged with an easy floor
+ *    instead it passes (exit 0, an empty drain list): the rules given are the rules applied;
+ *  - a healthy accept: judge exits 0 as it did, and --drain-threshold 0.99 changes nothing (the same findings, the
+ *    same verdict); the rules used are in the output's config (drain_threshold 0.99, judged_from the file);
+ *  - bad input, exit 2 with one line: a missing file (named), a file that is not a result, and a run's result
+ *    ("judge reads accept results"), and a soak's result (its verdicts come from its time series); no MPI is
+ *    started (judge runs without mpiexec). */
+#include <cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "testlib.h"
+
+static char dir[] = "/tmp/judge-XXXXXX";
+static char out[1 << 18], err[1 << 16];
+
+static const char *str(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* "check severity subject\n" for every finding of the file, in order; the verdict and exit code in front. */
+static void summary(const char *path, char *buf, size_t n) {
+  cJSON *d = tl_json_load(path);
+  size_t k = (size_t)snprintf(buf, n, "%s %d\n", str(d, "verdict"),
+                              cJSON_GetObjectItemCaseSensitive(d, "exit_code") ? cJSON_GetObjectItemCaseSensitive(d, "exit_code")->valueint : -1);
+  const cJSON *f;
+  cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(d, "findings")) if (k < n) k +=
+      (size_t)snprintf(buf + k, n - k, "%s %s %s\n", str(f, "check"), str(f, "severity"), str(f, "subject"));
+  cJSON_Delete(d);
+}
+
+static const char *config(const char *path, const char *key, char *buf, size_t n) {
+  cJSON *d = tl_json_load(path);
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "config"), key);
+  if (cJSON_IsString(v)) snprintf(buf, n, "%s", v->valuestring);
+  else if (cJSON_IsNumber(v)) snprintf(buf, n, "%g", v->valuedouble);
+  else snprintf(buf, n, "?");
+  cJSON_Delete(d);
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return fprintf(stderr, "usage: test_judge mpiexec ddpbench\n"), 2;
+  if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+  char acc[1100], judge[1100], runp[1100], args[2048], a[4096], b[4096], v[256], drain[512], drain2[512];
+  snprintf(acc, sizeof acc, "%s accept --device cpu --health-seconds 0.5 --precisions fp32 --skip copy,p2p --node-mib 1 "
+           "--pair-mib 1 --relative-warn-pct 99 --relative-fail-pct 99 --progress none", argv[2]);
+  snprintf(judge, sizeof judge, "%s judge", argv[2]);
+  snprintf(runp, sizeof runp, "%s --device cpu --hidden 64 --layers 2 --batch 8 --steps 3 --warmup 1 --progress none", argv[2]);
+  tl_job ajob = {.mpiexec = argv[1], .prog = acc, .timeout = 300, .dir = dir, .out = out, .outn = sizeof out,
+                 .err = err, .errn = sizeof err};
+  tl_job jjob = ajob, rjob = ajob;
+  jjob.mpiexec = NULL, jjob.prog = judge, jjob.timeout = 60; /* judge: no launcher */
+  rjob.prog = runp;
+  setenv("DDPBENCH_TEST_RANKS_PER_NODE", "1", 1);
+
+  /* a failing run: every host below a GEMM floor */
+  tl_file_write(tl_path(dir, "high.ini"), "gemm_fp32_tflops = 1000\n");
+  snprintf(args, sizeof args, "--expect %s --json %s --failed-hosts %s", tl_path(dir, "high.ini"),
+           tl_path(dir, "fail.json"), tl_path(dir, "drain"));
+  int rc = tl_job_run(&ajob, 4, NULL, args);
+  CHECK(rc == 4, "accept under a floor nobody meets: exit %d\n%s%s", rc, out, err);
+  tl_file_read(tl_path(dir, "drain"), drain, sizeof drain);
+  CHECK(strstr(drain, "node00\n") && strstr(drain, "node03\n"), "accept's drain list: '%s'", drain);
+  snprintf(args, sizeof args, "%s --json %s --failed-hosts %s", tl_path(dir, "fail.json"), tl_path(dir, "fail-j.json"),
+           tl_path(dir, "drain-j"));
+  rc = tl_job_run(&jjob, 0, NULL, args);
+  tl_file_read(tl_path(dir, "drain-j"), drain2, sizeof drain2);
+  summary(tl_path(dir, "fail.json"), a, sizeof a);
+  summary(tl_path(dir, "fail-j.json"), b, sizeof b);
+  CHECK(rc == 4 && !strcmp(drain, drain2), "judge reproduces the drain list: exit %d, '%s' vs '%s'\n%s%s", rc, drain,
+        drain2, out, err);
+  CHECK(!strcmp(a, b) && strstr(a, "FAIL 4\n"), "judge reproduces verdict and findings:\n%s---\n%s", a, b);
+  CHECK(strstr(out, "ddpbench judge: FAIL") && strstr(out, "hosts: 0 pass, 0 warn, 4 fail"), "report:\n%s", out);
+  /* the same records under an easy floor: a rule given is a rule applied */
+  tl_file_write(tl_path(dir, "easy.ini"), "gemm_fp32_tflops = 0.000001\n");
+  snprintf(args, sizeof args, "%s --expect %s --failed-hosts %s", tl_path(dir, "fail.json"), tl_path(dir, "easy.ini"),
+           tl_path(dir, "drain-e"));
+  rc = tl_job_run(&jjob, 0, NULL, args);
+  tl_file_read(tl_path(dir, "drain-e"), drain2, sizeof drain2);
+  CHECK(rc == 0 && drain2[0] == 0 && strstr(out, "hosts: 4 pass"), "easy floor: exit %d, drain '%s'\n%s%s", rc, drain2,
+        out, err);
+
+  /* a healthy run: judged as it was, and a stricter drain threshold changes nothing */
+  snprintf(args, sizeof args, "--skip gemm --json %s", tl_path(dir, "ok.json"));
+  rc = tl_job_run(&ajob, 4, NULL, args);
+  CHECK(rc == 0, "healthy accept: exit %d\n%s%s", rc, out, err);
+  snprintf(args, sizeof args, "%s --json %s", tl_path(dir, "ok.json"), tl_path(dir, "ok-j.json"));
+  rc = tl_job_run(&jjob, 0, NULL, args);
+  CHECK(rc == 0, "judge of the healthy run: exit %d\n%s%s", rc, out, err);
+  snprintf(args, sizeof args, "%s --drain-threshold 0.99 --json %s", tl_path(dir, "ok.json"), tl_path(dir, "ok-99.json"));
+  int rc99 = tl_job_run(&jjob, 0, NULL, args);
+  summary(tl_path(dir, "ok-j.json"), a, sizeof a);
+  summary(tl_path(dir, "ok-99.json"), b, sizeof b);
+  CHECK(rc99 == rc && !strcmp(a, b), "--drain-threshold 0.99 changes nothing on a healthy run: exit %d\n%s---\n%s", rc99,
+        a, b);
+  CHECK(!strcmp(config(tl_path(dir, "ok-99.json"), "drain_threshold", v, sizeof v), "0.99"), "config drain_threshold: %s", v);
+  CHECK(!strcmp(config(tl_path(dir, "ok-99.json"), "judged_from", v, sizeof v), tl_path(dir, "ok.json")),
+        "config judged_from: %s", v);
+
+  /* bad input: exit 2, one line */
+  snprintf(args, sizeof args, "%s", tl_path(dir, "missing.json"));
+  rc = tl_job_run(&jjob, 0, NULL, args);
+  CHECK(rc == 2 && strstr(err, "missing.json") && tl_newlines(err) == 1 && !strstr(out, "findings"),
+        "missing file: exit %d\n%s%s", rc, out, err);
+  tl_file_write(tl_path(dir, "junk.json"), "{\"hello\": 1}\n");
+  rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "junk.json"));
+  CHECK(rc == 2 && strstr(err, "junk.json") && tl_newlines(err) == 1, "not a result: exit %d\n%s", rc, err);
+  unsetenv("DDPBENCH_TEST_RANKS_PER_NODE");
+  snprintf(args, sizeof args, "--json %s", tl_path(dir, "run.json"));
+  rc = tl_job_run(&rjob, 1, NULL, args);
+  CHECK(rc == 0, "a run's result: exit %d\n%s", rc, err);
+  rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "run.json"));
+  CHECK(rc == 2 && strstr(err, "judge reads accept results") && strstr(err, "run.json") &&
+            tl_newlines(err) == 1, "a run's result: exit %d\n%s%s", rc, out, err);
+
+  /* a soak result: refused (its verdicts come from its time series), one line */
+  snprintf(args, sizeof args, "--soak 2s --interval 1s --skip copy,p2p,node,pairs --json %s", tl_path(dir, "soak.json"));
+  rc = tl_job_run(&ajob, 1, NULL, args);
+  CHECK(rc == 0 || rc == 4, "a soak: exit %d\n%s", rc, err);
+  rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "soak.json"));
+  CHECK(rc == 2 && strstr(err, "a soak result") && tl_newlines(err) == 1, "a soak's result: exit %d\n%s%s", rc, out, err);
+
+  tl_rmtree(dir);
+  return check_summary();
+}
