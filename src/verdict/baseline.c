@@ -170,6 +170,10 @@ ddp_result baseline_docs_load(const char *list, const char *where, result_doc **
     k++;
     if (!baseline_doc_figures(&d[k - 1]))
       r = ddp_usage_error("%s %s: no accept figures in it (made by `ddpbench accept --json`?)", where, s);
+    for (int i = 0; r == DDP_OK && d[k - 1].run_id && i < k - 1; i++) /* a run twice would fake a spread of 0 */
+      if (d[i].run_id && !strcmp(d[i].run_id, d[k - 1].run_id))
+        r = ddp_usage_error("%s %s: the same run (run_id %s) as the list's file %d: a baseline's runs are distinct runs",
+                            where, s, d[k - 1].run_id, i + 1);
   }
   free(names);
   if (r != DDP_OK) {

@@ -76,7 +76,8 @@ int baseline_doc_pairs(const result_doc *d, double *median, double *spread, doub
 
 /* Reads a comma-separated list of result files ("a.json,b.json,c.json"; one name is one run) into *docs (n of
  * them, owned: baseline_docs_free). An empty name, a file result_load refuses (its own line, "FILE: what is
- * wrong"), or one with no acceptance figures ("WHERE FILE: ...", where e.g. "accept: --baseline"): DDP_ERR_USAGE
+ * wrong"), one with no acceptance figures or the same run_id as an earlier one ("WHERE FILE: ...", where e.g.
+ * "accept: --baseline"): DDP_ERR_USAGE
  * through ddp_usage_error (a caller's capture keeps it), and nothing kept. */
 ddp_result baseline_docs_load(const char *list, const char *where, result_doc **docs, int *n);
 void baseline_docs_free(result_doc *docs, int n);
