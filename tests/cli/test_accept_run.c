@@ -12,8 +12,8 @@
  *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU: 90 %);
  *    against a baseline 100x faster than this machine (as a healthy cluster is to a slowed host) it fails with
  *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2; a list of 2 runs
- *    gives floors that say "2 runs, spread", one run twice is refused (a spread of 0 faked), and a list with a
- *    missing file is exit 2 naming it;
+ *    gives floors that say "2 runs, spread", one run twice is refused (a spread of 0 faked), a list with a
+ *    missing file is exit 2 naming it, and ranks whose lists hold other contents are refused (exit 2);
  *  - node groups and node pairs on 4 emulated nodes of one rank (DDPBENCH_TEST_RANKS_PER_NODE=1): the tournament
  *    has 3 rounds with every pair once, the ring 2 rounds of 4 pairs; a pair floor nobody meets fails every pair
  *    (exit 4) without failing a host (the failed-hosts file stays empty). The relative verdicts are switched
@@ -211,6 +211,21 @@ int main(int argc, char **argv) {
   rc = tl_job_run(&accept_job, 1, NULL, args);
   CHECK(rc == 2 && strstr(err, "nowhere.json") && !strstr(out, "TFLOP/s"), "a missing file in the list: exit %d\n%s", rc,
         err);
+  /* every rank reads the list: ranks whose second file holds another run are refused, as --expect's are */
+  const char *copies[][2] = {{"base.json", "w0/a.json"}, {"again.json", "w0/b.json"}, {"base.json", "w1/a.json"},
+                             {"two.json", "w1/b.json"}};
+  for (int i = 0; i < 4; i++) {
+    long n = tl_file_read(tl_path(dir, copies[i][0]), big, sizeof big);
+    CHECK(n > 0, "copy %s", copies[i][0]);
+    tl_file_write(tl_path(dir, copies[i][1]), big);
+  }
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 "
+           "--baseline a.json,b.json : -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 --baseline a.json,b.json",
+           mpiexec, d0, prog, d1, prog);
+  rc = tl_capture(cmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "baseline = a.json,b.json (contents fnv1a64 ") &&
+            !strstr(out, "TFLOP/s"),
+        "--baseline lists with other contents on rank 1: exit %d\n%s", rc, err);
 
   /* node pairs */
   setenv("DDPBENCH_TEST_RANKS_PER_NODE", "1", 1);
