@@ -582,6 +582,42 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
   return r;
 }
 
+/* The baseline's floor for the allreduce inside the node on host (its group node:<host>) at bytes: that node's
+ * figure over the baseline's runs, the spread of each run's node figures at that size its within-run spread; the
+ * run's own noise its record's samples', where it has them (rec). floor NaN: none. */
+static ddp_result node_floor(const accept_rules *rules, const char *host, const char *bytes, const result_record *rec,
+                             baseline_floor *f, baseline_note *note) {
+  f->floor = NAN;
+  int runs = baseline_runs(rules);
+  if (!runs) return DDP_OK;
+  double *v = malloc(2 * (size_t)runs * sizeof *v), *w = v + runs;
+  DDP_CHECK_ALLOC(v);
+  char g[300];
+  snprintf(g, sizeof g, "node:%.56s", host);
+  for (int k = 0; k < runs; k++) {
+    const result_doc *b = &rules->baseline[k];
+    const result_record *x = result_find(b, "allreduce", g, "busbw_gbs", "bytes", bytes, NULL);
+    v[k] = x ? x->value : NAN;
+    int n = 0;
+    double *all = malloc(((size_t)b->nrecords + 1) * sizeof *all);
+    for (int i = 0; all && i < b->nrecords; i++) {
+      const result_record *y = &b->records[i];
+      const char *yb = result_record_label(y, "bytes");
+      if (!strcmp(y->measurement, "allreduce") && !strncmp(y->group, "node:", 5) && !strcmp(y->metric, "busbw_gbs") &&
+          yb && !strcmp(yb, bytes) && y->value > 0 && isfinite(y->value))
+        all[n++] = log(y->value);
+    }
+    w[k] = n >= 3 ? baseline_spread_log(all, n) : NAN;
+    free(all);
+  }
+  baseline_figure fig;
+  baseline_figure_of(v, w, runs, &fig);
+  free(v);
+  baseline_floor_make(&fig, median_noise(rec), rules->tolerance_pct, baseline_cv(rules), f);
+  if (fig.runs) baseline_note_add(note, f, host);
+  return DDP_OK;
+}
+
 /* The baseline's floors for the run's node pairs (f[p], floor NaN: none): pair p's own figure over the baseline's
  * runs (by host names, in either order), else (a confirmation pair no run measured; from_median[p] = 1) the runs'
  * pair medians. Within each run, the spread of its pair figures is the figure's within-run spread; the run's own
@@ -656,6 +692,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
   expect_set *exp = malloc(((size_t)N + 1) * sizeof *exp);
   ddp_result r = grp && x && ref && z && size && exp ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   for (int n = 0; r == DDP_OK && n < N; n++) r = node_exp(vs, l, n, rules, &exp[n], &grp[n]);
+  baseline_note nnote = {.figure = "node busbw"};
   for (int k = 0; r == DDP_OK && k < nsizes; k++) {
     char b[32];
     snprintf(b, sizeof b, "%.0f", sizes[k]);
@@ -673,11 +710,19 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       snprintf(subj, sizeof subj, "%.90s, %.0f MiB", l->host[n], mib);
       gpu_view node = {.rank = l->first[n], .host = l->host[n], .bus = "", .model = grp[n], .exp = exp[n]};
       if (!(l->ranks[n] == 8 && mib >= 1024)) node.exp.v[EXP_NODE_BUSBW] = NAN; /* the floor is for 8 GPUs, >= 1 GiB */
+      baseline_floor bf; /* --baseline: this node's level over the good runs, less its spread, at any size */
+      char g[300];
+      snprintf(g, sizeof g, "node:%.56s", l->host[n]);
+      r = node_floor(rules, l->host[n], b, result_find(d, "allreduce", g, "busbw_gbs", "bytes", b, NULL), &bf, &nnote);
+      if (r != DDP_OK) break;
+      if (isfinite(bf.floor))
+        node.exp.v[EXP_NODE_BUSBW] = bf.floor, snprintf(node.exp.src[EXP_NODE_BUSBW], sizeof node.exp.src[0], "%s", bf.src);
       r = judge_figure(d, rules, &node, "node_busbw", SCOPE_HOST, l->host[n], -1, subj, x[n], EXP_NODE_BUSBW, ref[n],
                        z[n], size[n], "GB/s");
     }
   }
   free(grp), free(x), free(ref), free(z), free(size);
+  if (r == DDP_OK) r = baseline_notes_say(d, &nnote, 1, "node figures");
   /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
   int npairs = 0;
   for (int i = 0; i < d->nrecords; i++)

@@ -5,7 +5,7 @@
  * inside its run, or whose pairs spread 3x, is refused for that figure with the reason (never a point floor), one
  * that spreads 14 % widens its floors and says so; a run whose pairs spread 3x is told it is a poor baseline; the
  * pair level handed to the pair model (accept_baseline_pair_level); a comma list naming a missing file is a usage
- * error naming it. */
+ * error naming it; the allreduce inside a node gets its floor the same way. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,6 +214,34 @@ static void test_noisy(void) {
   result_free(&d);
 }
 
+/* The allreduce inside each node (group node:<host>, label bytes), every node at v. */
+static void node_add(result_doc *d, int N, double v) {
+  for (int i = 0; i < N; i++) {
+    char g[32];
+    snprintf(g, sizeof g, "node:h%d", i);
+    result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v, NULL, NULL, 0, "bytes", "8388608", NULL);
+  }
+}
+
+static void test_node(void) {
+  result_doc b, d;
+  doc_make(&b, 4, NULL, NULL, NULL, NULL);
+  node_add(&b, 4, 100);
+  doc_make(&d, 4, NULL, NULL, NULL, NULL);
+  node_add(&d, 4, 95);
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = &b};
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK &&
+            count(&d, "node_busbw", SEV_INFO, "floor from baseline 100 (1 run, between-run CV assumed 5 %)") == 4 &&
+            count(&d, "node_busbw", SEV_FAIL, NULL) == 0,
+        "node allreduce 5 %% below a 1-run baseline: passes its floor, which says so");
+  result_free(&d);
+  doc_make(&d, 4, NULL, NULL, NULL, NULL);
+  node_add(&d, 4, 80);
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK && count(&d, "node_busbw", SEV_FAIL, "floor from baseline") == 4,
+        "node allreduce 20 %% below: fails");
+  result_free(&d), result_free(&b);
+}
+
 static void test_load(void) {
   char dir[] = "/tmp/test-baseline-XXXXXX", a[300], list[700], msg[600];
   CHECK(mkdtemp(dir) != NULL, "temporary folder");
@@ -239,6 +267,7 @@ int main(void) {
   test_one_run();
   test_three_runs();
   test_noisy();
+  test_node();
   test_load();
   return check_summary();
 }
