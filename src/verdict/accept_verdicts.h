@@ -1,7 +1,7 @@
 /* accept_verdicts.h: every check of an acceptance run, from its records alone. The same code reads a run's
  * own document and a --baseline (a known-good run's file), so the two can never be told apart by accident.
  * Per GPU: each figure against its floor (the built-in table for its model and link, an --expect file, or
- * the baseline's level over its runs less its spread, baseline.h) with a warn band above it, and against the median of the GPUs of
+ * the baseline's runs' level less their spread) with a warn band above it, and against the median of the GPUs of
  * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
  * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
  * the 8-GPU floor. Node pairs: a node whose every pair is slow is named, a pair slow between two healthy nodes
