@@ -368,6 +368,21 @@ static void input_digest(const char *path, char *value, size_t n) {
   size_t have = strlen(value), len = 0;
   char why[300] = "";
   char *text = input_file_read(path, INPUT_MAX_RESULT, &len, why, sizeof why);
+  if (!text && strchr(path, ',')) { /* a list of files (accept --baseline a.json,b.json): each one's contents */
+    char *names = strdup(path);
+    uint64_t h = DDP_FNV1A64_INIT;
+    int ok = names != NULL;
+    for (char *save = NULL, *t = names ? strtok_r(names, ",", &save) : NULL; ok && t; t = strtok_r(NULL, ",", &save)) {
+      char *one = input_file_read(t, INPUT_MAX_RESULT, &len, why, sizeof why);
+      ok = one != NULL;
+      if (one) h = ddp_fnv1a64(one, len, h);
+      free(one);
+    }
+    free(names);
+    if (ok) snprintf(value + have, n - have, " (contents fnv1a64 %016llx)", (unsigned long long)h);
+    else snprintf(value + have, n - have, " (unreadable: %s)", why);
+    return;
+  }
   if (text)
     snprintf(value + have, n - have, " (contents fnv1a64 %016llx)",
              (unsigned long long)ddp_fnv1a64(text, len, DDP_FNV1A64_INIT));

@@ -53,7 +53,8 @@ enum {
   OPT_NO_HASH = 1u << 2,  /* not part of what the ranks must agree on */
   OPT_OPERANDS = 1u << 3, /* OPT_STR: the words that are no option are appended here, comma-separated */
   OPT_HIDDEN = 1u << 4,   /* not listed by --help (nccl-tests options accepted at their only value) */
-  OPT_INPUT = 1u << 5,    /* OPT_STR: a file every rank reads; its contents, not only its name, must agree */
+  OPT_INPUT = 1u << 5,    /* OPT_STR: a file (or a comma-separated list) every rank reads; its contents, not only
+                           * its name, must agree */
   OPT_FILES = 1u << 7,    /* OPT_OPERANDS of file names: operands joined with '\n' (a name may hold a comma);
                            * a value from the file or --key is a comma-separated list, stored the same way,
                            * unless it holds a newline: then it is that stored form, one name a line (printed

@@ -17,6 +17,7 @@
 #include "rules.h"
 #include "accept_verdicts.h"
 #include "accept_soak.h"
+#include "baseline.h"
 #include "allreduce.h"
 #include "bottom_figures.h"
 #include "commands.h"
@@ -37,7 +38,8 @@ typedef struct {
   int pair_mib, allreduce_iters, pair_repeats, strict;
   int pairs; /* 0 auto, 1 tournament, 2 ring, 3 none */
   int progress; /* progress_mode */
-  char node_mib[64], skip[64], expect[512], baseline[512];
+  char node_mib[64], skip[64], expect[512], baseline[2048];
+  double baseline_cv; /* --baseline-cv, % */
   gemm_params gemm;
   copy_params copy;
   p2p_params p2p;
@@ -62,10 +64,13 @@ static const opt_spec JUDGE[] = {
      .help = "warn this far below the median of the same GPU model"},
     {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT", .help = "fail this far below it"},
     {"expect", NULL, 0, OPT_STR, STR(expect), "", .arg = "FILE", .flags = OPT_INPUT, .help = "INI file of expectations overriding the built-in table"},
-    {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILE", .flags = OPT_INPUT,
-     .help = "a known-good run's --json: its figures, less the tolerance, are the floors"},
+    {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILE[,FILE...]", .flags = OPT_INPUT,
+     .help = "known-good runs' --json (3 or more measure how runs differ): each figure's median over them, less "
+             "its spread, is its floor"},
     {"tolerance_pct", NULL, 0, OPT_DOUBLE, OFF(tolerance), "10", 0, 99.999, .arg = "PCT",
-     .help = "--baseline: how far below the baseline's figure a floor sits"},
+     .help = "--baseline: the least margin of a floor below the baseline (a hard floor; a wider spread widens it)"},
+    {"baseline_cv", NULL, 0, OPT_DOUBLE, OFF(baseline_cv), "5", 0.1, 50, .arg = "PCT",
+     .help = "--baseline of 1 or 2 runs: the between-run CV assumed at least"},
     {"strict", NULL, 0, OPT_BOOL, OFF(strict), "false", .help = "a warning fails too (exit 4)"},
     {"timeout", NULL, 0, OPT_DOUBLE, OFF(timeout), "600", 0, 1e9, .arg = "SECONDS",
      .help = "seconds without progress before the job ends (exit 3, naming the ranks that stopped); at least 2 x "
@@ -172,12 +177,11 @@ static ddp_result acc_validate(cmd_ctx *c) {
     expect_builtin(&e, "", 0, 0, 0);
     DDP_TRY(expect_load_file(&e, o->expect));
   }
-  if (o->baseline[0]) { /* likewise the baseline: a ddpbench result with accept figures */
-    result_doc b;
-    DDP_TRY(result_load(o->baseline, &b));
-    int n = accept_baseline_usable(&b);
-    result_free(&b);
-    if (!n) return ddp_usage_error("accept: --baseline %s: no accept figures in it (made by `ddpbench accept --json`?)", o->baseline);
+  if (o->baseline[0]) { /* likewise the baseline: results with accept figures, one file a run */
+    result_doc *b;
+    int n;
+    DDP_TRY(baseline_docs_load(o->baseline, "accept: --baseline", &b, &n));
+    baseline_docs_free(b, n);
   }
   return DDP_OK;
 }
@@ -562,23 +566,26 @@ static ddp_result acc_run(cmd_ctx *c) {
   const ddp_dist *d = &c->dist;
   c->strict = o->strict;
   double t0 = ddp_now();
-  result_doc base;
-  result_init(&base);
-  /* bad_pct, prior_bad, drain_threshold: their documented defaults until accept has the options */
-  accept_rules rules = {o->rel_warn, o->rel_fail, o->tolerance, o->expect, NULL, 10, 0.01, 0.5};
-  /* rank 0 judges (the confirmation pass too); the file was checked readable before any work */
-  ddp_result r = d->rank == 0 && o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK;
-  if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;
+  result_doc *base = NULL;
+  int nbase = 0;
+  accept_rules rules = {.rel_warn_pct = o->rel_warn, .rel_fail_pct = o->rel_fail, .tolerance_pct = o->tolerance,
+                        .expect_file = o->expect,
+                        /* bad_pct, prior_bad, drain_threshold: their documented defaults until accept has the options */
+                        .bad_pct = 10, .prior_bad = 0.01, .drain_threshold = 0.5};
+  /* rank 0 judges (the confirmation pass too); the files were checked readable before any work */
+  ddp_result r = d->rank == 0 && o->baseline[0] ? baseline_docs_load(o->baseline, "accept: --baseline", &base, &nbase)
+                                                : DDP_OK;
+  if (r == DDP_OK && base) rules.baseline = base, rules.baseline_runs = nbase, rules.baseline_cv_pct = o->baseline_cv;
   if (o->soak > 0) {
     r = r == DDP_OK ? soak_run(c, o, &rules) : r;
-    result_free(&base);
+    baseline_docs_free(base, nbase);
     return r;
   }
   progress_start(d->rank == 0 && !c->quiet ? (progress_mode)o->progress : PROGRESS_NONE, NULL, "accept");
   if (r == DDP_OK) r = measure_all(c, o, &rules);
   progress_end(); /* before the report (tty: the line's newline) */
   if (r != DDP_OK || d->rank != 0) {
-    result_free(&base);
+    baseline_docs_free(base, nbase);
     return r;
   }
   printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
@@ -602,7 +609,7 @@ static ddp_result acc_run(cmd_ctx *c) {
     const result_record *x = result_find(&c->doc, "accept", "world", "gemm_bf16_tflops", "rank", rank, NULL);
     c->doc.ranks[i].gemm_tflops = x ? x->value : NAN;
   }
-  result_free(&base);
+  baseline_docs_free(base, nbase);
   return r;
 }
 

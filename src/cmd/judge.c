@@ -17,14 +17,15 @@
 
 #include "accept_verdicts.h"
 #include "atomic_file.h"
+#include "baseline.h"
 #include "bottom_figures.h"
 #include "commands.h"
 
 typedef struct {
   char input[4096];
-  double rel_warn, rel_fail, tolerance, bad_pct, prior_bad, drain_threshold;
+  double rel_warn, rel_fail, tolerance, baseline_cv, bad_pct, prior_bad, drain_threshold;
   int strict;
-  char expect[512], baseline[512], retest_hosts[1024];
+  char expect[512], baseline[2048], retest_hosts[1024];
 } judge_args;
 
 #define OFF(f) offsetof(judge_args, f), 0
@@ -38,9 +39,11 @@ static const opt_spec JUDGE[] = {
      .help = "as accept's (not given: the stored run's)"},
     {"expect", NULL, 0, OPT_STR, STR(expect), "", .arg = "FILE", .flags = OPT_INPUT,
      .help = "as accept's (not given: the stored run's)"},
-    {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILE", .flags = OPT_INPUT,
-     .help = "as accept's (not given: the stored run's; --baseline '': none)"},
+    {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILE[,FILE...]", .flags = OPT_INPUT,
+     .help = "as accept's: known-good runs (not given: the stored run's; --baseline '': none)"},
     {"tolerance_pct", NULL, 0, OPT_DOUBLE, OFF(tolerance), "10", 0, 99.999, .arg = "PCT",
+     .help = "as accept's (not given: the stored run's)"},
+    {"baseline_cv", NULL, 0, OPT_DOUBLE, OFF(baseline_cv), "5", 0.1, 50, .arg = "PCT",
      .help = "as accept's (not given: the stored run's)"},
     {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0, 100, .arg = "P",
      .help = "as accept's: a node is bad this far below the healthy level (not given: the stored run's)"},
@@ -60,7 +63,8 @@ static const struct {
   size_t off;
 } RULES[] = {
     {"relative_warn_pct", offsetof(judge_args, rel_warn)}, {"relative_fail_pct", offsetof(judge_args, rel_fail)},
-    {"tolerance_pct", offsetof(judge_args, tolerance)},    {"bad_pct", offsetof(judge_args, bad_pct)},
+    {"tolerance_pct", offsetof(judge_args, tolerance)},    {"baseline_cv", offsetof(judge_args, baseline_cv)},
+    {"bad_pct", offsetof(judge_args, bad_pct)},
     {"prior_bad", offsetof(judge_args, prior_bad)},        {"drain_threshold", offsetof(judge_args, drain_threshold)},
 };
 
@@ -164,16 +168,9 @@ static ddp_result judge_run(cmd_ctx *c) {
     expect_builtin(&e, "", 0, 0, 0);
     DDP_TRY(expect_load_file(&e, a->expect));
   }
-  result_doc base;
-  result_init(&base);
-  if (a->baseline[0]) {
-    DDP_TRY(result_load(a->baseline, &base));
-    if (!accept_baseline_usable(&base)) {
-      result_free(&base);
-      return ddp_usage_error("judge: --baseline %s: no accept figures in it (made by `ddpbench accept --json`?)",
-                             a->baseline);
-    }
-  }
+  result_doc *base = NULL; /* a comma list of known-good runs, loaded and checked as accept loads them */
+  int nbase = 0;
+  if (a->baseline[0]) DDP_TRY(baseline_docs_load(a->baseline, "judge: --baseline", &base, &nbase));
   /* the stored judgement goes; the records and provenance stay */
   findings_free(&d->findings);
   findings_init(&d->findings);
@@ -192,15 +189,17 @@ static ddp_result judge_run(cmd_ctx *c) {
   const char *rest = d->end_time ? strptime(d->end_time, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
   d->end_epoch = rest && !*rest ? (double)timegm(&tm) : NAN;
 
-  accept_rules rules = {a->rel_warn,  a->rel_fail,  a->tolerance,       a->expect, a->baseline[0] ? &base : NULL,
-                        a->bad_pct, a->prior_bad, a->drain_threshold};
+  accept_rules rules = {.rel_warn_pct = a->rel_warn, .rel_fail_pct = a->rel_fail, .tolerance_pct = a->tolerance,
+                        .expect_file = a->expect, .baseline = base, .baseline_runs = nbase,
+                        .baseline_cv_pct = a->baseline_cv, .bad_pct = a->bad_pct, .prior_bad = a->prior_bad,
+                        .drain_threshold = a->drain_threshold};
   printf("# ddpbench judge: %s (accept, %d rank%s on %d host%s, ended %s), judged again: relative warn/fail %g/%g %%, "
          "baseline %s (tolerance %g %%), expect %s, bad %g %%, prior %g, drain above %g%s\n",
          a->input, d->nranks, d->nranks == 1 ? "" : "s", d->nodes, d->nodes == 1 ? "" : "s",
          d->end_time ? d->end_time : "-", a->rel_warn, a->rel_fail, a->baseline[0] ? a->baseline : "none", a->tolerance,
          a->expect[0] ? a->expect : "built-in", a->bad_pct, a->prior_bad, a->drain_threshold, a->strict ? ", strict" : "");
   ddp_result r = accept_judge_doc(d, &rules);
-  result_free(&base);
+  baseline_docs_free(base, nbase);
   if (r == DDP_OK && d->nrecords == 0) /* no evidence is no pass, as accept says */
     r = findings_add(&d->findings, "measured", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
                      "nothing was measured in %s: a cluster is not accepted on no evidence", a->input);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rules.h"
+#include "baseline.h"
 #include "expect.h"
 #include "clock_reasons.h"
 #include "pair_passes.h"
@@ -92,15 +93,16 @@ static unsigned uval(const gpu_view *g, const char *metric) {
 }
 
 /* ---- the floors ---------------------------------------------------------------------------------------------- */
-/* The baseline's figure for this GPU (same host and bus id; on the CPU device same host and rank), else the median
- * over the baseline's GPUs of the same model; NaN when it has neither. */
-static double baseline_value(const gpu_views *b, const char *metric, const gpu_view *g) {
+/* The baseline run's figure for this GPU (same host and bus id; on the CPU device same host and rank; *at that
+ * view), else the median over the run's GPUs of the same model (*at NULL); NaN when it has neither. */
+static double baseline_value(const gpu_views *b, const char *metric, const gpu_view *g, const gpu_view **at) {
+  *at = NULL;
   for (int i = 0; i < b->n; i++) {
     const gpu_view *x = &b->g[i];
     if (strcmp(x->host, g->host)) continue;
     if (g->bus[0] ? !strcmp(x->bus, g->bus) : x->rank == g->rank) {
       double v = accept_view_value(x, metric);
-      if (isfinite(v)) return v;
+      if (isfinite(v)) return *at = x, v;
     }
   }
   double *v = malloc(((size_t)b->n + 1) * sizeof *v);
@@ -114,21 +116,120 @@ static double baseline_value(const gpu_views *b, const char *metric, const gpu_v
   return m;
 }
 
-static ddp_result expectations(gpu_view *g, const accept_rules *rules, const gpu_views *base) {
+static const result_record *view_record(const gpu_view *g, const char *metric) {
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->v[i]->metric, metric)) return g->v[i];
+  return NULL;
+}
+
+/* The expected range of 3 Gaussian values over their standard deviation (d2 of quality control's range charts) */
+#define RANGE3_TO_SD 1.693
+
+/* How much one GPU's figure varied inside its run, in log terms: the spread of its samples where it has them;
+ * a GEMM's first second, median and last second otherwise (their range over RANGE3_TO_SD). NaN: unknown. */
+static double view_within(const gpu_view *g, const char *metric) {
+  const result_record *x = view_record(g, metric);
+  double s = baseline_samples_spread(x);
+  char prec[8];
+  if (isfinite(s) || !x || sscanf(metric, "gemm_%7[a-z0-9]_tflops", prec) != 1) return s;
+  char m[64];
+  snprintf(m, sizeof m, "gemm_%s_first_tflops", prec);
+  double first = accept_view_value(g, m), med = x->value;
+  snprintf(m, sizeof m, "gemm_%s_last_tflops", prec);
+  double last = accept_view_value(g, m);
+  if (!(first > 0 && med > 0 && last > 0)) return NAN;
+  double lo = fmin(fmin(first, med), last), hi = fmax(fmax(first, med), last);
+  return log(hi / lo) / RANGE3_TO_SD;
+}
+
+/* The run's own noise on its figure: the standard deviation of the median of its samples (1.2533 s / sqrt n for
+ * Gaussian noise of spread s); NaN without samples. A GEMM's drift inside the run is not counted: a GPU that
+ * slows down during the run is what the check is for. */
+static double median_noise(const result_record *x) {
+  double s = baseline_samples_spread(x);
+  return isfinite(s) ? 1.2533 * s / sqrt(x->nsamples) : NAN;
+}
+
+static int baseline_runs(const accept_rules *r) { return !r->baseline ? 0 : r->baseline_runs > 0 ? r->baseline_runs : 1; }
+static double baseline_cv(const accept_rules *r) { return r->baseline_cv_pct > 0 ? r->baseline_cv_pct : BASELINE_CV_PCT; }
+
+/* What the baseline's floors came to, per figure, for the findings that say it once (baseline_notes_say). */
+typedef struct {
+  const char *figure;
+  int used, noisy, refused;
+  double worst_pct; /* the largest measured spread */
+  char worst_at[48];
+} baseline_note;
+
+static void baseline_note_add(baseline_note *n, const baseline_floor *f, const char *at) {
+  n->used++;
+  n->noisy += f->noisy && !f->refused, n->refused += f->refused;
+  double w = f->refused ? f->spread_pct : f->noisy_pct;
+  if ((f->noisy || f->refused) && !(w <= n->worst_pct)) {
+    n->worst_pct = w;
+    snprintf(n->worst_at, sizeof n->worst_at, "%s", at);
+  }
+}
+
+/* The per-GPU figures a baseline gives floors for. */
+static const struct {
+  expect_key key;
+  const char *metric;
+} BASE_PER_GPU[] = {{EXP_GEMM_BF16, "gemm_bf16_tflops"}, {EXP_GEMM_FP16, "gemm_fp16_tflops"},
+                    {EXP_GEMM_TF32, "gemm_tf32_tflops"}, {EXP_GEMM_FP32, "gemm_fp32_tflops"},
+                    {EXP_H2D, "h2d_gbps"},               {EXP_D2H, "d2h_gbps"}};
+#define BASE_NPER_GPU ((int)(sizeof BASE_PER_GPU / sizeof BASE_PER_GPU[0]))
+
+static ddp_result expectations(gpu_view *g, const accept_rules *rules, const gpu_views *base, baseline_note *notes) {
   expect_builtin(&g->exp, g->model, uval(g, "pcie_gen_max"), uval(g, "pcie_width_max"), uval(g, "nvlink_version"));
   if (rules->expect_file && rules->expect_file[0]) DDP_TRY(expect_load_file(&g->exp, rules->expect_file));
-  if (!base) return DDP_OK;
-  static const struct {
-    expect_key key;
-    const char *metric;
-  } per_gpu[] = {{EXP_GEMM_BF16, "gemm_bf16_tflops"}, {EXP_GEMM_FP16, "gemm_fp16_tflops"},
-                 {EXP_GEMM_TF32, "gemm_tf32_tflops"}, {EXP_GEMM_FP32, "gemm_fp32_tflops"},
-                 {EXP_H2D, "h2d_gbps"},               {EXP_D2H, "d2h_gbps"}};
-  for (size_t i = 0; i < sizeof per_gpu / sizeof per_gpu[0]; i++) {
-    double v = baseline_value(base, per_gpu[i].metric, g);
-    if (!isfinite(v)) continue;
-    g->exp.v[per_gpu[i].key] = v * (1 - rules->tolerance_pct / 100);
-    snprintf(g->exp.src[per_gpu[i].key], sizeof g->exp.src[0], "baseline %.3g - %g %%", v, rules->tolerance_pct);
+  int runs = baseline_runs(rules);
+  if (!base || !runs) return DDP_OK;
+  double *v = malloc(2 * (size_t)runs * sizeof *v), *w = v + runs;
+  DDP_CHECK_ALLOC(v);
+  for (int i = 0; i < BASE_NPER_GPU; i++) {
+    const char *metric = BASE_PER_GPU[i].metric;
+    for (int k = 0; k < runs; k++) {
+      const gpu_view *at;
+      v[k] = baseline_value(&base[k], metric, g, &at);
+      w[k] = at ? view_within(at, metric) : NAN;
+    }
+    baseline_figure f;
+    baseline_floor bf;
+    baseline_figure_of(v, w, runs, &f);
+    if (!f.runs) continue;
+    baseline_floor_make(&f, median_noise(view_record(g, metric)), rules->tolerance_pct, baseline_cv(rules), &bf);
+    char at[48];
+    snprintf(at, sizeof at, "rank %d", g->rank);
+    baseline_note_add(&notes[i], &bf, at);
+    if (bf.refused) continue; /* the built-in or --expect floor stays, where there is one */
+    g->exp.v[BASE_PER_GPU[i].key] = bf.floor;
+    snprintf(g->exp.src[BASE_PER_GPU[i].key], sizeof g->exp.src[0], "%s", bf.src);
+  }
+  free(v);
+  return DDP_OK;
+}
+
+/* One finding per figure whose baseline was noisy: a warning where a floor was refused (the figure is then
+ * judged by the built-in or --expect floor alone), a remark where floors were only widened (each says by how much). */
+static ddp_result baseline_notes_say(result_doc *d, const baseline_note *n, int count, const char *things) {
+  for (int i = 0; i < count; i++) {
+    const baseline_note *x = &n[i];
+    if (x->refused)
+      DDP_TRY(findings_add_at(&d->findings, "", -1, "baseline_noisy", SEV_WARN, SCOPE_JOB, "job", x->worst_pct,
+                              BASELINE_NOISY_PCT, "%",
+                              "baseline too noisy for %s: spread %.1f %% (%s) on %d of %d %s: not used as a floor there "
+                              "(a floor %g spreads below would sit more than %g %% under the baseline); the built-in or "
+                              "--expect floor judges them where there is one. More baseline runs "
+                              "(--baseline a.json,b.json,c.json) measure how runs differ",
+                              x->figure, x->worst_pct, x->worst_at, x->refused, x->used, things, BASELINE_Z,
+                              BASELINE_REFUSE_PCT));
+    else if (x->noisy)
+      DDP_TRY(findings_add_at(&d->findings, "", -1, "baseline_noisy", SEV_INFO, SCOPE_JOB, "job", x->worst_pct,
+                              BASELINE_NOISY_PCT, "%",
+                              "baseline noisy for %s: spread up to %.1f %% (%s), above %g %%, on %d of %d %s: their "
+                              "floors are widened (each floor says by how much)",
+                              x->figure, x->worst_pct, x->worst_at, BASELINE_NOISY_PCT, x->noisy, x->used, things));
   }
   return DDP_OK;
 }
@@ -155,7 +256,7 @@ static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const g
   if (isfinite(floor_v)) {
     /* a floor with a warn band above it: warn between floor and floor (1 + warn %), fail below the floor */
     accept_severity s = accept_judge(measured, floor_v * (1 + warn / 100), 1, 0, 100 * warn / (100 + warn), &margin);
-    char text[160];
+    char text[256];
     snprintf(text, sizeof text, "floor from %s", g->exp.src[key]);
     DDP_TRY(add(d, s, check, scope, host, rank, subject, measured, floor_v,
                 isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN, unit, text));
@@ -482,35 +583,93 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
   return r;
 }
 
-/* The median of the baseline's node-pair busbw figures; NaN when it has none. */
-static double baseline_pairs_median(const result_doc *b) {
-  int n = 0;
-  double *v = b && b->nrecords ? malloc((size_t)b->nrecords * sizeof *v) : NULL;
-  for (int i = 0; v && i < b->nrecords; i++) {
-    const result_record *x = &b->records[i];
-    if (!strcmp(x->measurement, "allreduce") && !strncmp(x->group, "pair:", 5) && !strcmp(x->metric, "busbw_gbs") &&
-        isfinite(x->value))
-      v[n++] = x->value;
+/* The baseline's floor for the allreduce inside the node on host (its group node:<host>) at bytes: that node's
+ * figure over the baseline's runs, the spread of each run's node figures at that size its within-run spread; the
+ * run's own noise its record's samples', where it has them (rec). floor NaN: none. */
+static ddp_result node_floor(const accept_rules *rules, const char *host, const char *bytes, const result_record *rec,
+                             baseline_floor *f, baseline_note *note) {
+  f->floor = NAN;
+  int runs = baseline_runs(rules);
+  if (!runs) return DDP_OK;
+  double *v = malloc(2 * (size_t)runs * sizeof *v), *w = v + runs;
+  DDP_CHECK_ALLOC(v);
+  char g[300];
+  snprintf(g, sizeof g, "node:%.56s", host);
+  for (int k = 0; k < runs; k++) {
+    const result_doc *b = &rules->baseline[k];
+    const result_record *x = result_find(b, "allreduce", g, "busbw_gbs", "bytes", bytes, NULL);
+    v[k] = x ? x->value : NAN;
+    int n = 0;
+    double *all = malloc(((size_t)b->nrecords + 1) * sizeof *all);
+    for (int i = 0; all && i < b->nrecords; i++) {
+      const result_record *y = &b->records[i];
+      const char *yb = result_record_label(y, "bytes");
+      if (!strcmp(y->measurement, "allreduce") && !strncmp(y->group, "node:", 5) && !strcmp(y->metric, "busbw_gbs") &&
+          yb && !strcmp(yb, bytes) && y->value > 0 && isfinite(y->value))
+        all[n++] = log(y->value);
+    }
+    w[k] = n >= 3 ? baseline_spread_log(all, n) : NAN;
+    free(all);
   }
-  double m = n ? stats_percentile(v, n, 0.5) : NAN;
+  baseline_figure fig;
+  baseline_figure_of(v, w, runs, &fig);
   free(v);
-  return m;
+  baseline_floor_make(&fig, median_noise(rec), rules->tolerance_pct, baseline_cv(rules), f);
+  if (fig.runs) baseline_note_add(note, f, host);
+  return DDP_OK;
 }
 
-/* The baseline's busbw for the node pair of hosts ha and hb (its allreduce record: group pair:<a>-<b>, label
- * hosts "A,B", in either order: node numbers may differ between runs, host names do not); NaN when none. */
-static double baseline_pair(const result_doc *b, const char *ha, const char *hb) {
-  char ab[160], ba[160];
-  snprintf(ab, sizeof ab, "%.70s,%.70s", ha, hb);
-  snprintf(ba, sizeof ba, "%.70s,%.70s", hb, ha);
-  for (int i = 0; b && i < b->nrecords; i++) {
-    const result_record *x = &b->records[i];
-    const char *h = result_record_label(x, "hosts");
-    if (strcmp(x->measurement, "allreduce") || strncmp(x->group, "pair:", 5) || strcmp(x->metric, "busbw_gbs") || !h)
-      continue;
-    if ((!strcmp(h, ab) || !strcmp(h, ba)) && isfinite(x->value)) return x->value;
+/* The baseline's floors for the run's node pairs (f[p], floor NaN: none): pair p's own figure over the baseline's
+ * runs (by host names, in either order), else (a confirmation pair no run measured; from_median[p] = 1) the runs'
+ * pair medians. Within each run, the spread of its pair figures is the figure's within-run spread; the run's own
+ * noise is its pair's samples', where it has them. Says once when they were noisy or refused (baseline_notes_say). */
+static ddp_result pair_floors(result_doc *d, const accept_rules *rules, const node_layout *l, const node_pair *pairs,
+                              int np, baseline_floor *f, int *from_median) {
+  for (int p = 0; p < np; p++) f[p].floor = NAN, from_median[p] = 0;
+  int runs = baseline_runs(rules);
+  if (!runs || !np) return DDP_OK;
+  double *v = malloc(4 * (size_t)runs * sizeof *v), *w = v + runs, *med = w + runs, *spread = med + runs;
+  DDP_CHECK_ALLOC(v);
+  for (int k = 0; k < runs; k++) baseline_doc_pairs(&rules->baseline[k], &med[k], &spread[k], NULL, NULL);
+  baseline_note note = {.figure = "pair busbw"};
+  for (int p = 0; p < np; p++) {
+    int a = pairs[p].a, b = pairs[p].b, any = 0;
+    for (int k = 0; k < runs; k++) {
+      v[k] = baseline_doc_pair(&rules->baseline[k], l->host[a], l->host[b]), w[k] = spread[k];
+      any |= isfinite(v[k]);
+    }
+    from_median[p] = !any;
+    baseline_figure fig;
+    baseline_figure_of(any ? v : med, w, runs, &fig);
+    char g[48];
+    snprintf(g, sizeof g, "pair:%d-%d", a, b);
+    baseline_floor_make(&fig, median_noise(result_find(d, "allreduce", g, "busbw_gbs", NULL)), rules->tolerance_pct,
+                        baseline_cv(rules), &f[p]);
+    if (!fig.runs) continue;
+    char at[160];
+    snprintf(at, sizeof at, "%.60s<->%.60s", l->host[a], l->host[b]);
+    baseline_note_add(&note, &f[p], at);
   }
-  return NAN;
+  free(v);
+  return baseline_notes_say(d, &note, 1, "pairs");
+}
+
+int accept_baseline_pair_level(const accept_rules *r, double *log_level, double *log_sd, int *runs) {
+  int n = baseline_runs(r);
+  if (!n) return 0;
+  double *med = malloc(2 * (size_t)n * sizeof *med), *spread = med + n;
+  if (!med) return 0;
+  for (int k = 0; k < n; k++) baseline_doc_pairs(&r->baseline[k], &med[k], &spread[k], NULL, NULL);
+  baseline_figure f;
+  baseline_floor bf;
+  baseline_figure_of(med, spread, n, &f);
+  free(med);
+  baseline_floor_make(&f, NAN, r->tolerance_pct, baseline_cv(r), &bf);
+  if (!f.runs || bf.refused) return 0;
+  double b = isfinite(f.between) ? f.between : 0;
+  if (f.runs < 3 && isfinite(f.within)) b = fmax(b, f.within);
+  *log_level = log(f.level), *log_sd = b, *runs = f.runs;
+  return 1;
 }
 
 static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gpu_views *vs, const node_layout *l,
@@ -534,6 +693,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
   expect_set *exp = malloc(((size_t)N + 1) * sizeof *exp);
   ddp_result r = grp && x && ref && z && size && exp ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   for (int n = 0; r == DDP_OK && n < N; n++) r = node_exp(vs, l, n, rules, &exp[n], &grp[n]);
+  baseline_note nnote = {.figure = "node busbw"};
   for (int k = 0; r == DDP_OK && k < nsizes; k++) {
     char b[32];
     snprintf(b, sizeof b, "%.0f", sizes[k]);
@@ -551,11 +711,19 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       snprintf(subj, sizeof subj, "%.90s, %.0f MiB", l->host[n], mib);
       gpu_view node = {.rank = l->first[n], .host = l->host[n], .bus = "", .model = grp[n], .exp = exp[n]};
       if (!(l->ranks[n] == 8 && mib >= 1024)) node.exp.v[EXP_NODE_BUSBW] = NAN; /* the floor is for 8 GPUs, >= 1 GiB */
+      baseline_floor bf; /* --baseline: this node's level over the good runs, less its spread, at any size */
+      char g[300];
+      snprintf(g, sizeof g, "node:%.56s", l->host[n]);
+      r = node_floor(rules, l->host[n], b, result_find(d, "allreduce", g, "busbw_gbs", "bytes", b, NULL), &bf, &nnote);
+      if (r != DDP_OK) break;
+      if (isfinite(bf.floor))
+        node.exp.v[EXP_NODE_BUSBW] = bf.floor, snprintf(node.exp.src[EXP_NODE_BUSBW], sizeof node.exp.src[0], "%s", bf.src);
       r = judge_figure(d, rules, &node, "node_busbw", SCOPE_HOST, l->host[n], -1, subj, x[n], EXP_NODE_BUSBW, ref[n],
                        z[n], size[n], "GB/s");
     }
   }
   free(grp), free(x), free(ref), free(z), free(size);
+  if (r == DDP_OK) r = baseline_notes_say(d, &nnote, 1, "node figures");
   /* node pairs: a node whose every pair is slow is named (its host); a single slow pair is named as a pair */
   int npairs = 0;
   for (int i = 0; i < d->nrecords; i++)
@@ -577,7 +745,10 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
   int *state = calloc((size_t)npairs + 1, sizeof *state); /* the pairs' absolute or baseline verdicts */
   int *fidx = calloc((size_t)npairs + 1, sizeof *fidx); /* and where each is in d->findings */
   if (r == DDP_OK && (!state || !fidx)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  double bmed = baseline_pairs_median(rules->baseline);
+  baseline_floor *bfl = calloc((size_t)npairs + 1, sizeof *bfl); /* --baseline's floors for the pairs */
+  int *bmedian = calloc((size_t)npairs + 1, sizeof *bmedian);
+  if (r == DDP_OK && (!bfl || !bmedian)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r == DDP_OK) r = pair_floors(d, rules, l, pairs, np, bfl, bmedian);
   accept_localization loc;
   if (r == DDP_OK && np && accept_localize(N, pairs, value, np, rules->rel_fail_pct, 3.5, &loc) == DDP_OK) {
     char subj[128], text[256];
@@ -597,16 +768,14 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
                 100 * (value[p] - loc.reference) / loc.reference, "GB/s",
                 "this pair alone is slow (both nodes are fine with their other partners): the path between them");
       double floor_v = exp[a].v[EXP_PAIR_BUSBW], m;
-      double bv = baseline_pair(rules->baseline, l->host[a], l->host[b]);
-      char src[160];
+      char src[320];
       snprintf(src, sizeof src, "floor from %s", exp[a].src[EXP_PAIR_BUSBW]);
-      if (isfinite(bv)) { /* --baseline: the same pair's figure in the good run, less the tolerance */
-        floor_v = bv * (1 - rules->tolerance_pct / 100);
-        snprintf(src, sizeof src, "floor from baseline %.3g - %g %%", bv, rules->tolerance_pct);
-      } else if (isfinite(bmed)) { /* a pair the good run did not measure (a confirmation pair): its pairs' median */
-        floor_v = bmed * (1 - rules->tolerance_pct / 100);
-        snprintf(src, sizeof src, "floor from the baseline's pair median %.3g - %g %% (the pair is not in it)", bmed,
-                 rules->tolerance_pct);
+      if (isfinite(bfl[p].floor)) { /* --baseline: the pair's level over the good runs, less its spread */
+        floor_v = bfl[p].floor;
+        if (bmedian[p]) /* a pair the good runs did not measure (a confirmation pair): their pair median */
+          snprintf(src, sizeof src, "floor from the baseline's pair median%s (the pair is not in it)", bfl[p].src + 8);
+        else
+          snprintf(src, sizeof src, "floor from %s", bfl[p].src);
       }
       if (r == DDP_OK && isfinite(floor_v)) { /* absolute: what every pair shares (sockets instead of RDMA, a slow fabric) */
         accept_severity sv = accept_judge(value[p], floor_v, 1, 0, 0, &m);
@@ -618,16 +787,56 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
     accept_localization_free(&loc);
     if (r == DDP_OK) r = pair_structure(d, l, pairs, state, fidx, np, cp);
   }
-  free(pairs), free(value), free(exp), free(state), free(fidx);
+  free(pairs), free(value), free(exp), free(state), free(fidx), free(bfl), free(bmedian);
   return r;
 }
 
+/* This run as a baseline to be: a figure that varies more than BASELINE_NOISY_PCT inside the run (a GPU's samples
+ * or its GEMM's first and last seconds; the spread of the pair figures) makes a poor one, and a warning of its own
+ * check says so now, when it is written, rather than when it is used. */
+static ddp_result baseline_quality(result_doc *d, const gpu_views *vs) {
+  for (int i = 0; i < BASE_NPER_GPU; i++) {
+    int n = 0, noisy = 0, at = -1;
+    double worst = 0;
+    for (int k = 0; k < vs->n; k++) {
+      double w = view_within(&vs->g[k], BASE_PER_GPU[i].metric);
+      if (!isfinite(w)) continue;
+      n++;
+      if (100 * expm1(w) <= BASELINE_NOISY_PCT) continue;
+      noisy++;
+      if (w > worst) worst = w, at = vs->g[k].rank;
+    }
+    if (noisy)
+      DDP_TRY(findings_add_at(&d->findings, "", -1, "baseline_quality", SEV_WARN, SCOPE_JOB, "job", 100 * expm1(worst),
+                              BASELINE_NOISY_PCT, "%",
+                              "this run's %s varied inside the run on %d of %d GPUs (spread up to %.1f %%, rank %d; "
+                              "above %g %%): a poor baseline (--baseline would widen or refuse its floors)",
+                              BASE_PER_GPU[i].metric, noisy, n, 100 * expm1(worst), at, BASELINE_NOISY_PCT));
+  }
+  double med, spread, lo, hi;
+  int n = baseline_doc_pairs(d, &med, &spread, &lo, &hi);
+  if (n >= 3 && 100 * expm1(spread) > BASELINE_NOISY_PCT)
+    DDP_TRY(findings_add_at(&d->findings, "", -1, "baseline_quality", SEV_WARN, SCOPE_JOB, "job", 100 * expm1(spread),
+                            BASELINE_NOISY_PCT, "%",
+                            "this run's pair figures spread %.1fx (%.3g to %.3g GB/s over %d pairs; robust spread "
+                            "%.1f %%, above %g %%): a poor baseline (--baseline would widen or refuse its pair floors); "
+                            "several runs (--baseline a.json,b.json,c.json) measure how runs differ",
+                            hi / lo, lo, hi, n, 100 * expm1(spread), BASELINE_NOISY_PCT));
+  return DDP_OK;
+}
+
 static ddp_result judge_doc(result_doc *d, const accept_rules *rules, confirm_plan *cp) {
-  gpu_views vs, bs;
-  memset(&bs, 0, sizeof bs);
-  DDP_TRY(accept_views_build(d, &vs));
-  ddp_result r = rules->baseline ? accept_views_build(rules->baseline, &bs) : DDP_OK;
-  for (int i = 0; r == DDP_OK && i < vs.n; i++) r = expectations(&vs.g[i], rules, rules->baseline ? &bs : NULL);
+  gpu_views vs;
+  int runs = baseline_runs(rules);
+  gpu_views *bs = calloc((size_t)runs + 1, sizeof *bs); /* each baseline run's views */
+  DDP_CHECK_ALLOC(bs);
+  baseline_note notes[BASE_NPER_GPU];
+  memset(notes, 0, sizeof notes);
+  for (int i = 0; i < BASE_NPER_GPU; i++) notes[i].figure = BASE_PER_GPU[i].metric;
+  ddp_result r = accept_views_build(d, &vs);
+  for (int k = 0; r == DDP_OK && k < runs; k++) r = accept_views_build(&rules->baseline[k], &bs[k]);
+  for (int i = 0; r == DDP_OK && i < vs.n; i++) r = expectations(&vs.g[i], rules, runs ? bs : NULL, notes);
+  if (r == DDP_OK) r = baseline_notes_say(d, notes, BASE_NPER_GPU, "GPUs");
   if (r == DDP_OK) r = judge_gpus(d, rules, &vs);
   node_layout l;
   if (r == DDP_OK) r = layout_build(d, &l);
@@ -635,8 +844,10 @@ static ddp_result judge_doc(result_doc *d, const accept_rules *rules, confirm_pl
     r = judge_nodes(d, rules, &vs, &l, cp);
     layout_free(&l);
   }
+  if (r == DDP_OK) r = baseline_quality(d, &vs);
   accept_views_free(&vs);
-  accept_views_free(&bs);
+  for (int k = 0; k < runs; k++) accept_views_free(&bs[k]);
+  free(bs);
   return r;
 }
 
@@ -654,9 +865,4 @@ ddp_result accept_confirm_plan(result_doc *d, const accept_rules *rules, node_pa
   return r;
 }
 
-int accept_baseline_usable(const result_doc *b) {
-  int n = 0;
-  for (int i = 0; i < b->nrecords; i++) /* per-GPU figures, or the node and pair allreduces */
-    n += !strcmp(b->records[i].measurement, "accept") || !strcmp(b->records[i].measurement, "allreduce");
-  return n;
-}
+int accept_baseline_usable(const result_doc *b) { return baseline_doc_figures(b); }

@@ -1,14 +1,15 @@
 /* accept_verdicts.h: every check of an acceptance run, from its records alone. The same code reads a run's
  * own document and a --baseline (a known-good run's file), so the two can never be told apart by accident.
  * Per GPU: each figure against its floor (the built-in table for its model and link, an --expect file, or
- * the baseline's figure less the tolerance) with a warn band above it, and against the median of the GPUs of
+ * the baseline's runs' level less their spread) with a warn band above it, and against the median of the GPUs of
  * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
  * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
  * the 8-GPU floor. Node pairs: a node whose every pair is slow is named, a pair slow between two healthy nodes
  * is named as a path, and every pair against its absolute floor. A check that passed is an info finding
  * marked passed (its figure and bound stay in the document). Pure: no MPI, no measuring, no printing.
  *
- * defines: accept_rules, accept_judge_doc, accept_confirm_plan, accept_baseline_usable, gpu_view(s), accept_view(s)_* */
+ * defines: accept_rules, accept_judge_doc, accept_confirm_plan, accept_baseline_usable, accept_baseline_pair_level,
+ *          gpu_view(s), accept_view(s)_* */
 #ifndef DDPBENCH_ACCEPT_VERDICTS_H
 #define DDPBENCH_ACCEPT_VERDICTS_H
 
@@ -22,9 +23,11 @@ extern "C" {
 
 typedef struct {
   double rel_warn_pct, rel_fail_pct; /* relative checks: this far below the median of the same model */
-  double tolerance_pct;              /* --baseline: a floor is the baseline's figure less this */
+  double tolerance_pct;              /* --baseline: the least margin of a floor below the baseline's level */
   const char *expect_file;           /* an INI file of expectations ("" or NULL: the built-in table) */
-  const result_doc *baseline;        /* a known-good run's records, or NULL */
+  const result_doc *baseline;        /* known-good runs' records (an array of baseline_runs), or NULL */
+  int baseline_runs;                 /* how many (0 with baseline set: one) */
+  double baseline_cv_pct;            /* --baseline-cv: the between-run CV assumed below 3 runs (0: baseline.h's) */
   double bad_pct;         /* --bad-pct: a node, GPU or path is bad this far below the healthy level (accept's default 10) */
   double prior_bad;       /* --prior-bad: the prior probability that a node is bad (accept's default 0.01) */
   double drain_threshold; /* --drain-threshold: drain a node whose probability of being bad exceeds this (default 0.5) */
@@ -63,6 +66,14 @@ ddp_result accept_confirm_plan(result_doc *d, const accept_rules *rules, node_pa
 /* The number of acceptance figures in a document (per-GPU or node and pair allreduces): 0 means it cannot
  * serve as a --baseline. */
 int accept_baseline_usable(const result_doc *b);
+/* The healthy pair level of rules' baseline, for the pair model (pair_model.h's baseline_log, baseline_sd,
+ * baseline_runs): *log_level the median over the runs of log(each run's median pair busbw, GB/s); *log_sd their
+ * between-run spread (log; baseline.h: 2 runs half the difference, 3 or more 1.4826 x MAD), and with fewer than 3
+ * runs at least the spread of the run's own pair figures (0 when unknown; the model adds its assumed CV); *runs
+ * the runs with pair figures. Returns 1 when set; 0 when there is no baseline, no pair figure in it, or the
+ * baseline is too noisy for a pair level (judge_nodes's baseline_noisy finding says so); the outputs are then
+ * untouched. */
+int accept_baseline_pair_level(const accept_rules *r, double *log_level, double *log_sd, int *runs);
 
 #ifdef __cplusplus
 }

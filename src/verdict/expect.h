@@ -48,7 +48,7 @@ extern const expect_key_info expect_keys[EXP_COUNT];
 
 typedef struct {
   double v[EXP_COUNT];   /* NaN = no expectation: the absolute check is skipped (the relative one still runs) */
-  char src[EXP_COUNT][96]; /* where each came from: "built-in H200 SXM", "site.ini:4", "baseline run.json" */
+  char src[EXP_COUNT][224]; /* where each came from: "built-in H200 SXM", "site.ini:4", a baseline with its spread */
   char model[32];        /* table key of the GPU model, "" when not in the table */
 } expect_set;
 

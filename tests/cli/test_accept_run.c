@@ -11,7 +11,9 @@
  *    two working folders) holds other floors, and ranks whose copies agree run;
  *  - --baseline: against a good run's --json it passes (with a tolerance wide enough for a shared CI CPU: 90 %);
  *    against a baseline 100x faster than this machine (as a healthy cluster is to a slowed host) it fails with
- *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2;
+ *    exit 4 and --failed-hosts lists this host; a file that is not a result is exit 2; a list of 2 runs
+ *    gives floors that say "2 runs, spread", one run twice is refused (a spread of 0 faked), a list with a
+ *    missing file is exit 2 naming it, and ranks whose lists hold other contents are refused (exit 2);
  *  - node groups and node pairs on 4 emulated nodes of one rank (DDPBENCH_TEST_RANKS_PER_NODE=1): the tournament
  *    has 3 rounds with every pair once, the ring 2 rounds of 4 pairs; a pair floor nobody meets fails every pair
  *    (exit 4) without failing a host (the failed-hosts file stays empty). The relative verdicts are switched
@@ -173,14 +175,16 @@ int main(int argc, char **argv) {
   int scaled = 0;
   cJSON_ArrayForEach(x, recs) {
     cJSON *m = cJSON_GetObjectItem(x, "metric"), *v = cJSON_GetObjectItem(x, "value");
-    if (cJSON_IsString(m) && !strcmp(m->valuestring, "gemm_fp32_tflops") && cJSON_IsNumber(v))
+    if (cJSON_IsString(m) && cJSON_IsNumber(v) &&
+        (!strcmp(m->valuestring, "gemm_fp32_tflops") || !strcmp(m->valuestring, "gemm_fp32_first_tflops") ||
+         !strcmp(m->valuestring, "gemm_fp32_last_tflops"))) /* the first and last seconds too: the same run, faster */
       cJSON_SetNumberValue(v, v->valuedouble * 100), scaled++;
   }
   char *text = cJSON_Print(doc);
   tl_file_write(tl_path(dir, "fast.json"), text ? text : "");
   free(text);
   cJSON_Delete(doc);
-  CHECK(scaled == 2, "two GEMM records in the baseline: %d", scaled);
+  CHECK(scaled == 6, "two GPUs' GEMM records (median, first and last second) in the baseline: %d", scaled);
   snprintf(args, sizeof args, "--baseline %s --tolerance-pct 90 --failed-hosts %s", tl_path(dir, "fast.json"),
            tl_path(dir, "drain2"));
   rc = tl_job_run(&accept_job, 2, NULL, args);
@@ -193,6 +197,35 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "--baseline %s", tl_path(dir, "junk.json"));
   rc = tl_job_run(&accept_job, 1, NULL, args);
   CHECK(rc == 2 && strstr(err, "junk.json") && !strstr(out, "TFLOP/s"), "not a result: exit %d\n%s", rc, err);
+  /* a list of runs: each floor says how many and their spread; a missing file in the list is named, exit 2 */
+  snprintf(args, sizeof args, "--baseline %s,%s --tolerance-pct 90 --json %s", tl_path(dir, "base.json"),
+           tl_path(dir, "again.json"), tl_path(dir, "two.json"));
+  rc = tl_job_run(&accept_job, 2, NULL, args);
+  tl_file_read(tl_path(dir, "two.json"), big, sizeof big);
+  CHECK(rc == 0 && strstr(big, "floor from baseline") && strstr(big, "(2 runs, spread "),
+        "--baseline of 2 runs: exit %d, floors from 2 runs\n%s%s", rc, out, err);
+  snprintf(args, sizeof args, "--baseline %s,%s", tl_path(dir, "base.json"), tl_path(dir, "base.json"));
+  rc = tl_job_run(&accept_job, 1, NULL, args);
+  CHECK(rc == 2 && strstr(err, "the same run (run_id ") && !strstr(out, "TFLOP/s"), "one run twice: exit %d\n%s", rc, err);
+  snprintf(args, sizeof args, "--baseline %s,%s", tl_path(dir, "base.json"), tl_path(dir, "nowhere.json"));
+  rc = tl_job_run(&accept_job, 1, NULL, args);
+  CHECK(rc == 2 && strstr(err, "nowhere.json") && !strstr(out, "TFLOP/s"), "a missing file in the list: exit %d\n%s", rc,
+        err);
+  /* every rank reads the list: ranks whose second file holds another run are refused, as --expect's are */
+  const char *copies[][2] = {{"base.json", "w0/a.json"}, {"again.json", "w0/b.json"}, {"base.json", "w1/a.json"},
+                             {"two.json", "w1/b.json"}};
+  for (int i = 0; i < 4; i++) {
+    long n = tl_file_read(tl_path(dir, copies[i][0]), big, sizeof big);
+    CHECK(n > 0, "copy %s", copies[i][0]);
+    tl_file_write(tl_path(dir, copies[i][1]), big);
+  }
+  snprintf(cmd, sizeof cmd, "timeout 300 %s --oversubscribe -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 "
+           "--baseline a.json,b.json : -np 1 --wdir %s %s accept --device cpu --health-seconds 0.5 --baseline a.json,b.json",
+           mpiexec, d0, prog, d1, prog);
+  rc = tl_capture(cmd, dir, out, sizeof out, err, sizeof err);
+  CHECK(rc == 2 && strstr(err, "rank 1 (host") && strstr(err, "baseline = a.json,b.json (contents fnv1a64 ") &&
+            !strstr(out, "TFLOP/s"),
+        "--baseline lists with other contents on rank 1: exit %d\n%s", rc, err);
 
   /* node pairs */
   setenv("DDPBENCH_TEST_RANKS_PER_NODE", "1", 1);

@@ -270,7 +270,7 @@ static int pair_judge(int N, const double *v, int baseline, char *drained, char 
   result_doc b;
   pair_doc(&b, N, NULL);
   pair_doc(d, N, v);
-  accept_rules rules = {5, 10, 10, NULL, baseline ? &b : NULL, 10, 0.01, 0.5};
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = baseline ? &b : NULL, .bad_pct = 10, .prior_bad = 0.01, .drain_threshold = 0.5};
   int ok = accept_judge_doc(d, &rules) == DDP_OK;
   const char *hosts[16];
   for (int i = 0; i < N; i++) hosts[i] = d->ranks[i].host;
@@ -366,7 +366,7 @@ static void test_confirmation(void) {
   double v[6] = {0.02, 0.02, 0.02, 0.02, 10, 10}; /* 0-1 1-2 2-3 3-4 4-5 0-5 */
   result_doc b, d;
   ring_doc(&b, 6, NULL);
-  accept_rules rules = {5, 10, 10, NULL, &b, 10, 0.01, 0.5};
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = &b, .bad_pct = 10, .prior_bad = 0.01, .drain_threshold = 0.5};
   const char *hosts[6] = {"h0", "h1", "h2", "h3", "h4", "h5"};
   hosts_verdict hv;
   char drained[128];
@@ -391,7 +391,7 @@ static void test_confirmation(void) {
   CHECK(!strcmp(drained, "h1,h3"), "confirmed: drain list 'h1,h3': '%s'", drained);
   int median_floor = 0;
   for (int i = 0; i < d.findings.n; i++)
-    median_floor += strstr(d.findings.v[i].text, "baseline's pair median 10 - 10 %") != NULL;
+    median_floor += strstr(d.findings.v[i].text, "baseline's pair median 10 (1 run, between-run CV assumed 5 %)") != NULL;
   CHECK(median_floor == 1, "the confirmation pair judged against the baseline's pair median");
   /* measured slow as well: host 2 stays drained, now proven against a node that passed */
   result_free(&d);
