@@ -15,7 +15,8 @@
  *  and that 2 nodes without a baseline are "cannot tell", and that the scale constant PM_SCALE_DIFF_MEDIAN holds.
  * It prints the calibration table and stated against observed per configuration (results/ keeps a copy).
  * Clusters per size: 50, or PM_SIM_CLUSTERS (200 in the full test command). PM_SIM_BREAK=gauss|scale|prior
- * judges with a broken model (docs/design/noise-model.md says which checks then fail). */
+ * judges with a broken model (docs/design/noise-model.md says which checks then fail); PM_SIM_GOOD=exact with
+ * the good nodes' levels summed exactly (pm_opts.good_levels_exact). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,6 +160,7 @@ static int broken(const char *what) { return getenv("PM_SIM_BREAK") && !strcmp(g
 static pm_opts base_opts(void) {
   pm_opts o = pm_opts_default();
   o.gauss_likelihood = broken("gauss");
+  o.good_levels_exact = getenv("PM_SIM_GOOD") && !strcmp(getenv("PM_SIM_GOOD"), "exact");
   if (broken("scale")) o.scale = 0.005;
   return o;
 }
