@@ -25,7 +25,8 @@
  * nodes are independent given each end's posterior from its pairs with good nodes (exact for two bad nodes).
  *
  * defines: pm_opts, pm_obs, pm_grey, pm_result, pm_state, pm_opts_default, pm_judge, pm_state_str,
- *          pm_noise_logpdf, PM_MAX_NODES, PM_EXACT_GOOD_MAX, PM_OUTLIER_FRAC, PM_OUTLIER_SCALE, PM_SCALE_DIFF_MEDIAN */
+ *          pm_noise_logpdf, PM_MAX_NODES, PM_EXACT_GOOD_MAX, PM_OUTLIER_FRAC, PM_OUTLIER_SCALE,
+ *          PM_SCALE_DIFF_MEDIAN */
 #ifndef DDPBENCH_PAIR_MODEL_H
 #define DDPBENCH_PAIR_MODEL_H
 
@@ -65,7 +66,9 @@ typedef struct {
   /* 1: sum the good nodes' slight slowness exactly (n <= PM_EXACT_GOOD_MAX; above, as 0). 0 (the default): each
    * good node's single most likely level. The exact sum is calibrated on the model's own noise, where 0 states
    * P(bad) too high for a slightly slow node among 2-4; under Student-t noise it states the misses too low for
-   * 1 slow of 2 and 3 slow of 4 with a baseline (docs/design/noise-model.md has the figures of both). */
+   * 1 slow of 2 and 3 slow of 4 with a baseline (docs/design/noise-model.md has the figures of both). Its
+   * p_path of a pair between good nodes still comes from their single most likely levels: it can name a path for
+   * a pair the exact sum explains by a slightly slow end (a 7 % pair of 2 nodes: 0.32). */
   int good_levels_exact;
 } pm_opts;
 
