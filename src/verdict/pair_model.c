@@ -7,7 +7,8 @@
  * of their best good levels, or a bad path), tmix[k] (one end bad at level k: it limits the pair; the path may
  * limit it further), ell (a pair between two bad ends, summed in bb_pair from the ends' posteriors). A state's
  * log likelihood at level m is then a sum of table entries: all pairs good-good, corrected for the pairs that
- * touch a bad node, plus for each bad node the sum over its levels of its mixed pairs, plus the bad-bad pairs.
+ * touch a bad node (with good_levels_exact: zg, the good nodes' exact sum, one entry per set of good nodes), plus
+ * for each bad node the sum over its levels of its mixed pairs, plus the bad-bad pairs.
  * States are visited by number of bad nodes, 0, 1, 2, ..., and the visit stops once a whole number carries a
  * negligible and falling share of the mass. */
 #include "pair_model.h"
@@ -120,6 +121,7 @@ typedef struct {
   double ngg[PM_MAX_NODES][NMU];       /* node: sum of tgg over its pairs */
   double nmix[PM_MAX_NODES][NMU][KB];  /* node: sum of tmix over its pairs */
   double lprior_bad, lprior_good;
+  double *zg; /* good_levels_exact: zg[m << n | G], G's good part exactly (good_levels_sum); NULL: gsum, ngg */
 } work;
 
 /* One pair with both ends bad (i, j): the sum over its level, the lower of the two ends' levels (and the path's),
@@ -145,17 +147,22 @@ static double bb_pair(const work *w, int p, int m, const double *pi, const doubl
  * bad node's posterior over its levels (post[i][k]), and with qbb != NULL P(path bad) of each pair between bad
  * nodes (qbb[p]). */
 static double state_ll(const work *w, unsigned bad, int m, double post[PM_MAX_NODES][KB], double *qbb) {
-  double l = w->gsum[m], pl[PM_MAX_NODES][KB];
+  double l, pl[PM_MAX_NODES][KB];
   int bl[PM_MAX_NODES], nb = 0;
   if (!post) post = pl;
   for (int i = 0; i < w->n; i++)
     if (bad >> i & 1u) bl[nb++] = i;
-  for (int x = 0; x < nb; x++) {
-    int i = bl[x];
-    l -= w->ngg[i][m];
-    for (int y = x + 1; y < nb; y++) {
-      int p = w->pidx[i][bl[y]];
-      if (p >= 0) l += w->tgg[p][m]; /* taken twice above */
+  if (w->zg) {
+    l = w->zg[((size_t)m << w->n) | (~bad & ((1u << w->n) - 1))]; /* the good nodes and their pairs */
+  } else {
+    l = w->gsum[m];
+    for (int x = 0; x < nb; x++) {
+      int i = bl[x];
+      l -= w->ngg[i][m];
+      for (int y = x + 1; y < nb; y++) {
+        int p = w->pidx[i][bl[y]];
+        if (p >= 0) l += w->tgg[p][m]; /* taken twice above */
+      }
     }
   }
   for (int x = 0; x < nb; x++) {
@@ -184,6 +191,64 @@ static double state_lw(const work *w, unsigned bad, int nb) {
   double v[NMU];
   for (int m = 0; m < NMU; m++) v[m] = w->lwmu[m] + state_ll(w, bad, m, NULL, NULL);
   return nb * w->lprior_bad + (w->n - nb) * w->lprior_good + lse(v, NMU);
+}
+
+/* lse2 that skips the exp and the log where the smaller term is under 1e-17 of the larger. */
+static double lse2_fast(double a, double b) {
+  double d = b - a;
+  if (d < -40 || b == -INFINITY) return a;
+  if (d > 40 || a == -INFINITY) return b;
+  return d < 0 ? a + log1p(exp(d)) : b + log1p(exp(-d));
+}
+
+/* The good nodes' part of every state, exactly: for every set G of nodes and every healthy level m, the log of
+ * the sum over the good levels g_i of the nodes in G (prior weights lwg) of the product over the measured pairs
+ * inside G of f_p(max(g_a, g_b)) (the slower end's level; f_p: the pair at that level, or a bad path), into
+ * w->zg[m << n | G]. The sum runs over the levels from the healthiest to the slowest: S_t, the nodes at level t
+ * or better, grows from S_(t-1) by the nodes at level t, and the pairs inside S_t but not inside S_(t-1) are the
+ * ones whose slower end sits at t. So D_t(S) = F_t(S) w_t^|S| sum over S' in S of D_(t-1)(S') / (F_t(S')
+ * w_t^|S'|), F_t(S) the product of f_p(t) over the pairs inside S, and the sum over subsets is a zeta transform:
+ * n 2^n steps a level. Returns 0, or -1 out of memory. */
+static int good_levels_sum(work *w, double lrho, double l1rho) {
+  int n = w->n;
+  size_t ns = (size_t)1 << n;
+  double *lf = malloc(sizeof *lf * ns), *g = malloc(sizeof *g * ns);
+  w->zg = malloc(sizeof *w->zg * ns * NMU);
+  if (!lf || !g || !w->zg) {
+    free(lf), free(g);
+    return -1;
+  }
+  for (int m = 0; m < NMU; m++) {
+    double *D = w->zg + ((size_t)m << n), path[NPAIR_MAX], f[PM_MAX_NODES][PM_MAX_NODES];
+    for (size_t S = 0; S < ns; S++) D[S] = S ? -INFINITY : 0;
+    for (int p = 0; p < w->npair; p++) {
+      double v[KB];
+      for (int k = 0; k < KB; k++) v[k] = w->lwb + w->llb[p][m][k];
+      path[p] = lrho + lse(v, KB); /* a bad path is slower than any good level */
+    }
+    for (int t = 0; t < KG; t++) {
+      memset(f, 0, sizeof f);
+      for (int p = 0; p < w->npair; p++)
+        f[w->pa[p]][w->pb[p]] = f[w->pb[p]][w->pa[p]] = lse2(l1rho + w->llg[p][m][t], path[p]);
+      lf[0] = 0;
+      for (size_t S = 1; S < ns; S++) {
+        int i = __builtin_ctz((unsigned)S);
+        size_t R = S & (S - 1);
+        double acc = lf[R];
+        for (size_t b = R; b; b &= b - 1) acc += f[i][__builtin_ctz((unsigned)b)];
+        lf[S] = acc;
+      }
+      for (size_t S = 0; S < ns; S++)
+        g[S] = D[S] == -INFINITY ? -INFINITY : D[S] - lf[S] - __builtin_popcount((unsigned)S) * w->lwg[t];
+      for (int i = 0; i < n; i++)
+        for (size_t S = 0; S < ns; S++)
+          if (S >> i & 1u) g[S] = lse2_fast(g[S], g[S ^ ((size_t)1 << i)]);
+      for (size_t S = 0; S < ns; S++)
+        D[S] = g[S] == -INFINITY ? -INFINITY : lf[S] + __builtin_popcount((unsigned)S) * w->lwg[t] + g[S];
+    }
+  }
+  free(lf), free(g);
+  return 0;
 }
 
 static pm_state bad_input(pm_result *r, const char *why) {
@@ -526,8 +591,8 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
   size_t cap = (size_t)1 << n;
   lw = malloc(sizeof *lw * cap);
   masks = malloc(sizeof *masks * cap);
-  if (!lw || !masks) {
-    free(w), free(y), free(lw), free(masks);
+  if (!lw || !masks || (o->good_levels_exact && n <= PM_EXACT_GOOD_MAX && good_levels_sum(w, lrho, l1rho) != 0)) {
+    free(w->zg), free(w), free(y), free(lw), free(masks);
     return bad_input(r, "out of memory");
   }
   long ns = 0;
@@ -653,6 +718,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       }
     }
   }
+  free(w->zg);
   free(w);
   free(y);
   free(lw);

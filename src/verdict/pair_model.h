@@ -20,11 +20,13 @@
  * on a grid, each bad node's degradation summed over 16 bins of equal prior mass (each bin's likelihood averaged
  * on sub-levels half a scale apart). Approximations, each measured by test_pair_model_sim: a good node's slight
  * slowness (under bad_pct) takes its single most likely value in its pairs, the prior weight of the levels that
- * fit as well paid once per node; pairs between two bad
+ * fit as well paid once per node (each end of a slightly slow pair pays it: P(bad) reads high among 2-4 nodes;
+ * good_levels_exact sums them exactly instead); pairs between two bad
  * nodes are independent given each end's posterior from its pairs with good nodes (exact for two bad nodes).
  *
  * defines: pm_opts, pm_obs, pm_grey, pm_result, pm_state, pm_opts_default, pm_judge, pm_state_str,
- *          pm_noise_logpdf, PM_MAX_NODES, PM_OUTLIER_FRAC, PM_OUTLIER_SCALE, PM_SCALE_DIFF_MEDIAN */
+ *          pm_noise_logpdf, PM_MAX_NODES, PM_EXACT_GOOD_MAX, PM_OUTLIER_FRAC, PM_OUTLIER_SCALE,
+ *          PM_SCALE_DIFF_MEDIAN */
 #ifndef DDPBENCH_PAIR_MODEL_H
 #define DDPBENCH_PAIR_MODEL_H
 
@@ -33,6 +35,7 @@ extern "C" {
 #endif
 
 #define PM_MAX_NODES 16
+#define PM_EXACT_GOOD_MAX 12 /* good_levels_exact: the most nodes summed exactly (2^n sets, n 2^n steps) */
 #define PM_OUTLIER_FRAC 0.01  /* iterations that follow neither tail: from t(3) at PM_OUTLIER_SCALE scales */
 #define PM_OUTLIER_SCALE 3.0
 /* The median of |x - y| for x, y independent draws of the unit noise eps (Monte Carlo, 4e6 pairs: 1.0880;
@@ -60,6 +63,13 @@ typedef struct {
    * up by 3 baseline spreads and drained healthy nodes); a fit of o_r inside the model is still to come. */
   int round_offsets;
   int gauss_likelihood;    /* 1: a Gaussian likelihood instead of the skewed t (tests show what it costs) */
+  /* 1: sum the good nodes' slight slowness exactly (n <= PM_EXACT_GOOD_MAX; above, as 0). 0 (the default): each
+   * good node's single most likely level. The exact sum is calibrated on the model's own noise, where 0 states
+   * P(bad) too high for a slightly slow node among 2-4; under Student-t noise it states the misses too low for
+   * 1 slow of 2 and 3 slow of 4 with a baseline (docs/design/noise-model.md has the figures of both). Its
+   * p_path of a pair between good nodes still comes from their single most likely levels: it can name a path for
+   * a pair the exact sum explains by a slightly slow end (a 7 % pair of 2 nodes: 0.32). */
+  int good_levels_exact;
 } pm_opts;
 
 pm_opts pm_opts_default(void);
