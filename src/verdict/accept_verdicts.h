@@ -4,8 +4,9 @@
  * the baseline's figure less the tolerance) with a warn band above it, and against the median of the GPUs of
  * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
  * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
- * the 8-GPU floor. Node pairs: a node whose every pair is slow is named, a pair slow between two healthy nodes
- * is named as a path, and every pair against its absolute floor. A check that passed is an info finding
+ * the 8-GPU floor. Node pairs: each node's probability of being bad from the pair model (pair_judge.h; up to 16
+ * nodes, fixed cut-offs above), a node above --drain-threshold drained, a bad path named as a path, the grey
+ * zone left to a retest; and every pair against its absolute floor. A check that passed is an info finding
  * marked passed (its figure and bound stay in the document). Pure: no MPI, no measuring, no printing.
  *
  * defines: accept_rules, accept_judge_doc, accept_confirm_plan, accept_baseline_usable, gpu_view(s), accept_view(s)_* */
@@ -25,6 +26,10 @@ typedef struct {
   double tolerance_pct;              /* --baseline: a floor is the baseline's figure less this */
   const char *expect_file;           /* an INI file of expectations ("" or NULL: the built-in table) */
   const result_doc *baseline;        /* a known-good run's records, or NULL */
+  /* node pairs, the pair model (pair_judge.h); 0: the default */
+  double bad_pct;                    /* a node or path is bad more than this below healthy, percent (10) */
+  double prior_bad;                  /* P(a node is bad) before the run (0.01) */
+  double drain_threshold;            /* drain a node when its P(bad) is above this (0.5) */
 } accept_rules;
 
 /* A document's per-GPU records, one view per rank that has any, in rank order (the run's and a baseline's

@@ -270,7 +270,7 @@ static int pair_judge(int N, const double *v, int baseline, char *drained, char 
   result_doc b;
   pair_doc(&b, N, NULL);
   pair_doc(d, N, v);
-  accept_rules rules = {5, 10, 10, NULL, baseline ? &b : NULL};
+  accept_rules rules = {5, 10, 10, NULL, baseline ? &b : NULL, 0, 0, 0};
   int ok = accept_judge_doc(d, &rules) == DDP_OK;
   const char *hosts[16];
   for (int i = 0; i < N; i++) hosts[i] = d->ranks[i].host;
@@ -337,11 +337,13 @@ static void test_pair_structure(void) {
             has_finding(&d, "pair_suspect", SEV_WARN, "") == 1,
         "every pair fails: one job warning, none drained: '%s'", drained);
   result_free(&d);
-  /* relative checks only on 3 nodes: said, not passed in silence */
+  /* relative checks only on 3 nodes, one figure per pair (no repeats): the pair model cannot tell one fast pair
+   * from a hiccup and says so as a warning, not a silent pass (test_pair_judge has repeats, and names the host) */
   CHECK(pair_judge(3, slow2, 0, drained, text, sizeof text, &d), "judge without a baseline");
   int said = 0;
-  for (int i = 0; i < d.findings.n; i++) said += strstr(d.findings.v[i].text, "need 4 nodes or more") != NULL;
-  CHECK(said == 1, "relative checks on 3 nodes say they cannot name a host");
+  for (int i = 0; i < d.findings.n; i++)
+    said += d.findings.v[i].severity == SEV_WARN && strstr(d.findings.v[i].text, "cannot tell") != NULL;
+  CHECK(said == 1 && !drained[0], "3 nodes without a baseline or repeats: 'cannot tell' said, nobody drained:\n%s", text);
   result_free(&d);
 }
 
@@ -366,7 +368,7 @@ static void test_confirmation(void) {
   double v[6] = {0.02, 0.02, 0.02, 0.02, 10, 10}; /* 0-1 1-2 2-3 3-4 4-5 0-5 */
   result_doc b, d;
   ring_doc(&b, 6, NULL);
-  accept_rules rules = {5, 10, 10, NULL, &b};
+  accept_rules rules = {5, 10, 10, NULL, &b, 0, 0, 0};
   const char *hosts[6] = {"h0", "h1", "h2", "h3", "h4", "h5"};
   hosts_verdict hv;
   char drained[128];

@@ -1,0 +1,206 @@
+/* pair_judge.c: the node-pair verdict from the pair model (pair_judge.h): observations from the document,
+ * options from the rules, findings from the posterior. It only reads figures and writes findings; the
+ * arithmetic is pair_model.c's. */
+#include "pair_judge.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+/* ---- observations ---------------------------------------------------------------------------------------- */
+static int pair_of(const result_record *x, const char *measurement, int nnodes, int *a, int *b) {
+  return !strcmp(x->measurement, measurement) && !strcmp(x->metric, "busbw_gbs") &&
+         sscanf(x->group, "pair:%d-%d", a, b) == 2 && *a >= 0 && *b >= 0 && *a < nnodes && *b < nnodes && *a != *b;
+}
+
+ddp_result pair_judge_obs(const result_doc *d, int nnodes, pm_obs **obs, int *nobs, int *from_passes) {
+  *obs = NULL, *nobs = 0, *from_passes = 0;
+  int a, b;
+  for (int i = 0; i < d->nrecords && !*from_passes; i++) *from_passes = pair_of(&d->records[i], "pair_pass", nnodes, &a, &b);
+  const char *m = *from_passes ? "pair_pass" : "allreduce";
+  size_t cap = 0;
+  for (int i = 0; i < d->nrecords; i++)
+    if (pair_of(&d->records[i], m, nnodes, &a, &b)) cap += d->records[i].nsamples > 0 ? (size_t)d->records[i].nsamples : 1;
+  pm_obs *v = malloc((cap + 1) * sizeof *v);
+  DDP_CHECK_ALLOC(v);
+  int n = 0;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *x = &d->records[i];
+    if (!pair_of(x, m, nnodes, &a, &b)) continue;
+    const char *pass = result_record_label(x, "pass");
+    int round = *from_passes && pass ? atoi(pass) : 0; /* the pass: a new offset; the schedule's round is not recorded */
+    int ns = x->nsamples > 0 ? x->nsamples : 1;
+    for (int k = 0; k < ns; k++) {
+      double bw = x->nsamples > 0 ? x->samples[k] : x->value;
+      if (isfinite(bw) && bw > 0) v[n++] = (pm_obs){a, b, round, log(bw)};
+    }
+  }
+  *obs = v, *nobs = n;
+  return DDP_OK;
+}
+
+/* ---- options ------------------------------------------------------------------------------------------------ */
+int pair_baseline_spread(const result_doc *b, double *level, double *sd_log, int *runs) {
+  int n = 0;
+  double *v = b && b->nrecords ? malloc((size_t)b->nrecords * sizeof *v) : NULL;
+  for (int i = 0; v && i < b->nrecords; i++) {
+    const result_record *x = &b->records[i];
+    if (!strcmp(x->measurement, "allreduce") && !strncmp(x->group, "pair:", 5) && !strcmp(x->metric, "busbw_gbs") &&
+        isfinite(x->value) && x->value > 0)
+      v[n++] = x->value;
+  }
+  *level = n ? stats_percentile(v, n, 0.5) : NAN;
+  free(v);
+  *sd_log = 0, *runs = 1;
+  return n > 0;
+}
+
+void pair_judge_opts(const accept_rules *rules, pm_opts *o) {
+  *o = pm_opts_default();
+  if (rules->bad_pct > 0) o->bad_pct = rules->bad_pct / 100;
+  if (rules->prior_bad > 0) o->prior = rules->prior_bad;
+  if (rules->drain_threshold > 0) o->drain_threshold = rules->drain_threshold;
+  o->baseline_cv = PAIR_BASELINE_CV;
+  double level, sd;
+  int runs;
+  if (rules->baseline && pair_baseline_spread(rules->baseline, &level, &sd, &runs)) {
+    o->have_baseline = 1;
+    o->baseline_log = log(level);
+    o->baseline_sd = sd;
+    o->baseline_runs = runs;
+  }
+}
+
+/* ---- findings ----------------------------------------------------------------------------------------------- */
+static ddp_result note(result_doc *d, finding_severity sev, const char *check, finding_scope scope, const char *host,
+                       const char *subject, double measured, double expected, const char *unit, int passed,
+                       const char *text) {
+  DDP_TRY(findings_add_at(&d->findings, host, -1, check, sev, scope, subject, measured, expected, unit, "%s", text));
+  d->findings.v[d->findings.n - 1].passed = passed;
+  return DDP_OK;
+}
+
+static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
+                                int from_passes, int nobs) {
+  int N = pr->n;
+  char subj[160], text[480];
+  double bad = 100 * o->bad_pct;
+  int drained[PM_MAX_NODES] = {0}, grey[PM_MAX_NODES] = {0};
+  ddp_result r = DDP_OK;
+  int ndrain = pr->state == PM_OK ? pr->ndrain : 0;
+  double efd = pr->state == PM_OK ? pr->exp_false_drains : 0, emiss = pr->state == PM_OK ? pr->exp_misses : pr->exp_bad;
+  if (pr->state == PM_CANNOT_TELL) { /* the slower nodes are named, not drained: the rest are not shown healthy */
+    char slower[200] = "";
+    for (int n = 0; n < N; n++)
+      if (pr->p_node[n] > o->drain_threshold && strlen(slower) + strlen(host[n]) + 3 < sizeof slower)
+        snprintf(slower + strlen(slower), sizeof slower - strlen(slower), "%s%s", slower[0] ? ", " : "", host[n]);
+    snprintf(text, sizeof text, "cannot tell: every pair at one level: %s; %s%s%snobody is drained on this evidence. "
+             "Give --baseline (a known-good run's --json) or run with more nodes", pr->why, slower[0] ? "slower than "
+             "the rest: " : "", slower, slower[0] ? "; " : "");
+    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", pr->exp_bad, NAN, "nodes", 0, text);
+  } else {
+    for (int k = 0; k < pr->ndrain; k++) drained[pr->drain[k]] = 1;
+    for (int k = 0; k < pr->ngrey; k++) grey[pr->grey[k].node] = 1 + k;
+  }
+  for (int n = 0; r == DDP_OK && n < N; n++) { /* the drained: a failure on the host, so the drain list has it */
+    if (!drained[n]) continue;
+    snprintf(subj, sizeof subj, "%.100s (its pairs)", host[n]);
+    snprintf(text, sizeof text, "P(bad) = %.3f that this node runs more than %g %% below the healthy pair level (its "
+             "gap if bad: about %.0f %%); above the drain threshold %g: its NIC, its link or its host, not its partners",
+             pr->p_node[n], bad, 100 * pr->d_node[n], o->drain_threshold);
+    r = note(d, SEV_FAIL, "pair_busbw", SCOPE_HOST, host[n], subj, pr->p_node[n], o->drain_threshold, "P(bad)", 0, text);
+  }
+  for (int a = 0; r == DDP_OK && pr->state == PM_OK && a < N; a++) /* a path: named as the path, never its hosts */
+    for (int b = a + 1; r == DDP_OK && b < N; b++) {
+      double p = pr->p_path[a][b];
+      if (!(p > o->drain_threshold) || drained[a] || drained[b]) continue;
+      snprintf(subj, sizeof subj, "%.70s<->%.70s", host[a], host[b]);
+      snprintf(text, sizeof text, "P(bad) = %.3f that this path runs more than %g %% below the healthy level while "
+               "both ends are fine with other partners: the path between them (cable, switch port), not a host", p, bad);
+      r = note(d, SEV_FAIL, "pair_busbw", SCOPE_PAIR, "", subj, p, o->drain_threshold, "P(bad)", 0, text);
+    }
+  for (int k = 0; r == DDP_OK && pr->state == PM_OK && k < pr->ngrey; k++) {
+    const pm_grey *g = &pr->grey[k];
+    snprintf(subj, sizeof subj, "%.100s (grey zone)", host[g->node]);
+    char need[96];
+    if (g->pairs_needed >= 99) snprintf(need, sizeof need, "it needs a baseline or less noise");
+    else snprintf(need, sizeof need, "%d more pair round%s with nodes that passed would decide it", g->pairs_needed,
+                  g->pairs_needed == 1 ? "" : "s");
+    snprintf(text, sizeof text, "P(bad) = %.3f: neither drained nor shown healthy (grey zone %g to %g); %s "
+             "(--retest-hosts lists it)", g->p, o->grey_lo, o->grey_hi, need);
+    r = note(d, SEV_WARN, PAIR_RETEST_CHECK, SCOPE_HOST, host[g->node], subj, g->p, o->drain_threshold, "P(bad)", 0,
+             text);
+  }
+  for (int n = 0; r == DDP_OK && n < N; n++) { /* every node's probability, for the JSON and Prometheus */
+    snprintf(text, sizeof text, "P(bad) = %.4f (more than %g %% below the healthy pair level)", pr->p_node[n], bad);
+    r = note(d, SEV_INFO, PAIR_PROB_CHECK, SCOPE_HOST, host[n], host[n], pr->p_node[n], o->drain_threshold, "P(bad)",
+             pr->state == PM_OK && !drained[n] && !grey[n], text);
+  }
+  if (r != DDP_OK) return r;
+  char base[160] = "no baseline: the healthy level from the run itself";
+  if (o->have_baseline && o->baseline_runs < 3)
+    snprintf(base, sizeof base, "baseline level %.4g GB/s from %d run, widened by a stated between-run CV of %g %%",
+             exp(o->baseline_log), o->baseline_runs, 100 * o->baseline_cv);
+  else if (o->have_baseline)
+    snprintf(base, sizeof base, "baseline level %.4g GB/s from %d runs (between-run sd %.3g in log)",
+             exp(o->baseline_log), o->baseline_runs, o->baseline_sd);
+  snprintf(text, sizeof text, "pair model (docs/accept.md): %d drained, expected false drains %.3f, expected misses "
+           "%.3f; prior %g, bad = more than %g %% below healthy, drain threshold %g; noise scale %.2f %% (%s), %d "
+           "iterations from %s; %ld states summed; %s; the stated rates assume the prior",
+           ndrain, efd, emiss, o->prior, bad, o->drain_threshold, 100 * pr->scale,
+           pr->scale_from_repeats ? "from the run's repeats" : "the default: no repeats", nobs,
+           from_passes ? "every pass" : "the best pass", pr->states, base);
+  return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", efd, emiss, "nodes", 0, text);
+}
+
+ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, int *judged) {
+  *judged = 0;
+  if (nnodes < 2 || nnodes > PM_MAX_NODES) return DDP_OK;
+  pm_obs *obs;
+  int nobs, from_passes;
+  DDP_TRY(pair_judge_obs(d, nnodes, &obs, &nobs, &from_passes));
+  if (!nobs) {
+    free(obs);
+    return DDP_OK;
+  }
+  pm_opts o;
+  pair_judge_opts(rules, &o);
+  pm_result *pr = malloc(sizeof *pr);
+  if (!pr) {
+    free(obs);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  pm_state s = pm_judge(nnodes, obs, nobs, &o, pr);
+  free(obs);
+  ddp_result r = DDP_OK;
+  if (s == PM_BAD_INPUT) /* the options were checked and the figures filtered: say so, never pass */
+    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "", 0, pr->why);
+  else
+    r = findings_from(d, pr, &o, host, from_passes, nobs);
+  free(pr);
+  *judged = r == DDP_OK;
+  return r;
+}
+
+ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n) {
+  size_t len = 1;
+  for (int i = 0; i < d->findings.n; i++) len += strlen(d->findings.v[i].host) + 1;
+  char *t = malloc(len);
+  DDP_CHECK_ALLOC(t);
+  size_t k = 0;
+  t[0] = 0;
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (strcmp(f->check, PAIR_RETEST_CHECK) || !f->host[0]) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++)
+      seen = !strcmp(d->findings.v[j].check, PAIR_RETEST_CHECK) && !strcmp(d->findings.v[j].host, f->host);
+    if (seen) continue;
+    k += (size_t)sprintf(t + k, "%s\n", f->host);
+  }
+  *text = t, *n = k;
+  return DDP_OK;
+}

@@ -1,0 +1,54 @@
+/* pair_judge.h: the node-pair verdict of an acceptance run from the pair model (pair_model.h): the model's
+ * observations read from a result document, its options from the acceptance rules, and its answer written as
+ * findings. A node whose P(bad) exceeds the drain threshold fails on its host (so the drain list has it); a bad
+ * path between two nodes that stay fails as the path "a<->b", never as its hosts; a node in the grey zone is a
+ * warning of check PAIR_RETEST_CHECK on its host (--retest-hosts lists them; never drained, even with --strict);
+ * "cannot tell: every pair at one level" is a warning, never a pass. Every node's P(bad) is an info finding of
+ * check PAIR_PROB_CHECK (measured = P(bad)): the JSON and Prometheus read it there. One info finding of check
+ * "pair_model" states the list's expected false drains and misses and what they assume. Pure: no MPI, no I/O.
+ *
+ * defines: pair_judge, pair_judge_obs, pair_judge_opts, pair_baseline_spread, pair_retest_text,
+ *          PAIR_PROB_CHECK, PAIR_RETEST_CHECK, PAIR_BASELINE_CV */
+#ifndef DDPBENCH_PAIR_JUDGE_H
+#define DDPBENCH_PAIR_JUDGE_H
+
+#include <stddef.h>
+
+#include "accept_verdicts.h"
+#include "pair_model.h"
+#include "result.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PAIR_PROB_CHECK "pair_bad_probability" /* src/result/prom.c reads findings of this check */
+#define PAIR_RETEST_CHECK "pair_retest"
+#define PAIR_BASELINE_CV 0.05 /* the between-run CV a one-run baseline is widened by (stated in its finding) */
+
+/* The model's observations from d: every sample of every "pair_pass" record (round id = its pass number)
+ * when d has any, else the samples of the "allreduce" pair:<a>-<b> busbw records (round 0; a record without
+ * samples gives its value). y = log busbw; figures that are not finite and positive are left out. Pairs
+ * with an end outside [0, nnodes) are left out. *obs is malloc'ed (free it); *from_passes says which source. */
+ddp_result pair_judge_obs(const result_doc *d, int nnodes, pm_obs **obs, int *nobs, int *from_passes);
+
+/* The healthy pair level of the baseline and its spread between runs: today the median of its pair busbw
+ * records, one run, sd 0 (pm_judge then widens it to log(1 + baseline_cv)). 0 when b has no pair figure. */
+int pair_baseline_spread(const result_doc *b, double *level, double *sd_log, int *runs);
+
+/* The model's options from the rules: bad_pct, prior_bad, drain_threshold (0: the defaults 10 %, 0.01, 0.5) and
+ * the baseline, when rules->baseline has pair figures. */
+void pair_judge_opts(const accept_rules *rules, pm_opts *o);
+
+/* Judges the pairs of d (nodes 0..nnodes-1, host[n] each node's host) with the model and appends the
+ * findings above; *judged = 0 when the model cannot take the run (more than PM_MAX_NODES nodes, or no pair
+ * figure): the caller judges it otherwise (nothing appended). */
+ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, int *judged);
+
+/* The hosts of d's PAIR_RETEST_CHECK findings, one per line, each once (malloc'ed text; "" when none). */
+ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
