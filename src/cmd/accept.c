@@ -62,14 +62,14 @@ static const opt_spec JUDGE[] = {
      .help = "warn this far below the median of the same GPU model"},
     {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT",
      .help = "fail this far below it (node pairs: given without --bad-pct, it is --bad-pct)"},
-    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0.1, 95, .arg = "PCT",
+    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0.1, 89, .arg = "PCT",
      .help = "node pairs: a node or path is bad when it runs more than this below the healthy level (the pair "
              "model, docs/accept.md)"},
     {"prior_bad", NULL, 0, OPT_DOUBLE, OFF(prior_bad), "0.01", 1e-6, 0.5, .arg = "P",
      .help = "node pairs: the probability that a node is bad before the run; the stated error rates assume it"},
     {"drain_threshold", NULL, 0, OPT_DOUBLE, OFF(drain_threshold), "0.5", 0.01, 0.99, .arg = "P",
-     .help = "node pairs: drain a node whose probability of being bad is above this; cost of a miss / (cost of a "
-             "miss + cost of a false drain)"},
+     .help = "node pairs: drain a node whose probability of being bad is above this: the cost of a false drain / "
+             "(that + the cost of a miss)"},
     {"retest_hosts", NULL, 0, OPT_STR, STR(retest_hosts), "", .arg = "FILE",
      .help = "write the grey-zone hosts here, one per line: neither drained nor shown healthy, to measure again"},
     {"expect", NULL, 0, OPT_STR, STR(expect), "", .arg = "FILE", .flags = OPT_INPUT, .help = "INI file of expectations overriding the built-in table"},
@@ -534,7 +534,11 @@ static ddp_result acc_run(cmd_ctx *c) {
   accept_rules rules = {o->rel_warn, o->rel_fail, o->tolerance, o->expect, NULL, o->bad_pct, o->prior_bad,
                         o->drain_threshold};
   /* --relative-fail-pct given alone carries over to the pairs' --bad-pct (its meaning before the pair model) */
-  if (!opt_given(&c->opts, "bad_pct") && opt_given(&c->opts, "relative_fail_pct")) rules.bad_pct = o->rel_fail;
+  if (!opt_given(&c->opts, "bad_pct") && opt_given(&c->opts, "relative_fail_pct")) {
+    rules.bad_pct = o->rel_fail < 89 ? o->rel_fail : 89; /* the model's bad levels span bad_pct to 95 % */
+    if (d->rank == 0 && o->rel_fail > 89)
+      ddp_notice("accept: --relative-fail-pct %g: node pairs take it as --bad-pct, at most 89; they use 89", o->rel_fail);
+  }
   /* rank 0 judges (the confirmation pass too); the file was checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? result_load(o->baseline, &base) : DDP_OK;
   if (r == DDP_OK && o->baseline[0]) rules.baseline = &base;
