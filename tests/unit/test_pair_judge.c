@@ -205,7 +205,34 @@ static void test_retest(void) {
   result_free(&d);
 }
 
+static void test_obs(void) {
+  /* per-pass records win over the best-of allreduce records: every sample of every pass, round = the pass */
+  result_doc d;
+  cluster_doc(&d, 3, NULL, -1, -1); /* 3 allreduce records of ITERS samples */
+  pm_obs *obs = NULL;
+  int n = 0, passes = 0;
+  CHECK(pair_judge_obs(&d, 3, &obs, &n, &passes) == DDP_OK && n == 3 * ITERS && !passes && obs[0].round == 0 &&
+            fabs(obs[0].y - log(d.records[0].samples[0])) < 1e-12,
+        "allreduce records: %d observations (want %d), from passes %d", n, 3 * ITERS, passes);
+  free(obs);
+  double s1[] = {1.0, 0.98, 1.01}, s2[] = {0.2, 0.0, -1}; /* 0 and -1: not a bandwidth, left out */
+  result_add(&d, "pair_pass", "pair:0-1", "busbw_gbs", "GB/s", BETTER_HIGHER, 1.0, NULL, s1, 3, "bytes", "1048576",
+             "pass", "1", "stage", "pairs", NULL);
+  result_add(&d, "pair_pass", "pair:0-1", "busbw_gbs", "GB/s", BETTER_HIGHER, 0.2, NULL, s2, 3, "bytes", "1048576",
+             "pass", "2", "stage", "pairs", NULL);
+  result_add(&d, "pair_pass", "pair:1-2", "busbw_gbs", "GB/s", BETTER_HIGHER, 0.9, NULL, NULL, 0, "bytes", "1048576",
+             "pass", "3", "stage", "confirm", NULL);
+  result_add(&d, "pair_pass", "world", "duration_s", "s", BETTER_LOWER, 2.0, NULL, NULL, 0, "pass", "1", "stage",
+             "pairs", NULL);
+  CHECK(pair_judge_obs(&d, 3, &obs, &n, &passes) == DDP_OK && passes && n == 5 && obs[0].round == 1 &&
+            obs[3].round == 2 && obs[4].round == 3 && obs[4].a == 1 && obs[4].b == 2 && fabs(obs[4].y - log(0.9)) < 1e-12,
+        "pair_pass records: %d observations (want 5), from passes %d", n, passes);
+  free(obs);
+  result_free(&d);
+}
+
 int main(void) {
+  test_obs();
   test_slow_hosts();
   test_slow_path();
   test_healthy();
