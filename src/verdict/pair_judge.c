@@ -86,7 +86,7 @@ static ddp_result note(result_doc *d, finding_severity sev, const char *check, f
 static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
                                 int from_passes, int nobs) {
   int N = pr->n;
-  char subj[160], text[480];
+  char subj[160], text[800];
   double bad = 100 * o->bad_pct;
   int drained[PM_MAX_NODES] = {0}, grey[PM_MAX_NODES] = {0};
   ddp_result r = DDP_OK;

@@ -8,7 +8,8 @@
 #         its failed-hosts file lists exactly host 2.
 #   three: the pair verdicts on three hosts, host 2's link shaped: with --baseline both of its pairs fail and the third
 #         passes, so host 2 is the culprit: named as a failing host, the only line of --failed-hosts, exit 4,
-#         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the relative checks say they need 4 nodes; then
+#         hosts line "2 pass, 0 warn, 1 fail"; without a baseline the pair model drains host 2 or says "cannot
+#         tell" (nobody else drained); then
 #         only the path between hosts 1 and 2 shaped: with --baseline that pair fails, no host, an empty drain list.
 #   pair: only the traffic between hosts 1 and 2 shaped (htb class per destination, mn_shape_pair). Asserts:
 #         the pair 1<->2 is named (scope pair), neither host fails, failed-hosts is empty, exit 4.
@@ -19,7 +20,7 @@
 #   many N: the pair verdicts on N emulated hosts (8 and 16 in the full test command): unshaped, nobody named; host 3's
 #         link shaped: host 3 named and nothing else (the only line of --failed-hosts, no pair alone); then only
 #         the path between hosts 1 and 2 shaped: that pair named and nothing else (no host fails, an empty drain
-#         list). All with the relative checks (no baseline): N >= 4 nodes can name.
+#         list). All with the pair model (no baseline).
 # Exits 77 with the reason when the machine refuses namespaces or the shaping.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -54,7 +55,7 @@ accept_run() {
   echo $? >"$name.rc"
   sed -n '/^# allreduce over node pairs/,/^# findings/p; /^# hosts/,$p' "$name.txt" | sed 's/^/#   /'
 }
-failing_hosts() { grep -E '^\S+: fail pair_busbw \S+ \(all its pairs\)' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
+failing_hosts() { grep -E '^\S+: fail pair_busbw \S+ \(its pairs\)' "$1" | cut -d: -f1 | sort -u | paste -sd' '; }
 unshape() { # the tbf of mn_shape on host $1's link, both ends
   ip netns exec "$1" tc qdisc del dev "$MN_PREFIX" root 2>/dev/null
   ip netns exec "${MN_PREFIX}sw" tc qdisc del dev "${MN_PREFIX}b${1##*n}" root 2>/dev/null
@@ -73,8 +74,10 @@ if [ "$mode" = three ]; then
   mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
   mn_eq "baseline: hosts line" "$(grep -c '^hosts: 2 pass, 0 warn, 1 fail' slowb.txt)" 1
   accept_run slow --failed-hosts slow.hosts
-  mn_eq "no baseline: the relative checks say they cannot name a host on 3 nodes" \
-    "$(grep -c 'cannot name a host on 3 nodes' slow.txt)" 1
+  # the pair model on 3 nodes: host 2 drained, or "cannot tell" said (few repeats); never a silent pass
+  mn_eq "no baseline: host 2 named by the pair model, or 'cannot tell' said" \
+    "$( { [ "$(failing_hosts slow.txt)" = "$h2" ] || grep -q 'cannot tell: every pair at one level' slow.txt; } && echo yes)" yes
+  mn_eq "no baseline: failed-hosts holds host 2 or nobody" "$(paste -sd' ' slow.hosts | sed "s/^$h2\$//")" ""
   unshape "$h2"
   mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"
   accept_run pathb --baseline good.json --tolerance-pct 90 --failed-hosts pathb.hosts
