@@ -198,6 +198,8 @@ ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n) {
     int seen = 0;
     for (int j = 0; j < i && !seen; j++)
       seen = !strcmp(d->findings.v[j].check, PAIR_RETEST_CHECK) && !strcmp(d->findings.v[j].host, f->host);
+    for (int j = 0; j < d->findings.n && !seen; j++) /* a host another check fails is drained, not retested */
+      seen = d->findings.v[j].severity == SEV_FAIL && !strcmp(d->findings.v[j].host, f->host);
     if (seen) continue;
     k += (size_t)sprintf(t + k, "%s\n", f->host);
   }

@@ -45,7 +45,8 @@ void pair_judge_opts(const accept_rules *rules, pm_opts *o);
  * figure): the caller judges it otherwise (nothing appended). */
 ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, int *judged);
 
-/* The hosts of d's PAIR_RETEST_CHECK findings, one per line, each once (malloc'ed text; "" when none). */
+/* The hosts of d's PAIR_RETEST_CHECK findings, one per line, each once, less those a failing finding names (they
+ * are drained) (malloc'ed text; "" when none). */
 ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n);
 
 #ifdef __cplusplus

@@ -73,10 +73,15 @@ if [ "$mode" = three ]; then
   mn_eq "baseline: host 2 is the culprit host" "$(grep -E '^\S+: fail pair_busbw.abs \S+ \(all its pairs\)' slowb.txt | cut -d: -f1 | sort -u | paste -sd' ')" "$h2"
   mn_eq "baseline: failed-hosts lists exactly host 2" "$(paste -sd' ' slowb.hosts)" "$h2"
   mn_eq "baseline: hosts line" "$(grep -c '^hosts: 2 pass, 0 warn, 1 fail' slowb.txt)" 1
-  accept_run slow --failed-hosts slow.hosts
-  # the pair model on 3 nodes: host 2 drained, or "cannot tell" said (few repeats); never a silent pass
-  mn_eq "no baseline: host 2 named by the pair model, or 'cannot tell' said" \
-    "$( { [ "$(failing_hosts slow.txt)" = "$h2" ] || grep -q 'cannot tell: every pair at one level' slow.txt; } && echo yes)" yes
+  accept_run slow --failed-hosts slow.hosts --retest-hosts slow.retest
+  mn_check "--retest-hosts written (the grey zone, maybe empty)" test -f slow.retest
+  mn_eq "--retest-hosts: only hosts of the job, none drained" \
+    "$(grep -vxF -e "${MN_HOSTS[0]}" -e "${MN_HOSTS[1]}" -e "${MN_HOSTS[2]}" slow.retest; grep -xFf slow.hosts slow.retest)" ""
+  # the pair model on 3 nodes, one figure a pair (no repeats): host 2 drained, in the grey zone (a warning and
+  # --retest-hosts), or "cannot tell" said; never a silent pass
+  mn_eq "no baseline: host 2 drained, retested, or 'cannot tell' said" \
+    "$( { [ "$(failing_hosts slow.txt)" = "$h2" ] || [ "$(paste -sd' ' slow.retest)" = "$h2" ] ||
+      grep -q 'cannot tell: every pair at one level' slow.txt; } && echo yes)" yes
   mn_eq "no baseline: failed-hosts holds host 2 or nobody" "$(paste -sd' ' slow.hosts | sed "s/^$h2\$//")" ""
   unshape "$h2"
   mn_shape_pair "$h1" "$h2" 20mbit 2>shape.err || mn_skip "$(cat shape.err)"

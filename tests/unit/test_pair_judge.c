@@ -193,10 +193,14 @@ static void test_retest(void) {
   size_t n = 0;
   CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\n") && n == 3, "retest text '%s'", t ? t : "");
   free(t);
+  findings_add_at(&d.findings, "h1", -1, PAIR_RETEST_CHECK, SEV_WARN, SCOPE_HOST, "h1", 0.3, 0.5, "P(bad)", "grey");
+  CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\n"), "a drained host is not retested: '%s'",
+        t ? t : "");
+  free(t);
   /* a grey host is a warning on its host, never drained, even with --strict; strict fails the run */
   const char *hosts[] = {"h1", "h3"};
   hosts_verdict hv;
-  d.findings.n = 1; /* the grey one alone */
+  d.findings.n = 1; /* the grey one alone (the findings own no memory) */
   CHECK(hosts_judge(&d, hosts, 2, 1, &hv) == DDP_OK && d.nfailed_hosts == 0 && hv.warn == 1 && hv.failing_findings == 1,
         "strict: grey host not drained (%d), warns (%d), fails the run (%d)", d.nfailed_hosts, hv.warn,
         hv.failing_findings);
