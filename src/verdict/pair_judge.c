@@ -74,6 +74,35 @@ void pair_judge_opts(const accept_rules *rules, pm_opts *o) {
   }
 }
 
+/* ---- the noise when nothing repeats ------------------------------------------------------------------------ */
+static int cmp_desc(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* With one figure per pair and round (a document without samples or per-pass records), the model has no repeats
+ * to take its scale from, and its default (3 %) is far below the noise of a loaded fabric: on emulated hosts a
+ * healthy ring's pairs spread 10x and the default drained a healthy node. Then the scale is the spread of the
+ * upper half of the pair figures (the pairs most likely healthy): 0.88 x 1.4826 x their MAD of log busbw (a
+ * Gaussian's sigma, and sigma in the model's units: the median |difference| of two draws is 0.954 sigma, and
+ * 1.088 s), at least the default. A stand-in, larger than the noise when slow pairs reach the upper half; the
+ * pair_model finding says it was used. 0 when the observations repeat (the model takes its own). */
+static double scale_without_repeats(const pm_obs *obs, int nobs, double floor_s) {
+  for (int i = 0; i < nobs; i++)
+    for (int j = i + 1; j < nobs; j++)
+      if (obs[i].a == obs[j].a && obs[i].b == obs[j].b && obs[i].round == obs[j].round) return 0;
+  double *v = malloc(((size_t)nobs + 1) * sizeof *v);
+  if (!v) return floor_s;
+  for (int i = 0; i < nobs; i++) v[i] = obs[i].y;
+  qsort(v, (size_t)nobs, sizeof *v, cmp_desc);
+  int h = (nobs + 1) / 2;
+  double m = stats_percentile(v, h, 0.5);
+  for (int i = 0; i < h; i++) v[i] = fabs(v[i] - m);
+  double s = 0.88 * 1.4826 * stats_percentile(v, h, 0.5);
+  free(v);
+  return s > floor_s ? s : floor_s;
+}
+
 /* ---- findings ----------------------------------------------------------------------------------------------- */
 static ddp_result note(result_doc *d, finding_severity sev, const char *check, finding_scope scope, const char *host,
                        const char *subject, double measured, double expected, const char *unit, int passed,
@@ -84,7 +113,7 @@ static ddp_result note(result_doc *d, finding_severity sev, const char *check, f
 }
 
 static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
-                                int from_passes, int nobs) {
+                                int from_passes, int nobs, int stand_in) {
   int N = pr->n;
   char subj[160], text[800];
   double bad = 100 * o->bad_pct;
@@ -151,7 +180,8 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
            "%.3f; prior %g, bad = more than %g %% below healthy, drain threshold %g; noise scale %.2f %% (%s), %d "
            "iterations from %s; %ld states summed; %s; the stated rates assume the prior",
            ndrain, efd, emiss, o->prior, bad, o->drain_threshold, 100 * pr->scale,
-           pr->scale_from_repeats ? "from the run's repeats" : "the default: no repeats", nobs,
+           pr->scale_from_repeats ? "from the run's repeats"
+           : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in" : "the default: no repeats", nobs,
            from_passes ? "every pass" : "the best pass", pr->states, base);
   return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", efd, emiss, "nodes", 0, text);
 }
@@ -168,6 +198,7 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
   }
   pm_opts o;
   pair_judge_opts(rules, &o);
+  o.scale = scale_without_repeats(obs, nobs, o.scale_default);
   pm_result *pr = malloc(sizeof *pr);
   if (!pr) {
     free(obs);
@@ -179,7 +210,7 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
   if (s == PM_BAD_INPUT) /* the options were checked and the figures filtered: say so, never pass */
     r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "", 0, pr->why);
   else
-    r = findings_from(d, pr, &o, host, from_passes, nobs);
+    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0);
   free(pr);
   *judged = r == DDP_OK;
   return r;

@@ -235,7 +235,56 @@ static void test_obs(void) {
   result_free(&d);
 }
 
+/* One figure per pair, no samples (a document from before per-pass records): pairs[k] = {a, b}, value v[k]. */
+static void figures_doc(result_doc *d, int N, const int (*pairs)[2], const double *v, int np) {
+  result_init(d);
+  d->ranks = calloc((size_t)N, sizeof *d->ranks);
+  d->nranks = N;
+  for (int i = 0; i < N; i++) {
+    char h[16];
+    snprintf(h, sizeof h, "h%d", i);
+    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
+  }
+  for (int k = 0; k < np; k++) {
+    char g[32];
+    snprintf(g, sizeof g, "pair:%d-%d", pairs[k][0], pairs[k][1]);
+    result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v[k], NULL, NULL, 0, "bytes", "1048576", NULL);
+  }
+}
+
+static void test_no_repeats(void) {
+  /* figures seen on 6 emulated hosts, a ring (--pairs ring, best of 3 passes, no samples), --relative-fail-pct 95
+   * (--bad-pct 89): healthy, the pairs spread 10x; the default 3 % scale drained a healthy host there. The
+   * stand-in scale from the upper half of the pairs drains nobody, and says so; hosts 1 and 3 shaped to 20 Mbit/s
+   * (with one confirmation pair) are both drained. */
+  static const int ring[7][2] = {{0, 1}, {2, 3}, {4, 5}, {1, 2}, {3, 4}, {0, 5}, {0, 2}};
+  static const double healthy[] = {0.0769, 0.0652, 0.691, 0.0526, 0.116, 0.0903};
+  static const double shaped[] = {0.00119, 0.00119, 0.128, 0.00119, 0.00119, 0.0937, 0.0862};
+  accept_rules rules = {5, 10, 10, NULL, NULL, 89, 0, 0};
+  result_doc d;
+  figures_doc(&d, 6, ring, healthy, 6);
+  int said = 0;
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge the healthy ring");
+  for (int i = 0; i < d.findings.n; i++) said += !strcmp(d.findings.v[i].check, "pair_model") && strstr(d.findings.v[i].text, "stand-in");
+  CHECK(count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST) == 0 && said == 1,
+        "healthy ring, one figure a pair: nobody drained (%d), the stand-in scale said (%d)",
+        count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST), said);
+  result_free(&d);
+  figures_doc(&d, 6, ring, shaped, 7);
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge the shaped ring");
+  int h1 = 0, h3 = 0;
+  for (int i = 0; i < d.findings.n; i++) {
+    const finding *f = &d.findings.v[i];
+    if (strcmp(f->check, "pair_busbw") || f->severity != SEV_FAIL || f->scope != SCOPE_HOST) continue;
+    h1 += !strcmp(f->host, "h1"), h3 += !strcmp(f->host, "h3");
+  }
+  CHECK(h1 == 1 && h3 == 1 && count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST) == 2,
+        "shaped ring: h1 and h3 drained, nobody else (%d, %d of %d)", h1, h3, count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST));
+  result_free(&d);
+}
+
 int main(void) {
+  test_no_repeats();
   test_obs();
   test_slow_hosts();
   test_slow_path();
