@@ -3,8 +3,9 @@
  * +-3 % noise (a seeded generator), 4 to 6 nodes. Two slow hosts of 4 and of 5 are both drained without a
  * baseline, three of 5 and of 6 with one; a slow path is named as the path and drains nobody; healthy runs
  * drain nobody; 2 nodes are "cannot tell", never a pass; every node's P(bad) reaches the findings and the
- * Prometheus text; --retest-hosts' text lists the grey zone. The fixed cut-offs of accept_localize drained
- * nobody in the slow-host cases (hostile trial 3, reference/hostile-trial-3.md), so these fail against them. */
+ * Prometheus text; --retest-hosts' text lists the grey zone; one figure per pair (no repeats) takes the stand-in
+ * scale. The fixed cut-offs of accept_localize drained nobody in the 5-node slow-host cases, so these fail
+ * against them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
