@@ -178,6 +178,8 @@ static ddp_result acc_validate(cmd_ctx *c) {
       return ddp_usage_error("accept: %s: node_mib: '%s' is not a size in MiB (at most %d sizes)",
                              wh(c, "node_mib", w, sizeof w), t, ALLREDUCE_MAX_SIZES);
   }
+  if (atomic_file_is_stdout(o->retest_hosts))
+    return ddp_usage_error("accept: --retest-hosts -: standard output carries the report; give a file");
   if (o->retest_hosts[0]) { /* as the outputs: a file that cannot be written is found before any work */
     char why[1200];
     if (atomic_file_check(o->retest_hosts, c->out.force, why, sizeof why) != DDP_OK)

@@ -218,7 +218,7 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
 
 ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n) {
   size_t len = 1;
-  for (int i = 0; i < d->findings.n; i++) len += strlen(d->findings.v[i].host) + 1;
+  for (int i = 0; i < d->findings.n; i++) len += 4 * strlen(d->findings.v[i].host) + 1;
   char *t = malloc(len);
   DDP_CHECK_ALLOC(t);
   size_t k = 0;
@@ -232,7 +232,13 @@ ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n) {
     for (int j = 0; j < d->findings.n && !seen; j++) /* a host another check fails is drained, not retested */
       seen = d->findings.v[j].severity == SEV_FAIL && !strcmp(d->findings.v[j].host, f->host);
     if (seen) continue;
-    k += (size_t)sprintf(t + k, "%s\n", f->host);
+    /* as --failed-hosts writes them (result/outputs.c): a byte no host name holds is \xHH, so that a name never
+     * splits into two lines or two entries of a comma list */
+    for (const unsigned char *c = (const unsigned char *)f->host; *c; c++)
+      if (*c > 0x20 && *c != 0x7f && *c != ',' && *c != '\\') t[k++] = (char)*c;
+      else k += (size_t)sprintf(t + k, "\\x%02x", *c);
+    t[k++] = '\n';
+    t[k] = 0;
   }
   *text = t, *n = k;
   return DDP_OK;

@@ -198,6 +198,10 @@ static void test_retest(void) {
   CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\n"), "a drained host is not retested: '%s'",
         t ? t : "");
   free(t);
+  findings_add_at(&d.findings, "a\nb", -1, PAIR_RETEST_CHECK, SEV_WARN, SCOPE_HOST, "x", 0.3, 0.5, "P(bad)", "grey");
+  CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\na\\x0ab\n"),
+        "a host name with a newline stays one line: '%s'", t ? t : "");
+  free(t);
   /* a grey host is a warning on its host, never drained, even with --strict; strict fails the run */
   const char *hosts[] = {"h1", "h3"};
   hosts_verdict hv;
