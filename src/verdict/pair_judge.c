@@ -119,8 +119,13 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
   double bad = 100 * o->bad_pct;
   int drained[PM_MAX_NODES] = {0}, grey[PM_MAX_NODES] = {0};
   ddp_result r = DDP_OK;
-  int ndrain = pr->state == PM_OK ? pr->ndrain : 0;
-  double efd = pr->state == PM_OK ? pr->exp_false_drains : 0, emiss = pr->state == PM_OK ? pr->exp_misses : pr->exp_bad;
+  /* stand_in (one figure per pair: the noise not measured): no error rate can be stated, so nothing is drained on
+   * the model's word; the nodes it would drain are retested and its paths are warnings */
+  int drains = pr->state == PM_OK && !stand_in;
+  int ndrain = drains ? pr->ndrain : 0;
+  double efd = drains ? pr->exp_false_drains : 0, emiss = drains ? pr->exp_misses : pr->exp_bad;
+  static const char unmeasured[] = "; from one figure per pair the noise was not measured (no repeats), so no error "
+                                   "rate can be stated and nothing is drained on it: retest with repeated passes";
   if (pr->state == PM_CANNOT_TELL) { /* the slower nodes are named, not drained: the rest are not shown healthy */
     char slower[200] = "";
     for (int n = 0; n < N; n++)
@@ -133,14 +138,16 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
   } else {
     for (int k = 0; k < pr->ndrain; k++) drained[pr->drain[k]] = 1;
     for (int k = 0; k < pr->ngrey; k++) grey[pr->grey[k].node] = 1 + k;
+    for (int n = 0; stand_in && n < N; n++) grey[n] = grey[n] && !drained[n]; /* said once, below */
   }
   for (int n = 0; r == DDP_OK && n < N; n++) { /* the drained: a failure on the host, so the drain list has it */
     if (!drained[n]) continue;
     snprintf(subj, sizeof subj, "%.100s (its pairs)", host[n]);
     snprintf(text, sizeof text, "P(bad) = %.3f that this node runs more than %g %% below the healthy pair level (its "
-             "gap if bad: about %.0f %%); above the drain threshold %g: its NIC, its link or its host, not its partners",
-             pr->p_node[n], bad, 100 * pr->d_node[n], o->drain_threshold);
-    r = note(d, SEV_FAIL, "pair_busbw", SCOPE_HOST, host[n], subj, pr->p_node[n], o->drain_threshold, "P(bad)", 0, text);
+             "gap if bad: about %.0f %%); above the drain threshold %g: its NIC, its link or its host, not its partners%s",
+             pr->p_node[n], bad, 100 * pr->d_node[n], o->drain_threshold, stand_in ? unmeasured : "");
+    r = note(d, stand_in ? SEV_WARN : SEV_FAIL, stand_in ? PAIR_RETEST_CHECK : "pair_busbw", SCOPE_HOST, host[n], subj,
+             pr->p_node[n], o->drain_threshold, "P(bad)", 0, text);
   }
   for (int a = 0; r == DDP_OK && pr->state == PM_OK && a < N; a++) /* a path: named as the path, never its hosts */
     for (int b = a + 1; r == DDP_OK && b < N; b++) {
@@ -148,11 +155,14 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
       if (!(p > o->drain_threshold) || drained[a] || drained[b]) continue;
       snprintf(subj, sizeof subj, "%.70s<->%.70s", host[a], host[b]);
       snprintf(text, sizeof text, "P(bad) = %.3f that this path runs more than %g %% below the healthy level while "
-               "both ends are fine with other partners: the path between them (cable, switch port), not a host", p, bad);
-      r = note(d, SEV_FAIL, "pair_busbw", SCOPE_PAIR, "", subj, p, o->drain_threshold, "P(bad)", 0, text);
+               "both ends are fine with other partners: the path between them (cable, switch port), not a host%s", p,
+               bad, stand_in ? unmeasured : "");
+      r = note(d, stand_in ? SEV_WARN : SEV_FAIL, "pair_busbw", SCOPE_PAIR, "", subj, p, o->drain_threshold, "P(bad)",
+               0, text);
     }
   for (int k = 0; r == DDP_OK && pr->state == PM_OK && k < pr->ngrey; k++) {
     const pm_grey *g = &pr->grey[k];
+    if (stand_in && drained[g->node]) continue; /* its retest finding is above */
     snprintf(subj, sizeof subj, "%.100s (grey zone)", host[g->node]);
     char need[96];
     if (g->pairs_needed >= 99) snprintf(need, sizeof need, "it needs a baseline or less noise");
@@ -181,7 +191,8 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
            "iterations from %s; %ld states summed; %s; the stated rates assume the prior",
            ndrain, efd, emiss, o->prior, bad, o->drain_threshold, 100 * pr->scale,
            pr->scale_from_repeats ? "from the run's repeats"
-           : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in" : "the default: no repeats", nobs,
+           : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in; nothing drained on it"
+                      : "the default: no repeats", nobs,
            from_passes ? "every pass" : "the best pass", pr->states, base);
   return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", efd, emiss, "nodes", 0, text);
 }

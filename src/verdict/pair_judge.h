@@ -3,7 +3,8 @@
  * findings. A node whose P(bad) exceeds the drain threshold fails on its host (so the drain list has it); a bad
  * path between two nodes that stay fails as the path "a<->b", never as its hosts; a node in the grey zone is a
  * warning of check PAIR_RETEST_CHECK on its host (--retest-hosts lists them; never drained, even with --strict);
- * "cannot tell: every pair at one level" is a warning, never a pass. Every node's P(bad) is an info finding of
+ * "cannot tell: every pair at one level" is a warning, never a pass. With one figure per pair (no repeats: the
+ * noise not measured) nothing is drained or failed on the model's word: those nodes are retested, paths warned. Every node's P(bad) is an info finding of
  * check PAIR_PROB_CHECK (measured = P(bad)): the JSON and Prometheus read it there. One info finding of check
  * "pair_model" states the list's expected false drains and misses and what they assume. Pure: no MPI, no I/O.
  *
