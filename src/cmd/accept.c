@@ -16,6 +16,8 @@
 
 #include "rules.h"
 #include "accept_verdicts.h"
+#include "atomic_file.h"
+#include "pair_judge.h"
 #include "accept_soak.h"
 #include "baseline.h"
 #include "allreduce.h"
@@ -33,12 +35,13 @@
 /* ---- options: acceptance's own, then those of the measurements it runs ---- */
 typedef struct {
   double rel_warn, rel_fail, tolerance, timeout;
+  double bad_pct, prior_bad, drain_threshold; /* node pairs: the pair model */
   double soak, interval; /* --soak (0: none), --interval: seconds */
   int pair_every;
   int pair_mib, allreduce_iters, pair_repeats, strict;
   int pairs; /* 0 auto, 1 tournament, 2 ring, 3 none */
   int progress; /* progress_mode */
-  char node_mib[64], skip[64], expect[512], baseline[2048];
+  char node_mib[64], skip[64], expect[512], baseline[2048], retest_hosts[1024];
   double baseline_cv; /* --baseline-cv, % */
   gemm_params gemm;
   copy_params copy;
@@ -62,7 +65,18 @@ static const opt_spec JUDGE[] = {
     {"skip", NULL, 0, OPT_STR, STR(skip), "", .arg = "LIST", .help = "measurements to skip: gemm,copy,p2p,node,pairs"},
     {"relative_warn_pct", NULL, 0, OPT_DOUBLE, OFF(rel_warn), "5", 0, 100, .arg = "PCT",
      .help = "warn this far below the median of the same GPU model"},
-    {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT", .help = "fail this far below it"},
+    {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT",
+     .help = "fail this far below it (node pairs: given without --bad-pct, it is --bad-pct)"},
+    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0.1, 89, .arg = "PCT",
+     .help = "node pairs: a node or path is bad when it runs more than this below the healthy level (the pair "
+             "model, docs/accept.md)"},
+    {"prior_bad", NULL, 0, OPT_DOUBLE, OFF(prior_bad), "0.01", 1e-6, 0.5, .arg = "P",
+     .help = "node pairs: the probability that a node is bad before the run; the stated error rates assume it"},
+    {"drain_threshold", NULL, 0, OPT_DOUBLE, OFF(drain_threshold), "0.5", 0.01, 0.99, .arg = "P",
+     .help = "node pairs: drain a node whose probability of being bad is above this: the cost of a false drain / "
+             "(that + the cost of a miss)"},
+    {"retest_hosts", NULL, 0, OPT_STR, STR(retest_hosts), "", .arg = "FILE",
+     .help = "write the grey-zone hosts here, one per line: neither drained nor shown healthy, to measure again"},
     {"expect", NULL, 0, OPT_STR, STR(expect), "", .arg = "FILE", .flags = OPT_INPUT, .help = "INI file of expectations overriding the built-in table"},
     {"baseline", NULL, 0, OPT_STR, STR(baseline), "", .arg = "FILE[,FILE...]", .flags = OPT_INPUT,
      .help = "known-good runs' --json (3 or more measure how runs differ): each figure's median over them, less "
@@ -172,6 +186,15 @@ static ddp_result acc_validate(cmd_ctx *c) {
       return ddp_usage_error("accept: %s: node_mib: '%s' is not a size in MiB (at most %d sizes)",
                              wh(c, "node_mib", w, sizeof w), t, ALLREDUCE_MAX_SIZES);
   }
+  if (atomic_file_is_stdout(o->retest_hosts))
+    return ddp_usage_error("accept: --retest-hosts -: standard output carries the report; give a file");
+  if (o->retest_hosts[0]) { /* as the outputs: a file that cannot be written is found before any work */
+    char why[1200];
+    if (atomic_file_check(o->retest_hosts, c->out.force, why, sizeof why) != DDP_OK)
+      return ddp_usage_error("accept: --retest-hosts: %s", why);
+  }
+  if (o->soak > 0 && o->retest_hosts[0])
+    return ddp_usage_error("accept: --retest-hosts is for the one-shot checks; a soak (--soak) does not write it yet");
   if (o->expect[0]) { /* the file is read now: bad input costs nothing */
     expect_set e;
     expect_builtin(&e, "", 0, 0, 0);
@@ -569,9 +592,14 @@ static ddp_result acc_run(cmd_ctx *c) {
   result_doc *base = NULL;
   int nbase = 0;
   accept_rules rules = {.rel_warn_pct = o->rel_warn, .rel_fail_pct = o->rel_fail, .tolerance_pct = o->tolerance,
-                        .expect_file = o->expect,
-                        /* bad_pct, prior_bad, drain_threshold: their documented defaults until accept has the options */
-                        .bad_pct = 10, .prior_bad = 0.01, .drain_threshold = 0.5};
+                        .expect_file = o->expect, .bad_pct = o->bad_pct, .prior_bad = o->prior_bad,
+                        .drain_threshold = o->drain_threshold};
+  /* --relative-fail-pct given alone carries over to the pairs' --bad-pct (its meaning before the pair model) */
+  if (!opt_given(&c->opts, "bad_pct") && opt_given(&c->opts, "relative_fail_pct")) {
+    rules.bad_pct = o->rel_fail < 89 ? o->rel_fail : 89; /* the model's bad levels span bad_pct to 95 % */
+    if (d->rank == 0 && o->rel_fail > 89)
+      ddp_notice("accept: --relative-fail-pct %g: node pairs take it as --bad-pct, at most 89; they use 89", o->rel_fail);
+  }
   /* rank 0 judges (the confirmation pass too); the files were checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? baseline_docs_load(o->baseline, "accept: --baseline", &base, &nbase)
                                                 : DDP_OK;
@@ -591,6 +619,15 @@ static ddp_result acc_run(cmd_ctx *c) {
   printf("# ddpbench accept: %d rank%s on %d host%s, %s device, %.1f s of measurements\n", d->size,
          d->size == 1 ? "" : "s", d->node_count, d->node_count == 1 ? "" : "s", c->pl.device->name, ddp_now() - t0);
   r = accept_judge_doc(&c->doc, &rules);
+  if (r == DDP_OK && o->retest_hosts[0]) { /* the grey zone: the pair model's "pair_retest" findings */
+    char *text = NULL;
+    size_t n = 0;
+    r = pair_retest_text(&c->doc, &text, &n);
+    if (r == DDP_OK) r = atomic_file_write(o->retest_hosts, text, n, c->out.force);
+    if (r == DDP_OK && !c->quiet && !atomic_file_is_stdout(o->retest_hosts))
+      fprintf(stderr, "[ddpbench] wrote %s\n", o->retest_hosts);
+    free(text);
+  }
   if (r == DDP_OK && c->doc.nrecords == 0) /* no evidence is no pass */
     r = findings_add(&c->doc.findings, "measured", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
                      "nothing was measured: every check was skipped (--skip %s) or does not apply here (%d rank%s on %d "

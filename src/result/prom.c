@@ -9,6 +9,7 @@
  * labels), ddpbench_run_state{state} (running, interrupted, complete), ddpbench_run_ok (1 when the run is
  * complete and exits 0), ddpbench_run_suspect{rank,host}, ddpbench_findings{severity},
  * ddpbench_host_failed{host,check} (0 or 1 for every host and every check judged about a host),
+ * ddpbench_host_bad_probability{host} (a node's P(bad) under the node-pair model),
  * ddpbench_run_start_time_seconds, ddpbench_run_updated_time_seconds and ddpbench_run_end_time_seconds (not
  * while running). Every series carries kind="run", "accept", ... (an export: the kind it was made from) first,
  * and a soak's mode="soak" after it, so that the files of different subcommands (or of a soak and a one-shot
@@ -417,6 +418,32 @@ static void host_failed(tbuf *t, const result_doc *d) {
   free((void *)checks);
 }
 
+/* ddpbench_host_bad_probability{host}: each node's probability of being bad from the node-pair model, read from
+ * the info findings of check "pair_bad_probability" that src/verdict/pair_judge.c writes (measured = P(bad)); a
+ * host judged twice keeps its first. No series when the pairs were not judged by the model. */
+static void host_bad_probability(tbuf *t, const result_doc *d) {
+  int any = 0;
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (strcmp(f->check, "pair_bad_probability") || !f->host[0] || !isfinite(f->measured)) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++)
+      seen = !strcmp(d->findings.v[j].check, f->check) && !strcmp(d->findings.v[j].host, f->host);
+    if (seen) continue;
+    if (!any++)
+      put(t, "# HELP ddpbench_host_bad_probability The probability that the host is bad (more than --bad-pct below "
+             "the healthy node-pair level) under the pair model and --prior-bad\n"
+             "# TYPE ddpbench_host_bad_probability gauge\n");
+    int first = 1;
+    put(t, "ddpbench_host_bad_probability");
+    label(t, &first, "kind", prom_kind(d));
+    label(t, &first, "mode", prom_mode(d));
+    label(t, &first, "host", f->host);
+    user_labels(t, &first, d, NULL);
+    put(t, "} %.6g\n", f->measured);
+  }
+}
+
 ddp_result prom_format(const result_doc *d, double end_time, char **out) {
   *out = NULL;
   int n = d->nrecords;
@@ -471,6 +498,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
       put(&t, " %d\n", count[k]);
     }
     host_failed(&t, d);
+    host_bad_probability(&t, d);
     double start = iso_seconds(d->start_time);
     if (!isnan(start)) {
       put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");

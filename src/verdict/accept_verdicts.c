@@ -13,6 +13,7 @@
 #include "clock_reasons.h"
 #include "pair_passes.h"
 #include "stats.h"
+#include "pair_judge.h"
 
 /* ---- views: a document's per-GPU records, one view per rank ------------------------------------------------ */
 void accept_views_free(gpu_views *vs) {
@@ -401,6 +402,9 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
   return r;
 }
 
+/* The pairs' "bad" threshold, percent: --bad-pct (it carries an explicit --relative-fail-pct over, accept.c). */
+static double pair_bad_pct(const accept_rules *rules) { return rules->bad_pct > 0 ? rules->bad_pct : 10; }
+
 /* ---- nodes and node pairs ------------------------------------------------------------------------------------ */
 typedef struct {
   int nnodes;
@@ -455,7 +459,7 @@ static ddp_result node_exp(const gpu_views *vs, const node_layout *l, int node, 
  * culprit: a failing finding on its host (so the drain list has it), and its pairs' failures (fidx[p], the
  * index of pair p's verdict in d->findings) are counted against that host. A failed pair with neither end a culprit
  * names both of its hosts as suspects (warnings, never drained), with why it cannot choose. With no judged pair
- * at all (relative checks only) and fewer than 4 nodes, says that relative checks cannot name anyone there. */
+ * at all, nothing: the pair model's findings (pair_judge.h) are the relative verdict. */
 /* The confirmation pass's plan (accept_confirm_plan): pairs to measure next, at most cap. */
 typedef struct {
   node_pair *v;
@@ -513,16 +517,7 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
   int N = l->nnodes, judged = 0, failed = 0;
   for (int p = 0; p < np; p++) judged += state[p] != 0, failed += state[p] == 2;
   char subj[160], text[320];
-  if (!judged) {
-    if (np && N < 4)
-      return findings_add_at(&d->findings, "", -1, "pair_busbw", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "", "%s",
-                 N == 2 ? "relative pair checks cannot name a host on 2 nodes (one pair: either end could be slow); "
-                          "they need 4 nodes or more: give --baseline or a pair_busbw floor in --expect"
-                        : "relative pair checks cannot name a host on 3 nodes (a slow node's two pairs are the median, "
-                          "the healthy pair looks like the outlier); they need 4 nodes or more: give --baseline or "
-                          "a pair_busbw floor in --expect");
-    return DDP_OK;
-  }
+  if (!judged) return DDP_OK; /* relative checks only: the pair model judged them (pair_judge.h) */
   if (!failed) return DDP_OK;
   if (failed == judged && N > 2)
     return add(d, ACCEPT_WARN, "pair_suspect", SCOPE_JOB, "", -1, "job", NAN, NAN, NAN, "",
@@ -654,24 +649,6 @@ static ddp_result pair_floors(result_doc *d, const accept_rules *rules, const no
   return baseline_notes_say(d, &note, 1, "pairs");
 }
 
-int accept_baseline_pair_level(const accept_rules *r, double *log_level, double *log_sd, int *runs) {
-  int n = baseline_runs(r);
-  if (!n) return 0;
-  double *med = malloc(2 * (size_t)n * sizeof *med), *spread = med + n;
-  if (!med) return 0;
-  for (int k = 0; k < n; k++) baseline_doc_pairs(&r->baseline[k], &med[k], &spread[k], NULL, NULL);
-  baseline_figure f;
-  baseline_floor bf;
-  baseline_figure_of(med, spread, n, &f);
-  free(med);
-  baseline_floor_make(&f, NAN, r->tolerance_pct, baseline_cv(r), &bf);
-  if (!f.runs || bf.refused) return 0;
-  double b = isfinite(f.between) ? f.between : 0;
-  if (f.runs < 3 && isfinite(f.within)) b = fmax(b, f.within);
-  *log_level = log(f.level), *log_sd = b, *runs = f.runs;
-  return 1;
-}
-
 static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gpu_views *vs, const node_layout *l,
                               confirm_plan *cp) {
   /* the sizes the node allreduce ran at */
@@ -749,21 +726,30 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
   int *bmedian = calloc((size_t)npairs + 1, sizeof *bmedian);
   if (r == DDP_OK && (!bfl || !bmedian)) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (r == DDP_OK) r = pair_floors(d, rules, l, pairs, np, bfl, bmedian);
+  /* the relative verdict: the pair model (pair_judge.h) up to PM_MAX_NODES nodes, the fixed cut-offs of
+   * accept_localize above that */
+  int modeled = 0;
+  if (r == DDP_OK && np) r = pair_judge(d, rules, N, l->host, &modeled);
+  if (r == DDP_OK && np && !modeled && N > PM_MAX_NODES)
+    r = findings_add_at(&d->findings, "", -1, "pair_model", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
+                        "%d nodes: the pair model (P(bad), a drain list with its error rate) is used up to %d nodes; "
+                        "here every node's pairs are judged by fixed cut-offs (%g %% below the pair reference, robust "
+                        "z below -3.5), with no stated error rate", N, PM_MAX_NODES, pair_bad_pct(rules));
   accept_localization loc;
-  if (r == DDP_OK && np && accept_localize(N, pairs, value, np, rules->rel_fail_pct, 3.5, &loc) == DDP_OK) {
+  if (r == DDP_OK && np && accept_localize(N, pairs, value, np, pair_bad_pct(rules), 3.5, &loc) == DDP_OK) {
     char subj[128], text[256];
     for (int n = 0; r == DDP_OK && n < N; n++) {
-      if (!loc.node_bad[n]) continue;
+      if (modeled || !loc.node_bad[n]) continue;
       snprintf(subj, sizeof subj, "%.100s (all its pairs)", l->host[n]);
       snprintf(text, sizeof text, "every pair with this node is more than %g %% below the pair reference (its NIC, its "
-               "host); its partners are fine with others", rules->rel_fail_pct);
+               "host); its partners are fine with others", pair_bad_pct(rules));
       r = add(d, ACCEPT_FAIL, "pair_busbw", SCOPE_HOST, l->host[n], -1, subj, loc.node_value[n], loc.reference,
               100 * (loc.node_value[n] - loc.reference) / loc.reference, "GB/s", text);
     }
     for (int p = 0; r == DDP_OK && p < np; p++) {
       int a = pairs[p].a, b = pairs[p].b;
       snprintf(subj, sizeof subj, "%.60s<->%.60s", l->host[a], l->host[b]);
-      if (loc.pair_state[p] == 1)
+      if (!modeled && loc.pair_state[p] == 1)
         r = add(d, ACCEPT_FAIL, "pair_busbw", SCOPE_PAIR, "", -1, subj, value[p], loc.reference,
                 100 * (value[p] - loc.reference) / loc.reference, "GB/s",
                 "this pair alone is slow (both nodes are fine with their other partners): the path between them");

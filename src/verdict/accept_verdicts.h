@@ -4,11 +4,12 @@
  * the baseline's runs' level less their spread) with a warn band above it, and against the median of the GPUs of
  * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
  * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
- * the 8-GPU floor. Node pairs: a node whose every pair is slow is named, a pair slow between two healthy nodes
- * is named as a path, and every pair against its absolute floor. A check that passed is an info finding
+ * the 8-GPU floor. Node pairs: each node's probability of being bad from the pair model (pair_judge.h; up to 16
+ * nodes, fixed cut-offs above), a node above --drain-threshold drained, a bad path named as a path, the grey
+ * zone left to a retest; and every pair against its absolute floor. A check that passed is an info finding
  * marked passed (its figure and bound stay in the document). Pure: no MPI, no measuring, no printing.
  *
- * defines: accept_rules, accept_judge_doc, accept_confirm_plan, accept_baseline_usable, accept_baseline_pair_level,
+ * defines: accept_rules, accept_judge_doc, accept_confirm_plan, accept_baseline_usable,
  *          gpu_view(s), accept_view(s)_* */
 #ifndef DDPBENCH_ACCEPT_VERDICTS_H
 #define DDPBENCH_ACCEPT_VERDICTS_H
@@ -28,9 +29,9 @@ typedef struct {
   const result_doc *baseline;        /* known-good runs' records (an array of baseline_runs), or NULL */
   int baseline_runs;                 /* how many (0 with baseline set: one) */
   double baseline_cv_pct;            /* --baseline-cv: the between-run CV assumed below 3 runs (0: baseline.h's) */
-  double bad_pct;         /* --bad-pct: a node, GPU or path is bad this far below the healthy level (accept's default 10) */
-  double prior_bad;       /* --prior-bad: the prior probability that a node is bad (accept's default 0.01) */
-  double drain_threshold; /* --drain-threshold: drain a node whose probability of being bad exceeds this (default 0.5) */
+  double bad_pct;         /* --bad-pct: a node, GPU or path is bad this far below the healthy level (accept's default 10; 0: the default) */
+  double prior_bad;       /* --prior-bad: the prior probability that a node is bad (accept's default 0.01; 0: the default) */
+  double drain_threshold; /* --drain-threshold: drain a node whose probability of being bad exceeds this (default 0.5; 0: the default) */
 } accept_rules;
 
 /* A document's per-GPU records, one view per rank that has any, in rank order (the run's and a baseline's
@@ -66,14 +67,6 @@ ddp_result accept_confirm_plan(result_doc *d, const accept_rules *rules, node_pa
 /* The number of acceptance figures in a document (per-GPU or node and pair allreduces): 0 means it cannot
  * serve as a --baseline. */
 int accept_baseline_usable(const result_doc *b);
-/* The healthy pair level of rules' baseline, for the pair model (pair_model.h's baseline_log, baseline_sd,
- * baseline_runs): *log_level the median over the runs of log(each run's median pair busbw, GB/s); *log_sd their
- * between-run spread (log; baseline.h: 2 runs half the difference, 3 or more 1.4826 x MAD), and with fewer than 3
- * runs at least the spread of the run's own pair figures (0 when unknown; the model adds its assumed CV); *runs
- * the runs with pair figures. Returns 1 when set; 0 when there is no baseline, no pair figure in it, or the
- * baseline is too noisy for a pair level (judge_nodes's baseline_noisy finding says so); the outputs are then
- * untouched. */
-int accept_baseline_pair_level(const accept_rules *r, double *log_level, double *log_sd, int *runs);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,12 @@
 #include <math.h>
 #include <string.h>
 
+/* A grey-zone node of the pair model (pair_judge.h: "pair_retest") is a warning on its host even with strict: it
+ * goes to --retest-hosts, never to the drain list (a wrong drain is worse than none); strict fails the run. */
+static int retest(const finding *f) { return !strcmp(f->check, "pair_retest"); }
+
 static int effective(const finding *f, int strict) {
-  return f->severity == SEV_WARN && strict ? SEV_FAIL : (int)f->severity;
+  return f->severity == SEV_WARN && strict && !retest(f) ? SEV_FAIL : (int)f->severity;
 }
 
 static int seen_before(const char *const *hosts, int k) {
@@ -16,7 +20,10 @@ static int seen_before(const char *const *hosts, int k) {
 
 ddp_result hosts_judge(result_doc *d, const char *const *hosts, int n, int strict, hosts_verdict *v) {
   memset(v, 0, sizeof *v);
-  for (int i = 0; i < d->findings.n; i++) v->failing_findings += effective(&d->findings.v[i], strict) == SEV_FAIL;
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    v->failing_findings += effective(f, strict) == SEV_FAIL || (strict && retest(f) && f->severity == SEV_WARN);
+  }
   for (int k = 0; k < n; k++) {
     if (seen_before(hosts, k)) continue;
     int worst = SEV_INFO;

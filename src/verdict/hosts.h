@@ -1,5 +1,6 @@
 /* hosts.h: the one verdict per host, for every subcommand. A host's verdict is the worst severity of the
- * findings that name it (finding.host); with strict a warning fails its host too. A finding that names no host
+ * findings that name it (finding.host); with strict a warning fails its host too, except a grey-zone node of
+ * the pair model (check "pair_retest": retested, never drained; strict fails the run for it). A finding that names no host
  * (the job's weights, a pair of hosts, a link between them) fails the run without failing a host: the drain
  * list names only hosts a check blamed. The printed block, the same everywhere:
  *   # hosts: failing and warning checks

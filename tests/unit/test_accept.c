@@ -337,11 +337,13 @@ static void test_pair_structure(void) {
             has_finding(&d, "pair_suspect", SEV_WARN, "") == 1,
         "every pair fails: one job warning, none drained: '%s'", drained);
   result_free(&d);
-  /* relative checks only on 3 nodes: said, not passed in silence */
+  /* relative checks only on 3 nodes, one figure per pair (no repeats): the pair model cannot tell one fast pair
+   * from a hiccup and says so as a warning, not a silent pass (test_pair_judge has repeats, and names the host) */
   CHECK(pair_judge(3, slow2, 0, drained, text, sizeof text, &d), "judge without a baseline");
   int said = 0;
-  for (int i = 0; i < d.findings.n; i++) said += strstr(d.findings.v[i].text, "need 4 nodes or more") != NULL;
-  CHECK(said == 1, "relative checks on 3 nodes say they cannot name a host");
+  for (int i = 0; i < d.findings.n; i++)
+    said += d.findings.v[i].severity == SEV_WARN && strstr(d.findings.v[i].text, "cannot tell") != NULL;
+  CHECK(said == 1 && !drained[0], "3 nodes without a baseline or repeats: 'cannot tell' said, nobody drained:\n%s", text);
   result_free(&d);
 }
 

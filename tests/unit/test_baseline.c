@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "accept_verdicts.h"
+#include "pair_judge.h"
 #include "baseline.h"
 #include "check.h"
 

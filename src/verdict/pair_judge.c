@@ -1,0 +1,286 @@
+/* pair_judge.c: the node-pair verdict from the pair model (pair_judge.h): observations from the document,
+ * options from the rules, findings from the posterior. It only reads figures and writes findings; the
+ * arithmetic is pair_model.c's. */
+#include "pair_judge.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "baseline.h"
+#include "stats.h"
+
+/* ---- observations ---------------------------------------------------------------------------------------- */
+static int pair_of(const result_record *x, const char *measurement, int nnodes, int *a, int *b) {
+  return !strcmp(x->measurement, measurement) && !strcmp(x->metric, "busbw_gbs") &&
+         sscanf(x->group, "pair:%d-%d", a, b) == 2 && *a >= 0 && *b >= 0 && *a < nnodes && *b < nnodes && *a != *b;
+}
+
+ddp_result pair_judge_obs(const result_doc *d, int nnodes, pm_obs **obs, int *nobs, int *from_passes) {
+  *obs = NULL, *nobs = 0, *from_passes = 0;
+  int a, b;
+  for (int i = 0; i < d->nrecords && !*from_passes; i++) *from_passes = pair_of(&d->records[i], "pair_pass", nnodes, &a, &b);
+  const char *m = *from_passes ? "pair_pass" : "allreduce";
+  size_t cap = 0;
+  for (int i = 0; i < d->nrecords; i++)
+    if (pair_of(&d->records[i], m, nnodes, &a, &b)) cap += d->records[i].nsamples > 0 ? (size_t)d->records[i].nsamples : 1;
+  pm_obs *v = malloc((cap + 1) * sizeof *v);
+  DDP_CHECK_ALLOC(v);
+  int n = 0;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *x = &d->records[i];
+    if (!pair_of(x, m, nnodes, &a, &b)) continue;
+    /* one round id for every pass: the model's scale is the spread of a pair's repeats within a round, and the
+     * passes' differences belong in it (a loaded machine or fabric moves a whole pass: with the pass as its own
+     * round, a healthy pair slowed in both its passes was named a bad path at a scale of the iterations alone).
+     * The model fits no round offsets by default, so the id does nothing else. */
+    int round = 0;
+    int ns = x->nsamples > 0 ? x->nsamples : 1;
+    for (int k = 0; k < ns; k++) {
+      double bw = x->nsamples > 0 ? x->samples[k] : x->value;
+      if (isfinite(bw) && bw > 0) v[n++] = (pm_obs){a, b, round, log(bw)};
+    }
+  }
+  *obs = v, *nobs = n;
+  return DDP_OK;
+}
+
+/* ---- the baseline's pair level, from baseline.h's figures and floors ---------------------------------------- */
+int accept_baseline_pair_level(const accept_rules *r, double *log_level, double *log_sd, int *runs) {
+  int n = !r->baseline ? 0 : r->baseline_runs > 0 ? r->baseline_runs : 1;
+  if (!n) return 0;
+  double *med = malloc(2 * (size_t)n * sizeof *med), *spread = med + n;
+  if (!med) return 0;
+  for (int k = 0; k < n; k++) baseline_doc_pairs(&r->baseline[k], &med[k], &spread[k], NULL, NULL);
+  baseline_figure f;
+  baseline_floor bf;
+  baseline_figure_of(med, spread, n, &f);
+  free(med);
+  baseline_floor_make(&f, NAN, r->tolerance_pct, r->baseline_cv_pct > 0 ? r->baseline_cv_pct : BASELINE_CV_PCT, &bf);
+  if (!f.runs || bf.refused) return 0;
+  double b = isfinite(f.between) ? f.between : 0;
+  if (f.runs < 3 && isfinite(f.within)) b = fmax(b, f.within);
+  *log_level = log(f.level), *log_sd = b, *runs = f.runs;
+  return 1;
+}
+
+/* ---- options ------------------------------------------------------------------------------------------------ */
+void pair_judge_opts(const accept_rules *rules, pm_opts *o) {
+  *o = pm_opts_default();
+  if (rules->bad_pct > 0) o->bad_pct = rules->bad_pct / 100;
+  if (rules->prior_bad > 0) o->prior = rules->prior_bad;
+  if (rules->drain_threshold > 0) o->drain_threshold = rules->drain_threshold;
+  o->baseline_cv = rules->baseline_cv_pct > 0 ? rules->baseline_cv_pct / 100 : PAIR_BASELINE_CV;
+  double level, sd;
+  int runs;
+  if (accept_baseline_pair_level(rules, &level, &sd, &runs)) { /* the runs' level and between-run spread */
+    o->have_baseline = 1;
+    o->baseline_log = level;
+    o->baseline_sd = sd;
+    o->baseline_runs = runs;
+  }
+}
+
+/* ---- the noise when nothing repeats ------------------------------------------------------------------------ */
+static int cmp_desc(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
+/* With one figure per pair and round (a document without samples or per-pass records), the model has no repeats
+ * to take its scale from, and its default (3 %) is far below the noise of a loaded fabric: on emulated hosts a
+ * healthy ring's pairs spread 10x and the default drained a healthy node. Then the scale is the spread of the
+ * upper half of the pair figures (the pairs most likely healthy): 0.88 x 1.4826 x their MAD of log busbw (a
+ * Gaussian's sigma, and sigma in the model's units: the median |difference| of two draws is 0.954 sigma, and
+ * 1.088 s), at least the default. A stand-in, larger than the noise when slow pairs reach the upper half; the
+ * pair_model finding says it was used. 0 when the observations repeat (the model takes its own). */
+static double scale_without_repeats(const pm_obs *obs, int nobs, double floor_s) {
+  for (int i = 0; i < nobs; i++)
+    for (int j = i + 1; j < nobs; j++)
+      if (obs[i].a == obs[j].a && obs[i].b == obs[j].b && obs[i].round == obs[j].round) return 0;
+  double *v = malloc(((size_t)nobs + 1) * sizeof *v);
+  if (!v) return floor_s;
+  for (int i = 0; i < nobs; i++) v[i] = obs[i].y;
+  qsort(v, (size_t)nobs, sizeof *v, cmp_desc);
+  int h = (nobs + 1) / 2;
+  double m = stats_percentile(v, h, 0.5);
+  for (int i = 0; i < h; i++) v[i] = fabs(v[i] - m);
+  double s = 0.88 * 1.4826 * stats_percentile(v, h, 0.5);
+  free(v);
+  return s > floor_s ? s : floor_s;
+}
+
+/* The passes of pair a-b (pair_pass records, either order) and how many ran below floor (*nslow). */
+static int path_passes(const result_doc *d, int a, int b, double floor_v, int *nslow) {
+  int n = 0, x, y;
+  *nslow = 0;
+  for (int i = 0; i < d->nrecords; i++)
+    if (pair_of(&d->records[i], "pair_pass", PM_MAX_NODES, &x, &y) && ((x == a && y == b) || (x == b && y == a))) {
+      n++;
+      *nslow += d->records[i].value < floor_v;
+    }
+  return n;
+}
+
+/* ---- findings ----------------------------------------------------------------------------------------------- */
+static ddp_result note(result_doc *d, finding_severity sev, const char *check, finding_scope scope, const char *host,
+                       const char *subject, double measured, double expected, const char *unit, int passed,
+                       const char *text) {
+  DDP_TRY(findings_add_at(&d->findings, host, -1, check, sev, scope, subject, measured, expected, unit, "%s", text));
+  d->findings.v[d->findings.n - 1].passed = passed;
+  return DDP_OK;
+}
+
+static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
+                                int from_passes, int nobs, int stand_in) {
+  int N = pr->n;
+  char subj[160], text[800];
+  double bad = 100 * o->bad_pct;
+  int drained[PM_MAX_NODES] = {0}, grey[PM_MAX_NODES] = {0};
+  ddp_result r = DDP_OK;
+  /* stand_in (one figure per pair: the noise not measured): no error rate can be stated, so nothing is drained on
+   * the model's word; the nodes it would drain are retested and its paths are warnings */
+  int drains = pr->state == PM_OK && !stand_in;
+  int ndrain = drains ? pr->ndrain : 0;
+  double efd = drains ? pr->exp_false_drains : 0, emiss = drains ? pr->exp_misses : pr->exp_bad;
+  static const char unmeasured[] = "; from one figure per pair the noise was not measured (no repeats), so no error "
+                                   "rate can be stated and nothing is drained on it: retest with repeated passes";
+  if (pr->state == PM_CANNOT_TELL) { /* the slower nodes are named, not drained: the rest are not shown healthy */
+    char slower[200] = "";
+    for (int n = 0; n < N; n++)
+      if (pr->p_node[n] > o->drain_threshold && strlen(slower) + strlen(host[n]) + 3 < sizeof slower)
+        snprintf(slower + strlen(slower), sizeof slower - strlen(slower), "%s%s", slower[0] ? ", " : "", host[n]);
+    snprintf(text, sizeof text, "cannot tell: every pair at one level: %s; %s%s%snobody is drained on this evidence. "
+             "Give --baseline (a known-good run's --json) or run with more nodes", pr->why, slower[0] ? "slower than "
+             "the rest: " : "", slower, slower[0] ? "; " : "");
+    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", pr->exp_bad, NAN, "nodes", 0, text);
+  } else {
+    for (int k = 0; k < pr->ndrain; k++) drained[pr->drain[k]] = 1;
+    for (int k = 0; k < pr->ngrey; k++) grey[pr->grey[k].node] = 1 + k;
+    for (int n = 0; stand_in && n < N; n++) grey[n] = grey[n] && !drained[n]; /* said once, below */
+  }
+  for (int n = 0; r == DDP_OK && n < N; n++) { /* the drained: a failure on the host, so the drain list has it */
+    if (!drained[n]) continue;
+    snprintf(subj, sizeof subj, "%.100s (its pairs)", host[n]);
+    snprintf(text, sizeof text, "P(bad) = %.3f that this node runs more than %g %% below the healthy pair level (its "
+             "gap if bad: about %.0f %%); above the drain threshold %g: its NIC, its link or its host, not its partners%s",
+             pr->p_node[n], bad, 100 * pr->d_node[n], o->drain_threshold, stand_in ? unmeasured : "");
+    r = note(d, stand_in ? SEV_WARN : SEV_FAIL, stand_in ? PAIR_RETEST_CHECK : "pair_busbw", SCOPE_HOST, host[n], subj,
+             pr->p_node[n], o->drain_threshold, "P(bad)", 0, text);
+  }
+  for (int a = 0; r == DDP_OK && pr->state == PM_OK && a < N; a++) /* a path: named as the path, never its hosts */
+    for (int b = a + 1; r == DDP_OK && b < N; b++) {
+      double p = pr->p_path[a][b];
+      if (!(p > o->drain_threshold) || drained[a] || drained[b]) continue;
+      snprintf(subj, sizeof subj, "%.70s<->%.70s", host[a], host[b]);
+      /* a path fails only when it was slow in every pass (2 or more): one pair measured once at a bad moment (a
+       * burst of load on the machine or the fabric) looks like a bad path to a model whose scale is the pair's own
+       * repeats; a slow cable is slow every time */
+      int nslow = 0, npass = from_passes ? path_passes(d, a, b, exp(pr->mu) * (1 - o->bad_pct), &nslow) : 0;
+      int every = npass >= 2 && nslow == npass;
+      char passes[160] = "";
+      if (from_passes && !every)
+        snprintf(passes, sizeof passes, "; but slow in %d of its %d pass%s (a path is slow in every pass, a burst "
+                 "of load is not): measure again, --pair-repeats 3 or more", nslow, npass, npass == 1 ? "" : "es");
+      snprintf(text, sizeof text, "P(bad) = %.3f that this path runs more than %g %% below the healthy level while "
+               "both ends are fine with other partners: the path between them (cable, switch port), not a host%s%s", p,
+               bad, stand_in ? unmeasured : "", passes);
+      int fails = !stand_in && (!from_passes || every);
+      r = note(d, fails ? SEV_FAIL : SEV_WARN, "pair_busbw", SCOPE_PAIR, "", subj, p, o->drain_threshold, "P(bad)",
+               0, text);
+    }
+  for (int k = 0; r == DDP_OK && pr->state == PM_OK && k < pr->ngrey; k++) {
+    const pm_grey *g = &pr->grey[k];
+    if (stand_in && drained[g->node]) continue; /* its retest finding is above */
+    snprintf(subj, sizeof subj, "%.100s (grey zone)", host[g->node]);
+    char need[96];
+    if (g->pairs_needed >= 99) snprintf(need, sizeof need, "it needs a baseline or less noise");
+    else snprintf(need, sizeof need, "%d more pair round%s with nodes that passed would decide it", g->pairs_needed,
+                  g->pairs_needed == 1 ? "" : "s");
+    snprintf(text, sizeof text, "P(bad) = %.3f: neither drained nor shown healthy (grey zone %g to %g); %s "
+             "(--retest-hosts lists it)", g->p, o->grey_lo, o->grey_hi, need);
+    r = note(d, SEV_WARN, PAIR_RETEST_CHECK, SCOPE_HOST, host[g->node], subj, g->p, o->drain_threshold, "P(bad)", 0,
+             text);
+  }
+  for (int n = 0; r == DDP_OK && n < N; n++) { /* every node's probability, for the JSON and Prometheus */
+    snprintf(text, sizeof text, "P(bad) = %.4f (more than %g %% below the healthy pair level)", pr->p_node[n], bad);
+    r = note(d, SEV_INFO, PAIR_PROB_CHECK, SCOPE_HOST, host[n], host[n], pr->p_node[n], o->drain_threshold, "P(bad)",
+             pr->state == PM_OK && !drained[n] && !grey[n], text);
+  }
+  if (r != DDP_OK) return r;
+  char base[160] = "no baseline: the healthy level from the run itself";
+  if (o->have_baseline && o->baseline_runs < 3)
+    snprintf(base, sizeof base, "baseline level %.4g GB/s from %d run, widened by a stated between-run CV of %g %%",
+             exp(o->baseline_log), o->baseline_runs, 100 * o->baseline_cv);
+  else if (o->have_baseline)
+    snprintf(base, sizeof base, "baseline level %.4g GB/s from %d runs (between-run sd %.3g in log)",
+             exp(o->baseline_log), o->baseline_runs, o->baseline_sd);
+  snprintf(text, sizeof text, "pair model (docs/accept.md): %d drained, expected false drains %.3f, expected misses "
+           "%.3f; prior %g, bad = more than %g %% below healthy, drain threshold %g; noise scale %.2f %% (%s), %d "
+           "iterations from %s; %ld states summed; %s; the stated rates assume the prior",
+           ndrain, efd, emiss, o->prior, bad, o->drain_threshold, 100 * pr->scale,
+           pr->scale_from_repeats ? "from the run's repeats"
+           : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in; nothing drained on it"
+                      : "the default: no repeats", nobs,
+           from_passes ? "every pass" : "the best pass", pr->states, base);
+  return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", efd, emiss, "nodes", 0, text);
+}
+
+ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, int *judged) {
+  *judged = 0;
+  if (nnodes < 2 || nnodes > PM_MAX_NODES) return DDP_OK;
+  pm_obs *obs;
+  int nobs, from_passes;
+  DDP_TRY(pair_judge_obs(d, nnodes, &obs, &nobs, &from_passes));
+  if (!nobs) {
+    free(obs);
+    return DDP_OK;
+  }
+  pm_opts o;
+  pair_judge_opts(rules, &o);
+  o.scale = scale_without_repeats(obs, nobs, o.scale_default);
+  pm_result *pr = malloc(sizeof *pr);
+  if (!pr) {
+    free(obs);
+    return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  }
+  pm_state s = pm_judge(nnodes, obs, nobs, &o, pr);
+  free(obs);
+  ddp_result r = DDP_OK;
+  if (s == PM_BAD_INPUT) /* the options were checked and the figures filtered: say so, never pass */
+    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "", 0, pr->why);
+  else
+    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0);
+  free(pr);
+  *judged = r == DDP_OK;
+  return r;
+}
+
+ddp_result pair_retest_text(const result_doc *d, char **text, size_t *n) {
+  size_t len = 1;
+  for (int i = 0; i < d->findings.n; i++) len += 4 * strlen(d->findings.v[i].host) + 1;
+  char *t = malloc(len);
+  DDP_CHECK_ALLOC(t);
+  size_t k = 0;
+  t[0] = 0;
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (strcmp(f->check, PAIR_RETEST_CHECK) || !f->host[0]) continue;
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++)
+      seen = !strcmp(d->findings.v[j].check, PAIR_RETEST_CHECK) && !strcmp(d->findings.v[j].host, f->host);
+    for (int j = 0; j < d->findings.n && !seen; j++) /* a host another check fails is drained, not retested */
+      seen = d->findings.v[j].severity == SEV_FAIL && !strcmp(d->findings.v[j].host, f->host);
+    if (seen) continue;
+    /* as --failed-hosts writes them (result/outputs.c): a byte no host name holds is \xHH, so that a name never
+     * splits into two lines or two entries of a comma list */
+    for (const unsigned char *c = (const unsigned char *)f->host; *c; c++)
+      if (*c > 0x20 && *c != 0x7f && *c != ',' && *c != '\\') t[k++] = (char)*c;
+      else k += (size_t)sprintf(t + k, "\\x%02x", *c);
+    t[k++] = '\n';
+    t[k] = 0;
+  }
+  *text = t, *n = k;
+  return DDP_OK;
+}

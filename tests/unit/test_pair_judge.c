@@ -1,0 +1,352 @@
+/* test_pair_judge.c: accept's node-pair verdict from the pair model (verdict/pair_judge.h), through
+ * accept_judge_doc and the hosts' verdict, on crafted documents: healthy pairs at 1.0 GB/s, slow hosts at 0.3,
+ * +-3 % noise (a seeded generator), 4 to 6 nodes. Two slow hosts of 4 and of 5 are both drained without a
+ * baseline, three of 5 and of 6 with one; a slow path is named as the path and drains nobody; healthy runs
+ * drain nobody; 2 nodes are "cannot tell", never a pass; every node's P(bad) reaches the findings and the
+ * Prometheus text; --retest-hosts' text lists the grey zone; one figure per pair (no repeats) takes the stand-in
+ * scale. The fixed cut-offs of accept_localize drained nobody in the 5-node slow-host cases, so these fail
+ * against them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept_verdicts.h"
+#include "hosts.h"
+#include "pair_judge.h"
+#include "prom.h"
+#include "check.h"
+
+#define ITERS 5
+
+static unsigned long long rng = 20261207ULL;
+static double uniform(void) { /* splitmix64 -> [0, 1) */
+  unsigned long long z = (rng += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return (double)((z ^ (z >> 31)) >> 11) / 9007199254740992.0;
+}
+
+/* Every pair of N nodes: ITERS samples each of min(level of a, level of b, path) with +-3 % noise, value the
+ * median, as accept's allreduce pair records. slow: the slow hosts (-1 ends), path_a/path_b: a slow path. */
+static void cluster_doc(result_doc *d, int N, const int *slow, int path_a, int path_b) {
+  result_init(d);
+  d->ranks = calloc((size_t)N, sizeof *d->ranks);
+  d->nranks = N;
+  double level[16];
+  for (int i = 0; i < N; i++) {
+    char h[16];
+    snprintf(h, sizeof h, "h%d", i);
+    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
+    level[i] = 1.0;
+  }
+  for (int k = 0; slow && slow[k] >= 0; k++) level[slow[k]] = 0.3;
+  for (int a = 0; a < N; a++)
+    for (int b = a + 1; b < N; b++) {
+      double m = fmin(level[a], level[b]);
+      if ((a == path_a && b == path_b) || (a == path_b && b == path_a)) m = fmin(m, 0.3);
+      double s[ITERS], sorted[ITERS];
+      for (int k = 0; k < ITERS; k++) s[k] = sorted[k] = m * (1 + 0.03 * (2 * uniform() - 1));
+      for (int i = 1; i < ITERS; i++)
+        for (int k = i; k > 0 && sorted[k - 1] > sorted[k]; k--) {
+          double t = sorted[k];
+          sorted[k] = sorted[k - 1], sorted[k - 1] = t;
+        }
+      char g[32], hosts[32];
+      snprintf(g, sizeof g, "pair:%d-%d", a, b);
+      snprintf(hosts, sizeof hosts, "h%d,h%d", a, b);
+      result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, sorted[ITERS / 2], NULL, s, ITERS, "hosts",
+                 hosts, NULL);
+    }
+}
+
+static int count(const result_doc *d, const char *check, finding_severity sev, finding_scope scope) {
+  int k = 0;
+  for (int i = 0; i < d->findings.n; i++)
+    k += !strcmp(d->findings.v[i].check, check) && d->findings.v[i].severity == sev && d->findings.v[i].scope == scope;
+  return k;
+}
+
+/* Judges d (with baseline b or none); the drain list joined by ',' into drained. */
+static int judge(result_doc *d, const result_doc *b, char *drained, size_t n) {
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = b};
+  int ok = accept_judge_doc(d, &rules) == DDP_OK;
+  const char *hosts[16];
+  for (int i = 0; i < d->nranks; i++) hosts[i] = d->ranks[i].host;
+  hosts_verdict hv;
+  ok = ok && hosts_judge(d, hosts, d->nranks, 0, &hv) == DDP_OK;
+  drained[0] = 0;
+  for (int i = 0; i < d->nfailed_hosts; i++)
+    snprintf(drained + strlen(drained), n - strlen(drained), "%s%s", i ? "," : "", d->failed_hosts[i]);
+  return ok;
+}
+
+static void dump(const result_doc *d) {
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (!strncmp(f->check, "pair", 4)) fprintf(stderr, "  %s %s %s: %s\n", finding_severity_name(f->severity), f->check, f->subject, f->text);
+  }
+}
+
+static void test_slow_hosts(void) {
+  static const struct {
+    int n, slow[4], baseline;
+    const char *want;
+  } cases[] = {
+      {4, {1, 3, -1}, 0, ""},        {5, {0, 2, -1}, 0, "h0,h2"},   {5, {1, 4, -1}, 0, "h1,h4"},
+      {6, {2, 5, -1}, 0, "h2,h5"},   {5, {0, 2, 3, -1}, 1, "h0,h2,h3"}, {6, {1, 3, 4, -1}, 1, "h1,h3,h4"},
+      {4, {1, 3, -1}, 1, "h1,h3"},   {3, {2, -1}, 0, "h2"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    result_doc d, b;
+    char drained[128];
+    cluster_doc(&b, cases[c].n, NULL, -1, -1);
+    cluster_doc(&d, cases[c].n, cases[c].slow, -1, -1);
+    int ok = judge(&d, cases[c].baseline ? &b : NULL, drained, sizeof drained);
+    CHECK(ok && !strcmp(drained, cases[c].want), "%d nodes, slow %s%s: drained '%s'", cases[c].n, cases[c].want,
+          cases[c].baseline ? ", with a baseline" : "", drained);
+    CHECK(count(&d, "pair_busbw", SEV_FAIL, SCOPE_PAIR) == 0, "%d nodes, slow %s: no path blamed", cases[c].n,
+          cases[c].want);
+    if (!ok || strcmp(drained, cases[c].want)) dump(&d);
+    result_free(&d), result_free(&b);
+  }
+}
+
+static void test_slow_path(void) {
+  /* a slow host (h0) and a slow path elsewhere (h2<->h3): h0 drained, the path named as a path */
+  result_doc d;
+  char drained[128];
+  int slow[] = {0, -1};
+  cluster_doc(&d, 5, slow, 2, 3);
+  CHECK(judge(&d, NULL, drained, sizeof drained) && !strcmp(drained, "h0"), "slow host and path: drained '%s'", drained);
+  int path = 0;
+  for (int i = 0; i < d.findings.n; i++)
+    path += !strcmp(d.findings.v[i].check, "pair_busbw") && d.findings.v[i].severity == SEV_FAIL &&
+            d.findings.v[i].scope == SCOPE_PAIR && !strcmp(d.findings.v[i].subject, "h2<->h3") && !d.findings.v[i].host[0];
+  CHECK(path == 1, "the path h2<->h3 named as a path with no host: %d", path);
+  if (path != 1 || strcmp(drained, "h0")) dump(&d);
+  result_free(&d);
+  /* a slow path alone among 4: nobody drained */
+  cluster_doc(&d, 4, NULL, 0, 1);
+  CHECK(judge(&d, NULL, drained, sizeof drained) && !drained[0] && count(&d, "pair_busbw", SEV_FAIL, SCOPE_PAIR) == 1,
+        "a slow path alone: nobody drained ('%s'), the path failed", drained);
+  result_free(&d);
+}
+
+static void test_healthy(void) {
+  for (int n = 3; n <= 6; n++)
+    for (int rep = 0; rep < 3; rep++) {
+      result_doc d, b;
+      char drained[128];
+      cluster_doc(&d, n, NULL, -1, -1);
+      cluster_doc(&b, n, NULL, -1, -1);
+      CHECK(judge(&d, rep == 2 ? &b : NULL, drained, sizeof drained) && !drained[0] &&
+                count(&d, "pair_busbw", SEV_FAIL, SCOPE_PAIR) == 0 && count(&d, "pair_retest", SEV_WARN, SCOPE_HOST) == 0,
+            "healthy %d nodes (run %d): nobody drained or retested: '%s'", n, rep, drained);
+      CHECK(count(&d, PAIR_PROB_CHECK, SEV_INFO, SCOPE_HOST) == n && count(&d, "pair_model", SEV_INFO, SCOPE_JOB) == 1,
+            "healthy %d nodes: every node's P(bad) and the stated rates are findings", n);
+      char *prom = NULL;
+      CHECK(prom_format(&d, 0, &prom) == DDP_OK && prom, "prom text");
+      int series = 0;
+      for (const char *p = prom; p && (p = strstr(p, "\nddpbench_host_bad_probability{")); p++) series++;
+      CHECK(series == n && strstr(prom, "host=\"h0\""), "%d ddpbench_host_bad_probability series of %d", series, n);
+      free(prom);
+      result_free(&d), result_free(&b);
+    }
+}
+
+static void test_cannot_tell(void) {
+  /* 2 slow of 4 without a baseline: half the nodes look slow; named as slower, never drained nor passed */
+  {
+    result_doc d;
+    char drained[128];
+    int slow[] = {1, 3, -1};
+    cluster_doc(&d, 4, slow, -1, -1);
+    int ok = judge(&d, NULL, drained, sizeof drained), said = 0;
+    for (int i = 0; i < d.findings.n; i++)
+      said += d.findings.v[i].severity == SEV_WARN && strstr(d.findings.v[i].text, "cannot tell: every pair at one level") &&
+              strstr(d.findings.v[i].text, "slower than the rest: h1, h3");
+    CHECK(ok && !drained[0] && said == 1, "2 slow of 4, no baseline: cannot tell, h1 and h3 named slower (%d), none "
+          "drained: '%s'", said, drained);
+    result_free(&d);
+  }
+  /* 2 nodes, the pair slow: one pair cannot separate its ends: a warning that says so, nobody drained */
+  result_doc d;
+  char drained[128];
+  int slow[] = {1, -1};
+  cluster_doc(&d, 2, slow, -1, -1);
+  CHECK(judge(&d, NULL, drained, sizeof drained) && !drained[0], "2 nodes: nobody drained: '%s'", drained);
+  int said = 0;
+  for (int i = 0; i < d.findings.n; i++)
+    said += d.findings.v[i].severity == SEV_WARN && strstr(d.findings.v[i].text, "cannot tell: every pair at one level");
+  CHECK(said == 1, "2 nodes: 'cannot tell' said once as a warning: %d", said);
+  result_free(&d);
+}
+
+static void test_retest(void) {
+  /* a grey-zone finding's host goes to the retest text, once; others do not */
+  result_doc d;
+  result_init(&d);
+  findings_add_at(&d.findings, "h3", -1, PAIR_RETEST_CHECK, SEV_WARN, SCOPE_HOST, "h3", 0.3, 0.5, "P(bad)", "grey");
+  findings_add_at(&d.findings, "h1", -1, "pair_busbw", SEV_FAIL, SCOPE_HOST, "h1", 0.9, 0.5, "P(bad)", "drained");
+  findings_add_at(&d.findings, "h3", -1, PAIR_RETEST_CHECK, SEV_WARN, SCOPE_HOST, "h3", 0.3, 0.5, "P(bad)", "again");
+  char *t = NULL;
+  size_t n = 0;
+  CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\n") && n == 3, "retest text '%s'", t ? t : "");
+  free(t);
+  findings_add_at(&d.findings, "h1", -1, PAIR_RETEST_CHECK, SEV_WARN, SCOPE_HOST, "h1", 0.3, 0.5, "P(bad)", "grey");
+  CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\n"), "a drained host is not retested: '%s'",
+        t ? t : "");
+  free(t);
+  findings_add_at(&d.findings, "a\nb", -1, PAIR_RETEST_CHECK, SEV_WARN, SCOPE_HOST, "x", 0.3, 0.5, "P(bad)", "grey");
+  CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h3\na\\x0ab\n"),
+        "a host name with a newline stays one line: '%s'", t ? t : "");
+  free(t);
+  /* a grey host is a warning on its host, never drained, even with --strict; strict fails the run */
+  const char *hosts[] = {"h1", "h3"};
+  hosts_verdict hv;
+  d.findings.n = 1; /* the grey one alone (the findings own no memory) */
+  CHECK(hosts_judge(&d, hosts, 2, 1, &hv) == DDP_OK && d.nfailed_hosts == 0 && hv.warn == 1 && hv.failing_findings == 1,
+        "strict: grey host not drained (%d), warns (%d), fails the run (%d)", d.nfailed_hosts, hv.warn,
+        hv.failing_findings);
+  CHECK(hosts_judge(&d, hosts, 2, 0, &hv) == DDP_OK && d.nfailed_hosts == 0 && hv.failing_findings == 0,
+        "not strict: grey host does not fail the run");
+  result_free(&d);
+}
+
+static void test_obs(void) {
+  /* per-pass records win over the best-of allreduce records: every sample of every pass, round = the pass */
+  result_doc d;
+  cluster_doc(&d, 3, NULL, -1, -1); /* 3 allreduce records of ITERS samples */
+  pm_obs *obs = NULL;
+  int n = 0, passes = 0;
+  CHECK(pair_judge_obs(&d, 3, &obs, &n, &passes) == DDP_OK && n == 3 * ITERS && !passes && obs[0].round == 0 &&
+            fabs(obs[0].y - log(d.records[0].samples[0])) < 1e-12,
+        "allreduce records: %d observations (want %d), from passes %d", n, 3 * ITERS, passes);
+  free(obs);
+  double s1[] = {1.0, 0.98, 1.01}, s2[] = {0.2, 0.0, -1}; /* 0 and -1: not a bandwidth, left out */
+  result_add(&d, "pair_pass", "pair:0-1", "busbw_gbs", "GB/s", BETTER_HIGHER, 1.0, NULL, s1, 3, "bytes", "1048576",
+             "pass", "1", "stage", "pairs", NULL);
+  result_add(&d, "pair_pass", "pair:0-1", "busbw_gbs", "GB/s", BETTER_HIGHER, 0.2, NULL, s2, 3, "bytes", "1048576",
+             "pass", "2", "stage", "pairs", NULL);
+  result_add(&d, "pair_pass", "pair:1-2", "busbw_gbs", "GB/s", BETTER_HIGHER, 0.9, NULL, NULL, 0, "bytes", "1048576",
+             "pass", "3", "stage", "confirm", NULL);
+  result_add(&d, "pair_pass", "world", "duration_s", "s", BETTER_LOWER, 2.0, NULL, NULL, 0, "pass", "1", "stage",
+             "pairs", NULL);
+  CHECK(pair_judge_obs(&d, 3, &obs, &n, &passes) == DDP_OK && passes && n == 5 && obs[0].round == 0 &&
+            obs[3].round == 0 && obs[4].round == 0 && obs[4].a == 1 && obs[4].b == 2 && fabs(obs[4].y - log(0.9)) < 1e-12,
+        "pair_pass records: %d observations (want 5, one round id: the passes' differences are noise), from passes %d", n, passes);
+  free(obs);
+  result_free(&d);
+}
+
+/* One figure per pair, no samples (a document from before per-pass records): pairs[k] = {a, b}, value v[k]. */
+static void figures_doc(result_doc *d, int N, const int (*pairs)[2], const double *v, int np) {
+  result_init(d);
+  d->ranks = calloc((size_t)N, sizeof *d->ranks);
+  d->nranks = N;
+  for (int i = 0; i < N; i++) {
+    char h[16];
+    snprintf(h, sizeof h, "h%d", i);
+    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
+  }
+  for (int k = 0; k < np; k++) {
+    char g[32];
+    snprintf(g, sizeof g, "pair:%d-%d", pairs[k][0], pairs[k][1]);
+    result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, v[k], NULL, NULL, 0, "bytes", "1048576", NULL);
+  }
+}
+
+static void test_no_repeats(void) {
+  /* figures seen on 6 emulated hosts, a ring (--pairs ring, best of 3 passes, no samples), --relative-fail-pct 95
+   * (--bad-pct 89): healthy, the pairs spread 10x; the default 3 % scale drained a healthy host there. The
+   * stand-in scale from the upper half of the pairs drains nobody, and says so; hosts 1 and 3 shaped to 20 Mbit/s
+   * (with one confirmation pair) are named for a retest, not drained: without repeats no error rate can be stated. */
+  static const int ring[7][2] = {{0, 1}, {2, 3}, {4, 5}, {1, 2}, {3, 4}, {0, 5}, {0, 2}};
+  static const double healthy[] = {0.0769, 0.0652, 0.691, 0.0526, 0.116, 0.0903};
+  static const double shaped[] = {0.00119, 0.00119, 0.128, 0.00119, 0.00119, 0.0937, 0.0862};
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .bad_pct = 89};
+  result_doc d;
+  figures_doc(&d, 6, ring, healthy, 6);
+  int said = 0;
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge the healthy ring");
+  for (int i = 0; i < d.findings.n; i++) said += !strcmp(d.findings.v[i].check, "pair_model") && strstr(d.findings.v[i].text, "stand-in");
+  CHECK(count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST) == 0 && said == 1,
+        "healthy ring, one figure a pair: nobody drained (%d), the stand-in scale said (%d)",
+        count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST), said);
+  result_free(&d);
+  figures_doc(&d, 6, ring, shaped, 7);
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge the shaped ring");
+  char *t = NULL;
+  size_t n = 0;
+  CHECK(pair_retest_text(&d, &t, &n) == DDP_OK && t && !strcmp(t, "h1\nh3\n") &&
+            count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST) == 0,
+        "shaped ring, one figure a pair: h1 and h3 retested ('%s'), nobody drained (%d)", t ? t : "",
+        count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST));
+  free(t);
+  result_free(&d);
+}
+
+/* A path with per-pass records: named FAIL only when slow in every pass (2 or more); slow in one pass of two (a
+ * burst of load at that moment) is a warning that asks for more passes. 5 nodes, every pair, 2 passes of 5
+ * iterations at 1.0 GB/s +-2 %; path 1-2 at 0.3 in both passes, in pass 1 only, or in 2 passes of 3. */
+static void passes_doc(result_doc *d, int slow_passes, int npasses) {
+  result_init(d);
+  int N = 5;
+  d->ranks = calloc((size_t)N, sizeof *d->ranks);
+  d->nranks = N;
+  for (int i = 0; i < N; i++) {
+    char h[16];
+    snprintf(h, sizeof h, "h%d", i);
+    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
+  }
+  for (int pass = 1; pass <= npasses; pass++)
+    for (int a = 0; a < N; a++)
+      for (int b = a + 1; b < N; b++) {
+        double s[5], lvl = a == 1 && b == 2 && pass <= slow_passes ? 0.3 : 1.0;
+        for (int k = 0; k < 5; k++) s[k] = lvl * (1 + 0.04 * (uniform() - 0.5));
+        char g[32], ps[8];
+        snprintf(g, sizeof g, "pair:%d-%d", a, b);
+        snprintf(ps, sizeof ps, "%d", pass);
+        double m = s[0]; /* any figure of the pass serves as its value here */
+        result_add(d, "pair_pass", g, "busbw_gbs", "GB/s", BETTER_HIGHER, m, NULL, s, 5, "bytes", "1048576", "pass",
+                   ps, "stage", "pairs", NULL);
+        if (pass == 1)
+          result_add(d, "allreduce", g, "busbw_gbs", "GB/s", BETTER_HIGHER, lvl, NULL, NULL, 0, "bytes", "1048576", NULL);
+      }
+}
+
+static void test_path_every_pass(void) {
+  for (int slow = 1; slow <= 3; slow++) {
+    result_doc d;
+    passes_doc(&d, slow == 3 ? 2 : slow, slow == 3 ? 3 : 2); /* 1 of 2, 2 of 2, 2 of 3 passes slow */
+    accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10};
+    CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge the 5-node doc");
+    int fail = 0, warn = 0;
+    for (int i = 0; i < d.findings.n; i++) {
+      const finding *f = &d.findings.v[i];
+      if (strcmp(f->check, "pair_busbw") || f->scope != SCOPE_PAIR || !strstr(f->subject, "h1<->h2")) continue;
+      fail += f->severity == SEV_FAIL, warn += f->severity == SEV_WARN && strstr(f->text, "slow in 2 of its 3 passes");
+    }
+    if (slow == 2) CHECK(fail == 1 && warn == 0, "path slow in both passes: %d fail, %d warn (want a failed path)", fail, warn);
+    else if (slow == 3) CHECK(fail == 0 && warn == 1, "path slow in 2 passes of 3: %d fail, %d warn (want a warning)", fail, warn);
+    else { /* the pass's burst widens the scale (the passes share a round id), or the every-pass rule holds it back */
+      CHECK(fail == 0, "path slow in 1 pass of 2: %d fail, %d warn (want no failed path)", fail, warn);
+      if (fail) dump(&d);
+    }
+    CHECK(count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST) == 0, "no host failed for a path (%d slow passes)", slow);
+    result_free(&d);
+  }
+}
+
+int main(void) {
+  test_no_repeats();
+  test_obs();
+  test_slow_hosts();
+  test_slow_path();
+  test_healthy();
+  test_cannot_tell();
+  test_retest();
+  test_path_every_pass();
+  return check_summary();
+}
