@@ -427,7 +427,7 @@ static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *
   ddp_result r = soak_judge_counters(&st->S, &prm, &v);
   if (r == DDP_OK) r = soak_judge_throttle(&st->S, &prm, &v, gs);
   if (r == DDP_OK) r = soak_judge_steady(&st->S, &prm, &v, gs);
-  if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, &v);
+  if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, gs, &v);
   if (r == DDP_OK) r = soak_judge_ranks(&st->S, &prm, &v);
   for (int k = 0; r == DDP_OK && k < v.f.n; k++) r = findings_push(f, &v.f.v[k]);
   if (r == DDP_OK) r = localise(st, &v.f, f);
