@@ -20,6 +20,8 @@ static const struct {
     [HOOK_PEAK_FIRST] = {"DDPBENCH_TEST_PEAK_FIRST", "1: measure the GEMM peak before the phases (the order test)"},
     [HOOK_PROGRESS_INTERVAL] = {"DDPBENCH_TEST_PROGRESS_INTERVAL",
                                 "SECONDS: --progress log's interval between a phase's lines, instead of 10 s"},
+    [HOOK_NCCL_FINDING] = {"DDPBENCH_TEST_NCCL_FINDING",
+                           "1: rank 0 adds a failing nccl_test finding where NCCL's account is judged (after the work)"},
 };
 
 const char *testhook_value(testhook h) {

@@ -24,6 +24,7 @@ typedef enum {
   HOOK_PEAK_FIRST,         /* 1: measure a run's GEMM peak before its phases, not after (the order test) */
   HOOK_WRITE_FAIL,         /* FROM[:TO]: every file's FROM-th to TO-th write fails with ENOSPC (atomic_file.c) */
   HOOK_PROGRESS_INTERVAL,  /* SECONDS: --progress log's interval inside a phase, instead of 10 s (progress.h) */
+  HOOK_NCCL_FINDING,       /* 1: rank 0 adds a failing finding as NCCL's account checks would (nccl_section.c) */
   HOOK_COUNT
 } testhook;
 
