@@ -8,6 +8,10 @@
  *    warm-up all GPUs share names nobody; 2,000 seeded noise-only jobs: the false positives are counted and printed;
  *  - change points: a link drifting down from interval 4 is named with 4; a rank whose step time doubles from
  *    interval 3 (a CPU quota) is named on its host with 3; unthrottled series name nobody (2,000 seeded each);
+ *  - small groups: 3 GPUs, one at 14 % of its peers from interval 4 of 8, fails from 4; 2 GPUs: "cannot tell which";
+ *    a 12 % sink within the 5 % noise floor's 5 units: "cannot tell"; 3 healthy: judged, info only;
+ *  - the fewest causes: a node's busbw drop one interval after a rank on it slowed (GEMM 10x, compute 7x) is
+ *    "explained by rank 2", no link named; without the slow rank, long after it, or on another host: the link fails;
  *  - not-measured counters give only the one info finding. */
 #include <math.h>
 #include <stdint.h>
