@@ -616,7 +616,7 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
       }
     }
     accept_small_verdict sv = {.sev = ACCEPT_PASS};
-    int small = small_ok[k];
+    int small = small_ok[k], small_said = 0; /* small_said: a FAIL, or a WARN "cannot tell" (not named) */
     if (small) { /* 2 or 3 GPUs of its model: its equilibrium against theirs, in units of the run's own noise */
       double eq[3], sp[3];
       int ng = 0, me = 0;
@@ -630,7 +630,8 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
       if (small && sv.sev != ACCEPT_PASS) { /* from where: the change point of its series relative to the others */
         r = soak_changepoint(rel + (size_t)k * n, n, 1, 0, 0, 1, &cp);
         if (r != DDP_OK) break;
-        g->named = 1, g->start_interval = cp.judged && cp.split >= 0 ? cp.split + 1 : 1;
+        small_said = 1, g->named = sv.sev == ACCEPT_FAIL;
+        g->start_interval = cp.judged && cp.split >= 0 ? cp.split + 1 : 1;
         g->z = isfinite(sv.noise) && sv.noise > 0 ? -sv.gap / sv.noise : NAN;
         sev = sv.sev == ACCEPT_FAIL ? SEV_FAIL : SEV_WARN;
       }
@@ -642,7 +643,7 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
     else
       snprintf(thr, sizeof thr, "no failing or warning throttle");
     int si = g->start_interval;
-    if (g->named && small)
+    if (small_said)
       r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium, sv.ref,
               "TFLOP/s",
               "equilibrium %.4g TFLOP/s against %.4g of %s among %d %s GPUs (%+.1f %%), from about interval %d (%.0f s): "
@@ -665,8 +666,8 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
               "%.4g; %s%s",
               g->equilibrium, g->first_minute, 100 * g->sink, g->peers, thr,
               g->judged || small ? "" : "; not judged: too few intervals or GPUs of its model");
-    if (r == DDP_OK && !g->named) v->f.v[v->f.n - 1].passed = g->judged || small;
-    if (small && !g->named) g->judged = 1;
+    if (r == DDP_OK && !g->named && !small_said) v->f.v[v->f.n - 1].passed = g->judged || small;
+    if (small) g->judged = 1;
   }
   free(x), free(rel), free(erel), free(small_ok);
   return r;
