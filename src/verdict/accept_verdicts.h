@@ -2,7 +2,8 @@
  * own document and a --baseline (a known-good run's file), so the two can never be told apart by accident.
  * Per GPU: each figure against its floor (the built-in table for its model and link, an --expect file, or
  * the baseline's figure less the tolerance) with a warn band above it, and against the median of the GPUs of
- * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
+ * the same model (a robust outlier in groups of 4 or more; in groups of 2 or 3, a gap beyond the run's own GEMM
+ * spread, accept_relative_small, else "cannot tell"); the clocks' throttle reasons; its
  * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
  * the 8-GPU floor. Node pairs: a node whose every pair is slow is named, a pair slow between two healthy nodes
  * is named as a path, and every pair against its absolute floor. A check that passed is an info finding
