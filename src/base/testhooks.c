@@ -22,6 +22,8 @@ static const struct {
                                 "SECONDS: --progress log's interval between a phase's lines, instead of 10 s"},
     [HOOK_PAIR_PASS_DELAY] = {"DDPBENCH_TEST_PAIR_PASS_DELAY",
                               "K:SECONDS: accept's node-pair pass K (1-based; confirmation passes follow) starts SECONDS late"},
+    [HOOK_NCCL_FINDING] = {"DDPBENCH_TEST_NCCL_FINDING",
+                           "1: rank 0 adds a failing nccl_test finding where NCCL's account is judged (after the work)"},
 };
 
 const char *testhook_value(testhook h) {

@@ -26,6 +26,7 @@ typedef enum {
   HOOK_PROGRESS_INTERVAL,  /* SECONDS: --progress log's interval inside a phase, instead of 10 s (progress.h) */
   HOOK_PAIR_PASS_DELAY,    /* K:SECONDS: accept's node-pair pass K (1-based, the confirmation's passes after the
                             * schedule's) starts SECONDS late on every rank (a pass slowed as a flapping link slows it) */
+  HOOK_NCCL_FINDING,       /* 1: rank 0 adds a failing finding as NCCL's account checks would (nccl_section.c) */
   HOOK_COUNT
 } testhook;
 

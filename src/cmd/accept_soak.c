@@ -427,7 +427,7 @@ static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *
   ddp_result r = soak_judge_counters(&st->S, &prm, &v);
   if (r == DDP_OK) r = soak_judge_throttle(&st->S, &prm, &v, gs);
   if (r == DDP_OK) r = soak_judge_steady(&st->S, &prm, &v, gs);
-  if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, &v);
+  if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, gs, &v);
   if (r == DDP_OK) r = soak_judge_ranks(&st->S, &prm, &v);
   for (int k = 0; r == DDP_OK && k < v.f.n; k++) r = findings_push(f, &v.f.v[k]);
   if (r == DDP_OK) r = localise(st, &v.f, f);
@@ -828,8 +828,9 @@ static ddp_result summary_records(const soak_state *st, const soak_gpu_steady *g
   return DDP_OK;
 }
 
-/* The end's --csv and --prom, written here (the series are the soak's), before conclude() writes --json and
- * --failed-hosts: with the outcome conclude will give (state complete, the exit code of the findings), so that
+/* The end's --csv and --prom, written here (the series are the soak's) when conclude() begins (cmd_ctx's finish
+ * hook: after NCCL's account has added its findings, which come after run()), before it writes --json and
+ * --failed-hosts: with the outcome conclude will give (state complete, the exit code of every finding), so that
  * the Prometheus file's ddpbench_run_ok is the run's. A failed write: a finding, and exit 3 (the file written
  * before stays, holding the interval it says). */
 static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
@@ -840,7 +841,7 @@ static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
                        : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   free((void *)hosts);
   DDP_TRY(r);
-  int code = findings_exit_code(&d->findings);
+  int code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&d->findings); /* as conclude() */
   if (code == DDP_EXIT_OK && hv.failing_findings) code = DDP_EXIT_EXPECT; /* as conclude(): strict */
   free(d->state);
   d->state = strdup("complete");
@@ -873,6 +874,15 @@ static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
   signal_note(c, st);
   if (failed) c->exit_code = code != DDP_EXIT_OK ? code : DDP_EXIT_RUNTIME; /* a failed check ranks first */
   return DDP_OK;
+}
+
+/* cmd_ctx's finish hook: the end's --csv and --prom once every finding is in; and its state's free. */
+static ddp_result finish_series(cmd_ctx *c) { return write_final_series(c, c->finish_state); }
+
+static void finish_free(void *state) {
+  if (!state) return;
+  state_free(state);
+  free(state);
 }
 
 /* ---- the loop ---- */
@@ -1113,10 +1123,17 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   if (r == DDP_OK) r = summary_records(&st, gs, &c->doc);
   if (r == DDP_OK) r = section_set(c, &st, p, gs, "complete", elapsed);
   if (r == DDP_OK) print_report(&st, gs, elapsed);
-  if (r == DDP_OK) r = write_final_series(c, &st);
   c->outputs_own = OUTPUT_CSV | OUTPUT_PROM;
   c->outputs_replace = st.replace;
   free(gs);
-  state_free(&st);
-  return r;
+  /* the final --csv and --prom wait for conclude() (finish_series): NCCL's account adds its findings after run() */
+  soak_state *keep = r == DDP_OK ? malloc(sizeof *keep) : NULL;
+  if (r == DDP_OK && !keep) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (r != DDP_OK) {
+    state_free(&st);
+    return r;
+  }
+  *keep = st;
+  c->finish = finish_series, c->finish_state = keep, c->finish_free = finish_free;
+  return DDP_OK;
 }

@@ -322,7 +322,13 @@ ddp_result cmd_outcome_incomplete(cmd_ctx *c, const char *line) {
 
 /* The findings table, the hosts' verdict, the outputs and the bottom line; returns the exit code. */
 static int conclude(cmd_ctx *c) {
+  ddp_result fr = DDP_OK;
+  if (c->finish) { /* the subcommand's own outputs, now that NCCL's account has added its findings */
+    fr = c->finish(c);
+    c->finish = NULL;
+  }
   int code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&c->doc.findings);
+  if (fr != DDP_OK) code = worse(code, DDP_EXIT_RUNTIME);
   if (c->def->flags & CMD_VERDICT) {
     int n = c->dist.size ? c->dist.size : 0;
     const char **hosts = calloc((size_t)n + 1, sizeof *hosts);
@@ -368,6 +374,8 @@ static void ctx_free_devices(cmd_ctx *c) {
 
 static void ctx_free(cmd_ctx *c) {
   ctx_free_devices(c);
+  if (c->finish_free) c->finish_free(c->finish_state);
+  c->finish = NULL, c->finish_free = NULL, c->finish_state = NULL;
   free(c->ranks);
   c->ranks = NULL;
   result_free(&c->doc);

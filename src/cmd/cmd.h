@@ -115,6 +115,13 @@ struct cmd_ctx {
    * which the skeleton leaves alone, and those it wrote before conclude() that the skeleton replaces (a soak's
    * interim --json) */
   unsigned outputs_own, outputs_replace;
+  /* rank 0: outputs of its own that run() leaves until every finding is in (NCCL's account is judged after run():
+   * a soak's final --csv and --prom, whose ddpbench_run_ok must be the run's): conclude() calls finish(c) first,
+   * before it judges the hosts (an error: exit 3), and ctx_free calls finish_free(finish_state) whether it ran or
+   * not. NULL: none. */
+  ddp_result (*finish)(cmd_ctx *c);
+  void *finish_state;
+  void (*finish_free)(void *state);
   int written;            /* every rank: rank 0 printed the results and wrote every output (the shutdown says so) */
   char start_time[32];
   double t0;              /* ddp_now() at the start (the document's duration_s) */

@@ -5,12 +5,14 @@
  * when no rank made a NCCL communicator (the section is then absent: the MPI comm has no such account). */
 #include "nccl_section.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "nccl_account.h"
 #include "nccl_checks.h"
+#include "testhooks.h"
 #include "topo.h"
 
 /* This rank's account as JSON text: {"account": {...}} or {"account": null, "why": "..."}. malloc'd. */
@@ -159,6 +161,11 @@ void nccl_section_print(FILE *out, const cJSON *sec) {
 
 ddp_result nccl_section_collect(cmd_ctx *c) {
   const ddp_dist *d = &c->dist;
+  if (d->rank == 0 && testhook_int(HOOK_NCCL_FINDING, 0)) { /* where nccl_checks adds its findings (tests) */
+    DDP_TRY(findings_add(&c->doc.findings, "nccl_test", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
+                         "a test hook's failing finding, added where NCCL's account is judged"));
+    if (c->exit_code == DDP_EXIT_OK) c->exit_code = DDP_EXIT_EXPECT;
+  }
   int active = nccl_account_active();
   DDP_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &active, 1, MPI_INT, MPI_MAX, d->world));
   if (!active) return DDP_OK;

@@ -248,10 +248,12 @@ static ddp_result add(result_doc *d, accept_severity sev, const char *check, fin
 }
 
 /* Absolute (vs the floor, when there is one) and relative (vs the median of the same GPU model) checks of one
- * figure, higher is better. */
+ * figure, higher is better. sv: the small-group verdict (accept_relative_small) of a GPU among 2 or 3 of its
+ * model, NULL elsewhere. */
 static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const gpu_view *g, const char *check,
                                finding_scope scope, const char *host, int rank, const char *subject, double measured,
-                               expect_key key, double peer_median, double z, int size, const char *unit) {
+                               expect_key key, double peer_median, double z, int size, const char *unit,
+                               const accept_small_verdict *sv) {
   double margin;
   double floor_v = g->exp.v[key], warn = isfinite(g->exp.v[EXP_WARN_PCT]) ? g->exp.v[EXP_WARN_PCT] : 5;
   if (isfinite(floor_v)) {
@@ -262,7 +264,12 @@ static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const g
     DDP_TRY(add(d, s, check, scope, host, rank, subject, measured, floor_v,
                 isfinite(measured) ? 100 * (measured - floor_v) / floor_v : NAN, unit, text));
   }
-  if (isfinite(peer_median) && size >= 4) {
+  if (sv && (size == 2 || size == 3)) {
+    char c[48], text[400];
+    snprintf(c, sizeof c, "%s.rel", check);
+    snprintf(text, sizeof text, "vs %s of %d %s: %s", size == 2 ? "the other" : "the median", size, g->model, sv->why);
+    DDP_TRY(add(d, sv->sev, c, scope, host, rank, subject, measured, sv->ref, sv->margin_pct, unit, text));
+  } else if (isfinite(peer_median) && size >= 4) {
     accept_severity s = accept_relative(measured, peer_median, z, size, rules->rel_warn_pct, rules->rel_fail_pct, 3.5, &margin);
     char c[48], text[200];
     snprintf(c, sizeof c, "%s.rel", check);
@@ -274,13 +281,54 @@ static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const g
 
 static const char *const PRECS[] = {"bf16", "fp16", "tf32", "fp32"};
 
+/* A GEMM's spread on a log scale (accept_relative_small): the largest |ln| of its first- and last-second medians
+ * over its run's median, how far its per-interval figures wandered while it ran; NaN when not recorded, or when
+ * both equal the median to the bit (a run shorter than 2 s: its first and last second were the same intervals, so
+ * nothing was measured about its spread). */
+static double gemm_spread(const gpu_view *g, const char *prec) {
+  char mk[64];
+  snprintf(mk, sizeof mk, "gemm_%s_tflops", prec);
+  double med = accept_view_value(g, mk), s = NAN;
+  const char *ends[] = {"first", "last"};
+  for (int e = 0; e < 2; e++) {
+    snprintf(mk, sizeof mk, "gemm_%s_%s_tflops", prec, ends[e]);
+    double v = accept_view_value(g, mk);
+    if (med > 0 && v > 0 && !(fabs(log(v / med)) <= s)) s = fabs(log(v / med));
+  }
+  return s > 0 ? s : NAN;
+}
+
+/* The small-group verdict of GPU i (accept_relative_small) when its model has 2 or 3 GPUs with figure x; 0 (sv
+ * untouched) otherwise. spread[W]: each GPU's spread (NaN: none). The faster of 2 is known healthy when it meets
+ * its floor (g->exp.v[key]). */
+static int small_group(const gpu_views *vs, const char *const *model, const double *x, const double *spread, int W,
+                       int i, expect_key key, const accept_rules *rules, accept_small_verdict *sv) {
+  double gx[3], gs[3];
+  int gi[3], m = 0, me = -1;
+  for (int j = 0; j < W; j++) {
+    if (strcmp(model[i], model[j]) || !isfinite(x[j])) continue;
+    if (m == 3) return 0;
+    if (j == i) me = m;
+    gi[m] = j, gx[m] = x[j], gs[m++] = spread[j];
+  }
+  if (m < 2 || me < 0) return 0;
+  int top = 0;
+  for (int k = 1; k < m; k++)
+    if (gx[k] > gx[top]) top = k;
+  double floor_v = vs->g[gi[top]].exp.v[key];
+  int top_ok = isfinite(floor_v) && gx[top] >= floor_v;
+  accept_relative_small(gx, gs, m, me, rules->rel_warn_pct, rules->rel_fail_pct, top_ok, sv);
+  return 1;
+}
+
 static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views *vs) {
   int W = vs->n;
   const char **model = malloc(((size_t)W + 1) * sizeof *model);
   double *x = malloc(((size_t)W + 1) * sizeof *x), *ref = malloc(((size_t)W + 1) * sizeof *ref);
-  double *z = malloc(((size_t)W + 1) * sizeof *z);
+  double *z = malloc(((size_t)W + 1) * sizeof *z), *spread = malloc(((size_t)W + 1) * sizeof *spread);
   int *size = malloc(((size_t)W + 1) * sizeof *size);
-  ddp_result r = model && x && ref && z && size ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = model && x && ref && z && size && spread ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  accept_small_verdict sv;
   for (int i = 0; r == DDP_OK && i < W; i++) model[i] = vs->g[i].model;
   char subj[128], metric[64];
   for (int p = 0; r == DDP_OK && p < 4; p++) {
@@ -289,14 +337,16 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
     for (int i = 0; i < W; i++) any |= accept_view_has(&vs->g[i], metric), x[i] = accept_view_value(&vs->g[i], metric);
     if (!any) continue;
     accept_group_stats(x, model, W, ref, z, size);
+    for (int i = 0; i < W; i++) spread[i] = gemm_spread(&vs->g[i], PRECS[p]);
     char check[24];
     snprintf(check, sizeof check, "gemm_%s", PRECS[p]);
     for (int i = 0; r == DDP_OK && i < W; i++) {
       const gpu_view *g = &vs->g[i];
       if (!accept_view_has(g, metric)) continue;
       snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus[0] ? g->bus : "cpu");
+      int small = small_group(vs, model, x, spread, W, i, (expect_key)(EXP_GEMM_BF16 + p), rules, &sv);
       r = judge_figure(d, rules, g, check, SCOPE_GPU, g->host, g->rank, subj, x[i], (expect_key)(EXP_GEMM_BF16 + p),
-                       ref[i], z[i], size[i], "TFLOP/s");
+                       ref[i], z[i], size[i], "TFLOP/s", small ? &sv : NULL);
       char mk[64];
       snprintf(mk, sizeof mk, "gemm_%s_clock_reasons", PRECS[p]);
       double reasons = accept_view_value(g, mk);
@@ -325,12 +375,14 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
     for (int i = 0; i < W; i++) any |= accept_view_has(&vs->g[i], copies[c].metric), x[i] = accept_view_value(&vs->g[i], copies[c].metric);
     if (!any) continue;
     accept_group_stats(x, model, W, ref, z, size);
+    for (int i = 0; i < W; i++) spread[i] = NAN; /* a copy's spread is not recorded: a gap beyond fail_pct is "cannot tell" */
     for (int i = 0; r == DDP_OK && i < W; i++) {
       const gpu_view *g = &vs->g[i];
       if (!accept_view_has(g, copies[c].metric)) continue;
       snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus[0] ? g->bus : "cpu");
+      int small = small_group(vs, model, x, spread, W, i, copies[c].key, rules, &sv);
       r = judge_figure(d, rules, g, copies[c].check, SCOPE_GPU, g->host, g->rank, subj, x[i], copies[c].key, ref[i],
-                       z[i], size[i], "GB/s");
+                       z[i], size[i], "GB/s", small ? &sv : NULL);
     }
   }
   for (int i = 0; r == DDP_OK && i < W; i++) { /* links as NVML read them: NVLinks down, PCIe trained below its maximum */
@@ -390,7 +442,7 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
         if (a == b) continue;
         snprintf(subj, sizeof subj, "GPU %d -> GPU %d", a, b);
         r = judge_figure(d, rules, g, "p2p", SCOPE_PAIR, g->host, -1, subj, uni[a * n + b], EXP_P2P, pref[a * n + b],
-                         pz[a * n + b], psize[a * n + b], "GB/s");
+                         pz[a * n + b], psize[a * n + b], "GB/s", NULL);
         double access = accept_view_pair(g, "p2p_peer_access", a, b);
         if (r == DDP_OK && isfinite(access) && !access)
           r = add(d, ACCEPT_WARN, "p2p_access", SCOPE_PAIR, g->host, -1, subj, NAN, NAN, NAN, "",
@@ -398,7 +450,7 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
       }
     free(uni), free(pz), free(pref), free(psize), free(pg);
   }
-  free(model), free(x), free(ref), free(z), free(size);
+  free(model), free(x), free(ref), free(z), free(size), free(spread);
   return r;
 }
 
@@ -696,7 +748,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       if (isfinite(bf.floor))
         node.exp.v[EXP_NODE_BUSBW] = bf.floor, snprintf(node.exp.src[EXP_NODE_BUSBW], sizeof node.exp.src[0], "%s", bf.src);
       r = judge_figure(d, rules, &node, "node_busbw", SCOPE_HOST, l->host[n], -1, subj, x[n], EXP_NODE_BUSBW, ref[n],
-                       z[n], size[n], "GB/s");
+                       z[n], size[n], "GB/s", NULL);
     }
   }
   free(grp), free(x), free(ref), free(z), free(size);

@@ -2,7 +2,8 @@
  * own document and a --baseline (a known-good run's file), so the two can never be told apart by accident.
  * Per GPU: each figure against its floor (the built-in table for its model and link, an --expect file, or
  * the baseline's runs' level less their spread) with a warn band above it, and against the median of the GPUs of
- * the same model (a robust outlier, named only in groups of 4 or more); the clocks' throttle reasons; its
+ * the same model (a robust outlier in groups of 4 or more; in groups of 2 or 3, a gap beyond the run's own GEMM
+ * spread, accept_relative_small, else "cannot tell"); the clocks' throttle reasons; its
  * links as NVML read them; its memory health. Per node: the allreduce inside it, against the other nodes and
  * the 8-GPU floor. Node pairs: each node's probability of being bad from the pair model (pair_judge.h; up to 16
  * nodes, fixed cut-offs above), a node above --drain-threshold drained, a bad path named as a path, the grey

@@ -180,6 +180,50 @@ accept_severity accept_relative(double x, double ref, double z, int size, double
   return s;
 }
 
+void accept_relative_small(const double *x, const double *spread, int n, int i, double warn_pct, double fail_pct,
+                           int top_ok, accept_small_verdict *v) {
+  memset(v, 0, sizeof *v);
+  v->sev = ACCEPT_PASS;
+  v->ref = v->margin_pct = v->gap = v->noise = NAN;
+  if (n < 2 || n > 3 || i < 0 || i >= n || !isfinite(x[i])) return;
+  double noise = NAN;
+  for (int j = 0; j < n; j++)
+    if (isfinite(spread[j]) && !(spread[j] <= noise)) noise = spread[j];
+  if (isfinite(noise) && noise < ACCEPT_SMALL_NOISE_FLOOR) noise = ACCEPT_SMALL_NOISE_FLOOR;
+  v->noise = noise;
+  v->ref = n == 3 ? stats_percentile(x, 3, 0.5) : x[1 - i];
+  if (!(v->ref > 0) || !(x[i] > 0)) return;
+  v->margin_pct = 100 * (x[i] / v->ref - 1);
+  v->gap = log(v->ref / x[i]);
+  double short_pct = -v->margin_pct;
+  int beyond = isfinite(noise) && v->gap > ACCEPT_SMALL_K * noise, which = n == 3 || top_ok;
+  char units[64] = "its noise was not measured";
+  if (isfinite(noise))
+    snprintf(units, sizeof units, "%.1f noise units of %.1f %%", v->gap / noise, 100 * (exp(noise) - 1));
+  if (short_pct > fail_pct) {
+    if (!beyond) {
+      v->sev = ACCEPT_WARN, v->cannot_tell = 1;
+      snprintf(v->why, sizeof v->why, "cannot tell: the gap is %s, within the %g the rule needs; a longer "
+               "--health-seconds (more intervals) or a --baseline would decide", units, ACCEPT_SMALL_K);
+    } else if (!which) {
+      v->sev = ACCEPT_WARN, v->cannot_tell = 1;
+      snprintf(v->why, sizeof v->why, "cannot tell which of the two is off: the gap is %s, but the faster one has "
+               "no floor it is known to meet; a --baseline or an --expect floor would decide", units);
+    } else {
+      v->sev = ACCEPT_FAIL;
+      snprintf(v->why, sizeof v->why, "the gap is %s (named beyond %g)%s", units, ACCEPT_SMALL_K,
+               n == 2 ? "; the faster one meets its floor" : "");
+    }
+  } else if (short_pct > warn_pct && beyond && which) {
+    v->sev = ACCEPT_WARN;
+    snprintf(v->why, sizeof v->why, "the gap is %s (beyond %g)", units, ACCEPT_SMALL_K);
+  } else if (short_pct > warn_pct) {
+    snprintf(v->why, sizeof v->why, "the gap is %s, within the %g that would name it", units, ACCEPT_SMALL_K);
+  } else {
+    snprintf(v->why, sizeof v->why, "within --relative-warn-pct of the reference");
+  }
+}
+
 accept_severity accept_judge(double measured, double expected, int higher_better, double warn_pct,
                              double fail_pct, double *margin_pct) {
   *margin_pct = NAN;

@@ -6,7 +6,7 @@
  *
  * defines: accept_robust_z, accept_stragglers, straggler_judge, straggler_gap, straggler_spread,
  *          straggler_baseline_floor, steady_judge, accept_group_median, accept_judge,
- *          accept_localize, accept_link_checks */
+ *          accept_relative_small, accept_localize, accept_link_checks */
 #ifndef DDPBENCH_RULES_H
 #define DDPBENCH_RULES_H
 
@@ -102,6 +102,34 @@ void accept_group_stats(const double *x, const char *const *group, int n, double
  * downgraded to pass unless the group has >= 4 values and z < -zmin (an outlier on the bad side). */
 accept_severity accept_relative(double x, double ref, double z, int size, double warn_pct, double fail_pct,
                                 double zmin, double *margin_pct);
+
+/* The relative verdict of a GPU in a group of 2 or 3 of its model, where a MAD across GPUs is noise and
+ * accept_relative names nobody. The noise comes from each GPU's own repeats instead: spread[j] is GPU j's robust
+ * spread on a log scale (for a GEMM, the largest |ln| of its first- and last-second medians over its run median:
+ * how far its per-interval figures wandered; NaN: not measured). Beyond the floor, a gap must pass 5 x 5 % = 25 %
+ * on a log scale (the slower at 78 % of the reference) to be named. The rule, higher is better:
+ *  - noise = the largest finite spread[j] of the group, at least ACCEPT_SMALL_NOISE_FLOOR (5 %: what healthy parts
+ *    of one model differ by, board to board and run to run, which a run's own repeats do not show: a few % between
+ *    GPUs, up to 20 % between CPU ranks sharing cores); NaN when no GPU of the group measured one;
+ *  - reference: the median of 3; with 2, the other GPU. gap = ln(ref / x[i]), margin = x[i] / ref - 1;
+ *  - short of the reference by more than fail_pct AND gap beyond ACCEPT_SMALL_K (5) noise units: FAIL, except with
+ *    2 GPUs when the faster one is not known healthy (top_ok = 0: it has no floor, or is below it): then WARN
+ *    "cannot tell which of the two", since a pair's gap says one is off, not which;
+ *  - short by more than fail_pct but within K noise units (or the noise unmeasured): WARN "cannot tell", with
+ *    what would decide it (more intervals, a --baseline);
+ *  - short by more than warn_pct: WARN when beyond K noise units (and, with 2, top_ok), PASS otherwise;
+ *  - otherwise PASS.
+ * cannot_tell = 1 on the WARNs that say "cannot tell"; why holds the sentence the finding carries. */
+#define ACCEPT_SMALL_K 5.0
+#define ACCEPT_SMALL_NOISE_FLOOR 0.05
+typedef struct {
+  accept_severity sev;
+  int cannot_tell;
+  double ref, margin_pct, gap, noise;
+  char why[224];
+} accept_small_verdict;
+void accept_relative_small(const double *x, const double *spread, int n, int i, double warn_pct, double fail_pct,
+                           int top_ok, accept_small_verdict *v);
 
 /* Verdict of measured against expected, with the margin (measured - expected) / expected in %.
  * higher_better: fail when measured < expected (1 - fail_pct/100), warn when below expected (1 - warn_pct/100);

@@ -496,6 +496,13 @@ done:
 
 /* ---- steady state -------------------------------------------------------------------------------------------- */
 
+/* How many GPUs of GPU k's model the job has. */
+static int np_of(const soak_series *s, int k) {
+  int n = 0;
+  for (int j = 0; j < s->ngpu; j++) n += !strcmp(s->gpu[j].model, s->gpu[k].model);
+  return n;
+}
+
 /* The steady-state rule per GPU, over its TFLOP/s per interval:
  *  - figures: first minute, the median over the intervals that end within first_minute_s of the soak's start (the
  *    first interval when it alone is longer); equilibrium, the median of the last third (ceil(n / 3), at least 2);
@@ -513,15 +520,22 @@ done:
  *        more than sink_zmin noise units, noise = sqrt(job^2 + own^2): job = 1.4826 MAD of those medians across
  *        the model's GPUs, own = its median's standard error from its own spread (1.2533 sigma / sqrt(count)).
  *        Neither a quiet job nor a noisy GPU alone makes a verdict;
- *    fail when the drop (a) is beyond sink_fail_pct, warn otherwise. */
+ *    fail when the drop (a) is beyond sink_fail_pct, warn otherwise;
+ *  - with 2 or 3 GPUs of its model (a MAD across GPUs is noise there), from 3 finite intervals and 2 in the last
+ *    third: accept_relative_small over the equilibria, each GPU's noise the 1.4826 MAD of ln TFLOP/s over its last
+ *    third (at least 5 %): beyond sink_fail_pct and 5 noise units below the median of 3 fails; within the noise
+ *    (or of 2, where which one is off cannot be told) a WARN "cannot tell" with what would decide it. The interval
+ *    it began is the change point of its series relative to the others. */
 ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st) {
   int n = s->nint, G = s->ngpu, big = (n > G ? n : G) + 1;
   double *x = malloc((size_t)big * 3 * sizeof *x), *rel = malloc(((size_t)n * G + 1) * sizeof *rel);
-  double *erel = malloc((size_t)big * 2 * sizeof *erel);
-  if (!x || !rel || !erel) {
-    free(x), free(rel), free(erel);
+  double *erel = malloc((size_t)big * 3 * sizeof *erel);
+  int *small_ok = calloc((size_t)G + 1, sizeof *small_ok);
+  if (!x || !rel || !erel || !small_ok) {
+    free(x), free(rel), free(erel), free(small_ok);
     return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
+  double *small_sp = erel + 2 * big;
   double *fin = x + big, *tmp = x + 2 * big, *own = erel + big;
   ddp_result r = DDP_OK;
   int nfirst = 0;
@@ -543,6 +557,18 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
     int np = 0;
     for (int j = 0; j < G; j++) np += !strcmp(s->gpu[j].model, s->gpu[k].model);
     g->judged = m >= p->min_intervals && ml >= 2 && np >= p->min_gpus;
+    /* own noise of its equilibrium for the small-group rule: 1.4826 MAD of ln TFLOP/s over the last third */
+    small_sp[k] = NAN;
+    if (!g->judged && np >= 2 && np <= 3 && ml >= 2 && m >= 3 && g->equilibrium > 0) {
+      int c = 0;
+      for (int i = from; i < n; i++)
+        if (x[i] > 0) tmp[c++] = log(x[i]);
+      double lm = median(tmp, c);
+      for (int i = 0; i < c; i++) tmp[i] = fabs(tmp[i] - lm);
+      small_sp[k] = c >= 2 ? 1.4826 * median(tmp, c) : NAN;
+      if (!isfinite(small_sp[k])) small_sp[k] = NAN;
+      small_ok[k] = 1;
+    }
     for (int i = 0; i < n; i++) {
       int c = 0;
       for (int j = 0; j < G; j++)
@@ -589,6 +615,27 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
         sev = -cp.rel * 100 > p->sink_fail_pct ? SEV_FAIL : SEV_WARN;
       }
     }
+    accept_small_verdict sv = {.sev = ACCEPT_PASS};
+    int small = small_ok[k], small_said = 0; /* small_said: a FAIL, or a WARN "cannot tell" (not named) */
+    if (small) { /* 2 or 3 GPUs of its model: its equilibrium against theirs, in units of the run's own noise */
+      double eq[3], sp[3];
+      int ng = 0, me = 0;
+      for (int j = 0; j < G && ng < 3; j++)
+        if (!strcmp(s->gpu[j].model, id->model) && small_ok[j]) {
+          if (j == k) me = ng;
+          eq[ng] = st[j].equilibrium, sp[ng++] = small_sp[j];
+        }
+      small = ng >= 2;
+      if (small) accept_relative_small(eq, sp, ng, me, p->sink_warn_pct, p->sink_fail_pct, 0, &sv);
+      if (small && sv.sev != ACCEPT_PASS) { /* from where: the change point of its series relative to the others */
+        r = soak_changepoint(rel + (size_t)k * n, n, 1, 0, 0, 1, &cp);
+        if (r != DDP_OK) break;
+        small_said = 1, g->named = sv.sev == ACCEPT_FAIL;
+        g->start_interval = cp.judged && cp.split >= 0 ? cp.split + 1 : 1;
+        g->z = isfinite(sv.noise) && sv.noise > 0 ? -sv.gap / sv.noise : NAN;
+        sev = sv.sev == ACCEPT_FAIL ? SEV_FAIL : SEV_WARN;
+      }
+    }
     char thr[96];
     if (g->first_throttle_interval)
       snprintf(thr, sizeof thr, "first throttle %.0f s in (interval %d)", g->first_throttle_s,
@@ -596,7 +643,15 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
     else
       snprintf(thr, sizeof thr, "no failing or warning throttle");
     int si = g->start_interval;
-    if (g->named)
+    if (small_said)
+      r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium, sv.ref,
+              "TFLOP/s",
+              "equilibrium %.4g TFLOP/s against %.4g of %s among %d %s GPUs (%+.1f %%), from about interval %d (%.0f s): "
+              "%s; first minute %.4g; %s",
+              g->equilibrium, sv.ref, np_of(s, k) == 2 ? "the other" : "the median",
+              np_of(s, k), id->model[0] ? id->model : "unnamed", sv.margin_pct, si, s->t0[si - 1], sv.why,
+              g->first_minute, thr);
+    else if (g->named)
       r = add(v, si, s->t0[si - 1], id->host, id->rank, "soak_steady", sev, SCOPE_GPU, sub, g->equilibrium,
               g->peers, "TFLOP/s",
               "throughput sank against the job's %s GPUs from interval %d (%.0f s): %+.1f %% relative to them "
@@ -610,10 +665,11 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
               "equilibrium %.4g TFLOP/s (median of the last third), first minute %.4g (%+.1f %%), peers' median "
               "%.4g; %s%s",
               g->equilibrium, g->first_minute, 100 * g->sink, g->peers, thr,
-              g->judged ? "" : "; not judged: too few intervals or GPUs of its model");
-    if (r == DDP_OK && !g->named) v->f.v[v->f.n - 1].passed = g->judged;
+              g->judged || small ? "" : "; not judged: too few intervals or GPUs of its model");
+    if (r == DDP_OK && !g->named && !small_said) v->f.v[v->f.n - 1].passed = g->judged || small;
+    if (small) g->judged = 1;
   }
-  free(x), free(rel), free(erel);
+  free(x), free(rel), free(erel), free(small_ok);
   return r;
 }
 
@@ -622,7 +678,23 @@ ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_ve
 /* The median of the finite values of x[n] (NaN when none); tmp[n] scratch. */
 static double finite_median(const double *x, int n, double *tmp) { return median(tmp, finite_copy(x, n, tmp, NULL)); }
 
-static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_verdicts *v, int links) {
+/* A slowdown of a rank: where it began (interval, from 1) and what showed it. */
+typedef struct {
+  int rank, interval;
+  char host[64], what[48];
+} slow_rank;
+
+/* 1 when the link is on host h: a node's link (its host) or a node pair's (its name "a-b" holds h as a or b). */
+static int link_on(const soak_link_id *l, const char *h) {
+  if (!h[0]) return 0;
+  if (l->scope != SCOPE_PAIR) return !strcmp(l->host, h);
+  size_t n = strlen(h), ln = strlen(l->name);
+  return ln > n && ((!strncmp(l->name, h, n) && l->name[n] == '-') ||
+                    (!strcmp(l->name + ln - n, h) && l->name[ln - n - 1] == '-'));
+}
+
+static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_verdicts *v, int links,
+                               const slow_rank *slow, int nslow) {
   int n = s->nint, count = links ? s->nlink : s->nrank;
   int big = (n > count ? n : count) + 1;
   double *x = malloc((size_t)big * 4 * sizeof *x);
@@ -661,7 +733,9 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
     }
     int m = 0;
     for (int i = 0; i < n; i++) m += isfinite(x[i]) != 0;
-    if (m < p->min_intervals) continue;
+    /* from 2 cp_min_side intervals (4), not min_intervals: on a short series the z the rule asks grows with 4 / m
+     * (10 at m = 4), so only a step far beyond the series' own noise is named */
+    if (m < 2 * p->cp_min_side || m < 3) continue;
     /* cp_zmin x (1 + 4 / m): the noise comes from the series itself, with few effective degrees of freedom on a
      * short one, and the split is the best of up to m; ddpbench's own margin, calibrated on the seeded noise-only
      * series of test_soak_rules (m = 12, the issue's minute at --interval 5s: z 6.7; m = 240, 4 h of minutes:
@@ -673,10 +747,22 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
     int i = c.split;
     if (links) {
       const soak_link_id *l = &s->link[j];
-      r = add(v, i + 1, s->t0[i], l->host, -1, "soak_busbw_drop", SEV_FAIL, l->scope, l->name, c.late, c.early, "GB/s",
-              "busbw dropped from interval %d (%.0f s): median %.3g GB/s after, %.3g before (%+.1f %%, z %.1f); the "
-              "link degraded during the soak",
-              i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z);
+      const slow_rank *why = NULL; /* the fewest causes: a rank on this link that slowed within one interval */
+      for (int q = 0; q < nslow && !why; q++)
+        if (abs(slow[q].interval - (i + 1)) <= 1 && link_on(l, slow[q].host)) why = &slow[q];
+      if (why)
+        r = add(v, i + 1, s->t0[i], l->host, -1, "soak_busbw_drop", SEV_INFO, l->scope, l->name, c.late, c.early,
+                "GB/s",
+                "busbw dropped from interval %d (%.0f s): median %.3g GB/s after, %.3g before (%+.1f %%, z %.1f); "
+                "explained by rank %d's slowdown on %s (its %s from interval %d): an allreduce waits for its slowest "
+                "rank, so the link is not named",
+                i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z, why->rank, why->host, why->what, why->interval);
+      else
+        r = add(v, i + 1, s->t0[i], l->host, -1, "soak_busbw_drop", SEV_FAIL, l->scope, l->name, c.late, c.early,
+                "GB/s",
+                "busbw dropped from interval %d (%.0f s): median %.3g GB/s after, %.3g before (%+.1f %%, z %.1f); the "
+                "link degraded during the soak",
+                i + 1, s->t0[i], c.late, c.early, 100 * c.rel, c.z);
     } else {
       const soak_rank_id *rk = &s->rank[j];
       char sub[128];
@@ -694,12 +780,36 @@ static ddp_result judge_series(const soak_series *s, const soak_params *p, soak_
   return r;
 }
 
-ddp_result soak_judge_links(const soak_series *s, const soak_params *p, soak_verdicts *v) {
-  return judge_series(s, p, v, 1);
+ddp_result soak_judge_links(const soak_series *s, const soak_params *p, const soak_gpu_steady *st, soak_verdicts *v) {
+  /* the ranks that slowed, and from when: each named step-time rise (the ranks' rule, judged here on the side) and
+   * each GPU whose throughput sank (st, as soak_judge_steady left it) */
+  soak_verdicts rk;
+  soak_verdicts_init(&rk);
+  ddp_result r = judge_series(s, p, &rk, 0, NULL, 0);
+  int cap = rk.f.n + s->ngpu + 1, n = 0;
+  slow_rank *slow = calloc((size_t)cap, sizeof *slow);
+  if (r == DDP_OK && !slow) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int k = 0; r == DDP_OK && k < rk.f.n; k++) {
+    const finding *f = &rk.f.v[k];
+    if (strcmp(f->check, "soak_step_rise")) continue;
+    slow[n] = (slow_rank){.rank = f->rank, .interval = rk.interval[k]};
+    snprintf(slow[n].host, sizeof slow[n].host, "%.63s", f->host);
+    snprintf(slow[n++].what, sizeof slow[0].what, "compute time's rise");
+  }
+  for (int k = 0; r == DDP_OK && st && k < s->ngpu; k++) {
+    if (!st[k].named || st[k].start_interval < 1) continue;
+    slow[n] = (slow_rank){.rank = s->gpu[k].rank, .interval = st[k].start_interval};
+    snprintf(slow[n].host, sizeof slow[n].host, "%s", s->gpu[k].host);
+    snprintf(slow[n++].what, sizeof slow[0].what, "GEMM's drop");
+  }
+  soak_verdicts_free(&rk);
+  if (r == DDP_OK) r = judge_series(s, p, v, 1, slow, n);
+  free(slow);
+  return r;
 }
 
 ddp_result soak_judge_ranks(const soak_series *s, const soak_params *p, soak_verdicts *v) {
-  return judge_series(s, p, v, 0);
+  return judge_series(s, p, v, 0, NULL, 0);
 }
 
 ddp_result soak_judge(const soak_series *s, const soak_params *p, soak_verdicts *v) {
@@ -708,7 +818,7 @@ ddp_result soak_judge(const soak_series *s, const soak_params *p, soak_verdicts 
   ddp_result r = soak_judge_counters(s, p, v);
   if (r == DDP_OK) r = soak_judge_throttle(s, p, v, st);
   if (r == DDP_OK) r = soak_judge_steady(s, p, v, st);
-  if (r == DDP_OK) r = soak_judge_links(s, p, v);
+  if (r == DDP_OK) r = soak_judge_links(s, p, st, v);
   if (r == DDP_OK) r = soak_judge_ranks(s, p, v);
   free(st);
   return r;

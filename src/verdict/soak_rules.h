@@ -172,9 +172,14 @@ ddp_result soak_judge_throttle(const soak_series *s, const soak_params *p, soak_
  * left it); and a GPU that sank beyond the job's noise named, with the interval where it began (see soak_rules.c
  * for the rule). st[ngpu] must not be NULL, and its throttle fields as soak_judge_throttle left them (or zero). */
 ddp_result soak_judge_steady(const soak_series *s, const soak_params *p, soak_verdicts *v, soak_gpu_steady *st);
-/* A link whose busbw drops (soak_changepoint over its measured intervals, from min_intervals of them, floor
- * busbw_drop_pct, z above cp_zmin (1 + 4/m) for m intervals) fails, named with the interval where it began. */
-ddp_result soak_judge_links(const soak_series *s, const soak_params *p, soak_verdicts *v);
+/* A link whose busbw drops (soak_changepoint over its measured intervals, from 2 cp_min_side of them, floor
+ * busbw_drop_pct, z above cp_zmin (1 + 4/m) for m intervals) fails, named with the interval where it began; unless
+ * the fewest causes explain it otherwise: when a rank on that link (its host, or one end of a node pair) slowed
+ * within one interval of the drop (its compute time rose, soak_judge_ranks' rule, or its GPU sank, st[k].named
+ * with start_interval as soak_judge_steady left them; st may be NULL), the rank explains the GEMM, the step
+ * time and the busbw at once (an allreduce waits for its slowest rank), so the drop is an info finding
+ * "explained by rank R's slowdown" and the link is not named. */
+ddp_result soak_judge_links(const soak_series *s, const soak_params *p, const soak_gpu_steady *st, soak_verdicts *v);
 /* A rank whose step time rises (the same rule, floor step_rise_pct) fails, named on its host with the interval
  * where it began. Feed each rank's compute time where it is timed, as the straggler rule does: the allreduce
  * makes every rank's whole step as slow as the slowest's, which would name all of them or none. */

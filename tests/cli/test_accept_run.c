@@ -37,6 +37,16 @@ static char out[1 << 18], err[1 << 16];
 static tl_job accept_job = {.timeout = 300, .dir = dir, .out = out, .outn = sizeof out, .err = err, .errn = sizeof err};
 static tl_job main_job = {.timeout = 300, .dir = dir, .out = out, .outn = sizeof out, .err = err, .errn = sizeof err};
 
+/* 1 when every warning line of the findings table says "cannot tell" (the small-group rule's only warning). */
+static int warns_cannot_tell(const char *text) {
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    const char *e = strchr(l, '\n');
+    size_t n = e ? (size_t)(e - l) : strlen(l);
+    if (n > 8 && !strncmp(l, "#   warn", 8) && !memmem(l, n, "cannot tell", 11)) return 0;
+  }
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return fprintf(stderr, "usage: test_accept_run mpiexec ddpbench\n"), 2;
   mpiexec = argv[1], prog = argv[2];
@@ -54,7 +64,12 @@ int main(int argc, char **argv) {
 
   int rc = tl_job_run(&accept_job, 2, NULL, "");
   CHECK(rc == 0, "healthy run: exit %d\n%s%s", rc, out, err);
-  CHECK(strstr(out, "hosts: 1 pass, 0 warn, 0 fail"), "summary line:\n%s", out);
+  /* 2 CPU ranks sharing cores differ by up to 20 %: a gap beyond --relative-fail-pct is "cannot tell" (a WARN), no
+   * other warning, and never a failure */
+  CHECK(strstr(out, "hosts: 1 pass, 0 warn, 0 fail") ||
+            (strstr(out, "hosts: 0 pass, 1 warn, 0 fail") && strstr(out, "cannot tell") &&
+             warns_cannot_tell(out)),
+        "summary line:\n%s", out);
   CHECK(strstr(out, "fp32") && strstr(out, "TFLOP/s"), "GEMM table printed");
 
   /* a floor no CPU reaches: the absolute check fails, exit 4, this host to drain */

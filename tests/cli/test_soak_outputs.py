@@ -13,6 +13,9 @@ on 2 busy cores one interval can take 8 s):
     and the JSON's intervals_complete alike; the progress log's "done, N intervals" is the measured N;
   - every write from the second on fails (DDPBENCH_TEST_WRITE_FAIL=2): the final write fails, exit 3, stderr
     names --prom and its file, and the files keep interval 1's interim document (state running);
+  - a finding added after the soak's own judgement, where NCCL's account is judged (DDPBENCH_TEST_NCCL_FINDING=1,
+    since the CPU device has no NCCL): exit 4, and the final Prometheus file says ddpbench_run_ok 0 (it was written
+    before that finding came in, and said 1);
   - the first interim write held 27 s under --timeout 25 (DDPBENCH_TEST_WRITE_DELAY=27:1; a --timeout that the
     sanitizers' slower start-up passes): a busy section, not a stall: the
     soak completes, exit 0.
@@ -35,10 +38,11 @@ mpiexec, prog = sys.argv[1], os.path.abspath(sys.argv[2])
 env = dict(os.environ)
 env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1",
            OPENBLAS_NUM_THREADS="1", OMPI_MCA_mpi_yield_when_idle="1")
-for k in ("DDPBENCH_TEST_WRITE_FAIL", "DDPBENCH_TEST_WRITE_DELAY", "DDPBENCH_TEST_FAULT"):
+for k in ("DDPBENCH_TEST_WRITE_FAIL", "DDPBENCH_TEST_WRITE_DELAY", "DDPBENCH_TEST_FAULT", "DDPBENCH_TEST_NCCL_FINDING"):
     env.pop(k, None)
 tmp = tempfile.mkdtemp(prefix="ddpbench-soak-outputs-")
-HOOKS = ["-x", "DDPBENCH_TEST_WRITE_FAIL", "-x", "DDPBENCH_TEST_WRITE_DELAY", "-x", "DDPBENCH_TEST_RANKS_PER_NODE"]
+HOOKS = ["-x", "DDPBENCH_TEST_WRITE_FAIL", "-x", "DDPBENCH_TEST_WRITE_DELAY", "-x", "DDPBENCH_TEST_RANKS_PER_NODE",
+         "-x", "DDPBENCH_TEST_NCCL_FINDING"]
 
 
 def files(name):
@@ -146,7 +150,22 @@ check(d["soak"].get("intervals_complete") == 1 and d.get("state") == "running" a
       prom_value(prom, 'ddpbench_soak_intervals_complete{kind="accept",mode="soak",group="world"}') == 1,
       "the files keep interval 1's interim document (%s, %s)" % (d["soak"].get("intervals_complete"), d.get("state")))
 
-# 4. an interim write slower than --timeout is a busy section, not a stall
+# 4. a finding from NCCL's account (judged after the soak's own verdicts): the final prom says the run failed
+f = files("nccl")
+rc, out, err = run(2, ["--soak", "2s", "--interval", "2s", "--progress", "none"] + outputs(f),
+                   {"DDPBENCH_TEST_NCCL_FINDING": "1"})
+try:
+    d = json.load(open(f["json"]))
+    prom = open(f["prom"]).read()
+except (OSError, ValueError):
+    d, prom = {}, ""
+check(rc == 4 and d.get("exit_code") == 4 and any(x["check"] == "nccl_test" for x in d.get("findings", [])),
+      "a failing NCCL-account finding: exit 4, in the JSON (%d, %s)" % (rc, d.get("exit_code")))
+check(prom_value(prom, 'ddpbench_run_ok{kind="accept",mode="soak"}') == 0 and
+      prom_value(prom, 'ddpbench_run_state{kind="accept",mode="soak",state="complete"}') == 1,
+      "the final prom: state complete, run_ok 0 (%s)" % prom_value(prom, 'ddpbench_run_ok{kind="accept",mode="soak"}'))
+
+# 5. an interim write slower than --timeout is a busy section, not a stall
 f = files("slow")
 rc, out, err = run(2, ["--soak", "1s", "--interval", "1s", "--timeout", "25", "--json", f["json"], "--progress",
                        "none"], {"DDPBENCH_TEST_WRITE_DELAY": "27:1"})

@@ -1,7 +1,8 @@
 /* test_accept.c: the acceptance rules on numbers written down here: the straggler rule names a slow rank and
  * nobody on a quiet job, relative references per GPU model, verdict bands, the pair schedules (every pair
  * exactly once, disjoint within a round, the stated round counts) and localisation (a node whose every pair
- * is slow vs a single slow pair), and the failed-hosts file. */
+ * is slow vs a single slow pair), and the failed-hosts file. Groups of 2 and 3 GPUs: 14 % of peers fails, a 12 % gap
+ * inside 20 % noise is "cannot tell", of 2 without a floor "cannot tell which", healthy passes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,71 @@ static int has_finding(const result_doc *d, const char *check, finding_severity 
   return k;
 }
 
+/* Groups of 2 and 3 GPUs of a model: judged against the run's own noise (accept_relative_small). */
+static void test_relative_small(void) {
+  accept_small_verdict v;
+  /* 3 GPUs, one at 14 % of its peers, each wandering 3 % in its run: far beyond 5 noise units, named */
+  double x3[] = {0.0227, 0.0224, 0.0031}, quiet[] = {0.03, 0.02, 0.03};
+  accept_relative_small(x3, quiet, 3, 2, 5, 10, 0, &v);
+  CHECK(v.sev == ACCEPT_FAIL && !v.cannot_tell && fabs(v.ref - 0.0224) < 1e-12, "3 GPUs, 14 %% of peers: FAIL (%s)",
+        v.why);
+  accept_relative_small(x3, quiet, 3, 0, 5, 10, 0, &v);
+  CHECK(v.sev == ACCEPT_PASS, "3 GPUs: the healthy one passes (%s)", v.why);
+  /* a 12 % gap inside 20 % noise: cannot tell, a WARN that says what would decide it */
+  double x12[] = {100, 101, 88}, noisy[] = {0.18, 0.2, 0.1};
+  accept_relative_small(x12, noisy, 3, 2, 5, 10, 0, &v);
+  CHECK(v.sev == ACCEPT_WARN && v.cannot_tell && strstr(v.why, "--baseline"), "12 %% in 20 %% noise: cannot tell (%s)",
+        v.why);
+  /* the noise unmeasured: never a FAIL */
+  double nan3[] = {NAN, NAN, NAN};
+  accept_relative_small(x3, nan3, 3, 2, 5, 10, 0, &v);
+  CHECK(v.sev == ACCEPT_WARN && v.cannot_tell, "no spread measured: cannot tell (%s)", v.why);
+  /* a spread below the floor counts as the floor: 9 % at 2 % noise is 4.7 units, within 5; at warn, not fail */
+  double x9[] = {100, 91.4}, tiny[] = {0.001, 0.001};
+  accept_relative_small(x9, tiny, 2, 1, 5, 10, 1, &v);
+  CHECK(v.sev == ACCEPT_PASS && fabs(v.noise - ACCEPT_SMALL_NOISE_FLOOR) < 1e-12, "noise floored at 2 %%: %g (%s)",
+        v.noise, v.why);
+  /* 2 GPUs, 14 %: named only when the faster one meets its floor */
+  double x2[] = {0.0227, 0.0031};
+  accept_relative_small(x2, quiet, 2, 1, 5, 10, 1, &v);
+  CHECK(v.sev == ACCEPT_FAIL, "2 GPUs, 14 %%, the faster at its floor: FAIL (%s)", v.why);
+  accept_relative_small(x2, quiet, 2, 1, 5, 10, 0, &v);
+  CHECK(v.sev == ACCEPT_WARN && v.cannot_tell && strstr(v.why, "which"), "2 GPUs, no floor: cannot tell which (%s)",
+        v.why);
+  accept_relative_small(x2, quiet, 2, 0, 5, 10, 1, &v);
+  CHECK(v.sev == ACCEPT_PASS, "2 GPUs: the faster passes");
+  /* healthy: 3 % apart, 3 % noise */
+  double h3[] = {100, 97, 99};
+  accept_relative_small(h3, quiet, 3, 1, 5, 10, 0, &v);
+  CHECK(v.sev == ACCEPT_PASS && !v.cannot_tell, "healthy 3: pass (%s)", v.why);
+
+  /* through accept_judge_doc: 3 CPU ranks, rank 2 at 14 %; then 2 ranks (no floor on a CPU: cannot tell which) */
+  for (int W = 3; W >= 2; W--) {
+    result_doc d;
+    ranks_doc(&d, W);
+    const double med[] = {0.0227, 0.0224, 0.0031};
+    for (int i = 0; i < W; i++) {
+      double v_i = W == 2 && i == 1 ? med[2] : med[i];
+      char rk[8], h[8];
+      snprintf(rk, sizeof rk, "%d", i), snprintf(h, sizeof h, "h%d", i);
+      const char *metric[] = {"gemm_fp32_tflops", "gemm_fp32_first_tflops", "gemm_fp32_last_tflops"};
+      const double f[] = {1, 1.03, 0.98};
+      for (int k = 0; k < 3; k++)
+        result_add(&d, "accept", "world", metric[k], "TFLOP/s", BETTER_HIGHER, v_i * f[k], NULL, NULL, 0, "rank", rk,
+                   "host", h, "gpu", "", "model", "cpu", NULL);
+    }
+    accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10};
+    CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge %d ranks", W);
+    if (W == 3)
+      CHECK(has_finding(&d, "gemm_fp32.rel", SEV_FAIL, "h2") == 1 && has_finding(&d, "gemm_fp32.rel", SEV_FAIL, NULL) == 1,
+            "3 ranks: rank 2's GEMM at 14 %% fails, alone");
+    else
+      CHECK(has_finding(&d, "gemm_fp32.rel", SEV_WARN, "h1") == 1 && has_finding(&d, "gemm_fp32.rel", SEV_FAIL, NULL) == 0,
+            "2 ranks, no floor: a WARN, no FAIL");
+    result_free(&d);
+  }
+}
+
 static void test_pair_structure(void) {
   char drained[256], text[8192];
   result_doc d;
@@ -428,6 +494,7 @@ int main(void) {
   test_group_median();
   test_judge();
   test_relative();
+  test_relative_small();
   test_pairs();
   test_localize();
   test_failed_hosts();

@@ -8,6 +8,10 @@
  *    warm-up all GPUs share names nobody; 2,000 seeded noise-only jobs: the false positives are counted and printed;
  *  - change points: a link drifting down from interval 4 is named with 4; a rank whose step time doubles from
  *    interval 3 (a CPU quota) is named on its host with 3; unthrottled series name nobody (2,000 seeded each);
+ *  - small groups: 3 GPUs, one at 14 % of its peers from interval 4 of 8, fails from 4; 2 GPUs: "cannot tell which";
+ *    a 12 % sink within the 5 % noise floor's 5 units: "cannot tell"; 3 healthy: judged, info only;
+ *  - the fewest causes: a node's busbw drop one interval after a rank on it slowed (GEMM 10x, compute 7x) is
+ *    "explained by rank 2", no link named; without the slow rank, long after it, or on another host: the link fails;
  *  - not-measured counters give only the one info finding. */
 #include <math.h>
 #include <stdint.h>
@@ -272,7 +276,7 @@ static void test_steady(void) {
   CHECK(fp == 0 && fp_sink == 0, "no GPU named over 2,000 noise-only jobs (%d, %d)", fp, fp_sink);
   CHECK(missed <= 20, "the 8 %% sink found at interval 5 in at least 99 %% of jobs (%d missed)", missed);
 
-  /* fewer than 4 GPUs of a model: not judged against peers, nobody named */
+  /* 2 or 3 GPUs of a model: judged against the run's own noise (accept_relative_small; its floor 5 %) */
   soak_series s;
   soak_params p;
   soak_verdicts v;
@@ -282,10 +286,37 @@ static void test_steady(void) {
   soak_gpu_steady st[3] = {{0}};
   soak_verdicts_init(&v);
   soak_judge_steady(&s, &p, &v, st);
-  CHECK(notable(&v) == 0 && v.f.n == 3, "3 GPUs: info only");
-  CHECK(!st[1].judged && fabs(st[1].sink - (600.0 / 680 - 1)) < 1e-9 && st[1].equilibrium == 600 &&
-            st[1].first_minute == 680,
-        "but its figures are there (sink %g)", st[1].sink);
+  int k = find(&v, "soak_steady", SEV_WARN);
+  CHECK(notable(&v) == 1 && k >= 0 && v.f.v[k].rank == 1 && strstr(v.f.v[k].text, "cannot tell"),
+        "3 GPUs, a 12 %% sink within 5 noise units: WARN cannot tell");
+  CHECK(fabs(st[1].sink - (600.0 / 680 - 1)) < 1e-9 && st[1].equilibrium == 600 && st[1].first_minute == 680,
+        "its figures are there (sink %g)", st[1].sink);
+  soak_verdicts_free(&v);
+  soak_series_free(&s);
+  /* the trial's soak: 3 CPU ranks, 8 intervals of 5 s, GPU2 at 14 % of its peers from interval 4, a little noise */
+  for (int ng = 3; ng >= 2; ng--) {
+    healthy(&s, ng, 0, 0, 8, 5);
+    for (int i = 0; i < 8; i++)
+      for (int g = 0; g < ng; g++)
+        soak_gpu_at(&s, i, g)->tflops = 0.0227 * (1 + 0.03 * gauss()) * (g == ng - 1 && i >= 3 ? 0.14 : 1);
+    soak_verdicts_init(&v);
+    soak_gpu_steady st3[3] = {{0}};
+    soak_judge_steady(&s, &p, &v, st3);
+    if (ng == 3) {
+      k = find(&v, "soak_steady", SEV_FAIL);
+      CHECK(notable(&v) == 1 && k >= 0 && v.f.v[k].rank == 2 && st3[2].named && st3[2].start_interval == 4,
+            "3 GPUs, GPU2 at 14 %% from interval 4: FAIL, from interval %d", st3[2].start_interval);
+    } else {
+      k = find(&v, "soak_steady", SEV_WARN);
+      CHECK(notable(&v) == 1 && k >= 0 && strstr(v.f.v[k].text, "which"), "2 GPUs: WARN cannot tell which");
+    }
+    soak_verdicts_free(&v);
+    soak_series_free(&s);
+  }
+  healthy(&s, 3, 0, 0, 8, 5);
+  soak_verdicts_init(&v);
+  soak_judge_steady(&s, &p, &v, st);
+  CHECK(notable(&v) == 0 && v.f.n == 3 && st[0].judged, "3 healthy GPUs: judged, info only");
   soak_verdicts_free(&v);
   soak_series_free(&s);
   /* fewer than min_intervals: not judged */
@@ -311,7 +342,7 @@ static int link_job(double noise_pct, int link, double drop_pct, int from, int *
       *soak_busbw_at(&s, i, l) = 400 * (1 + noise_pct / 100 * gauss()) * (l == link && i >= from - 1 ? 1 - drop_pct / 100 : 1);
   *soak_busbw_at(&s, 7, 2) = NAN; /* pairs are not measured every interval */
   soak_verdicts_init(&v);
-  soak_judge_links(&s, &p, &v);
+  soak_judge_links(&s, &p, NULL, &v);
   int n = v.f.n;
   if (n && who) *who = v.f.v[0].scope == SCOPE_HOST ? atoi(v.f.v[0].host + 4) : -1;
   if (n && start) *start = v.interval[0];
@@ -339,6 +370,51 @@ static int rank_job(double noise_pct, int rank, double factor, int from, int *wh
   soak_verdicts_free(&v);
   soak_series_free(&s);
   return n;
+}
+
+/* The fewest causes: 3 ranks on one host (node00) and its link; rank 2 (when slow) drops its GEMM 10x and its
+ * compute time rises 7x from interval 4 (of 14); the link's busbw drops from interval `drop_from` (0: never). */
+static void fewest_job(int slow, int drop_from, const char *link_host, soak_verdicts *v) {
+  soak_series s;
+  soak_params p;
+  soak_params_default(&p);
+  healthy(&s, 3, 1, 3, 14, 5);
+  snprintf(s.link[0].name, sizeof s.link[0].name, "%s", link_host);
+  snprintf(s.link[0].host, sizeof s.link[0].host, "%s", link_host);
+  for (int r = 0; r < 3; r++) snprintf(s.rank[r].host, sizeof s.rank[r].host, "node00");
+  for (int i = 0; i < 14; i++) {
+    for (int g = 0; g < 3; g++) soak_gpu_at(&s, i, g)->tflops = 0.0227 * (1 + 0.02 * gauss());
+    for (int r = 0; r < 3; r++) *soak_step_at(&s, i, r) = 300 * (1 + 0.02 * gauss());
+    *soak_busbw_at(&s, i, 0) = 0.2 * (1 + 0.02 * gauss()) * (drop_from && i >= drop_from - 1 ? 0.3 : 1);
+    if (slow && i >= 3) soak_gpu_at(&s, i, 2)->tflops /= 10, *soak_step_at(&s, i, 2) *= 7;
+  }
+  soak_gpu_steady st[3] = {{0}};
+  soak_verdicts_init(v);
+  soak_judge_steady(&s, &p, v, st);
+  soak_judge_links(&s, &p, st, v);
+  soak_judge_ranks(&s, &p, v);
+  soak_series_free(&s);
+}
+
+static void test_fewest_causes(void) {
+  soak_verdicts v;
+  fewest_job(1, 5, "node00", &v); /* busbw drops one interval after the rank slowed */
+  int k = find(&v, "soak_busbw_drop", SEV_INFO);
+  CHECK(k >= 0 && strstr(v.f.v[k].text, "explained by rank 2") && find(&v, "soak_busbw_drop", SEV_FAIL) < 0,
+        "the link's drop is explained by rank 2, not named");
+  k = find(&v, "soak_step_rise", SEV_FAIL);
+  CHECK(k >= 0 && v.f.v[k].rank == 2 && find(&v, "soak_steady", SEV_FAIL) >= 0, "rank 2 named, its GEMM and its step");
+  if (find(&v, "soak_busbw_drop", SEV_INFO) < 0) dump(&v);
+  soak_verdicts_free(&v);
+  fewest_job(0, 5, "node00", &v); /* no slow rank: the link is the cause */
+  CHECK(find(&v, "soak_busbw_drop", SEV_FAIL) >= 0 && notable(&v) == 1, "no slow rank: the link fails");
+  soak_verdicts_free(&v);
+  fewest_job(1, 10, "node00", &v); /* the drop 6 intervals after the rank's: two causes */
+  CHECK(find(&v, "soak_busbw_drop", SEV_FAIL) >= 0, "a drop long after the rank slowed: the link fails too");
+  soak_verdicts_free(&v);
+  fewest_job(1, 4, "node01", &v); /* another host's link: not explained by rank 2 */
+  CHECK(find(&v, "soak_busbw_drop", SEV_FAIL) >= 0, "a link of another host: not explained by rank 2");
+  soak_verdicts_free(&v);
 }
 
 static void test_change_points(void) {
@@ -456,6 +532,7 @@ int main(void) {
   test_throttle();
   test_steady();
   test_change_points();
+  test_fewest_causes();
   test_not_measured();
   return check_summary();
 }
