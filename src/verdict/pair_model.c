@@ -697,11 +697,11 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
     if (n == 2) {
       r->state = PM_CANNOT_TELL;
       snprintf(r->why, sizeof r->why, "2 nodes: one pair cannot separate its ends, and without a baseline its "
-                                      "level is its own reference; needs --baseline or --expect");
+                                      "level is its own reference; needs --baseline (known-good runs)");
     } else if (2 * r->exp_bad >= n || r->p_half_bad >= 0.5) {
       r->state = PM_CANNOT_TELL;
       snprintf(r->why, sizeof r->why, "%.1f of %d nodes look slow: the run's top level may itself be slow; "
-                                      "needs --baseline or --expect", r->exp_bad, n);
+                                      "needs --baseline (known-good runs)", r->exp_bad, n);
     } else {
       /* Every pair at one level: all healthy, or all but one node slow alike (then every pair has a slow
        * end); the run cannot tell them apart. */
@@ -714,7 +714,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
       if (one) {
         r->state = PM_CANNOT_TELL;
         snprintf(r->why, sizeof r->why, "no node differs from the others, and all healthy looks the same as "
-                                        "all but one slow; needs --baseline or --expect");
+                                        "all but one slow; needs --baseline (known-good runs)");
       }
     }
   }

@@ -241,7 +241,8 @@ static void test_obs(void) {
 }
 
 /* One figure per pair, no samples (a document from before per-pass records): pairs[k] = {a, b}, value v[k]. */
-static void figures_doc(result_doc *d, int N, const int (*pairs)[2], const double *v, int np) {
+/* An empty document of N nodes of one rank each, hosts h0, h1, ... */
+static void nodes_doc(result_doc *d, int N) {
   result_init(d);
   d->ranks = calloc((size_t)N, sizeof *d->ranks);
   d->nranks = N;
@@ -250,6 +251,10 @@ static void figures_doc(result_doc *d, int N, const int (*pairs)[2], const doubl
     snprintf(h, sizeof h, "h%d", i);
     d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
   }
+}
+
+static void figures_doc(result_doc *d, int N, const int (*pairs)[2], const double *v, int np) {
+  nodes_doc(d, N);
   for (int k = 0; k < np; k++) {
     char g[32];
     snprintf(g, sizeof g, "pair:%d-%d", pairs[k][0], pairs[k][1]);
@@ -291,15 +296,8 @@ static void test_no_repeats(void) {
  * burst of load at that moment) is a warning that asks for more passes. 5 nodes, every pair, 2 passes of 5
  * iterations at 1.0 GB/s +-2 %; path 1-2 at 0.3 in both passes, in pass 1 only, or in 2 passes of 3. */
 static void passes_doc(result_doc *d, int slow_passes, int npasses) {
-  result_init(d);
   int N = 5;
-  d->ranks = calloc((size_t)N, sizeof *d->ranks);
-  d->nranks = N;
-  for (int i = 0; i < N; i++) {
-    char h[16];
-    snprintf(h, sizeof h, "h%d", i);
-    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
-  }
+  nodes_doc(d, N);
   for (int pass = 1; pass <= npasses; pass++)
     for (int a = 0; a < N; a++)
       for (int b = a + 1; b < N; b++) {
