@@ -599,6 +599,15 @@ static ddp_result acc_run(cmd_ctx *c) {
     rules.bad_pct = o->rel_fail < 89 ? o->rel_fail : 89; /* the model's bad levels span bad_pct to 95 % */
     if (d->rank == 0 && o->rel_fail > 89)
       ddp_notice("accept: --relative-fail-pct %g: node pairs take it as --bad-pct, at most 89; they use 89", o->rel_fail);
+    for (int i = 0; d->rank == 0 && i < c->doc.nconfig; i++) /* the config records the bar used: judge reads it */
+      if (!strcmp(c->doc.config[i].key, "bad_pct")) {
+        char v[32];
+        snprintf(v, sizeof v, "%g", rules.bad_pct);
+        char *dup = strdup(v);
+        DDP_CHECK_ALLOC(dup);
+        free(c->doc.config[i].value);
+        c->doc.config[i].value = dup;
+      }
   }
   /* rank 0 judges (the confirmation pass too); the files were checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? baseline_docs_load(o->baseline, "accept: --baseline", &base, &nbase)

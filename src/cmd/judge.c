@@ -117,6 +117,10 @@ static ddp_result rules_from_doc(cmd_ctx *c, judge_args *a, const result_doc *d)
   if (!opt_given(&c->opts, "expect") && e) snprintf(a->expect, sizeof a->expect, "%s", e);
   if (!opt_given(&c->opts, "baseline") && b) snprintf(a->baseline, sizeof a->baseline, "%s", b);
   if (!opt_given(&c->opts, "strict") && s) a->strict = !strcmp(s, "true");
+  /* as accept: --relative-fail-pct given here without --bad-pct is the pairs' bar too (at most 89); a stored run's
+   * config already holds the bar it used */
+  if (opt_given(&c->opts, "relative_fail_pct") && !opt_given(&c->opts, "bad_pct"))
+    a->bad_pct = a->rel_fail < 89 ? a->rel_fail : 89;
   return DDP_OK;
 }
 

@@ -203,8 +203,12 @@ void accept_relative_small(const double *x, const double *spread, int n, int i, 
   if (short_pct > fail_pct) {
     if (!beyond) {
       v->sev = ACCEPT_WARN, v->cannot_tell = 1;
-      snprintf(v->why, sizeof v->why, "cannot tell: the gap is %s, within the %g the rule needs; a longer "
-               "--health-seconds (more intervals) or a --baseline would decide", units, ACCEPT_SMALL_K);
+      if (isfinite(noise))
+        snprintf(v->why, sizeof v->why, "cannot tell: the gap is %s, not beyond the %g the rule needs; a longer "
+                 "--health-seconds (more intervals) or a --baseline would decide", units, ACCEPT_SMALL_K);
+      else
+        snprintf(v->why, sizeof v->why, "cannot tell: the run did not measure its noise (too short to compare its "
+                 "first and last second); a longer --health-seconds (more intervals) or a --baseline would decide");
     } else if (!which) {
       v->sev = ACCEPT_WARN, v->cannot_tell = 1;
       snprintf(v->why, sizeof v->why, "cannot tell which of the two is off: the gap is %s, but the faster one has "

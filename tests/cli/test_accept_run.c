@@ -180,7 +180,9 @@ int main(int argc, char **argv) {
   snprintf(args, sizeof args, "--baseline %s --tolerance-pct 90 --json %s", tl_path(dir, "base.json"),
            tl_path(dir, "again.json"));
   rc = tl_job_run(&accept_job, 2, NULL, args);
-  CHECK(rc == 0 && strstr(out, "hosts: 1 pass, 0 warn, 0 fail"), "against a good run: exit %d\n%s%s", rc, out, err);
+  CHECK(rc == 0 && (strstr(out, "hosts: 1 pass, 0 warn, 0 fail") ||
+                    (strstr(out, "hosts: 0 pass, 1 warn, 0 fail") && warns_cannot_tell(out))),
+        "against a good run (the 2 ranks' gap may be 'cannot tell', as above): exit %d\n%s%s", rc, out, err);
   tl_file_read(tl_path(dir, "again.json"), buf, sizeof buf); /* the absolute check was made against the baseline */
   CHECK(strstr(buf, "baseline") != NULL, "floors come from the baseline");
   static char big[1 << 20];
