@@ -154,7 +154,7 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
     snprintf(text, sizeof text, "cannot tell: every pair at one level: %s; %s%s%snobody is drained on this evidence. "
              "Give --baseline (a known-good run's --json) or run with more nodes", pr->why, slower[0] ? "slower than "
              "the rest: " : "", slower, slower[0] ? "; " : "");
-    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", pr->exp_bad, NAN, "nodes", 0, text);
+    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "nodes", 0, text);
   } else {
     for (int k = 0; k < pr->ndrain; k++) drained[pr->drain[k]] = 1;
     for (int k = 0; k < pr->ngrey; k++) grey[pr->grey[k].node] = 1 + k;
@@ -203,10 +203,16 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
     r = note(d, SEV_WARN, PAIR_RETEST_CHECK, SCOPE_HOST, host[g->node], subj, g->p, o->drain_threshold, "P(bad)", 0,
              text);
   }
-  for (int n = 0; r == DDP_OK && n < N; n++) { /* every node's probability, for the JSON and Prometheus */
-    snprintf(text, sizeof text, "P(bad) = %.4f (more than %g %% below the healthy pair level)", pr->p_node[n], bad);
-    r = note(d, SEV_INFO, PAIR_PROB_CHECK, SCOPE_HOST, host[n], host[n], pr->p_node[n], o->drain_threshold, "P(bad)",
-             pr->state == PM_OK && !drained[n] && !grey[n], text);
+  /* every node's probability, for the JSON and Prometheus; when the model cannot tell, its probabilities rest on
+   * taking the one level seen as healthy, so none is stated (no Prometheus series either) */
+  for (int n = 0; r == DDP_OK && n < N; n++) {
+    int told = pr->state == PM_OK;
+    if (told)
+      snprintf(text, sizeof text, "P(bad) = %.4f (more than %g %% below the healthy pair level)", pr->p_node[n], bad);
+    else
+      snprintf(text, sizeof text, "P(bad) = -: cannot tell (every pair at one level, see the pair_busbw warning)");
+    r = note(d, SEV_INFO, PAIR_PROB_CHECK, SCOPE_HOST, host[n], host[n], told ? pr->p_node[n] : NAN,
+             o->drain_threshold, "P(bad)", told && !drained[n] && !grey[n], text);
   }
   if (r != DDP_OK) return r;
   char base[160] = "no baseline: the healthy level from the run itself";

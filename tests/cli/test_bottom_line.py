@@ -136,6 +136,7 @@ check(rc == 4 and re.match(r"ddpbench accept: FAIL  2 of 2 hosts fail \(node00, 
 with open(os.path.join(tmp, "acc-fail.json")) as f:
     d = json.load(f)
 outcome(d, line, "FAIL", 4, "accept fail")
+acc_fail_counts = re.search(r"; (\d+ fail, \d+ warn)\)$", line)  # 2 hosts: the pairs and 2 ranks may warn 'cannot tell'
 check(d.get("failed_hosts") == ["node00", "node01"], "accept fail: failed_hosts %r" % d.get("failed_hosts"))
 
 with open(os.path.join(tmp, "warn.ini"), "w") as f:  # inside a huge warn band above a tiny floor
@@ -183,9 +184,11 @@ check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp\.csv  source: run 
 # export of a failed accept: its own verdict PASS (it wrote everything), the source's FAIL and counts after it;
 # the textfile keeps the source's end time
 rc, out, err = plain(["export", "acc-fail.json", "--prom", "exp-fail.prom", "--csv", "exp-fail.csv"])
-check(rc == 0 and re.match(r"ddpbench export: PASS  wrote exp-fail\.prom, exp-fail\.csv  source: accept of \S+, FAIL  "
-                           r"\([1-9]\d* fail, 0 warn\)$", last(out)), "export of a failed accept: %r (exit %d) %s"
-      % (last(out), rc, err))
+m = re.match(r"ddpbench export: PASS  wrote exp-fail\.prom, exp-fail\.csv  source: accept of \S+, FAIL  "
+             r"\(([1-9]\d* fail, \d+ warn)\)$", last(out))
+check(rc == 0 and m and acc_fail_counts and m.group(1) == acc_fail_counts.group(1),
+      "export of a failed accept (the source's counts %r): %r (exit %d) %s"
+      % (acc_fail_counts and acc_fail_counts.group(1), last(out), rc, err))
 if os.path.exists(os.path.join(tmp, "exp-fail.prom")) and os.path.exists(os.path.join(tmp, "acc-fail.json")):
     with open(os.path.join(tmp, "acc-fail.json")) as f:
         end = json.load(f).get("end_time", "")

@@ -16,6 +16,7 @@ About 110 s on the 2-core machine. argv: MPIEXEC DDPBENCH. Ends with "N passed, 
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -61,7 +62,10 @@ check(rc == 4, "a corrupted rank: exit 4 (%d)" % rc)
 d = json.load(open(j))
 s = d["soak"]
 n = s["intervals_complete"]
-fails = [f for f in d["findings"] if f["severity"] == "fail"]
+# 3 ranks on the cpu device share 2 cores with the rest of CI: one rank's GEMM can be starved for the whole soak,
+# which its own intervals cannot tell from a slow GPU (CI, 2026-12-07: gemm_fp32.rel failed rank 1 beside the
+# weights). The relative GEMM verdicts are tested elsewhere; here the weights' finding must be the only other fail.
+fails = [f for f in d["findings"] if f["severity"] == "fail" and not re.match(r"gemm_\w+\.rel$", f["check"])]
 w = [f for f in fails if f["check"] == "soak_weights"]
 check(len(fails) == 1 and len(w) == 1 and w[0]["rank"] == 1 and w[0]["interval"] == 2 and w[0]["scope"] == "rank",
       "soak_weights alone fails, rank 1 from interval 2 (%s)" % [(f["check"], f.get("rank"), f.get("interval")) for f in fails])

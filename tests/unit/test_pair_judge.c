@@ -149,7 +149,11 @@ static void test_healthy(void) {
       CHECK(prom_format(&d, 0, &prom) == DDP_OK && prom, "prom text");
       int series = 0;
       for (const char *p = prom; p && (p = strstr(p, "\nddpbench_host_bad_probability{")); p++) series++;
-      CHECK(series == n && strstr(prom, "host=\"h0\""), "%d ddpbench_host_bad_probability series of %d", series, n);
+      /* without a baseline a healthy cluster is every pair at one level: the model cannot tell, states no P(bad) */
+      if (rep == 2)
+        CHECK(series == n && strstr(prom, "host=\"h0\""), "%d ddpbench_host_bad_probability series of %d", series, n);
+      else
+        CHECK(series == 0, "no baseline: %d ddpbench_host_bad_probability series, want none", series);
       free(prom);
       result_free(&d), result_free(&b);
     }
@@ -180,6 +184,15 @@ static void test_cannot_tell(void) {
   for (int i = 0; i < d.findings.n; i++)
     said += d.findings.v[i].severity == SEV_WARN && strstr(d.findings.v[i].text, "cannot tell: every pair at one level");
   CHECK(said == 1, "2 nodes: 'cannot tell' said once as a warning: %d", said);
+  int stated = 0, nodes = 0; /* no node's probability is stated when the model cannot tell: '-' and no series */
+  for (int i = 0; i < d.findings.n; i++)
+    if (!strcmp(d.findings.v[i].check, PAIR_PROB_CHECK))
+      nodes++, stated += isfinite(d.findings.v[i].measured) || !strstr(d.findings.v[i].text, "P(bad) = -");
+  char *prom = NULL;
+  CHECK(prom_format(&d, 0, &prom) == DDP_OK && prom && !strstr(prom, "ddpbench_host_bad_probability{"),
+        "2 nodes: no ddpbench_host_bad_probability series");
+  free(prom);
+  CHECK(nodes == 2 && stated == 0, "2 nodes: %d of %d node probabilities stated", stated, nodes);
   result_free(&d);
 }
 
