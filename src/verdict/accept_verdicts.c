@@ -781,7 +781,10 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
   /* the relative verdict: the pair model (pair_judge.h) up to PM_MAX_NODES nodes, the fixed cut-offs of
    * accept_localize above that */
   int modeled = 0;
-  if (r == DDP_OK && np) r = pair_judge(d, rules, N, l->host, &modeled);
+  double pair_floor = r == DDP_OK && N > 0 ? exp[0].v[EXP_PAIR_BUSBW] : NAN; /* --expect's, the same for all nodes */
+  for (int n = 1; r == DDP_OK && n < N; n++)
+    if (!(exp[n].v[EXP_PAIR_BUSBW] == pair_floor)) pair_floor = NAN;
+  if (r == DDP_OK && np) r = pair_judge(d, rules, N, l->host, pair_floor, &modeled);
   if (r == DDP_OK && np && !modeled && N > PM_MAX_NODES)
     r = findings_add_at(&d->findings, "", -1, "pair_model", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "",
                         "%d nodes: the pair model (P(bad), a drain list with its error rate) is used up to %d nodes; "

@@ -133,7 +133,7 @@ static ddp_result note(result_doc *d, finding_severity sev, const char *check, f
 }
 
 static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
-                                int from_passes, int nobs, int stand_in) {
+                                int from_passes, int nobs, int stand_in, double floor_gbs) {
   int N = pr->n;
   char subj[160], text[800];
   double bad = 100 * o->bad_pct;
@@ -151,10 +151,17 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
     for (int n = 0; n < N; n++)
       if (pr->p_node[n] > o->drain_threshold && strlen(slower) + strlen(host[n]) + 3 < sizeof slower)
         snprintf(slower + strlen(slower), sizeof slower - strlen(slower), "%s%s", slower[0] ? ", " : "", host[n]);
-    snprintf(text, sizeof text, "cannot tell: every pair at one level: %s; %s%s%snobody is drained on this evidence. "
-             "Give --baseline (a known-good run's --json) or run with more nodes", pr->why, slower[0] ? "slower than "
-             "the rest: " : "", slower, slower[0] ? "; " : "");
-    r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "nodes", 0, text);
+    if (!slower[0] && floor_gbs > 0) { /* nobody differs, and the operator stated what a pair must reach */
+      snprintf(text, sizeof text, "every pair at one level: the model alone cannot tell (%s); --expect's floor of "
+               "%g GB/s decides instead (pair_busbw.abs): all healthy and all slow alike look the same from pairs "
+               "alone, and the floor says which is acceptable", pr->why, floor_gbs);
+      r = note(d, SEV_INFO, "pair_busbw", SCOPE_JOB, "", "job", NAN, floor_gbs, "GB/s", 0, text);
+    } else {
+      snprintf(text, sizeof text, "cannot tell: every pair at one level: %s; %s%s%snobody is drained on this evidence. "
+               "Give --baseline (a known-good run's --json) or run with more nodes", pr->why, slower[0] ? "slower "
+               "than the rest: " : "", slower, slower[0] ? "; " : "");
+      r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "nodes", 0, text);
+    }
   } else {
     for (int k = 0; k < pr->ndrain; k++) drained[pr->drain[k]] = 1;
     for (int k = 0; k < pr->ngrey; k++) grey[pr->grey[k].node] = 1 + k;
@@ -233,7 +240,8 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
   return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", efd, emiss, "nodes", 0, text);
 }
 
-ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, int *judged) {
+ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, double floor_gbs,
+                      int *judged) {
   *judged = 0;
   if (nnodes < 2 || nnodes > PM_MAX_NODES) return DDP_OK;
   pm_obs *obs;
@@ -257,7 +265,7 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
   if (s == PM_BAD_INPUT) /* the options were checked and the figures filtered: say so, never pass */
     r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "", 0, pr->why);
   else
-    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0);
+    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0, floor_gbs);
   free(pr);
   *judged = r == DDP_OK;
   return r;

@@ -48,8 +48,12 @@ void pair_judge_opts(const accept_rules *rules, pm_opts *o);
 
 /* Judges the pairs of d (nodes 0..nnodes-1, host[n] each node's host) with the model and appends the
  * findings above; *judged = 0 when the model cannot take the run (more than PM_MAX_NODES nodes, or no pair
- * figure): the caller judges it otherwise (nothing appended). */
-ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, int *judged);
+ * figure): the caller judges it otherwise (nothing appended). floor_gbs: the --expect floor every pair is judged
+ * against (pair_busbw_gbps, the same for every node; NaN when none). When the model cannot tell because every pair
+ * sits at one level and no node is slower than the rest, that floor decides (the caller's pair_busbw.abs findings):
+ * the model says so in an info finding instead of its "cannot tell" warning. */
+ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, double floor_gbs,
+                      int *judged);
 
 /* The hosts of d's PAIR_RETEST_CHECK findings, one per line, each once, less those a failing finding names (they
  * are drained) (malloc'ed text; "" when none). */

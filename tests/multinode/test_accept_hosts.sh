@@ -117,6 +117,10 @@ if [ "$mode" = confirm ]; then
   mn_eq "host 3 not failing" "$(grep -cE "^$h3: fail " slowb.txt)" 0
   mn_eq "JSON: seven pair records (six of the ring, one confirmation)" \
     "$(jq '[.records[] | select(.measurement == "allreduce" and (.group | startswith("pair:")))] | length' slowb.json)" 7
+  # every pass is kept, the confirmation's too: its pair's busbw (every iteration) and its duration, stage "confirm"
+  mn_eq "JSON: the confirmation pass kept as pair_pass records (its pair's busbw, its duration)" \
+    "$(jq -r '[.records[] | select(.measurement == "pair_pass" and .labels.stage == "confirm") | .metric] | unique |
+      join(" ")' slowb.json)" "busbw_gbs duration_s"
   mn_done
   exit
 fi

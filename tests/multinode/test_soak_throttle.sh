@@ -6,7 +6,9 @@
 # rank's training steps are really slower from the next interval on. Asserts, over REPEATS runs each way
 # (default 1): the throttled soak exits 4, its final JSON is complete, a failing soak_step_rise names rank 1 on
 # host 2 from the interval the throttle landed in (or the next), at that interval's start time, and no failing
-# finding names another rank or host; the same soak without the throttle exits 0 with no failing finding.
+# finding names another rank or host; its GPU's GEMM fails against its 2 peers (soak_steady, a small group) and no
+# link's busbw drop fails (the slow rank explains it); the same soak without the throttle exits 0 with no failing
+# finding.
 # The rules' numbers (medians before and after, z) are printed from the finding texts, so a flaky rule shows as
 # numbers, not as a lucky run. Exits 77 with the reason when the machine refuses namespaces or cpu cgroups.
 set -uo pipefail
@@ -82,6 +84,15 @@ for i in $(seq 1 "$repeats"); do
   t0=$(jq -r --argjson k "${iv:-0}" '.soak.intervals[] | select(.interval == $k) | .t0_s' "$j" 2>/dev/null)
   mn_eq "throttled $i: its t_s ($ts) is interval ${iv:-?}'s t0_s (${t0:-none}) within 0.5 s" \
     "$(awk -v a="$ts" -v b="$t0" 'BEGIN { print (b != "" && a - b < 0.5 && b - a < 0.5) ? "yes" : "no" }')" yes
+  # its GEMM too, among 3 GPUs of its model (a small group: its equilibrium against theirs in units of the run's
+  # own noise): at 10 % of a CPU it runs at a fraction of its peers, which must fail, not pass as "too few GPUs"
+  steady=$(jq -r --arg h "$h2" '[.findings[] | select(.severity == "fail" and .check == "soak_steady" and .rank == 1
+    and .host == $h)] | length' "$j" 2>&1)
+  mn_eq "throttled $i: a failing soak_steady names rank 1's GPU ($h2), among 3" "$steady" 1
+  # the fewest causes: the slow rank explains any busbw drop of its links, so no link fails
+  links=$(jq -r '[.findings[] | select(.severity == "fail" and .check == "soak_busbw_drop") | .subject] | join("; ")' \
+    "$j" 2>&1)
+  mn_eq "throttled $i: no link is blamed for the rank's slowdown" "$links" ""
   others=$(jq -r --arg h "$h2" '[.findings[] | select(.severity == "fail" and (.host != $h or (.rank != null and .rank != 1)))
     | "\(.check) \(.subject)"] | join("; ")' "$j" 2>&1)
   mn_eq "throttled $i: no failing finding names another rank or host" "$others" ""

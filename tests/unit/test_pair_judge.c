@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "accept_verdicts.h"
 #include "hosts.h"
@@ -68,8 +69,11 @@ static int count(const result_doc *d, const char *check, finding_severity sev, f
 }
 
 /* Judges d (with baseline b or none); the drain list joined by ',' into drained. */
+static const char *expect_path; /* an --expect file for judge(), or NULL */
+
 static int judge(result_doc *d, const result_doc *b, char *drained, size_t n) {
-  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = b};
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = b,
+                        .expect_file = expect_path};
   int ok = accept_judge_doc(d, &rules) == DDP_OK;
   const char *hosts[16];
   for (int i = 0; i < d->nranks; i++) hosts[i] = d->ranks[i].host;
@@ -194,6 +198,50 @@ static void test_cannot_tell(void) {
   free(prom);
   CHECK(nodes == 2 && stated == 0, "2 nodes: %d of %d node probabilities stated", stated, nodes);
   result_free(&d);
+}
+
+/* every pair at one level, no baseline, but an --expect pair floor: the floor decides, no "cannot tell" */
+static void test_expect_floor(void) {
+  char path[] = "/tmp/test_pair_judge_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0, "temporary file");
+  if (fd < 0) return;
+  close(fd);
+  expect_path = path;
+  const double floors[] = {0.5, 2.0};
+  for (int k = 0; k < 2; k++) {
+    FILE *f = fopen(path, "w");
+    if (f) fprintf(f, "pair_busbw_gbps = %g\n", floors[k]), fclose(f);
+    result_doc d;
+    char drained[128];
+    cluster_doc(&d, 4, NULL, -1, -1);
+    int ok = judge(&d, NULL, drained, sizeof drained), warned = 0, said = 0, abs_fail = 0;
+    for (int i = 0; i < d.findings.n; i++) {
+      const finding *x = &d.findings.v[i];
+      warned += strstr(x->text, "cannot tell") != NULL && x->severity == SEV_WARN;
+      said += !strcmp(x->check, "pair_busbw") && x->severity == SEV_INFO && strstr(x->text, "--expect's floor");
+      abs_fail += !strcmp(x->check, "pair_busbw.abs") && x->severity == SEV_FAIL;
+    }
+    CHECK(ok && !warned && said == 1, "floor %g, 4 healthy nodes at one level: the floor decides (said %d), no "
+          "'cannot tell' (%d)", floors[k], said, warned);
+    CHECK(k ? abs_fail == 6 : abs_fail == 0 && !drained[0], "floor %g: %d pairs below it, drained '%s'", floors[k],
+          abs_fail, drained);
+    result_free(&d);
+  }
+  /* 2 slow of 4 below the floor: still named slower, 'cannot tell' about the level */
+  int slow[] = {1, 3, -1};
+  FILE *f = fopen(path, "w");
+  if (f) fprintf(f, "pair_busbw_gbps = 0.2\n"), fclose(f);
+  result_doc d;
+  char drained[128];
+  cluster_doc(&d, 4, slow, -1, -1);
+  int ok = judge(&d, NULL, drained, sizeof drained), warned = 0;
+  for (int i = 0; i < d.findings.n; i++)
+    warned += d.findings.v[i].severity == SEV_WARN && strstr(d.findings.v[i].text, "slower than the rest: h1, h3");
+  CHECK(ok && warned == 1, "2 slow of 4 above a low floor: still 'cannot tell', h1 and h3 named slower (%d)", warned);
+  result_free(&d);
+  expect_path = NULL;
+  unlink(path);
 }
 
 static void test_retest(void) {
@@ -358,6 +406,7 @@ int main(void) {
   test_healthy();
   test_cannot_tell();
   test_retest();
+  test_expect_floor();
   test_path_every_pass();
   return check_summary();
 }
