@@ -97,6 +97,13 @@ void accept_bottom(const cmd_ctx *c, char *out, size_t n) {
     host_list(out, n, &k, warn, nw);
     APPEND(")");
   }
+  /* the node pairs' drain list from the pair model (verdict/pair_judge.c): its stated error rate, when it drew one */
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (strcmp(f->check, "pair_model") || !isfinite(f->measured) || !isfinite(f->expected)) continue;
+    APPEND("  pairs: expected false drains %.2f, misses %.2f", f->measured, f->expected);
+    break;
+  }
 }
 
 void collectives_bottom(const cmd_ctx *c, char *out, size_t n) {

@@ -237,7 +237,10 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
            : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in; nothing drained on it"
                       : "the default: no repeats", nobs,
            from_passes ? "every pass" : "the best pass", pr->states, base);
-  return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", efd, emiss, "nodes", 0, text);
+  /* measured and expected: the list's expected false drains and misses, when the model drew the list (the
+   * bottom line prints them); NaN when it could not tell or had no repeats (the text still says what it can) */
+  return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", drains ? efd : NAN, drains ? emiss : NAN, "nodes", 0,
+              text);
 }
 
 ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, const char *const *host, double floor_gbs,

@@ -137,6 +137,8 @@ if [ "$mode" = many ]; then
     mn_eq "$nhosts hosts: host 3 named as failing, nothing else" "$(failing_hosts slow.txt)" "$h3"
     mn_eq "$nhosts hosts: failed-hosts lists exactly host 3" "$(paste -sd' ' slow.hosts)" "$h3"
     mn_eq "$nhosts hosts: hosts line" "$(grep -c "^hosts: $((nhosts - 1)) pass, 0 warn, 1 fail" slow.txt)" 1
+    mn_eq "$nhosts hosts: the bottom line states the drain list's error rate" \
+      "$(grep -cE '^ddpbench accept: FAIL .*  pairs: expected false drains [0-9.]+, misses [0-9.]+  \(' slow.txt)" 1
   else
     echo "# no per-pass records in the result: one figure per pair"
     mn_eq "$nhosts hosts, host 3 slowed, one figure per pair: exit 0" "$(cat slow.rc)" 0

@@ -287,6 +287,15 @@ static void test_accept_bottom_no_host(void) {
   accept_bottom(&c, line, sizeof line);
   CHECK(!strcmp(line, "no host to drain, 1 check fail (pair_busbw fails (n1<->n3))"), "accept, no host to drain: '%s'",
         line);
+  /* the pair model's drain list: its stated error rate ends the line when it drew one (finite), never otherwise */
+  findings_add(&c.doc.findings, "pair_model", SEV_INFO, SCOPE_JOB, "job", NAN, NAN, "nodes", "could not tell");
+  accept_bottom(&c, line, sizeof line);
+  CHECK(!strstr(line, "pairs:"), "no stated rate when the model drew no list: '%s'", line);
+  c.doc.findings.v[c.doc.findings.n - 1].measured = 0.0213, c.doc.findings.v[c.doc.findings.n - 1].expected = 0.0094;
+  accept_bottom(&c, line, sizeof line);
+  CHECK(!strcmp(line, "no host to drain, 1 check fail (pair_busbw fails (n1<->n3))  pairs: expected false drains "
+                      "0.02, misses 0.01"), "the pair model's stated rates: '%s'", line);
+  c.doc.findings.n--; /* the counts below are the three findings' */
   c.doc.nfailed_hosts = 0;
   char *text = NULL;
   size_t len = 0;
