@@ -9,7 +9,8 @@
  * labels), ddpbench_run_state{state} (running, interrupted, complete), ddpbench_run_ok (1 when the run is
  * complete and exits 0), ddpbench_run_suspect{rank,host}, ddpbench_findings{severity},
  * ddpbench_host_failed{host,check} (0 or 1 for every host and every check judged about a host),
- * ddpbench_host_bad_probability{host} (a node's P(bad) under the node-pair model),
+ * ddpbench_host_bad_probability{host} (a node's P(bad) under the node-pair model), ddpbench_drain_expected_false_drains
+ * and ddpbench_drain_expected_misses (that drain list's stated error rate, when the model drew one),
  * ddpbench_run_start_time_seconds, ddpbench_run_updated_time_seconds and ddpbench_run_end_time_seconds (not
  * while running). Every series carries kind="run", "accept", ... (an export: the kind it was made from) first,
  * and a soak's mode="soak" after it, so that the files of different subcommands (or of a soak and a one-shot
@@ -444,6 +445,31 @@ static void host_bad_probability(tbuf *t, const result_doc *d) {
   }
 }
 
+/* ddpbench_drain_expected_false_drains and ddpbench_drain_expected_misses: the stated error rate of the pair
+ * model's drain list, read from the info finding of check "pair_model" (measured: the expected false drains,
+ * expected: the expected misses; both NaN when the model drew no list). No series then. */
+static void drain_error_rate(tbuf *t, const result_doc *d) {
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (strcmp(f->check, "pair_model") || !isfinite(f->measured) || !isfinite(f->expected)) continue;
+    static const char *const name[] = {"ddpbench_drain_expected_false_drains", "ddpbench_drain_expected_misses"};
+    static const char *const help[] = {"healthy nodes the node-pair drain list probably holds (the sum of 1 - P(bad) "
+                                       "over it), under --prior-bad",
+                                       "bad nodes the node-pair drain list probably misses (the sum of P(bad) over the "
+                                       "rest), under --prior-bad"};
+    for (int k = 0; k < 2; k++) {
+      put(t, "# HELP %s The expected number of %s\n# TYPE %s gauge\n", name[k], help[k], name[k]);
+      int first = 1;
+      put(t, "%s", name[k]);
+      label(t, &first, "kind", prom_kind(d));
+      label(t, &first, "mode", prom_mode(d));
+      user_labels(t, &first, d, NULL);
+      put(t, "} %.6g\n", k ? f->expected : f->measured);
+    }
+    return;
+  }
+}
+
 ddp_result prom_format(const result_doc *d, double end_time, char **out) {
   *out = NULL;
   int n = d->nrecords;
@@ -499,6 +525,7 @@ ddp_result prom_format(const result_doc *d, double end_time, char **out) {
     }
     host_failed(&t, d);
     host_bad_probability(&t, d);
+    drain_error_rate(&t, d);
     double start = iso_seconds(d->start_time);
     if (!isnan(start)) {
       put(&t, "# HELP ddpbench_run_start_time_seconds When the run started, seconds since the Unix epoch\n");

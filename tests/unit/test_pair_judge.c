@@ -154,10 +154,14 @@ static void test_healthy(void) {
       int series = 0;
       for (const char *p = prom; p && (p = strstr(p, "\nddpbench_host_bad_probability{")); p++) series++;
       /* without a baseline a healthy cluster is every pair at one level: the model cannot tell, states no P(bad) */
+      int rates = strstr(prom, "\nddpbench_drain_expected_false_drains{kind=") != NULL &&
+                  strstr(prom, "\nddpbench_drain_expected_misses{kind=") != NULL;
       if (rep == 2)
-        CHECK(series == n && strstr(prom, "host=\"h0\""), "%d ddpbench_host_bad_probability series of %d", series, n);
+        CHECK(series == n && strstr(prom, "host=\"h0\"") && rates, "%d ddpbench_host_bad_probability series of %d, "
+              "the drain list's stated rates %d", series, n, rates);
       else
-        CHECK(series == 0, "no baseline: %d ddpbench_host_bad_probability series, want none", series);
+        CHECK(series == 0 && !strstr(prom, "ddpbench_drain_expected"), "no baseline: %d ddpbench_host_bad_probability "
+              "series, want none, nor the list's rates", series);
       free(prom);
       result_free(&d), result_free(&b);
     }
