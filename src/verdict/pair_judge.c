@@ -186,14 +186,17 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
        * repeats; a slow cable is slow every time */
       int nslow = 0, npass = from_passes ? path_passes(d, a, b, exp(pr->mu) * (1 - o->bad_pct), &nslow) : 0;
       int every = npass >= 2 && nslow == npass;
-      char passes[160] = "";
+      char passes[192] = "";
       if (from_passes && !every)
         snprintf(passes, sizeof passes, "; but slow in %d of its %d pass%s (a path is slow in every pass, a burst "
                  "of load is not): measure again, --pair-repeats 3 or more", nslow, npass, npass == 1 ? "" : "es");
+      else if (!from_passes) /* one pass (a soak's first cycle, a result without per-pass records) */
+        snprintf(passes, sizeof passes, "; but measured in one pass only (a path is slow in every pass, a burst of "
+                 "load is not): measure again, accept --pair-repeats 3 or more");
       snprintf(text, sizeof text, "P(bad) = %.3f that this path runs more than %g %% below the healthy level while "
                "both ends are fine with other partners: the path between them (cable, switch port), not a host%s%s", p,
                bad, stand_in ? unmeasured : "", passes);
-      int fails = !stand_in && (!from_passes || every);
+      int fails = !stand_in && every;
       r = note(d, fails ? SEV_FAIL : SEV_WARN, "pair_busbw", SCOPE_PAIR, "", subj, p, o->drain_threshold, "P(bad)",
                0, text);
     }

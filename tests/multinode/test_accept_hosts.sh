@@ -23,6 +23,9 @@
 #         link shaped: host 3 named and nothing else (the only line of --failed-hosts, no pair alone); then only
 #         the path between hosts 1 and 2 shaped: that pair named and nothing else (no host fails, an empty drain
 #         list). All with the pair model (no baseline).
+#   flap: three hosts, host 2's link down 2 s of every 3.5 s from the first pair pass on: never a silent pass
+#         (host 2 drained, retested, "cannot tell" or its slow passes warned; nobody else drained), every pass's
+#         duration in the JSON.
 # Exits 77 with the reason when the machine refuses namespaces or the shaping.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -31,6 +34,7 @@ if [ "$mode" = many ]; then mn_bound 900 "$@"; else mn_bound 170 "$@"; fi
 mn_init
 nhosts=4
 [ "$mode" = three ] && nhosts=3
+[ "$mode" = flap ] && nhosts=3 acc_limit=150
 [ "$mode" = confirm ] && nhosts=6 acc_limit=200
 [ "$mode" = many ] && nhosts=${2:-8} acc_limit=300
 mn_hosts_up $nhosts 1 || { echo "harness set-up failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -121,6 +125,37 @@ if [ "$mode" = confirm ]; then
   mn_eq "JSON: the confirmation pass kept as pair_pass records (its pair's busbw, its duration)" \
     "$(jq -r '[.records[] | select(.measurement == "pair_pass" and .labels.stage == "confirm") | .metric] | unique |
       join(" ")' slowb.json)" "busbw_gbs duration_s"
+  mn_done
+  exit
+fi
+
+if [ "$mode" = flap ]; then
+  # host 2's link flaps once the first pair pass starts: down 2 s of every 3.5 s, until accept ends (at most
+  # 40 flaps). A pair keeps its best pass, so the stalled iterations would hide it; every pass and every
+  # iteration is kept, and the verdict must show it: host 2 drained or retested, a 'cannot tell', or the slow
+  # passes warned by number; never a silent pass, and nobody else drained.
+  accept_run flap --failed-hosts flap.hosts --retest-hosts flap.retest --json flap.json &
+  run=$!
+  flaps=0
+  for _ in $(seq 600); do grep -q 'node-pair allreduces, pass 1' flap.err 2>/dev/null && break; sleep 0.1; done
+  while kill -0 "$run" 2>/dev/null && [ $flaps -lt 40 ]; do
+    ip -n "$h2" link set "$MN_PREFIX" down && sleep 2
+    ip -n "$h2" link set "$MN_PREFIX" up && sleep 1.5
+    flaps=$((flaps + 1))
+  done
+  ip -n "$h2" link set "$MN_PREFIX" up
+  wait "$run"
+  echo "#   flapped $flaps times; $(grep -h '^ddpbench accept:' flap.txt)"
+  jq -r '[.records[] | select(.measurement == "pair_pass" and .metric == "duration_s") | .value * 10 | round / 10]
+    | "#   pass durations (s): \(join(" "))"' flap.json 2>/dev/null
+  mn_eq "flapping: the link flapped while the pairs ran" "$([ $flaps -ge 1 ] && echo yes)" yes
+  mn_eq "flapping: never a silent pass" "$(grep -c '^ddpbench accept: PASS' flap.txt)" 0
+  mn_eq "flapping: host 2 drained, retested, 'cannot tell' or its slow passes warned" \
+    "$( { [ "$(failing_hosts flap.txt)" = "$h2" ] || [ "$(paste -sd' ' flap.retest)" = "$h2" ] ||
+      grep -qE 'cannot tell|warn pair_passes' flap.txt; } && echo yes)" yes
+  mn_eq "flapping: failed-hosts holds host 2 or nobody" "$(paste -sd' ' flap.hosts | sed "s/^$h2\$//")" ""
+  mn_eq "flapping: every pass's duration in the JSON (3 passes at least)" \
+    "$(jq '[.records[] | select(.measurement == "pair_pass" and .metric == "duration_s")] | length >= 3' flap.json)" true
   mn_done
   exit
 fi

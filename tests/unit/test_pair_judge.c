@@ -117,7 +117,9 @@ static void test_slow_hosts(void) {
 }
 
 static void test_slow_path(void) {
-  /* a slow host (h0) and a slow path elsewhere (h2<->h3): h0 drained, the path named as a path */
+  /* a slow host (h0) and a slow path elsewhere (h2<->h3): h0 drained, the path named as a path; measured in one
+   * pass (these documents have no per-pass records), the path warns (test_path_every_pass: it fails when slow in
+   * every pass of 2 or more) */
   result_doc d;
   char drained[128];
   int slow[] = {0, -1};
@@ -125,15 +127,17 @@ static void test_slow_path(void) {
   CHECK(judge(&d, NULL, drained, sizeof drained) && !strcmp(drained, "h0"), "slow host and path: drained '%s'", drained);
   int path = 0;
   for (int i = 0; i < d.findings.n; i++)
-    path += !strcmp(d.findings.v[i].check, "pair_busbw") && d.findings.v[i].severity == SEV_FAIL &&
-            d.findings.v[i].scope == SCOPE_PAIR && !strcmp(d.findings.v[i].subject, "h2<->h3") && !d.findings.v[i].host[0];
+    path += !strcmp(d.findings.v[i].check, "pair_busbw") && d.findings.v[i].severity == SEV_WARN &&
+            d.findings.v[i].scope == SCOPE_PAIR && !strcmp(d.findings.v[i].subject, "h2<->h3") &&
+            !d.findings.v[i].host[0] && strstr(d.findings.v[i].text, "measured in one pass only");
   CHECK(path == 1, "the path h2<->h3 named as a path with no host: %d", path);
   if (path != 1 || strcmp(drained, "h0")) dump(&d);
   result_free(&d);
   /* a slow path alone among 4: nobody drained */
   cluster_doc(&d, 4, NULL, 0, 1);
-  CHECK(judge(&d, NULL, drained, sizeof drained) && !drained[0] && count(&d, "pair_busbw", SEV_FAIL, SCOPE_PAIR) == 1,
-        "a slow path alone: nobody drained ('%s'), the path failed", drained);
+  CHECK(judge(&d, NULL, drained, sizeof drained) && !drained[0] && count(&d, "pair_busbw", SEV_FAIL, SCOPE_PAIR) == 0 &&
+            count(&d, "pair_busbw", SEV_WARN, SCOPE_PAIR) == 1,
+        "a slow path alone, one pass: nobody drained ('%s'), the path warned", drained);
   result_free(&d);
 }
 
