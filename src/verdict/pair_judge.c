@@ -123,6 +123,23 @@ static int path_passes(const result_doc *d, int a, int b, double floor_v, int *n
   return n;
 }
 
+/* The passes over the pair schedule that d kept (pair_pass busbw records of stage "pairs", distinct pass labels):
+ * 0 when it kept none (a result with the best pass's figures only, or a soak's first cycle, is one pass). */
+static int pair_pass_count(const result_doc *d) {
+  unsigned char seen[256] = {0};
+  int n = 0;
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *x = &d->records[i];
+    const char *p = result_record_label(x, "pass"), *st = result_record_label(x, "stage");
+    int k = p ? atoi(p) : 0;
+    if (strcmp(x->measurement, "pair_pass") || strcmp(x->metric, "busbw_gbs") || !st || strcmp(st, "pairs") || k < 1 ||
+        k > 255 || seen[k])
+      continue;
+    seen[k] = 1, n++;
+  }
+  return n;
+}
+
 /* ---- findings ----------------------------------------------------------------------------------------------- */
 static ddp_result note(result_doc *d, finding_severity sev, const char *check, finding_scope scope, const char *host,
                        const char *subject, double measured, double expected, const char *unit, int passed,
@@ -133,19 +150,26 @@ static ddp_result note(result_doc *d, finding_severity sev, const char *check, f
 }
 
 static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
-                                int from_passes, int nobs, int stand_in, double floor_gbs) {
+                                int from_passes, int nobs, int stand_in, int one_pass, double floor_gbs) {
   int N = pr->n;
   char subj[160], text[800];
   double bad = 100 * o->bad_pct;
   int drained[PM_MAX_NODES] = {0}, grey[PM_MAX_NODES] = {0};
   ddp_result r = DDP_OK;
-  /* stand_in (one figure per pair: the noise not measured): no error rate can be stated, so nothing is drained on
-   * the model's word; the nodes it would drain are retested and its paths are warnings */
-  int drains = pr->state == PM_OK && !stand_in;
+  /* stand_in (one figure per pair: the noise not measured), or one pass only (the iterations' noise measured, not
+   * how passes differ: a burst of load on a shared machine or fabric slows a whole round, and in CI a healthy
+   * soak's first cycle drained a host on it): no error rate can be stated, so nothing is drained on the model's
+   * word; the nodes it would drain are retested and its paths are warnings */
+  int no_rate = stand_in || one_pass;
+  int drains = pr->state == PM_OK && !no_rate;
   int ndrain = drains ? pr->ndrain : 0;
   double efd = drains ? pr->exp_false_drains : 0, emiss = drains ? pr->exp_misses : pr->exp_bad;
   static const char unmeasured[] = "; from one figure per pair the noise was not measured (no repeats), so no error "
                                    "rate can be stated and nothing is drained on it: retest with repeated passes";
+  static const char onepass[] = "; from one pass over the pairs how passes differ was not measured (a burst of load "
+                                "slows a whole round), so no error rate can be stated and nothing is drained on it: "
+                                "retest with accept --pair-repeats 2 or more";
+  const char *why_no_rate = stand_in ? unmeasured : one_pass ? onepass : "";
   if (pr->state == PM_CANNOT_TELL) { /* the slower nodes are named, not drained: the rest are not shown healthy */
     char slower[200] = "";
     for (int n = 0; n < N; n++)
@@ -165,15 +189,15 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
   } else {
     for (int k = 0; k < pr->ndrain; k++) drained[pr->drain[k]] = 1;
     for (int k = 0; k < pr->ngrey; k++) grey[pr->grey[k].node] = 1 + k;
-    for (int n = 0; stand_in && n < N; n++) grey[n] = grey[n] && !drained[n]; /* said once, below */
+    for (int n = 0; no_rate && n < N; n++) grey[n] = grey[n] && !drained[n]; /* said once, below */
   }
   for (int n = 0; r == DDP_OK && n < N; n++) { /* the drained: a failure on the host, so the drain list has it */
     if (!drained[n]) continue;
     snprintf(subj, sizeof subj, "%.100s (its pairs)", host[n]);
     snprintf(text, sizeof text, "P(bad) = %.3f that this node runs more than %g %% below the healthy pair level (its "
              "gap if bad: about %.0f %%); above the drain threshold %g: its NIC, its link or its host, not its partners%s",
-             pr->p_node[n], bad, 100 * pr->d_node[n], o->drain_threshold, stand_in ? unmeasured : "");
-    r = note(d, stand_in ? SEV_WARN : SEV_FAIL, stand_in ? PAIR_RETEST_CHECK : "pair_busbw", SCOPE_HOST, host[n], subj,
+             pr->p_node[n], bad, 100 * pr->d_node[n], o->drain_threshold, why_no_rate);
+    r = note(d, no_rate ? SEV_WARN : SEV_FAIL, no_rate ? PAIR_RETEST_CHECK : "pair_busbw", SCOPE_HOST, host[n], subj,
              pr->p_node[n], o->drain_threshold, "P(bad)", 0, text);
   }
   for (int a = 0; r == DDP_OK && pr->state == PM_OK && a < N; a++) /* a path: named as the path, never its hosts */
@@ -202,7 +226,7 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
     }
   for (int k = 0; r == DDP_OK && pr->state == PM_OK && k < pr->ngrey; k++) {
     const pm_grey *g = &pr->grey[k];
-    if (stand_in && drained[g->node]) continue; /* its retest finding is above */
+    if (no_rate && drained[g->node]) continue; /* its retest finding is above */
     snprintf(subj, sizeof subj, "%.100s (grey zone)", host[g->node]);
     char need[96];
     if (g->pairs_needed >= 99) snprintf(need, sizeof need, "it needs a baseline or less noise");
@@ -239,7 +263,9 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
            pr->scale_from_repeats ? "from the run's repeats"
            : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in; nothing drained on it"
                       : "the default: no repeats", nobs,
-           from_passes ? "every pass" : "the best pass", pr->states, base);
+           from_passes ? (one_pass ? "one pass, so nothing drained on it" : "every pass")
+                       : one_pass && !stand_in ? "one pass, so nothing drained on it" : "the best pass",
+           pr->states, base);
   /* measured and expected: the list's expected false drains and misses, when the model drew the list (the
    * bottom line prints them); NaN when it could not tell or had no repeats (the text still says what it can) */
   return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", drains ? efd : NAN, drains ? emiss : NAN, "nodes", 0,
@@ -271,7 +297,7 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
   if (s == PM_BAD_INPUT) /* the options were checked and the figures filtered: say so, never pass */
     r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "", 0, pr->why);
   else
-    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0, floor_gbs);
+    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0, pair_pass_count(d) < 2, floor_gbs);
   free(pr);
   *judged = r == DDP_OK;
   return r;
