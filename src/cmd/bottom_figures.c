@@ -101,7 +101,8 @@ void accept_bottom(const cmd_ctx *c, char *out, size_t n) {
   for (int i = 0; i < d->findings.n; i++) {
     const finding *f = &d->findings.v[i];
     if (strcmp(f->check, "pair_model") || !isfinite(f->measured) || !isfinite(f->expected)) continue;
-    APPEND("  pairs: expected false drains %.2f, misses %.2f", f->measured, f->expected);
+    APPEND("  pairs: expected false drains %.2f, misses %.2f", f->measured > 0 ? f->measured : 0.0,
+           f->expected > 0 ? f->expected : 0.0); /* a sum of 1 - P rounded below 0 reads 0.00, never -0.00 */
     break;
   }
 }

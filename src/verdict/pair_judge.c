@@ -164,6 +164,7 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
   int drains = pr->state == PM_OK && !no_rate;
   int ndrain = drains ? pr->ndrain : 0;
   double efd = drains ? pr->exp_false_drains : 0, emiss = drains ? pr->exp_misses : pr->exp_bad;
+  efd = efd > 0 ? efd : 0.0, emiss = emiss > 0 ? emiss : 0.0; /* sums of 1 - P can round below 0: never "-0.00" */
   static const char unmeasured[] = "; from one figure per pair the noise was not measured (no repeats), so no error "
                                    "rate can be stated and nothing is drained on it: retest with repeated passes";
   static const char onepass[] = "; from one pass over the pairs how passes differ was not measured (a burst of load "
