@@ -64,6 +64,10 @@ static int spawn(const char *cmd, trigger_fn trigger, int sig, double limit, dou
   char pe[300], sh[8192];
   snprintf(pe, sizeof pe, "%s/stderr", dir);
   snprintf(sh, sizeof sh, "exec %s", cmd);
+  /* emptied here, before the child runs: a trigger polled at once read the last spawn's stderr and signalled a
+   * child not yet exec'd (sanitizer stage, 2026-12-07: "exit 130", stderr empty) */
+  FILE *old = fopen(pe, "w");
+  if (old) fclose(old);
   double t0 = tl_now();
   pid_t pid = fork();
   if (pid == 0) {
