@@ -67,7 +67,7 @@ static const opt_spec JUDGE[] = {
      .help = "warn this far below the median of the same GPU model"},
     {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT",
      .help = "fail this far below it (node pairs: given without --bad-pct, it is --bad-pct)"},
-    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0.1, 89, .arg = "PCT",
+    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0.1, PAIR_BAD_PCT_MAX, .arg = "PCT",
      .help = "node pairs: a node or path is bad when it runs more than this below the healthy level (the pair "
              "model, docs/accept.md)"},
     {"prior_bad", NULL, 0, OPT_DOUBLE, OFF(prior_bad), "0.01", 1e-6, 0.5, .arg = "P",
@@ -596,18 +596,13 @@ static ddp_result acc_run(cmd_ctx *c) {
                         .drain_threshold = o->drain_threshold};
   /* --relative-fail-pct given alone carries over to the pairs' --bad-pct (its meaning before the pair model) */
   if (!opt_given(&c->opts, "bad_pct") && opt_given(&c->opts, "relative_fail_pct")) {
-    rules.bad_pct = o->rel_fail < 89 ? o->rel_fail : 89; /* the model's bad levels span bad_pct to 95 % */
-    if (d->rank == 0 && o->rel_fail > 89)
-      ddp_notice("accept: --relative-fail-pct %g: node pairs take it as --bad-pct, at most 89; they use 89", o->rel_fail);
-    for (int i = 0; d->rank == 0 && i < c->doc.nconfig; i++) /* the config records the bar used: judge reads it */
-      if (!strcmp(c->doc.config[i].key, "bad_pct")) {
-        char v[32];
-        snprintf(v, sizeof v, "%g", rules.bad_pct);
-        char *dup = strdup(v);
-        DDP_CHECK_ALLOC(dup);
-        free(c->doc.config[i].value);
-        c->doc.config[i].value = dup;
-      }
+    rules.bad_pct = fmin(o->rel_fail, PAIR_BAD_PCT_MAX);
+    if (d->rank == 0 && o->rel_fail > PAIR_BAD_PCT_MAX)
+      ddp_notice("accept: --relative-fail-pct %g: node pairs take it as --bad-pct, at most %d; they use %d", o->rel_fail,
+                 PAIR_BAD_PCT_MAX, PAIR_BAD_PCT_MAX);
+    char v[32]; /* the config records the bar used: judge reads it */
+    snprintf(v, sizeof v, "%g", rules.bad_pct);
+    if (d->rank == 0) DDP_TRY(result_config_set(&c->doc, "bad_pct", v, 0));
   }
   /* rank 0 judges (the confirmation pass too); the files were checked readable before any work */
   ddp_result r = d->rank == 0 && o->baseline[0] ? baseline_docs_load(o->baseline, "accept: --baseline", &base, &nbase)

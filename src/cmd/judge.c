@@ -20,6 +20,7 @@
 #include "baseline.h"
 #include "bottom_figures.h"
 #include "commands.h"
+#include "pair_judge.h"
 
 typedef struct {
   char input[4096];
@@ -87,21 +88,6 @@ static const char *cfg(const result_doc *d, const char *key) {
   return NULL;
 }
 
-/* Sets key in d's config to value (added when absent): the output records the rules it was judged under. */
-static ddp_result cfg_set(result_doc *d, const char *key, const char *value, int text) {
-  for (int i = 0; i < d->nconfig; i++)
-    if (!strcmp(d->config[i].key, key)) {
-      char *v = strdup(value);
-      DDP_CHECK_ALLOC(v);
-      free(d->config[i].value);
-      d->config[i].value = v, d->config[i].text = text;
-      return DDP_OK;
-    }
-  DDP_TRY(result_kv_push(&d->config, &d->nconfig, key, value));
-  d->config[d->nconfig - 1].text = text;
-  return DDP_OK;
-}
-
 /* The rules not given on the command line from the stored config; bad stored values are bad input. */
 static ddp_result rules_from_doc(cmd_ctx *c, judge_args *a, const result_doc *d) {
   for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) {
@@ -117,10 +103,10 @@ static ddp_result rules_from_doc(cmd_ctx *c, judge_args *a, const result_doc *d)
   if (!opt_given(&c->opts, "expect") && e) snprintf(a->expect, sizeof a->expect, "%s", e);
   if (!opt_given(&c->opts, "baseline") && b) snprintf(a->baseline, sizeof a->baseline, "%s", b);
   if (!opt_given(&c->opts, "strict") && s) a->strict = !strcmp(s, "true");
-  /* as accept: --relative-fail-pct given here without --bad-pct is the pairs' bar too (at most 89); a stored run's
-   * config already holds the bar it used */
+  /* as accept: --relative-fail-pct given here without --bad-pct is the pairs' bar too (at most PAIR_BAD_PCT_MAX); a
+   * stored run's config already holds the bar it used */
   if (opt_given(&c->opts, "relative_fail_pct") && !opt_given(&c->opts, "bad_pct"))
-    a->bad_pct = a->rel_fail < 89 ? a->rel_fail : 89;
+    a->bad_pct = fmin(a->rel_fail, PAIR_BAD_PCT_MAX);
   return DDP_OK;
 }
 
@@ -212,12 +198,12 @@ static ddp_result judge_run(cmd_ctx *c) {
   char v[64];
   for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++) {
     snprintf(v, sizeof v, "%.17g", *(double *)((char *)a + RULES[i].off));
-    DDP_TRY(cfg_set(d, RULES[i].key, v, 0));
+    DDP_TRY(result_config_set(d, RULES[i].key, v, 0));
   }
-  DDP_TRY(cfg_set(d, "expect", a->expect, 1));
-  DDP_TRY(cfg_set(d, "baseline", a->baseline, 1));
-  DDP_TRY(cfg_set(d, "strict", a->strict ? "true" : "false", 0));
-  DDP_TRY(cfg_set(d, "judged_from", a->input, 1));
+  DDP_TRY(result_config_set(d, "expect", a->expect, 1));
+  DDP_TRY(result_config_set(d, "baseline", a->baseline, 1));
+  DDP_TRY(result_config_set(d, "strict", a->strict ? "true" : "false", 0));
+  DDP_TRY(result_config_set(d, "judged_from", a->input, 1));
   c->strict = a->strict;
   c->exit_code = -1; /* from the findings, as accept's */
   /* the skeleton's hosts: the stored run's ranks */

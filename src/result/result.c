@@ -125,6 +125,20 @@ static int kv_cmp(const void *a, const void *b) {
 }
 
 /* Appends key=value to *kv (grown one at a time: these lists are short). */
+ddp_result result_config_set(result_doc *d, const char *key, const char *value, int text) {
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, key)) {
+      char *v = strdup(value);
+      DDP_CHECK_ALLOC(v);
+      free(d->config[i].value);
+      d->config[i].value = v, d->config[i].text = text;
+      return DDP_OK;
+    }
+  DDP_TRY(result_kv_push(&d->config, &d->nconfig, key, value));
+  d->config[d->nconfig - 1].text = text;
+  return DDP_OK;
+}
+
 ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *value) {
   result_kv *v = realloc(*kv, (size_t)(*n + 1) * sizeof *v);
   DDP_CHECK_ALLOC(v);

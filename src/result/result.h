@@ -13,7 +13,7 @@
  *
  * defines: result_doc, result_record, result_rank, result_kv, result_better,
  *          result_{init,free,add_record,record_label,find,to_json,from_json,load,better_name},
- *          result_env_allowed, result_env_redacted, RESULT_SCHEMA_VERSION */
+ *          result_env_allowed, result_env_redacted, result_config_set, RESULT_SCHEMA_VERSION */
 #ifndef DDPBENCH_RESULT_H
 #define DDPBENCH_RESULT_H
 
@@ -158,6 +158,8 @@ const char *result_kind_infer(const result_doc *d, const cJSON *doc);
 ddp_result result_to_json(const result_doc *d, cJSON *doc);
 /* Appends a copy of key=value to the list *kv of *n entries. */
 ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *value);
+/* Sets key in d's config to a copy of value (appended when absent); text: a string in JSON, not a number. */
+ddp_result result_config_set(result_doc *d, const char *key, const char *value, int text);
 /* {median, p10, p90, min, max, mean, n}, numbers exact (null where NaN). */
 cJSON *result_stats_json(const ddp_stats *st);
 /* A JSON number that reads back as exactly v (null when v is NaN or infinite). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "pair_passes.h"
 #include "stats.h"
 
 /* ---- observations ---------------------------------------------------------------------------------------- */
@@ -123,21 +124,14 @@ static int path_passes(const result_doc *d, int a, int b, double floor_v, int *n
   return n;
 }
 
-/* The passes over the pair schedule that d kept (pair_pass busbw records of stage "pairs", distinct pass labels):
- * 0 when it kept none (a result with the best pass's figures only, or a soak's first cycle, is one pass). */
+/* The passes over the pair schedule that d kept (pair_passes.h's duration records, stage "pairs"): 0 when it kept
+ * none (a result with the best pass's figures only, or a soak's first cycle, is one pass). */
 static int pair_pass_count(const result_doc *d) {
-  unsigned char seen[256] = {0};
-  int n = 0;
-  for (int i = 0; i < d->nrecords; i++) {
-    const result_record *x = &d->records[i];
-    const char *p = result_record_label(x, "pass"), *st = result_record_label(x, "stage");
-    int k = p ? atoi(p) : 0;
-    if (strcmp(x->measurement, "pair_pass") || strcmp(x->metric, "busbw_gbs") || !st || strcmp(st, "pairs") || k < 1 ||
-        k > 255 || seen[k])
-      continue;
-    seen[k] = 1, n++;
-  }
-  return n;
+  double sec[256];
+  const char *stage[256];
+  int n = pair_passes_durations(d, sec, stage, 256), k = 0;
+  for (int i = 0; i < n; i++) k += !strcmp(stage[i], "pairs");
+  return k;
 }
 
 /* ---- findings ----------------------------------------------------------------------------------------------- */
@@ -264,8 +258,9 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
            pr->scale_from_repeats ? "from the run's repeats"
            : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in; nothing drained on it"
                       : "the default: no repeats", nobs,
-           from_passes ? (one_pass ? "one pass, so nothing drained on it" : "every pass")
-                       : one_pass && !stand_in ? "one pass, so nothing drained on it" : "the best pass",
+           one_pass && (from_passes || !stand_in) ? "one pass, so nothing drained on it"
+           : from_passes                           ? "every pass"
+                                                   : "the best pass",
            pr->states, base);
   /* measured and expected: the list's expected false drains and misses, when the model drew the list (the
    * bottom line prints them); NaN when it could not tell or had no repeats (the text still says what it can) */

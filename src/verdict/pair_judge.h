@@ -9,7 +9,7 @@
  * "pair_model" states the list's expected false drains and misses and what they assume. Pure: no MPI, no I/O.
  *
  * defines: pair_judge, pair_judge_obs, pair_judge_opts, pair_retest_text, accept_baseline_pair_level,
- *          PAIR_PROB_CHECK, PAIR_RETEST_CHECK, PAIR_BASELINE_CV */
+ *          PAIR_PROB_CHECK, PAIR_RETEST_CHECK, PAIR_BAD_PCT_MAX, PAIR_BASELINE_CV */
 #ifndef DDPBENCH_PAIR_JUDGE_H
 #define DDPBENCH_PAIR_JUDGE_H
 
@@ -25,6 +25,7 @@ extern "C" {
 
 #define PAIR_PROB_CHECK "pair_bad_probability" /* src/result/prom.c reads findings of this check */
 #define PAIR_RETEST_CHECK "pair_retest"
+#define PAIR_BAD_PCT_MAX 89 /* the model's bad levels span --bad-pct to 95 % */
 #define PAIR_BASELINE_CV 0.05 /* the between-run CV a one-run baseline is widened by (stated in its finding) */
 
 /* The model's observations from d: every sample of every "pair_pass" record (one round id for all: the passes' differences are noise too)
