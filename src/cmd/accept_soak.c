@@ -29,6 +29,7 @@
 #include "measure.h"
 #include "expect.h"
 #include "progress.h"
+#include "soak_doc.h"
 #include "soak_probe.h"
 #include "soak_rules.h"
 #include "stats.h"
@@ -50,9 +51,7 @@ typedef struct {
 /* Rank 0's running state. */
 typedef struct {
   soak_series S;
-  int nnodes, npairs; /* the links of S: nodes first (S.nlink - npairs of them), then the pairs */
-  node_pair *pairs;
-  char (*node_host)[64]; /* [nnodes] */
+  soak_layout lay; /* the links of S: nodes first, then the node pairs */
   const char *prec; /* the GEMM's precision */
   /* the weights across cycles */
   uint64_t first_sum;
@@ -169,25 +168,25 @@ static ddp_result train_calibrate(cmd_ctx *c, const accept_soak_plan *p, int *st
 static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *st) {
   const ddp_dist *d = &c->dist;
   memset(st, 0, sizeof *st);
-  st->nnodes = d->node_count;
-  st->npairs = p->pairs == PAIRS_NONE || d->size < 2 ? 0 : node_pairs(p->pairs, st->nnodes, NULL, 0);
-  if (st->npairs) {
-    st->pairs = calloc((size_t)st->npairs, sizeof *st->pairs);
-    DDP_CHECK_ALLOC(st->pairs);
-    node_pairs(p->pairs, st->nnodes, st->pairs, st->npairs);
+  st->lay.nnodes = d->node_count;
+  st->lay.npairs = p->pairs == PAIRS_NONE || d->size < 2 ? 0 : node_pairs(p->pairs, st->lay.nnodes, NULL, 0);
+  if (st->lay.npairs) {
+    st->lay.pairs = calloc((size_t)st->lay.npairs, sizeof *st->lay.pairs);
+    DDP_CHECK_ALLOC(st->lay.pairs);
+    node_pairs(p->pairs, st->lay.nnodes, st->lay.pairs, st->lay.npairs);
   }
-  int nodes = !p->skip_node && d->size > 1 ? st->nnodes : 0;
-  st->node_host = calloc((size_t)st->nnodes + 1, sizeof *st->node_host);
-  DDP_CHECK_ALLOC(st->node_host);
-  for (int n = 0; n < st->nnodes; n++) {
-    snprintf(st->node_host[n], sizeof st->node_host[n], "?");
+  int nodes = !p->skip_node && d->size > 1 ? st->lay.nnodes : 0;
+  st->lay.node_host = calloc((size_t)st->lay.nnodes + 1, sizeof *st->lay.node_host);
+  DDP_CHECK_ALLOC(st->lay.node_host);
+  for (int n = 0; n < st->lay.nnodes; n++) {
+    snprintf(st->lay.node_host[n], sizeof st->lay.node_host[n], "?");
     for (int k = 0; k < d->size; k++)
       if (c->ranks[k].node_index == n) {
-        snprintf(st->node_host[n], sizeof st->node_host[n], "%s", c->ranks[k].host);
+        snprintf(st->lay.node_host[n], sizeof st->lay.node_host[n], "%s", c->ranks[k].host);
         break;
       }
   }
-  DDP_TRY(soak_series_init(&st->S, d->size, nodes + st->npairs, d->size));
+  DDP_TRY(soak_series_init(&st->S, d->size, nodes + st->lay.npairs, d->size));
   for (int k = 0; k < d->size; k++) {
     soak_gpu_id *g = &st->S.gpu[k];
     const cmd_rank *id = &c->ranks[k];
@@ -202,13 +201,13 @@ static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *
   /* a node's host, from the ranks (node indices are the ranks' node_index) */
   for (int n = 0; n < nodes; n++) {
     soak_link_id *l = &st->S.link[n];
-    snprintf(l->name, sizeof l->name, "%s", st->node_host[n]);
-    snprintf(l->host, sizeof l->host, "%s", st->node_host[n]);
+    snprintf(l->name, sizeof l->name, "%s", st->lay.node_host[n]);
+    snprintf(l->host, sizeof l->host, "%s", st->lay.node_host[n]);
     l->scope = SCOPE_HOST;
   }
-  for (int q = 0; q < st->npairs; q++) {
+  for (int q = 0; q < st->lay.npairs; q++) {
     soak_link_id *l = &st->S.link[nodes + q];
-    snprintf(l->name, sizeof l->name, "%.40s-%.40s", st->node_host[st->pairs[q].a], st->node_host[st->pairs[q].b]);
+    snprintf(l->name, sizeof l->name, "%.40s-%.40s", st->lay.node_host[st->lay.pairs[q].a], st->lay.node_host[st->lay.pairs[q].b]);
     l->host[0] = 0; /* a pair counts against neither host alone (the localisation below may name one) */
     l->scope = SCOPE_PAIR;
   }
@@ -220,25 +219,9 @@ static ddp_result state_init(cmd_ctx *c, const accept_soak_plan *p, soak_state *
   return DDP_OK;
 }
 
-/* The rules' parameters: soak_params_default, with the ceilings of the expectations (built in: the same DCGM
- * limits; --expect may change them), of rank 0's GPU model. */
-static ddp_result state_params(const cmd_ctx *c, const accept_rules *rules, soak_state *st) {
-  soak_params_default(&st->prm);
-  expect_set e;
-  expect_builtin(&e, c->ranks[0].dev.name, 0, 0, 0);
-  if (rules->expect_file && rules->expect_file[0]) DDP_TRY(expect_load_file(&e, rules->expect_file));
-  st->prm.ecc_corrected_per_min = e.v[EXP_SOAK_ECC_CORRECTED];
-  st->prm.pcie_replay_per_min = e.v[EXP_SOAK_PCIE_REPLAY];
-  st->prm.nvlink_crc_per_s = e.v[EXP_SOAK_NVLINK_CRC];
-  st->prm.nvlink_replay_per_interval = e.v[EXP_SOAK_NVLINK_REPLAY];
-  st->prm.nvlink_recovery_per_interval = e.v[EXP_SOAK_NVLINK_RECOVERY];
-  return DDP_OK;
-}
-
 static void state_free(soak_state *st) {
   soak_series_free(&st->S);
-  free(st->pairs);
-  free(st->node_host);
+  soak_layout_free(&st->lay);
   free(st->stage_s);
   free(st->bad_first);
   free(st->bad_n);
@@ -253,42 +236,10 @@ static double rec(const result_doc *d, const char *meas, const char *group, cons
   return x ? x->value : NAN;
 }
 
-/* One interval's series records into doc: per GPU, per link, per rank, labelled (with_interval) with the interval
- * and its end time. */
-static ddp_result series_records(const soak_state *st, int i, int with_interval, result_doc *doc) {
-  const soak_series *S = &st->S;
-  char iv[16], ts[32], rank[16];
-  snprintf(iv, sizeof iv, "%d", i + 1);
-  snprintf(ts, sizeof ts, "%.3f", S->t1[i] - S->t0[0]);
-#define ADD(group, metric, unit, better, v, ...)                                                                    \
-  DDP_TRY(with_interval ? result_add(doc, "soak", group, metric, unit, better, v, NULL, NULL, 0, "interval", iv, "t_s", \
-                                     ts, __VA_ARGS__, NULL)                                                         \
-                        : result_add(doc, "soak", group, metric, unit, better, v, NULL, NULL, 0, __VA_ARGS__, NULL))
-  for (int k = 0; k < S->ngpu; k++) {
-    const soak_gpu_sample *g = soak_gpu_at(S, i, k);
-    snprintf(rank, sizeof rank, "%d", S->gpu[k].rank);
-    ADD("world", "gemm_tflops", "TFLOP/s", BETTER_HIGHER, g->tflops, "rank", rank, "precision", st->prec);
-    ADD("world", "sm_clock_mhz", "MHz", BETTER_NONE, g->sm_mhz, "rank", rank);
-    ADD("world", "power_w", "W", BETTER_NONE, g->power_w, "rank", rank);
-    ADD("world", "temperature_c", "C", BETTER_NONE, g->temp_c, "rank", rank);
-    ADD("world", "throttle_reasons", "", BETTER_NONE, g->reasons_measured ? (double)g->reasons : NAN, "rank", rank);
-    ADD("world", "compute_ms", "ms", BETTER_LOWER, *soak_step_at(S, i, k), "rank", rank);
-  }
-  for (int l = 0; l < S->nlink; l++) {
-    char group[128];
-    snprintf(group, sizeof group, "%s:%s", S->link[l].scope == SCOPE_PAIR ? "pair" : "node", S->link[l].name);
-    double v = *soak_busbw_at(S, i, l);
-    if (!isfinite(v) && S->link[l].scope == SCOPE_PAIR) continue; /* pairs run every --pair-every cycles */
-    ADD(group, "busbw_gbs", "GB/s", BETTER_HIGHER, v, "link", S->link[l].name);
-  }
-#undef ADD
-  return DDP_OK;
-}
-
 /* Rank 0: one interval's figures from the ranks' messages and the cycle's records. */
 static ddp_result interval_fill(soak_state *st, int i, const rank_msg *msg, const result_doc *cyc) {
   soak_series *S = &st->S;
-  int nodes = st->S.nlink - st->npairs;
+  int nodes = st->S.nlink - st->lay.npairs;
   for (int k = 0; k < S->ngpu; k++) {
     soak_gpu_sample *g = soak_gpu_at(S, i, k);
     *g = msg[k].s;
@@ -309,9 +260,9 @@ static ddp_result interval_fill(soak_state *st, int i, const rank_msg *msg, cons
     snprintf(g, sizeof g, "node:%.80s", S->link[n].host);
     *soak_busbw_at(S, i, n) = rec(cyc, "allreduce", g, "busbw_gbs", NULL, NULL);
   }
-  for (int q = 0; q < st->npairs; q++) {
+  for (int q = 0; q < st->lay.npairs; q++) {
     char g[64];
-    snprintf(g, sizeof g, "pair:%d-%d", st->pairs[q].a, st->pairs[q].b);
+    snprintf(g, sizeof g, "pair:%d-%d", st->lay.pairs[q].a, st->lay.pairs[q].b);
     *soak_busbw_at(S, i, nodes + q) = rec(cyc, "allreduce", g, "busbw_gbs", NULL, NULL);
   }
   /* the weights: the majority's checksum this cycle, and who is off it */
@@ -331,60 +282,14 @@ static ddp_result interval_fill(soak_state *st, int i, const rank_msg *msg, cons
     if (!st->have_first) st->first_sum = msg[best].checksum, st->have_first = 1;
     else if (msg[best].checksum != st->first_sum && !st->changed_n++) st->changed_first = i + 1;
   }
-  DDP_TRY(series_records(st, i, 1, &st->all));
+  DDP_TRY(soak_doc_series_records(&st->S, st->prec, i, 1, &st->all));
   result_free(&st->last);
   result_init(&st->last);
-  DDP_TRY(series_records(st, i, 0, &st->last));
-  char iv[16];
-  snprintf(iv, sizeof iv, "%d", i + 1);
-  DDP_TRY(result_add(&st->last, "soak", "world", "interval", "", BETTER_NONE, i + 1, NULL, NULL, 0, NULL));
-  DDP_TRY(result_add(&st->last, "soak", "world", "elapsed_s", "s", BETTER_NONE, S->t1[i] - S->t0[0], NULL, NULL, 0,
-                     NULL));
-  DDP_TRY(result_add(&st->last, "soak", "world", "intervals_complete", "", BETTER_NONE, S->nint, NULL, NULL, 0, NULL));
+  DDP_TRY(soak_doc_last_records(&st->S, st->prec, &st->last));
   return DDP_OK;
 }
 
 /* ---- rank 0: verdicts ---- */
-
-/* A host every one of whose measured pairs dropped, while a pair without it did not: named (the pairs alone
- * count against neither host). */
-static ddp_result localise(const soak_state *st, const finding_list *f, finding_list *out) {
-  const soak_series *S = &st->S;
-  int nodes = st->S.nlink - st->npairs;
-  if (st->npairs < 2) return DDP_OK;
-  int *dropped = calloc((size_t)st->npairs, sizeof *dropped), *first = calloc((size_t)st->npairs, sizeof *first);
-  double *t = calloc((size_t)st->npairs, sizeof *t);
-  DDP_CHECK_ALLOC(dropped && first && t);
-  int any_clean = 0;
-  for (int q = 0; q < st->npairs; q++) {
-    for (int k = 0; k < f->n; k++)
-      if (!strcmp(f->v[k].check, "soak_busbw_drop") && !strcmp(f->v[k].subject, S->link[nodes + q].name))
-        dropped[q] = 1, first[q] = f->v[k].interval, t[q] = f->v[k].t_s;
-    any_clean |= !dropped[q];
-  }
-  ddp_result r = DDP_OK;
-  for (int n = 0; any_clean && n < st->nnodes && r == DDP_OK; n++) {
-    int in = 0, bad = 0, fi = 0;
-    double ft = NAN;
-    for (int q = 0; q < st->npairs; q++) {
-      if (st->pairs[q].a != n && st->pairs[q].b != n) continue;
-      in++;
-      if (dropped[q]) {
-        bad++;
-        if (!fi || first[q] < fi) fi = first[q], ft = t[q];
-      }
-    }
-    if (!in || bad < in) continue;
-    const char *h = st->node_host[n];
-    r = findings_add_at(out, h, -1, "soak_host_link", SEV_FAIL, SCOPE_HOST, h, bad, in, "",
-                        "busbw dropped in all %d of its node pairs, from interval %d (%.0f s), while pairs without it "
-                        "held: the host's network link degraded during the soak",
-                        in, fi, ft);
-    if (r == DDP_OK) out->v[out->n - 1].interval = fi, out->v[out->n - 1].t_s = ft;
-  }
-  free(dropped), free(first), free(t);
-  return r;
-}
 
 static ddp_result weights_findings(const soak_state *st, finding_list *out) {
   const soak_series *S = &st->S;
@@ -418,22 +323,11 @@ static ddp_result weights_findings(const soak_state *st, finding_list *out) {
   return DDP_OK;
 }
 
-/* The verdicts over the series so far into *f, and each GPU's steady state into gs[ngpu]. */
+/* The verdicts over the series so far into *f (soak_doc_judge's, then the weights'), and each GPU's steady state
+ * into gs[ngpu]. */
 static ddp_result judge(const soak_state *st, finding_list *f, soak_gpu_steady *gs) {
-  soak_params prm = st->prm;
-  soak_verdicts v;
-  soak_verdicts_init(&v);
-  memset(gs, 0, (size_t)st->S.ngpu * sizeof *gs);
-  ddp_result r = soak_judge_counters(&st->S, &prm, &v);
-  if (r == DDP_OK) r = soak_judge_throttle(&st->S, &prm, &v, gs);
-  if (r == DDP_OK) r = soak_judge_steady(&st->S, &prm, &v, gs);
-  if (r == DDP_OK) r = soak_judge_links(&st->S, &prm, gs, &v);
-  if (r == DDP_OK) r = soak_judge_ranks(&st->S, &prm, &v);
-  for (int k = 0; r == DDP_OK && k < v.f.n; k++) r = findings_push(f, &v.f.v[k]);
-  if (r == DDP_OK) r = localise(st, &v.f, f);
-  if (r == DDP_OK) r = weights_findings(st, f);
-  soak_verdicts_free(&v);
-  return r;
+  DDP_TRY(soak_doc_judge(&st->S, &st->prm, &st->lay, f, gs));
+  return weights_findings(st, f);
 }
 
 /* ---- rank 0: the JSON section ---- */
@@ -455,97 +349,14 @@ static cJSON *series_json(const soak_state *st, const accept_soak_plan *p, const
   cJSON_AddStringToObject(o, "gemm_precision", st->prec);
   cJSON_AddNumberToObject(o, "gemm_seconds", p->gemm.seconds);
   cJSON_AddNumberToObject(o, "train_steps", st->train_steps);
-  cJSON *iv = cJSON_AddArrayToObject(o, "intervals");
-  for (int i = 0; iv && i < S->nint; i++) {
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddNumberToObject(x, "interval", i + 1);
-    cJSON_AddNumberToObject(x, "t0_s", S->t0[i] - S->t0[0]);
-    cJSON_AddNumberToObject(x, "t1_s", S->t1[i] - S->t0[0]);
-    cJSON_AddItemToArray(iv, x);
-  }
   cJSON *stages = cJSON_AddObjectToObject(o, "stages_s");
   for (int q = 0; stages && q < NSTAGE; q++) {
     cJSON *a = cJSON_AddArrayToObject(stages, STAGE_NAME[q]);
     for (int i = 0; a && i < S->nint && st->stage_s; i++) cJSON_AddItemToArray(a, num(st->stage_s[i * NSTAGE + q]));
   }
-  cJSON *gpus = cJSON_AddArrayToObject(o, "gpus");
-  for (int k = 0; gpus && k < S->ngpu; k++) {
-    const soak_gpu_id *id = &S->gpu[k];
-    cJSON *g = cJSON_CreateObject();
-    cJSON_AddNumberToObject(g, "rank", id->rank);
-    cJSON_AddStringToObject(g, "host", id->host);
-    cJSON_AddStringToObject(g, "gpu", id->busid);
-    cJSON_AddStringToObject(g, "model", id->model);
-    static const char *const names[] = {"tflops", "sm_clock_mhz", "power_w", "temperature_c", "throttle_reasons",
-                                        "ecc_corrected", "ecc_uncorrected", "remap_pending", "pcie_replay",
-                                        "pcie_gen", "pcie_width", "compute_ms"};
-    for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) {
-      cJSON *a = cJSON_AddArrayToObject(g, names[q]);
-      for (int i = 0; a && i < S->nint; i++) {
-        const soak_gpu_sample *x = soak_gpu_at(S, i, k);
-        double v = q == 0 ? x->tflops : q == 1 ? x->sm_mhz : q == 2 ? x->power_w : q == 3 ? x->temp_c
-                 : q == 4 ? (x->reasons_measured ? (double)x->reasons : NAN)
-                 : q == 5 ? (x->ecc_corrected.measured ? x->ecc_corrected.delta : NAN)
-                 : q == 6 ? (x->ecc_uncorrected.measured ? x->ecc_uncorrected.delta : NAN)
-                 : q == 7 ? (x->remap_pending.measured ? x->remap_pending.delta : NAN)
-                 : q == 8 ? (x->pcie_replay.measured ? x->pcie_replay.delta : NAN)
-                 : q == 9 ? (x->pcie_gen ? (double)x->pcie_gen : NAN)
-                 : q == 10 ? (x->pcie_width ? (double)x->pcie_width : NAN)
-                           : *soak_step_at(S, i, k);
-        cJSON_AddItemToArray(a, num(v));
-      }
-    }
-    const soak_gpu_sample *x0 = S->nint ? soak_gpu_at(S, S->nint - 1, k) : NULL;
-    cJSON_AddItemToObject(g, "pcie_gen_max", num(x0 && x0->pcie_gen_max ? x0->pcie_gen_max : NAN));
-    cJSON_AddItemToObject(g, "pcie_width_max", num(x0 && x0->pcie_width_max ? x0->pcie_width_max : NAN));
-    cJSON *xids = cJSON_AddArrayToObject(g, "xids");
-    for (int i = 0; xids && i < S->nint; i++) {
-      const soak_gpu_sample *x = soak_gpu_at(S, i, k);
-      for (int e = 0; e < x->nxid; e++) {
-        cJSON *xe = cJSON_CreateObject();
-        cJSON_AddNumberToObject(xe, "xid", x->xid[e].xid);
-        cJSON_AddNumberToObject(xe, "t_s", x->xid[e].t);
-        cJSON_AddNumberToObject(xe, "interval", i + 1);
-        cJSON_AddItemToArray(xids, xe);
-      }
-    }
-    cJSON *nv = cJSON_AddArrayToObject(g, "nvlinks");
-    int nl = x0 ? x0->nlinks : 0;
-    for (int l = 0; nv && l < nl; l++) {
-      cJSON *lk = cJSON_CreateObject();
-      cJSON_AddNumberToObject(lk, "link", l);
-      cJSON *up = cJSON_AddArrayToObject(lk, "up"), *crc = cJSON_AddArrayToObject(lk, "crc"),
-            *rep = cJSON_AddArrayToObject(lk, "replay"), *recv = cJSON_AddArrayToObject(lk, "recovery");
-      for (int i = 0; i < S->nint; i++) {
-        const soak_nvlink *y = l < soak_gpu_at(S, i, k)->nlinks ? &soak_gpu_at(S, i, k)->link[l] : NULL;
-        cJSON_AddItemToArray(up, num(y && y->state >= 0 && !y->absent ? y->state : NAN));
-        cJSON_AddItemToArray(crc, num(y && y->crc.measured ? y->crc.delta : NAN));
-        cJSON_AddItemToArray(rep, num(y && y->replay.measured ? y->replay.delta : NAN));
-        cJSON_AddItemToArray(recv, num(y && y->recovery.measured ? y->recovery.delta : NAN));
-      }
-      cJSON_AddItemToArray(nv, lk);
-    }
-    if (gs) {
-      const soak_gpu_steady *s = &gs[k];
-      cJSON *y = cJSON_AddObjectToObject(g, "steady");
-      cJSON_AddItemToObject(y, "first_minute_tflops", num(s->first_minute));
-      cJSON_AddItemToObject(y, "equilibrium_tflops", num(s->equilibrium));
-      cJSON_AddItemToObject(y, "peers_tflops", num(s->peers));
-      cJSON_AddItemToObject(y, "sink", num(s->sink));
-      cJSON_AddItemToObject(y, "first_throttle_s", num(s->first_throttle_interval ? s->first_throttle_s : NAN));
-      cJSON_AddItemToObject(y, "first_throttle_interval",
-                            s->first_throttle_interval ? cJSON_CreateNumber(s->first_throttle_interval) : cJSON_CreateNull());
-    }
-    cJSON_AddItemToArray(gpus, g);
-  }
-  cJSON *links = cJSON_AddArrayToObject(o, "links");
-  for (int l = 0; links && l < S->nlink; l++) {
-    cJSON *x = cJSON_CreateObject();
-    cJSON_AddStringToObject(x, "name", S->link[l].name);
-    cJSON_AddStringToObject(x, "kind", S->link[l].scope == SCOPE_PAIR ? "pair" : "node");
-    cJSON *a = cJSON_AddArrayToObject(x, "busbw_gbs");
-    for (int i = 0; a && i < S->nint; i++) cJSON_AddItemToArray(a, num(*soak_busbw_at(S, i, l)));
-    cJSON_AddItemToArray(links, x);
+  if (soak_doc_series_json(S, gs, o) != DDP_OK) {
+    cJSON_Delete(o);
+    return NULL;
   }
   return o;
 }
@@ -573,13 +384,9 @@ static ddp_result section_set(cmd_ctx *c, const soak_state *st, const accept_soa
 static ddp_result write_one(cmd_ctx *c, soak_state *st, int i, int files_only, int iv) {
   const char *path = out_path(c, i);
   if (!path[0] || (files_only && atomic_file_is_stdout(path))) return DDP_OK;
-  result_doc *d = &c->doc;
-  result_record *keep = d->records;
-  int n = d->nrecords, cap = d->cap_records;
   const result_doc *from = i == OUT_CSV ? &st->all : i == OUT_PROM ? &st->last : NULL;
-  if (from) d->records = from->records, d->nrecords = from->nrecords, d->cap_records = from->cap_records;
-  ddp_result r = outputs_write_some(&c->out, 1u << i, st->replace, files_only, d, from ? NULL : c->sections, 1);
-  d->records = keep, d->nrecords = n, d->cap_records = cap;
+  ddp_result r = soak_doc_write_records(&c->out, 1u << i, st->replace, files_only, &c->doc, from,
+                                        from ? NULL : c->sections, 1);
   if (r == DDP_OK) {
     if (!atomic_file_is_stdout(path)) st->replace |= 1u << i;
     st->out[i].holds = iv;
@@ -810,24 +617,6 @@ static void print_report(const soak_state *st, const soak_gpu_steady *gs, double
   }
 }
 
-/* The summary records (per GPU), for --json readers, compare and the Prometheus file of the end. */
-static ddp_result summary_records(const soak_state *st, const soak_gpu_steady *gs, result_doc *d) {
-  const soak_series *S = &st->S;
-  for (int k = 0; k < S->ngpu; k++) {
-    char rank[16];
-    snprintf(rank, sizeof rank, "%d", S->gpu[k].rank);
-    DDP_TRY(result_add(d, "soak", "world", "equilibrium_tflops", "TFLOP/s", BETTER_HIGHER, gs[k].equilibrium, NULL,
-                       NULL, 0, "rank", rank, "precision", st->prec, NULL));
-    DDP_TRY(result_add(d, "soak", "world", "first_minute_tflops", "TFLOP/s", BETTER_HIGHER, gs[k].first_minute, NULL,
-                       NULL, 0, "rank", rank, "precision", st->prec, NULL));
-    DDP_TRY(result_add(d, "soak", "world", "first_throttle_s", "s", BETTER_HIGHER,
-                       gs[k].first_throttle_interval ? gs[k].first_throttle_s : NAN, NULL, NULL, 0, "rank", rank, NULL));
-    if (!gs[k].first_throttle_interval)
-      DDP_TRY(result_set_why(d, "no failing or warning throttle reason during the soak"));
-  }
-  return DDP_OK;
-}
-
 /* The end's --csv and --prom, written here (the series are the soak's) when conclude() begins (cmd_ctx's finish
  * hook: after NCCL's account has added its findings, which come after run()), before it writes --json and
  * --failed-hosts: with the outcome conclude will give (state complete, the exit code of every finding), so that
@@ -894,7 +683,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   soak_state st;
   memset(&st, 0, sizeof st);
   ddp_result r = root ? state_init(c, p, &st) : DDP_OK;
-  if (r == DDP_OK && root) r = state_params(c, rules, &st);
+  if (r == DDP_OK && root) r = soak_params_for(c->ranks[0].dev.name, rules->expect_file, &st.prm);
   int ok = r == DDP_OK;
   DDP_CHECK_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, d->world));
   if (!ok) {
@@ -1120,7 +909,7 @@ ddp_result accept_soak(cmd_ctx *c, const accept_soak_plan *p, const accept_rules
   r = gs ? accept_judge_doc(&c->doc, rules) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (r == DDP_OK) r = judge(&st, &c->doc.findings, gs);
   if (r == DDP_OK) r = write_findings(c, &st, &c->doc.findings, 1);
-  if (r == DDP_OK) r = summary_records(&st, gs, &c->doc);
+  if (r == DDP_OK) r = soak_doc_summary(&st.S, gs, st.prec, &c->doc);
   if (r == DDP_OK) r = section_set(c, &st, p, gs, "complete", elapsed);
   if (r == DDP_OK) print_report(&st, gs, elapsed);
   c->outputs_own = OUTPUT_CSV | OUTPUT_PROM;

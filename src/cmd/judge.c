@@ -1,4 +1,4 @@
-/* judge.c: `ddpbench judge RESULT.json [rules] [outputs]`: a stored one-shot accept result judged again, without
+/* judge.c: `ddpbench judge RESULT.json [rules] [outputs]`: a stored accept result judged again, without
  * measuring: its findings, verdict and drain list are dropped, and accept_judge_doc (verdict/accept_verdicts.h)
  * judges its records under the rules given here, which are accept's own options with accept's names. A rule not
  * given is the one the stored run used (its config), else accept's default, so that `judge` alone reproduces the
@@ -6,8 +6,10 @@
  * hosts' verdict and writes the outputs through outputs.h, with accept's exit codes and bottom line; judge adds
  * --retest-hosts. The document it writes is an accept document whose config holds the rules used and the file
  * judged (judged_from). Nothing in it is random: the same file and rules give the same verdict.
- * It never starts MPI and never measures. A soak result is refused (its verdicts come from its time series, which
- * this does not re-judge), as is any other kind. Bad input: one line naming the file or key, exit 2. */
+ * A soak's result is judged from its series, read back from its `soak` section (cmd/soak_doc.h): the soak's rules
+ * over it, its weights checks (taken live) carried over, its --csv and --prom the series as the soak writes them.
+ * It never starts MPI and never measures. Any other kind is refused. Bad input: one line naming the file or key,
+ * exit 2. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -20,7 +22,9 @@
 #include "baseline.h"
 #include "bottom_figures.h"
 #include "commands.h"
+#include "hosts.h"
 #include "pair_judge.h"
+#include "soak_doc.h"
 
 typedef struct {
   char input[4096];
@@ -134,22 +138,90 @@ static ddp_result retest_write(const char *path, const result_doc *d, int force)
   return r;
 }
 
-static ddp_result judge_run(cmd_ctx *c) {
-  judge_args *a = c->args;
+/* ---- a soak ---- */
+
+/* A soak's checks taken live (the weights' checksums are compared while it runs and not stored): carried over. */
+static int soak_live(const char *check) {
+  return !strcmp(check, "soak_weights") || !strcmp(check, "soak_nonfinite") || !strcmp(check, "soak_weights_repeat");
+}
+
+/* The series' --csv (every interval) and --prom (the last), as accept --soak writes them: conclude() calls this
+ * before it writes --json and --failed-hosts, with the exit code those will say. */
+typedef struct {
+  result_doc all, last;
+} judge_series;
+
+static void series_free(void *p) {
+  judge_series *js = p;
+  if (!js) return;
+  result_free(&js->all), result_free(&js->last);
+  free(js);
+}
+
+static ddp_result series_write(cmd_ctx *c) {
+  judge_series *js = c->finish_state;
   result_doc *d = &c->doc;
-  result_free(d);
-  DDP_TRY(result_load(a->input, d)); /* prints its own one line */
-  const char *kind = d->kind && !strcmp(d->kind, "export") ? d->source_kind : d->kind;
-  if (!kind || strcmp(kind, "accept"))
-    return ddp_usage_error("judge: %s: judge reads accept results; this is a%s %s result", a->input,
-                           kind && strchr("aeiou", kind[0]) ? "n" : "", kind ? kind : "unknown");
-  const char *soak = cfg(d, "soak");
-  int soak_records = 0;
-  for (int i = 0; i < d->nrecords; i++) soak_records += !strcmp(d->records[i].measurement, "soak");
-  if (soak_records || (soak && strtod(soak, NULL) > 0))
-    return ddp_usage_error("judge: %s: a soak result (accept --soak): its verdicts come from its time series, which "
-                           "judge does not re-judge; judge reads one-shot accept results", a->input);
-  DDP_TRY(rules_from_doc(c, a, d));
+  const char **hosts = calloc((size_t)c->dist.size + 1, sizeof *hosts);
+  DDP_CHECK_ALLOC(hosts);
+  for (int k = 0; k < c->dist.size; k++) hosts[k] = cmd_rank_host(c, k);
+  hosts_verdict hv;
+  ddp_result r = hosts_judge(d, hosts, c->dist.size, c->strict, &hv);
+  free((void *)hosts);
+  DDP_TRY(r);
+  int code = findings_exit_code(&d->findings); /* as conclude() */
+  if (code == DDP_EXIT_OK && hv.failing_findings) code = DDP_EXIT_EXPECT;
+  d->exit_code = code;
+  DDP_TRY(soak_doc_write_records(&c->out, OUTPUT_CSV, 0, 0, d, &js->all, NULL, c->quiet));
+  return soak_doc_write_records(&c->out, OUTPUT_PROM, 0, 0, d, &js->last, NULL, c->quiet);
+}
+
+/* The soak's verdicts again, over the series read back from its section: soak_doc_judge's, the live checks
+ * carried over, the summary records and each GPU's steady state made again; --csv and --prom from the series. */
+static ddp_result soak_rejudge(cmd_ctx *c, const judge_args *a, result_doc *d, const soak_series *sp,
+                               const soak_layout *lay, finding_list *live) {
+  const soak_series S = *sp;
+  soak_params prm;
+  soak_gpu_steady *gs = calloc((size_t)S.ngpu + 1, sizeof *gs);
+  judge_series *js = calloc(1, sizeof *js);
+  const cJSON *pj = cJSON_GetObjectItemCaseSensitive(d->soak, "gemm_precision");
+  const char *prec = cJSON_IsString(pj) ? pj->valuestring : "fp32";
+  ddp_result r = gs && js ? soak_params_for(S.gpu[0].model, a->expect, &prm) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  if (js) result_init(&js->all), result_init(&js->last);
+  if (r == DDP_OK) r = soak_doc_judge(&S, &prm, lay, &d->findings, gs);
+  for (int i = 0; r == DDP_OK && i < live->n; i++) r = findings_push(&d->findings, &live->v[i]);
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(d->soak, "state");
+  const char *state = cJSON_IsString(st) ? st->valuestring : "complete";
+  if (r == DDP_OK && strcmp(state, "complete"))
+    r = findings_add(&d->findings, "soak_incomplete", SEV_WARN, SCOPE_JOB, "job", S.nint, NAN, "",
+                     "the soak was %s after %d interval%s: judged over what it measured, not over the soak asked for",
+                     state, S.nint, S.nint == 1 ? "" : "s");
+  if (r == DDP_OK) r = soak_doc_summary(&S, gs, prec, d);
+  cJSON *gpus = cJSON_GetObjectItemCaseSensitive(d->soak, "gpus");
+  for (int k = 0; r == DDP_OK && k < S.ngpu; k++) {
+    cJSON *y = soak_doc_steady_json(&gs[k]), *g = cJSON_GetArrayItem(gpus, k);
+    if (!y) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    else if (cJSON_GetObjectItemCaseSensitive(g, "steady")) cJSON_ReplaceItemInObjectCaseSensitive(g, "steady", y);
+    else cJSON_AddItemToObject(g, "steady", y);
+  }
+  for (int i = 0; r == DDP_OK && i < S.nint; i++) r = soak_doc_series_records(&S, prec, i, 1, &js->all);
+  if (r == DDP_OK) r = soak_doc_last_records(&S, prec, &js->last);
+  if (r == DDP_OK) { /* the section travels to the output, its steady states judged again */
+    if (!c->sections && !(c->sections = cJSON_CreateObject())) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    else cJSON_AddItemToObject(c->sections, "soak", d->soak), d->soak = NULL;
+  }
+  if (r == DDP_OK) {
+    c->outputs_own = OUTPUT_CSV | OUTPUT_PROM;
+    c->finish = series_write, c->finish_state = js, c->finish_free = series_free;
+  } else {
+    series_free(js);
+  }
+  free(gs);
+  return r;
+}
+
+/* The document judged again (a soak's series S, or NULL), its outputs' config and hosts set up. */
+static ddp_result judge_doc(cmd_ctx *c, judge_args *a, result_doc *d, const soak_series *S, const soak_layout *lay) {
+  int is_soak = S != NULL;
   if (a->rel_warn > a->rel_fail)
     return ddp_usage_error("judge: relative_warn_pct %g is above relative_fail_pct %g: a figure would fail before it "
                            "warns", a->rel_warn, a->rel_fail);
@@ -161,7 +233,17 @@ static ddp_result judge_run(cmd_ctx *c) {
   result_doc *base = NULL; /* a comma list of known-good runs, loaded and checked as accept loads them */
   int nbase = 0;
   if (a->baseline[0]) DDP_TRY(baseline_docs_load(a->baseline, "judge: --baseline", &base, &nbase));
-  /* the stored judgement goes; the records and provenance stay */
+  /* the stored judgement goes; the records and provenance stay (a soak's live weights checks aside) */
+  finding_list live;
+  findings_init(&live);
+  for (int i = 0; is_soak && i < d->findings.n; i++)
+    if (soak_live(d->findings.v[i].check) && findings_push(&live, &d->findings.v[i]) != DDP_OK) {
+      findings_free(&live);
+      return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    }
+  if (is_soak) /* its summary records are made again from the series */
+    for (int i = d->nrecords - 1; i >= 0; i--)
+      if (!strcmp(d->records[i].measurement, "soak")) result_remove_record(d, i);
   findings_free(&d->findings);
   findings_init(&d->findings);
   for (int i = 0; i < d->nfailed_hosts; i++) free(d->failed_hosts[i]);
@@ -190,6 +272,8 @@ static ddp_result judge_run(cmd_ctx *c) {
          a->expect[0] ? a->expect : "built-in", a->bad_pct, a->prior_bad, a->drain_threshold, a->strict ? ", strict" : "");
   ddp_result r = accept_judge_doc(d, &rules);
   baseline_docs_free(base, nbase);
+  if (r == DDP_OK && is_soak) r = soak_rejudge(c, a, d, S, lay, &live);
+  findings_free(&live);
   if (r == DDP_OK && d->nrecords == 0) /* no evidence is no pass, as accept says */
     r = findings_add(&d->findings, "measured", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",
                      "nothing was measured in %s: a cluster is not accepted on no evidence", a->input);
@@ -218,17 +302,47 @@ static ddp_result judge_run(cmd_ctx *c) {
   return DDP_OK;
 }
 
+static ddp_result judge_run(cmd_ctx *c) {
+  judge_args *a = c->args;
+  result_doc *d = &c->doc;
+  result_free(d);
+  DDP_TRY(result_load(a->input, d)); /* prints its own one line */
+  const char *kind = d->kind && !strcmp(d->kind, "export") ? d->source_kind : d->kind;
+  if (!kind || strcmp(kind, "accept"))
+    return ddp_usage_error("judge: %s: judge reads accept results; this is a%s %s result", a->input,
+                           kind && strchr("aeiou", kind[0]) ? "n" : "", kind ? kind : "unknown");
+  const char *soak = cfg(d, "soak");
+  int soak_records = 0;
+  for (int i = 0; i < d->nrecords; i++) soak_records += !strcmp(d->records[i].measurement, "soak");
+  int is_soak = d->soak || soak_records || (soak && strtod(soak, NULL) > 0);
+  if (is_soak && !d->soak)
+    return ddp_usage_error("judge: %s: a soak result without its soak section (its time series): nothing to judge "
+                           "the soak by; judge the --json that accept --soak wrote", a->input);
+  DDP_TRY(rules_from_doc(c, a, d));
+  soak_series S; /* a soak's series, read back before anything is said: bad input is one line */
+  soak_layout lay;
+  memset(&S, 0, sizeof S), memset(&lay, 0, sizeof lay);
+  char err[300] = "";
+  if (is_soak && soak_doc_load(d->soak, d, &S, &lay, err, sizeof err) != DDP_OK)
+    return err[0] ? ddp_usage_error("judge: %s: %s", a->input, err) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = judge_doc(c, a, d, is_soak ? &S : NULL, &lay);
+  soak_series_free(&S);
+  soak_layout_free(&lay);
+  return r;
+}
+
 const cmd_def cmd_judge = {
     .bottom = accept_bottom,
     .name = "judge",
     .summary = "a stored accept result judged again under other rules (a threshold tried on yesterday's run)",
     .usage = "usage: ddpbench judge RESULT.json [--baseline F] [--bad-pct P] [--prior-bad P] [--drain-threshold T] "
              "[--relative-fail-pct P] [--strict] [--json F] [--failed-hosts F] [--retest-hosts F] [--prom F] [--csv F]\n",
-    .exit_codes = "0 every host passed (warnings allowed), 2 bad input or a result that is not a one-shot accept "
-                  "result, 4 a check failed (--strict: or warned)",
-    .about = "Reads a one-shot accept result (--json), drops its findings and verdict, and judges its records again "
-             "with accept's code under the rules given (a rule not given is the stored run's), writing accept's "
-             "outputs. No MPI, no device; deterministic.\n"
+    .exit_codes = "0 every host passed (warnings allowed), 2 bad input or a result that is not an accept result, 4 a "
+                  "check failed (--strict: or warned)",
+    .about = "Reads an accept result (--json), drops its findings and verdict, and judges its records again with "
+             "accept's code under the rules given (a rule not given is the stored run's), writing accept's outputs; a "
+             "soak's (accept --soak) from its time series, its weights checks carried over. No MPI, no device; "
+             "deterministic.\n"
              "Example: ddpbench judge accept.json --drain-threshold 0.9 --failed-hosts drain.txt\n",
     .flags = CMD_OUTPUTS | CMD_VERDICT,
     .args_size = sizeof(judge_args),

@@ -97,6 +97,7 @@ void result_free(result_doc *d) {
   free(d->suspects);
   kv_free(d->labels, d->nlabels);
   cJSON_Delete(d->nccl);
+  cJSON_Delete(d->soak);
   free(d->device);
   free(d->comm);
   kv_free(d->config, d->nconfig);
@@ -153,6 +154,13 @@ ddp_result result_kv_push(result_kv **kv, int *n, const char *key, const char *v
   }
   (*n)++;
   return DDP_OK;
+}
+
+void result_remove_record(result_doc *d, int i) {
+  if (i < 0 || i >= d->nrecords) return;
+  record_free(&d->records[i]);
+  memmove(&d->records[i], &d->records[i + 1], (size_t)(d->nrecords - i - 1) * sizeof *d->records);
+  d->nrecords--;
 }
 
 ddp_result result_add_record(result_doc *d, const result_record *rec) {
@@ -1031,6 +1039,7 @@ ddp_result result_load(const char *path, result_doc *d) {
   }
   ddp_result r = result_from_json(doc, d, why, sizeof why);
   if (r == DDP_OK) d->nccl = cJSON_DetachItemFromObjectCaseSensitive(doc, "nccl");
+  if (r == DDP_OK) d->soak = cJSON_DetachItemFromObjectCaseSensitive(doc, "soak");
   cJSON_Delete(doc);
   if (r != DDP_OK) {
     result_free(d);

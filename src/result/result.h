@@ -12,7 +12,7 @@
  * Nothing here measures, communicates or exits.
  *
  * defines: result_doc, result_record, result_rank, result_kv, result_better,
- *          result_{init,free,add_record,record_label,find,to_json,from_json,load,better_name},
+ *          result_{init,free,add_record,remove_record,record_label,find,to_json,from_json,load,better_name},
  *          result_env_allowed, result_env_redacted, result_config_set, RESULT_SCHEMA_VERSION */
 #ifndef DDPBENCH_RESULT_H
 #define DDPBENCH_RESULT_H
@@ -115,6 +115,9 @@ typedef struct {
   /* result_load only: the document's "nccl" section (NCCL's account) as it was, for export to keep; NULL when
    * it has none. Owned; result_free frees it. */
   cJSON *nccl;
+  /* result_load only: the document's "soak" section (a soak's series, cmd/soak_doc.h) as it was, for judge to read
+   * back; NULL when it has none. Owned; result_free frees it. */
+  cJSON *soak;
 } result_doc;
 
 void result_init(result_doc *d);
@@ -131,6 +134,8 @@ ddp_result result_failed_host_add(result_doc *d, const char *host);
 
 /* Appends a deep copy of rec (labels are sorted in the copy). */
 ddp_result result_add_record(result_doc *d, const result_record *rec);
+/* Removes record i (0 <= i < d->nrecords), keeping the others' order. */
+void result_remove_record(result_doc *d, int i);
 /* Builds and appends a record in one call: labels as "key", "value" pairs ending with NULL (16 at most). NaN is
  * fine. stats and samples may be NULL / 0. */
 ddp_result result_add(result_doc *d, const char *measurement, const char *group, const char *metric,

@@ -6,8 +6,10 @@
  *  - a healthy accept: judge exits 0 as it did, and --drain-threshold 0.99 changes nothing (the same findings, the
  *    same verdict); the rules used are in the output's config (drain_threshold 0.99, judged_from the file);
  *  - bad input, exit 2 with one line: a missing file (named), a file that is not a result, and a run's result
- *    ("judge reads accept results"), and a soak's result (its verdicts come from its time series); no MPI is
- *    started (judge runs without mpiexec). */
+ *    ("judge reads accept results"); no MPI is started (judge runs without mpiexec);
+ *  - a soak (3 nodes, rank 1's weights off): judge reproduces its exit code, findings and drain list from the series
+ *    and writes the series as --csv; the same file with rank 2's GEMM at a seventh in every interval fails rank 2's
+ *    GPU (the verdict comes from the series, not the stored findings); a section cut short, or none: exit 2. */
 #include <cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,12 +122,66 @@ int main(int argc, char **argv) {
   CHECK(rc == 2 && strstr(err, "judge reads accept results") && strstr(err, "run.json") &&
             tl_newlines(err) == 1, "a run's result: exit %d\n%s%s", rc, out, err);
 
-  /* a soak result: refused (its verdicts come from its time series), one line */
-  snprintf(args, sizeof args, "--soak 2s --interval 1s --skip copy,p2p,node,pairs --json %s", tl_path(dir, "soak.json"));
-  rc = tl_job_run(&ajob, 1, NULL, args);
-  CHECK(rc == 0 || rc == 4, "a soak: exit %d\n%s", rc, err);
-  rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "soak.json"));
-  CHECK(rc == 2 && strstr(err, "a soak result") && tl_newlines(err) == 1, "a soak's result: exit %d\n%s%s", rc, out, err);
+  /* a soak (3 emulated nodes, rank 1's weights off from interval 2): judged again from its series, it gives the same
+   * exit code, findings and drain list, and as many CSV rows (the series, every interval) */
+  setenv("DDPBENCH_TEST_RANKS_PER_NODE", "1", 1);
+  setenv("DDPBENCH_TEST_CORRUPT_RANK", "1:2", 1);
+  snprintf(args, sizeof args, "--soak 6s --interval 1s --json %s --failed-hosts %s --csv %s", tl_path(dir, "soak.json"),
+           tl_path(dir, "soak-drain"), tl_path(dir, "soak.csv"));
+  rc = tl_job_run(&ajob, 3, NULL, args);
+  unsetenv("DDPBENCH_TEST_CORRUPT_RANK");
+  CHECK(rc == 4, "a soak with a rank's weights off: exit %d\n%s%s", rc, out, err);
+  snprintf(args, sizeof args, "%s --json %s --failed-hosts %s --csv %s", tl_path(dir, "soak.json"),
+           tl_path(dir, "soak-j.json"), tl_path(dir, "soak-drain-j"), tl_path(dir, "soak-j.csv"));
+  rc = tl_job_run(&jjob, 0, NULL, args);
+  summary(tl_path(dir, "soak.json"), a, sizeof a);
+  summary(tl_path(dir, "soak-j.json"), b, sizeof b);
+  tl_file_read(tl_path(dir, "soak-drain"), drain, sizeof drain);
+  tl_file_read(tl_path(dir, "soak-drain-j"), drain2, sizeof drain2);
+  CHECK(rc == 4 && !strcmp(a, b) && strstr(a, "soak_weights fail rank 1 (node01)\n") && !strcmp(drain, drain2),
+        "judge of a soak reproduces it: exit %d, drain '%s' vs '%s'\n%s---\n%s%s", rc, drain, drain2, a, b, err);
+  char csv[1 << 16], csv2[1 << 16];
+  tl_file_read(tl_path(dir, "soak.csv"), csv, sizeof csv);
+  tl_file_read(tl_path(dir, "soak-j.csv"), csv2, sizeof csv2);
+  CHECK(tl_newlines(csv) > 10 && tl_newlines(csv) == tl_newlines(csv2) && strstr(csv2, "interval=3"),
+        "judge's --csv holds the series: %d rows vs %d", tl_newlines(csv2), tl_newlines(csv));
+  /* the same series with steady GEMM figures (1 % apart; the measured ones on a loaded machine may spread beyond
+   * what 3 intervals can tell) and rank 2's GPU at a seventh of its peers in every interval: named by the series
+   * (the stored findings, which did not name it, are not read) */
+  cJSON *sk = tl_json_load(tl_path(dir, "soak.json")), *tf = NULL, *x;
+  for (int k = 0; k < 3; k++) {
+    cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sk, "soak"), "gpus"), k);
+    tf = cJSON_GetObjectItemCaseSensitive(g, "tflops");
+    int i = 0;
+    cJSON_ArrayForEach(x, tf) cJSON_SetNumberValue(x, 0.04 * (1 + 0.01 * ((i++ + k) % 3)) / (k == 2 ? 7 : 1));
+  }
+  char *text = cJSON_Print(sk);
+  tl_file_write(tl_path(dir, "soak-slow.json"), text);
+  free(text);
+  snprintf(args, sizeof args, "%s --json %s --failed-hosts %s", tl_path(dir, "soak-slow.json"),
+           tl_path(dir, "soak-slow-j.json"), tl_path(dir, "soak-drain-s"));
+  rc = tl_job_run(&jjob, 0, NULL, args);
+  summary(tl_path(dir, "soak-slow-j.json"), b, sizeof b);
+  tl_file_read(tl_path(dir, "soak-drain-s"), drain2, sizeof drain2);
+  CHECK(rc == 4 && !strstr(a, "soak_steady fail") && strstr(b, "soak_steady fail GPU2") && strstr(drain2, "node02\n") &&
+            strstr(b, "soak_weights fail rank 1 (node01)\n"),
+        "a GPU at a seventh of its peers, judged from the series: exit %d, drain '%s'\n%s", rc, drain2, b);
+  /* bad input: an array cut short (named), and a soak without its section */
+  cJSON_DeleteItemFromArray(tf, 0);
+  text = cJSON_Print(sk);
+  tl_file_write(tl_path(dir, "soak-cut.json"), text);
+  free(text);
+  rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "soak-cut.json"));
+  CHECK(rc == 2 && strstr(err, "soak.gpus[2].tflops") && tl_newlines(err) == 1 && !out[0],
+        "a soak section cut short: exit %d\n%s%s", rc, out, err);
+  cJSON_DeleteItemFromObjectCaseSensitive(sk, "soak");
+  text = cJSON_Print(sk);
+  tl_file_write(tl_path(dir, "soak-none.json"), text);
+  free(text);
+  cJSON_Delete(sk);
+  rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "soak-none.json"));
+  CHECK(rc == 2 && strstr(err, "without its soak section") && tl_newlines(err) == 1, "a soak without its series: exit %d\n%s",
+        rc, err);
 
   tl_rmtree(dir);
   return check_summary();
