@@ -43,6 +43,7 @@ typedef struct {
   const result_record **v;
   int n, cap;
   expect_set exp; /* its floors, once accept_judge_doc has set them */
+  double base_level[EXP_COUNT]; /* the baseline's level behind a floor from --baseline (0: none) */
 } gpu_view;
 typedef struct {
   gpu_view *g;

@@ -3,8 +3,8 @@
  * runs (2 runs: half their difference; 3 or more: 1.4826 x the MAD about their median) and inside a run (the
  * figure's own samples, or what the caller measures of it: a GEMM's first and last seconds, the spread of a
  * run's pair figures). Repeats inside one run understate how two runs differ, so with fewer than 3 runs the
- * between-run spread is at least a stated CV (--baseline-cv, BASELINE_CV_PCT) and at least the baseline's own
- * within-run spread. The floor is level x (1 - m), m = max(--tolerance-pct, 1 - exp(-z s)) with z = BASELINE_Z
+ * between-run spread is at least a stated CV (--baseline-cv, BASELINE_CV_PCT); with any number of runs it is at
+ * least the baseline's own within-run spread. The floor is level x (1 - m), m = max(--tolerance-pct, 1 - exp(-z s)) with z = BASELINE_Z
  * and s the between-run spread combined with the judged run's own noise (1 - exp(-z s) is z s for small s, and
  * never reaches 100 %). --tolerance-pct is the least margin, a hard floor. A spread measured above
  * BASELINE_NOISY_PCT marks the baseline noisy for that figure (its floor says so); a floor whose noise margin
@@ -14,7 +14,8 @@
  *
  * defines: BASELINE_Z, BASELINE_CV_PCT, BASELINE_NOISY_PCT, BASELINE_REFUSE_PCT, baseline_spread_log,
  *          baseline_samples_spread, baseline_figure, baseline_figure_of, baseline_floor, baseline_floor_make,
- *          baseline_doc_figures, baseline_doc_pair, baseline_doc_pairs, baseline_docs_load, baseline_docs_free */
+ *          baseline_shared_shift, BASELINE_SHIFT_MIN, baseline_doc_figures, baseline_doc_pair, baseline_doc_pairs,
+ *          baseline_docs_load, baseline_docs_free */
 #ifndef DDPBENCH_BASELINE_H
 #define DDPBENCH_BASELINE_H
 
@@ -28,6 +29,7 @@ extern "C" {
                                  * about once in 740 figures under Gaussian noise; heavier tails more often) */
 #define BASELINE_CV_PCT 5.0     /* one or two runs: the between-run CV assumed at least (--baseline-cv) */
 #define BASELINE_NOISY_PCT 10.0 /* a figure spreading more than this, inside a run or between runs: a poor baseline */
+#define BASELINE_SHIFT_MIN 4    /* figures needed to estimate the shift a whole run shares (baseline_shared_shift) */
 #define BASELINE_REFUSE_PCT 50.0 /* a floor that the noise would put more than this below the level (and more than
                                   * --tolerance-pct): refused, never a point floor */
 
@@ -60,9 +62,19 @@ typedef struct {
   char src[224];     /* "baseline 0.0227 (3 runs, spread 2.1 %) less 10 % (--tolerance-pct)", or why refused */
 } baseline_floor;
 /* f's floor for a run whose own figure has noise run_sd (log; NaN or 0: none known): s = sqrt(b^2 + run_sd^2)
- * where b is f->between, with fewer than 3 runs at least log(1 + cv_pct / 100) and at least f->within. */
+ * where b is f->between, at least f->within (a figure that spreads inside a run supports no tighter floor), and
+ * with fewer than 3 runs at least log(1 + cv_pct / 100). */
 void baseline_floor_make(const baseline_figure *f, double run_sd, double tolerance_pct, double cv_pct,
                          baseline_floor *out);
+
+/* The shift a whole run shares against its baseline, from x[n] (each GPU's or pair's log(measured / baseline
+ * level); NaN skipped): the upper quartile of the finite ones, when there are BASELINE_SHIFT_MIN or more and it is
+ * below -0.1 %; else 0. The upper quartile, not the median: with 2 slow GPUs of 4 the shift stays the healthy
+ * ones'. A shared shift is the run's (the machine's load, clocks, a power cap, a driver),
+ * not a host's: the floors move down with it (never up), so that a figure fails only when it is also slower than
+ * the rest. On a loaded machine a healthy re-run's GEMMs fell 13 % below a 3-run baseline whose spread was 0.6 %,
+ * and drained 2 of 4 healthy hosts. */
+double baseline_shared_shift(const double *x, int n);
 
 /* The number of acceptance figures in a document: per-GPU records (measurement "accept") and allreduces (inside
  * a node or over a node pair). 0: it cannot serve as a baseline. */

@@ -61,7 +61,7 @@ int accept_baseline_pair_level(const accept_rules *r, double *log_level, double 
   baseline_floor_make(&f, NAN, r->tolerance_pct, r->baseline_cv_pct > 0 ? r->baseline_cv_pct : BASELINE_CV_PCT, &bf);
   if (!f.runs || bf.refused) return 0;
   double b = isfinite(f.between) ? f.between : 0;
-  if (f.runs < 3 && isfinite(f.within)) b = fmax(b, f.within);
+  if (isfinite(f.within)) b = fmax(b, f.within);
   *log_level = log(f.level), *log_sd = b, *runs = f.runs;
   return 1;
 }
