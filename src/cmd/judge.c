@@ -185,7 +185,8 @@ static ddp_result soak_rejudge(cmd_ctx *c, const judge_args *a, result_doc *d, c
   judge_series *js = calloc(1, sizeof *js);
   const cJSON *pj = cJSON_GetObjectItemCaseSensitive(d->soak, "gemm_precision");
   const char *prec = cJSON_IsString(pj) ? pj->valuestring : "fp32";
-  ddp_result r = gs && js ? soak_params_for(S.gpu[0].model, a->expect, &prm) : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  ddp_result r = gs && js ? soak_params_for(S.gpu[0].model, a->expect, &prm)
+                          : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (js) result_init(&js->all), result_init(&js->last);
   if (r == DDP_OK) r = soak_doc_judge(&S, &prm, lay, &d->findings, gs);
   for (int i = 0; r == DDP_OK && i < live->n; i++) r = findings_push(&d->findings, &live->v[i]);

@@ -381,7 +381,8 @@ static ddp_result layout_load(const result_doc *d, const soak_series *S, soak_la
   int q = 0, nodes = S->nlink - lay->npairs;
   for (int l = 0; l < S->nlink; l++) {
     int pair = S->link[l].scope == SCOPE_PAIR;
-    if (pair != (l >= nodes)) return BAD("soak.links: the node links come first, then the pairs ('%s')", S->link[l].name);
+    if (pair != (l >= nodes))
+      return BAD("soak.links: the node links come first, then the pairs ('%s')", S->link[l].name);
     if (!pair) continue;
     int found = 0;
     char name[96];
@@ -412,7 +413,8 @@ ddp_result soak_doc_load(const cJSON *sec, const result_doc *d, soak_series *S, 
     const cJSON *x = cJSON_GetArrayItem(iv, i), *t0 = cJSON_GetObjectItemCaseSensitive(x, "t0_s"),
                 *t1 = cJSON_GetObjectItemCaseSensitive(x, "t1_s");
     if (!cJSON_IsNumber(t0) || !cJSON_IsNumber(t1)) r = BAD("soak.intervals[%d] lacks t0_s or t1_s", i);
-    else if (soak_series_add(S, t0->valuedouble, t1->valuedouble) < 0) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+    else if (soak_series_add(S, t0->valuedouble, t1->valuedouble) < 0)
+      r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   }
   for (int k = 0; r == DDP_OK && k < ngpu; k++) {
     const cJSON *g = cJSON_GetArrayItem(gpus, k), *rank = cJSON_GetObjectItemCaseSensitive(g, "rank"),

@@ -5,8 +5,9 @@
  * the expectations, and the `soak` section's series to JSON and back (docs/outputs.md). The weights checks are not
  * here: they are taken live (checksums are not stored), and judge carries them over.
  *
- * defines: soak_layout, soak_layout_free, soak_params_for, soak_doc_judge, soak_doc_summary, soak_doc_{series,last}_records,
- *          soak_doc_series_json, soak_doc_steady_json, soak_doc_load, soak_doc_write_records */
+ * defines: soak_layout, soak_layout_free, soak_params_for, soak_doc_judge, soak_doc_summary,
+ *          soak_doc_{series,last}_records, soak_doc_series_json, soak_doc_steady_json, soak_doc_load,
+ *          soak_doc_write_records */
 #ifndef DDPBENCH_SOAK_DOC_H
 #define DDPBENCH_SOAK_DOC_H
 

@@ -134,14 +134,19 @@ static void test_one_run(void) {
   result_free(&d), result_free(&b);
 }
 
-static void test_three_runs(void) {
-  result_doc b[3], d;
+/* A 3-run baseline of 4 nodes at levels 1.00, 1.01 and 0.99 (GEMM) and 10 times that (pairs): spread 1.5 %. */
+static void three_runs(result_doc *b) {
   const double lv[3] = {1.00, 1.01, 0.99};
   for (int k = 0; k < 3; k++) {
     double gemm[4], pair[6];
     fill(gemm, 4, lv[k]), fill(pair, 6, 10 * lv[k]);
     doc_make(&b[k], 4, gemm, NULL, NULL, pair);
   }
+}
+
+static void test_three_runs(void) {
+  result_doc b[3], d;
+  three_runs(b);
   CHECK(judge_one(&d, 0.80, 8.0, b, 3), "judge a 20 %% drop");
   CHECK(count(&d, "gemm_fp32", SEV_FAIL, "3 runs, spread 1.5 %") == 1 &&
             count(&d, "pair_busbw.abs", SEV_FAIL, "3 runs, spread 1.5 %") == 1,
@@ -241,17 +246,12 @@ static void node_add(result_doc *d, int N, double v) {
 }
 
 /* A shift all the GPUs share: their floors move down with it (the upper quartile of the changes), no GPU fails for
- * it alone (the pairs get no shift), one job finding per figure says it (a remark within the floors' margin, a warning beyond, a
- * failure beyond BASELINE_REFUSE_PCT); a GPU or pair far below the rest still fails; a run above its baseline moves
- * nothing; fewer than 4 figures: no shift. */
+ * it alone (the pairs get no shift), one job finding per figure says it (a remark within the floors' margin, a
+ * warning beyond, a failure beyond BASELINE_REFUSE_PCT); a GPU far below the rest still fails; a run above its
+ * baseline moves nothing; fewer than 4 figures: no shift. */
 static void test_shift(void) {
   result_doc b[3], d;
-  const double lv[3] = {1.00, 1.01, 0.99};
-  for (int k = 0; k < 3; k++) {
-    double gemm[4], pair[6];
-    fill(gemm, 4, lv[k]), fill(pair, 6, 10 * lv[k]);
-    doc_make(&b[k], 4, gemm, NULL, NULL, pair);
-  }
+  three_runs(b);
   CHECK(judge(&d, 0.88, 8.8, b, 3), "judge a 12 %% shared drop");
   CHECK(count(&d, "gemm_fp32", SEV_FAIL, NULL) == 0 && count(&d, "pair_busbw.abs", SEV_FAIL, NULL) == 6 &&
             count(&d, "baseline_shift", SEV_WARN, "sat 12.0 % below their baseline") == 1 &&
