@@ -5,8 +5,9 @@
  * run's verdict and a changed threshold is the only change. The skeleton (cmd.h) prints the findings and the
  * hosts' verdict and writes the outputs through outputs.h, with accept's exit codes and bottom line; judge adds
  * --retest-hosts. The document it writes is an accept document whose config holds the rules used and the file
- * judged (judged_from). Nothing in it is random: the same file and rules give the same verdict.
- * A soak's result is judged from its series, read back from its `soak` section (cmd/soak_doc.h): the soak's rules
+ * judged (judged_from). Nothing in it is random: the same file and rules give the same verdict. NCCL's account's
+ * findings are carried over as the run made them (they were judged against the run's topology, which the result
+ * does not hold). A soak's result is judged from its series, read back from its `soak` section (cmd/soak_doc.h): the soak's rules
  * over it, its weights checks (taken live) carried over, its --csv and --prom the series as the soak writes them.
  * It never starts MPI and never measures. Any other kind is refused. Bad input: one line naming the file or key,
  * exit 2. */
@@ -140,9 +141,13 @@ static ddp_result retest_write(const char *path, const result_doc *d, int force)
 
 /* ---- a soak ---- */
 
-/* A soak's checks taken live (the weights' checksums are compared while it runs and not stored): carried over. */
-static int soak_live(const char *check) {
-  return !strcmp(check, "soak_weights") || !strcmp(check, "soak_nonfinite") || !strcmp(check, "soak_weights_repeat");
+/* Checks taken live, whose evidence the result does not hold, carried over as the run made them: a soak's weights
+ * (checksums compared while it ran, not stored; soak = 1) and NCCL's account against the run's topology (the
+ * topology report is not stored in an accept result; soak = 0). */
+static int taken_live(const char *check, int soak) {
+  if (soak)
+    return !strcmp(check, "soak_weights") || !strcmp(check, "soak_nonfinite") || !strcmp(check, "soak_weights_repeat");
+  return !strncmp(check, "nccl", 4);
 }
 
 /* The series' --csv (every interval) and --prom (the last), as accept --soak writes them: conclude() calls this
@@ -189,7 +194,8 @@ static ddp_result soak_rejudge(cmd_ctx *c, const judge_args *a, result_doc *d, c
                           : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (js) result_init(&js->all), result_init(&js->last);
   if (r == DDP_OK) r = soak_doc_judge(&S, &prm, lay, &d->findings, gs);
-  for (int i = 0; r == DDP_OK && i < live->n; i++) r = findings_push(&d->findings, &live->v[i]);
+  for (int i = 0; r == DDP_OK && i < live->n; i++)
+    if (taken_live(live->v[i].check, 1)) r = findings_push(&d->findings, &live->v[i]);
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(d->soak, "state");
   const char *state = cJSON_IsString(st) ? st->valuestring : "complete";
   if (r == DDP_OK && strcmp(state, "complete"))
@@ -234,11 +240,12 @@ static ddp_result judge_doc(cmd_ctx *c, judge_args *a, result_doc *d, const soak
   result_doc *base = NULL; /* a comma list of known-good runs, loaded and checked as accept loads them */
   int nbase = 0;
   if (a->baseline[0]) DDP_TRY(baseline_docs_load(a->baseline, "judge: --baseline", &base, &nbase));
-  /* the stored judgement goes; the records and provenance stay (a soak's live weights checks aside) */
+  /* the stored judgement goes; the records and provenance stay (the checks taken live aside) */
   finding_list live;
   findings_init(&live);
-  for (int i = 0; is_soak && i < d->findings.n; i++)
-    if (soak_live(d->findings.v[i].check) && findings_push(&live, &d->findings.v[i]) != DDP_OK) {
+  for (int i = 0; i < d->findings.n; i++)
+    if ((taken_live(d->findings.v[i].check, 1) || taken_live(d->findings.v[i].check, 0)) &&
+        findings_push(&live, &d->findings.v[i]) != DDP_OK) {
       findings_free(&live);
       return DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
     }
@@ -274,6 +281,8 @@ static ddp_result judge_doc(cmd_ctx *c, judge_args *a, result_doc *d, const soak
   ddp_result r = accept_judge_doc(d, &rules);
   baseline_docs_free(base, nbase);
   if (r == DDP_OK && is_soak) r = soak_rejudge(c, a, d, S, lay, &live);
+  for (int i = 0; r == DDP_OK && i < live.n; i++) /* NCCL's, last, as accept adds them after its run */
+    if (taken_live(live.v[i].check, 0)) r = findings_push(&d->findings, &live.v[i]);
   findings_free(&live);
   if (r == DDP_OK && d->nrecords == 0) /* no evidence is no pass, as accept says */
     r = findings_add(&d->findings, "measured", SEV_FAIL, SCOPE_JOB, "job", NAN, NAN, "",

@@ -331,15 +331,23 @@ static int read_pairs(work *w, const pm_obs *obs, int nobs, const pm_opts *o, pm
       ycount[p] = pos - ystart[p];
     }
   }
-  /* scale: median |difference| of repeats of a pair within a round, over the pairs at or above the median pair
-   * level (the likeliest healthy): a slow link that a rate limit holds is steadier than a healthy one, and with
-   * its repeats pooled in, one host's tbf-shaped link (3 of 6 pairs at 0.012 GB/s, every repeat alike) made the
-   * scale 2.3 % where the healthy pairs' repeats spread 20 %, and a healthy node looked slow beside it */
+  /* scale: median |difference| of repeats of a pair within a round, over every pair, or over the pairs at or above
+   * the median pair level (the likeliest healthy) when that is larger: a slow link that a rate limit holds is
+   * steadier than a healthy one, and with its repeats pooled in, one host's tbf-shaped link (3 of 6 pairs at 0.012
+   * GB/s, every repeat alike) made the scale 2.3 % where the healthy pairs' repeats spread 20 %, and a healthy node
+   * looked slow beside it. Never the smaller of the two: in a healthy cluster under load the slower pairs are the
+   * noisier, and the upper half alone would make the model surer than the run is. */
   {
     int *use = calloc((size_t)w->npair + 1, sizeof *use);
     double *pl = malloc(((size_t)w->npair + 1) * sizeof *pl), *pl2 = malloc(((size_t)w->npair + 1) * sizeof *pl2);
-    if (!use || !pl || !pl2) {
-      free(use), free(pl), free(pl2);
+    long nd = 0;
+    for (int p = 0; p < w->npair; p++)
+      for (int u = ystart[p]; u < ystart[p] + ycount[p]; u++)
+        for (int v = u + 1; v < ystart[p] + ycount[p]; v++)
+          if (rid[order[u]] == rid[order[v]]) nd++;
+    double *d = malloc(sizeof *d * ((size_t)nd + 1));
+    if (!use || !pl || !pl2 || !d) {
+      free(use), free(pl), free(pl2), free(d);
       goto out;
     }
     int npl = 0;
@@ -350,14 +358,20 @@ static int read_pairs(work *w, const pm_obs *obs, int nobs, const pm_opts *o, pm
       pl[p] = median(tmp, ycount[p]);
       pl2[npl++] = pl[p];
     }
-    double mid = npl ? median(pl2, npl) : 0;
+    double mid = npl ? median(pl2, npl) : 0, md = 0;
     for (int p = 0; p < w->npair; p++) use[p] = ycount[p] > 0 && !(pl[p] < mid);
-    free(pl), free(pl2);
-    long nd = 0;
-    for (int p = 0; p < w->npair; p++)
-      for (int u = ystart[p]; use[p] && u < ystart[p] + ycount[p]; u++)
-        for (int v = u + 1; v < ystart[p] + ycount[p]; v++)
-          if (rid[order[u]] == rid[order[v]]) nd++;
+    for (int upper = 0; upper < 2; upper++) { /* every pair, then the upper half */
+      long c = 0;
+      for (int p = 0; p < w->npair; p++)
+        for (int u = ystart[p]; (!upper || use[p]) && u < ystart[p] + ycount[p]; u++)
+          for (int v = u + 1; v < ystart[p] + ycount[p]; v++)
+            if (rid[order[u]] == rid[order[v]]) d[c++] = fabs(y[u] - y[v]);
+      if (!c) continue;
+      qsort(d, (size_t)c, sizeof *d, cmp_double);
+      double m = c % 2 ? d[c / 2] : 0.5 * (d[c / 2 - 1] + d[c / 2]);
+      if (m > md) md = m;
+    }
+    free(use), free(pl), free(pl2), free(d);
     r->scale_diffs = nd;
     r->scale_from_repeats = 0;
     if (o->scale > 0) {
@@ -365,24 +379,10 @@ static int read_pairs(work *w, const pm_obs *obs, int nobs, const pm_opts *o, pm
     } else if (nd == 0) {
       r->scale = o->scale_default;
     } else {
-      double *d = malloc(sizeof *d * (size_t)nd);
-      long c = 0;
-      if (!d) {
-        free(use);
-        goto out;
-      }
-      for (int p = 0; p < w->npair; p++)
-        for (int u = ystart[p]; use[p] && u < ystart[p] + ycount[p]; u++)
-          for (int v = u + 1; v < ystart[p] + ycount[p]; v++)
-            if (rid[order[u]] == rid[order[v]]) d[c++] = fabs(y[u] - y[v]);
-      qsort(d, (size_t)nd, sizeof *d, cmp_double);
-      double md = nd % 2 ? d[nd / 2] : 0.5 * (d[nd / 2 - 1] + d[nd / 2]);
       r->scale = md / (o->gauss_likelihood ? 0.9538725524 : PM_SCALE_DIFF_MEDIAN); /* Gaussian: sqrt(2) 0.6745 */
       r->scale_from_repeats = 1;
-      free(d);
     }
     if (r->scale < o->scale_floor) r->scale = o->scale_floor;
-    free(use);
   }
   *yp = y;
   y = NULL;
