@@ -58,7 +58,7 @@ drained() { paste -sd' ' "$1.drain" 2>/dev/null; }
 retested() { paste -sd' ' "$1.retest" 2>/dev/null; }
 # the pair model's stated expected false drains (its finding's measured value; 0 when it drew no list)
 stated() { jq '[.findings[] | select(.check == "pair_model") | .measured // 0] | add // 0' "$1.json" 2>/dev/null || echo 0; }
-paths() { grep -E '^pair: fail pair_busbw(\.abs)? \S+<->\S+: ' "$1.txt" | awk '{sub(/:$/, "", $4); print $4}' | paste -sd' '; }
+paths() { grep -E '^pair: fail pair_busbw(\.abs)? \S+<->\S+: ' "$1.txt" | awk '{sub(/:$/, "", $4); print $4}' | sort -u | paste -sd' '; }
 line() { echo "#   $1: exit $(cat "$1.rc"), drained '$(drained "$1")', retest '$(retested "$1")', paths '$(paths "$1")', stated false drains $(stated "$1")"; }
 
 # the baseline: three healthy runs
