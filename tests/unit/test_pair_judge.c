@@ -117,6 +117,23 @@ static void test_slow_hosts(void) {
       {6, {2, 5, -1}, 0, "h2,h5"},   {5, {0, 2, 3, -1}, 1, "h0,h2,h3"}, {6, {1, 3, 4, -1}, 1, "h1,h3,h4"},
       {4, {1, 3, -1}, 1, "h1,h3"},   {3, {2, -1}, 0, "h2"},
   };
+  /* every node of 4 at 0.3 against a baseline at 1.0: a shift the run shares, nobody drained, one job finding (a
+   * failure: 70 % is beyond any load), no P(bad) stated */
+  {
+    result_doc d, b;
+    char drained[128];
+    const int all[] = {0, 1, 2, 3, -1};
+    cluster_doc(&b, 4, NULL, -1, -1);
+    cluster_doc(&d, 4, all, -1, -1);
+    CHECK(judge(&d, &b, drained, sizeof drained) && !strcmp(drained, "") &&
+              count(&d, "pair_busbw", SEV_FAIL, SCOPE_JOB) == 1 && count(&d, "pair_busbw", SEV_FAIL, SCOPE_HOST) == 0,
+          "every node below the baseline together: nobody drained, one job failure (drained '%s')", drained);
+    int stated = 0;
+    for (int i = 0; i < d.findings.n; i++)
+      stated += !strcmp(d.findings.v[i].check, "pair_bad_probability") && isfinite(d.findings.v[i].measured);
+    CHECK(stated == 0, "every node below the baseline together: no P(bad) stated (%d)", stated);
+    result_free(&d), result_free(&b);
+  }
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     result_doc d, b;
     char drained[128];
