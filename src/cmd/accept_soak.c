@@ -624,14 +624,8 @@ static void print_report(const soak_state *st, const soak_gpu_steady *gs, double
  * before stays, holding the interval it says). */
 static ddp_result write_final_series(cmd_ctx *c, soak_state *st) {
   result_doc *d = &c->doc;
-  const char *const *hosts = hosts_of(c);
-  hosts_verdict hv;
-  ddp_result r = hosts ? hosts_judge(d, (const char **)hosts, c->dist.size, c->strict, &hv)
-                       : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  free((void *)hosts);
-  DDP_TRY(r);
-  int code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&d->findings); /* as conclude() */
-  if (code == DDP_EXIT_OK && hv.failing_findings) code = DDP_EXIT_EXPECT; /* as conclude(): strict */
+  int code;
+  DDP_TRY(soak_doc_exit_code(c, &code));
   free(d->state);
   d->state = strdup("complete");
   DDP_CHECK_ALLOC(d->state);

@@ -7,8 +7,9 @@
  * --retest-hosts. The document it writes is an accept document whose config holds the rules used and the file
  * judged (judged_from). Nothing in it is random: the same file and rules give the same verdict. NCCL's account's
  * findings are carried over as the run made them (they were judged against the run's topology, which the result
- * does not hold). A soak's result is judged from its series, read back from its `soak` section (cmd/soak_doc.h): the soak's rules
- * over it, its weights checks (taken live) carried over, its --csv and --prom the series as the soak writes them.
+ * does not hold). A soak's result is judged from its series, read back from its `soak` section (cmd/soak_doc.h):
+ * the soak's rules over it, its weights checks (taken live) carried over, its --csv and --prom the series as the
+ * soak writes them.
  * It never starts MPI and never measures. Any other kind is refused. Bad input: one line naming the file or key,
  * exit 2. */
 #include <math.h>
@@ -23,7 +24,6 @@
 #include "baseline.h"
 #include "bottom_figures.h"
 #include "commands.h"
-#include "hosts.h"
 #include "pair_judge.h"
 #include "soak_doc.h"
 
@@ -166,52 +166,42 @@ static void series_free(void *p) {
 static ddp_result series_write(cmd_ctx *c) {
   judge_series *js = c->finish_state;
   result_doc *d = &c->doc;
-  const char **hosts = calloc((size_t)c->dist.size + 1, sizeof *hosts);
-  DDP_CHECK_ALLOC(hosts);
-  for (int k = 0; k < c->dist.size; k++) hosts[k] = cmd_rank_host(c, k);
-  hosts_verdict hv;
-  ddp_result r = hosts_judge(d, hosts, c->dist.size, c->strict, &hv);
-  free((void *)hosts);
-  DDP_TRY(r);
-  int code = findings_exit_code(&d->findings); /* as conclude() */
-  if (code == DDP_EXIT_OK && hv.failing_findings) code = DDP_EXIT_EXPECT;
-  d->exit_code = code;
+  DDP_TRY(soak_doc_exit_code(c, &d->exit_code));
   DDP_TRY(soak_doc_write_records(&c->out, OUTPUT_CSV, 0, 0, d, &js->all, NULL, c->quiet));
   return soak_doc_write_records(&c->out, OUTPUT_PROM, 0, 0, d, &js->last, NULL, c->quiet);
 }
 
 /* The soak's verdicts again, over the series read back from its section: soak_doc_judge's, the live checks
  * carried over, the summary records and each GPU's steady state made again; --csv and --prom from the series. */
-static ddp_result soak_rejudge(cmd_ctx *c, const judge_args *a, result_doc *d, const soak_series *sp,
+static ddp_result soak_rejudge(cmd_ctx *c, const judge_args *a, result_doc *d, const soak_series *S,
                                const soak_layout *lay, finding_list *live) {
-  const soak_series S = *sp;
   soak_params prm;
-  soak_gpu_steady *gs = calloc((size_t)S.ngpu + 1, sizeof *gs);
+  soak_gpu_steady *gs = calloc((size_t)S->ngpu + 1, sizeof *gs);
   judge_series *js = calloc(1, sizeof *js);
   const cJSON *pj = cJSON_GetObjectItemCaseSensitive(d->soak, "gemm_precision");
   const char *prec = cJSON_IsString(pj) ? pj->valuestring : "fp32";
-  ddp_result r = gs && js ? soak_params_for(S.gpu[0].model, a->expect, &prm)
+  ddp_result r = gs && js ? soak_params_for(S->gpu[0].model, a->expect, &prm)
                           : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
   if (js) result_init(&js->all), result_init(&js->last);
-  if (r == DDP_OK) r = soak_doc_judge(&S, &prm, lay, &d->findings, gs);
+  if (r == DDP_OK) r = soak_doc_judge(S, &prm, lay, &d->findings, gs);
   for (int i = 0; r == DDP_OK && i < live->n; i++)
     if (taken_live(live->v[i].check, 1)) r = findings_push(&d->findings, &live->v[i]);
   const cJSON *st = cJSON_GetObjectItemCaseSensitive(d->soak, "state");
   const char *state = cJSON_IsString(st) ? st->valuestring : "complete";
   if (r == DDP_OK && strcmp(state, "complete"))
-    r = findings_add(&d->findings, "soak_incomplete", SEV_WARN, SCOPE_JOB, "job", S.nint, NAN, "",
+    r = findings_add(&d->findings, "soak_incomplete", SEV_WARN, SCOPE_JOB, "job", S->nint, NAN, "",
                      "the soak was %s after %d interval%s: judged over what it measured, not over the soak asked for",
-                     state, S.nint, S.nint == 1 ? "" : "s");
-  if (r == DDP_OK) r = soak_doc_summary(&S, gs, prec, d);
+                     state, S->nint, S->nint == 1 ? "" : "s");
+  if (r == DDP_OK) r = soak_doc_summary(S, gs, prec, d);
   cJSON *gpus = cJSON_GetObjectItemCaseSensitive(d->soak, "gpus");
-  for (int k = 0; r == DDP_OK && k < S.ngpu; k++) {
+  for (int k = 0; r == DDP_OK && k < S->ngpu; k++) {
     cJSON *y = soak_doc_steady_json(&gs[k]), *g = cJSON_GetArrayItem(gpus, k);
     if (!y) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
     else if (cJSON_GetObjectItemCaseSensitive(g, "steady")) cJSON_ReplaceItemInObjectCaseSensitive(g, "steady", y);
     else cJSON_AddItemToObject(g, "steady", y);
   }
-  for (int i = 0; r == DDP_OK && i < S.nint; i++) r = soak_doc_series_records(&S, prec, i, 1, &js->all);
-  if (r == DDP_OK) r = soak_doc_last_records(&S, prec, &js->last);
+  for (int i = 0; r == DDP_OK && i < S->nint; i++) r = soak_doc_series_records(S, prec, i, 1, &js->all);
+  if (r == DDP_OK) r = soak_doc_last_records(S, prec, &js->last);
   if (r == DDP_OK) { /* the section travels to the output, its steady states judged again */
     if (!c->sections && !(c->sections = cJSON_CreateObject())) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
     else cJSON_AddItemToObject(c->sections, "soak", d->soak), d->soak = NULL;

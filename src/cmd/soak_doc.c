@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "expect.h"
+#include "hosts.h"
 
 void soak_layout_free(soak_layout *l) {
   free(l->pairs);
@@ -463,4 +464,17 @@ ddp_result soak_doc_write_records(const result_outputs *o, unsigned which, unsig
   ddp_result r = outputs_write_some(o, which, replace, files_only, d, sections, quiet);
   d->records = keep, d->nrecords = n, d->cap_records = cap;
   return r;
+}
+
+ddp_result soak_doc_exit_code(cmd_ctx *c, int *code) {
+  const char **hosts = calloc((size_t)c->dist.size + 1, sizeof *hosts);
+  DDP_CHECK_ALLOC(hosts);
+  for (int k = 0; k < c->dist.size; k++) hosts[k] = cmd_rank_host(c, k);
+  hosts_verdict hv;
+  ddp_result r = hosts_judge(&c->doc, hosts, c->dist.size, c->strict, &hv);
+  free((void *)hosts);
+  DDP_TRY(r);
+  *code = c->exit_code >= 0 ? c->exit_code : findings_exit_code(&c->doc.findings);
+  if (*code == DDP_EXIT_OK && hv.failing_findings) *code = DDP_EXIT_EXPECT; /* strict */
+  return DDP_OK;
 }

@@ -7,12 +7,13 @@
  *
  * defines: soak_layout, soak_layout_free, soak_params_for, soak_doc_judge, soak_doc_summary,
  *          soak_doc_{series,last}_records, soak_doc_series_json, soak_doc_steady_json, soak_doc_load,
- *          soak_doc_write_records */
+ *          soak_doc_write_records, soak_doc_exit_code */
 #ifndef DDPBENCH_SOAK_DOC_H
 #define DDPBENCH_SOAK_DOC_H
 
 #include <cJSON.h>
 
+#include "cmd.h"
 #include "outputs.h"
 #include "pairs.h"
 #include "result.h"
@@ -56,6 +57,11 @@ cJSON *soak_doc_steady_json(const soak_gpu_steady *s);
  * Bad or missing structure: DDP_ERR_USAGE with one line naming the key (err). S and lay are freed on failure. */
 ddp_result soak_doc_load(const cJSON *sec, const result_doc *d, soak_series *S, soak_layout *lay, char *err,
                          size_t errlen);
+
+/* The exit code conclude() (cmd.c) will give c's document, for a soak's own --csv and --prom written before it:
+ * c->exit_code when set, else the findings', and under --strict a failing host finding's; hosts_judge adds the
+ * failed hosts to c->doc as conclude's own call does. */
+ddp_result soak_doc_exit_code(cmd_ctx *c, int *code);
 
 /* outputs_write_some of the outputs in `which` from d, with from's records in place of d's for the write (from NULL:
  * d's own): a soak's --csv holds the whole series, its --prom the last interval. */
