@@ -67,12 +67,12 @@ static const opt_spec JUDGE[] = {
      .help = "warn this far below the median of the same GPU model"},
     {"relative_fail_pct", NULL, 0, OPT_DOUBLE, OFF(rel_fail), "10", 0, 100, .arg = "PCT",
      .help = "fail this far below it (node pairs: given without --bad-pct, it is --bad-pct)"},
-    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", 0.1, PAIR_BAD_PCT_MAX, .arg = "PCT",
+    {"bad_pct", NULL, 0, OPT_DOUBLE, OFF(bad_pct), "10", PAIR_BAD_PCT_MIN, PAIR_BAD_PCT_MAX, .arg = "PCT",
      .help = "node pairs: a node or path is bad when it runs more than this below the healthy level (the pair "
              "model, docs/accept.md)"},
-    {"prior_bad", NULL, 0, OPT_DOUBLE, OFF(prior_bad), "0.01", 1e-6, 0.5, .arg = "P",
+    {"prior_bad", NULL, 0, OPT_DOUBLE, OFF(prior_bad), "0.01", PAIR_PRIOR_MIN, PAIR_PRIOR_MAX, .arg = "P",
      .help = "node pairs: the probability that a node is bad before the run; the stated error rates assume it"},
-    {"drain_threshold", NULL, 0, OPT_DOUBLE, OFF(drain_threshold), "0.5", 0.01, 0.99, .arg = "P",
+    {"drain_threshold", NULL, 0, OPT_DOUBLE, OFF(drain_threshold), "0.5", PAIR_DRAIN_MIN, PAIR_DRAIN_MAX, .arg = "P",
      .help = "node pairs: drain a node whose probability of being bad is above this: the cost of a false drain / "
              "(that + the cost of a miss)"},
     {"retest_hosts", NULL, 0, OPT_STR, STR(retest_hosts), "", .arg = "FILE",

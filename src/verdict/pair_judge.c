@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "baseline.h"
+#include "pairs.h"
 #include "pair_passes.h"
 #include "stats.h"
 
@@ -112,6 +113,64 @@ static double scale_without_repeats(const pm_obs *obs, int nobs, double floor_s)
   return s > floor_s ? s : floor_s;
 }
 
+static int cmp_asc(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* What one iteration counts for (pm_opts.iter_weight), from d's pair_pass records (2 passes or more, 3 iterations
+ * a pass or more): k iterations of one pass, independent, give pass medians whose differences between passes have a
+ * median of 0.6745 sqrt(pi / k) sigma (sigma the iterations' spread inside a pass: the median over every pair's
+ * passes of 1.4826 x MAD of log busbw; the median of k normal draws has variance about pi sigma^2 / 2k). Measured
+ * larger (D, the median over pairs of |difference| of their passes' medians), a pass's k iterations are worth
+ * about k (D0 / D)^2 independent ones: the weight is (D0 / D)^2, between 1/k and 1. 1 when it cannot be read.
+ * *k_out: the iterations a pass (the median). Seen on 4 emulated hosts of a loaded 2-core machine: one pair's two
+ * passes at 0.15 and 0.61 GB/s, five iterations alike in each, and at full weight its lucky pass set the healthy
+ * level that drained a healthy host at P 0.70. */
+static double iteration_weight(const result_doc *d, int nnodes, int *k_out) {
+  int n = 0, cap = 0, a, b;
+  *k_out = 0;
+  for (int i = 0; i < d->nrecords; i++) cap += pair_of(&d->records[i], "pair_pass", nnodes, &a, &b);
+  if (cap < 2) return 1;
+  double *med = malloc(4 * (size_t)cap * sizeof *med), *sig = med + cap, *kk = sig + cap, *diff = kk + cap;
+  int *pa = malloc(3 * (size_t)cap * sizeof *pa), *pb = pa + cap, *ps = pb + cap;
+  if (!med || !pa) {
+    free(med), free(pa);
+    return 1;
+  }
+  for (int i = 0; i < d->nrecords; i++) {
+    const result_record *x = &d->records[i];
+    if (!pair_of(x, "pair_pass", nnodes, &a, &b) || x->nsamples < 3) continue;
+    double v[512];
+    int k = 0;
+    for (int j = 0; j < x->nsamples && k < 512; j++)
+      if (isfinite(x->samples[j]) && x->samples[j] > 0) v[k++] = log(x->samples[j]);
+    if (k < 3) continue;
+    qsort(v, (size_t)k, sizeof *v, cmp_asc);
+    double m = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+    for (int j = 0; j < k; j++) v[j] = fabs(v[j] - m);
+    qsort(v, (size_t)k, sizeof *v, cmp_asc);
+    const char *pass = result_record_label(x, "pass");
+    med[n] = m, sig[n] = 1.4826 * (k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2])), kk[n] = k;
+    pa[n] = a < b ? a : b, pb[n] = a < b ? b : a, ps[n] = pass ? atoi(pass) : 0;
+    n++;
+  }
+  int nd = 0;
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (pa[i] == pa[j] && pb[i] == pb[j] && ps[i] != ps[j] && nd < cap) diff[nd++] = fabs(med[i] - med[j]);
+  double w = 1;
+  if (nd >= 1 && n >= 2) {
+    double sw = stats_percentile(sig, n, 0.5), k = stats_percentile(kk, n, 0.5), dd = stats_percentile(diff, nd, 0.5);
+    double d0 = 0.6745 * sqrt(3.14159265358979 / k) * sw;
+    w = dd > d0 ? (d0 / dd) * (d0 / dd) : 1;
+    if (w < 1 / k) w = 1 / k;
+    *k_out = (int)k;
+  }
+  free(med), free(pa);
+  return w;
+}
+
 /* The passes of pair a-b (pair_pass records, either order) and how many ran below floor (*nslow). */
 static int path_passes(const result_doc *d, int a, int b, double floor_v, int *nslow) {
   int n = 0, x, y;
@@ -134,6 +193,32 @@ static int pair_pass_count(const result_doc *d) {
   return k;
 }
 
+/* ---- rounds ------------------------------------------------------------------------------------------------- */
+/* round[a][b]: the round of pair a-b in the schedule the run measured (its "pairs" config over N nodes, pairs.h),
+ * -1 for a pair outside it or measured outside it too (a confirmation pass's pair_pass records, stage "confirm":
+ * they ran beside other partners). Returns the schedule's round count, 0 when unknown. */
+static int sched_rounds(const result_doc *d, int N, int round[PM_MAX_NODES][PM_MAX_NODES]) {
+  for (int a = 0; a < N; a++)
+    for (int b = 0; b < N; b++) round[a][b] = -1;
+  const char *m = "auto";
+  for (int i = 0; i < d->nconfig; i++)
+    if (!strcmp(d->config[i].key, "pairs")) m = d->config[i].value;
+  int mode = !strcmp(m, "auto") ? (int)node_pairs_default(N) : node_pairs_mode_parse(m);
+  if (mode <= 0) return 0;
+  node_pair pp[PM_MAX_NODES * PM_MAX_NODES];
+  int np = node_pairs((node_pairs_mode)mode, N, pp, PM_MAX_NODES * PM_MAX_NODES), nround = 0;
+  for (int p = 0; p < np && p < PM_MAX_NODES * PM_MAX_NODES; p++) {
+    round[pp[p].a][pp[p].b] = round[pp[p].b][pp[p].a] = pp[p].round;
+    nround = pp[p].round + 1 > nround ? pp[p].round + 1 : nround;
+  }
+  for (int i = 0; i < d->nrecords; i++) {
+    int a, b;
+    const char *st = result_record_label(&d->records[i], "stage");
+    if (pair_of(&d->records[i], "pair_pass", N, &a, &b) && st && strcmp(st, "pairs")) round[a][b] = round[b][a] = -1;
+  }
+  return nround;
+}
+
 /* ---- findings ----------------------------------------------------------------------------------------------- */
 static ddp_result note(result_doc *d, finding_severity sev, const char *check, finding_scope scope, const char *host,
                        const char *subject, double measured, double expected, const char *unit, int passed,
@@ -144,9 +229,10 @@ static ddp_result note(result_doc *d, finding_severity sev, const char *check, f
 }
 
 static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opts *o, const char *const *host,
-                                int from_passes, int nobs, int stand_in, int one_pass, double floor_gbs) {
+                                int from_passes, int nobs, int stand_in, int one_pass, double floor_gbs,
+                                int iters_a_pass) {
   int N = pr->n;
-  char subj[160], text[800];
+  char subj[160], text[1200];
   double bad = 100 * o->bad_pct;
   int drained[PM_MAX_NODES] = {0}, grey[PM_MAX_NODES] = {0};
   ddp_result r = DDP_OK;
@@ -210,12 +296,28 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
     r = note(d, no_rate ? SEV_WARN : SEV_FAIL, no_rate ? PAIR_RETEST_CHECK : "pair_busbw", SCOPE_HOST, host[n], subj,
              pr->p_node[n], o->drain_threshold, "P(bad)", 0, text);
   }
-  /* a path: named as the path, never its hosts */
-  for (int a = 0; r == DDP_OK && pr->state == PM_OK && !shared && a < N; a++)
+  /* a path: named as the path, never its hosts. Every pair of one round named (2 pairs or more) is not failed:
+   * pairs that run at once share the fabric (an uplink that ECMP hashes them onto, a spine; on emulated hosts the
+   * machine's cores), so a round slow as a whole is that as well as several bad paths at once, and the model has no
+   * round term for rounds of fewer than 4 pairs (seen here: 2 of 20 healthy runs of 4 emulated hosts exited 4 on the
+   * two pairs of one round, slow in both passes, at P 0.96-0.99) */
+  int named[PM_MAX_NODES][PM_MAX_NODES] = {{0}}, round[PM_MAX_NODES][PM_MAX_NODES], together[PM_MAX_NODES] = {0};
+  int nround = sched_rounds(d, N, round);
+  for (int a = 0; pr->state == PM_OK && !shared && a < N; a++)
+    for (int b = a + 1; b < N; b++) named[a][b] = pr->p_path[a][b] > o->drain_threshold && !drained[a] && !drained[b];
+  for (int q = 0; q < nround && q < PM_MAX_NODES; q++) {
+    int in = 0, nm = 0;
+    for (int a = 0; a < N; a++)
+      for (int b = a + 1; b < N; b++)
+        if (round[a][b] == q) in++, nm += named[a][b];
+    together[q] = in >= 2 && nm == in ? in : 0;
+  }
+  for (int a = 0; r == DDP_OK && a < N; a++)
     for (int b = a + 1; r == DDP_OK && b < N; b++) {
       double p = pr->p_path[a][b];
-      if (!(p > o->drain_threshold) || drained[a] || drained[b]) continue;
+      if (!named[a][b]) continue;
       snprintf(subj, sizeof subj, "%.70s<->%.70s", host[a], host[b]);
+      int q = round[a][b], all = q >= 0 && q < PM_MAX_NODES ? together[q] : 0;
       /* a path fails only when it was slow in every pass (2 or more): one pair measured once at a bad moment (a
        * burst of load on the machine or the fabric) looks like a bad path to a model whose scale is the pair's own
        * repeats; a slow cable is slow every time */
@@ -228,10 +330,16 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
       else if (!from_passes) /* one pass (a soak's first cycle, a result without per-pass records) */
         snprintf(passes, sizeof passes, "; but measured in one pass only (a path is slow in every pass, a burst of "
                  "load is not): measure again, accept --pair-repeats 3 or more");
+      char mates[384] = "";
+      if (all) {
+        snprintf(mates, sizeof mates, "; but cannot tell: every pair of its round (round %d, %d pairs, each named) ran "
+                 "slow together, which pairs sharing the fabric while they run at once (an uplink, a spine) explains "
+                 "as well as %d bad paths: measure these pairs beside other partners, or again", q + 1, all, all);
+      }
       snprintf(text, sizeof text, "P(bad) = %.3f that this path runs more than %g %% below the healthy level while "
-               "both ends are fine with other partners: the path between them (cable, switch port), not a host%s%s", p,
-               bad, stand_in ? unmeasured : "", passes);
-      int fails = !stand_in && every;
+               "both ends are fine with other partners: the path between them (cable, switch port), not a host%s%s%s",
+               p, bad, stand_in ? unmeasured : "", passes, mates);
+      int fails = !stand_in && every && !all;
       r = note(d, fails ? SEV_FAIL : SEV_WARN, "pair_busbw", SCOPE_PAIR, "", subj, p, o->drain_threshold, "P(bad)",
                0, text);
     }
@@ -263,6 +371,11 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
              o->drain_threshold, "P(bad)", told && !drained[n] && !grey[n], text);
   }
   if (r != DDP_OK) return r;
+  char weight[192] = "";
+  if (o->iter_weight > 0 && o->iter_weight < 1)
+    snprintf(weight, sizeof weight, ", each counting %.2f (a pass's iterations moved together: its passes' medians "
+             "differ more than its iterations spread; about %.1f independent a pass)", o->iter_weight,
+             o->iter_weight * iters_a_pass);
   char base[160] = "no baseline: the healthy level from the run itself";
   if (o->have_baseline && o->baseline_runs < 3)
     snprintf(base, sizeof base, "baseline level %.4g GB/s from %d run, widened by a stated between-run CV of %g %%",
@@ -272,7 +385,7 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
              exp(o->baseline_log), o->baseline_runs, o->baseline_sd);
   snprintf(text, sizeof text, "pair model (docs/accept.md): %d drained, expected false drains %.3f, expected misses "
            "%.3f; prior %g, bad = more than %g %% below healthy, drain threshold %g; noise scale %.2f %% (%s), %d "
-           "iterations from %s; %ld states summed; %s; the stated rates assume the prior",
+           "iterations from %s%s; %ld states summed; %s; the stated rates assume the prior",
            ndrain, efd, emiss, o->prior, bad, o->drain_threshold, 100 * pr->scale,
            pr->scale_from_repeats ? "from the run's repeats"
            : stand_in ? "no repeats: the spread of the upper half of the pairs, a stand-in; nothing drained on it"
@@ -280,7 +393,7 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
            one_pass && (from_passes || !stand_in) ? "one pass, so nothing drained on it"
            : from_passes                           ? "every pass"
                                                    : "the best pass",
-           pr->states, base);
+           weight, pr->states, base);
   /* measured and expected: the list's expected false drains and misses, when the model drew the list (the
    * bottom line prints them); NaN when it could not tell or had no repeats (the text still says what it can) */
   return note(d, SEV_INFO, "pair_model", SCOPE_JOB, "", "job", drains ? efd : NAN, drains ? emiss : NAN, "nodes", 0,
@@ -301,6 +414,8 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
   pm_opts o;
   pair_judge_opts(rules, &o);
   o.scale = scale_without_repeats(obs, nobs, o.scale_default);
+  int iters_a_pass = 0;
+  o.iter_weight = iteration_weight(d, nnodes, &iters_a_pass);
   pm_result *pr = malloc(sizeof *pr);
   if (!pr) {
     free(obs);
@@ -312,7 +427,8 @@ ddp_result pair_judge(result_doc *d, const accept_rules *rules, int nnodes, cons
   if (s == PM_BAD_INPUT) /* the options were checked and the figures filtered: say so, never pass */
     r = note(d, SEV_WARN, "pair_busbw", SCOPE_JOB, "", "job", NAN, NAN, "", 0, pr->why);
   else
-    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0, pair_pass_count(d) < 2, floor_gbs);
+    r = findings_from(d, pr, &o, host, from_passes, nobs, o.scale > 0, pair_pass_count(d) < 2, floor_gbs,
+                      iters_a_pass);
   free(pr);
   *judged = r == DDP_OK;
   return r;

@@ -1,7 +1,9 @@
 /* pair_judge.h: the node-pair verdict of an acceptance run from the pair model (pair_model.h): the model's
  * observations read from a result document, its options from the acceptance rules, and its answer written as
  * findings. A node whose P(bad) exceeds the drain threshold fails on its host (so the drain list has it); a bad
- * path between two nodes that stay fails as the path "a<->b", never as its hosts; a node in the grey zone is a
+ * path between two nodes that stay fails as the path "a<->b", never as its hosts (a warning, "cannot tell", when it
+ * was not slow in every pass, or when every pair of its round in the run's schedule is named with it: pairs that run
+ * at once share the fabric); a node in the grey zone is a
  * warning of check PAIR_RETEST_CHECK on its host (--retest-hosts lists them; never drained, even with --strict);
  * "cannot tell: every pair at one level" is a warning, never a pass. With one figure per pair (no repeats: the
  * noise not measured) nothing is drained or failed on the model's word: those nodes are retested, paths warned. Every node's P(bad) is an info finding of
@@ -9,7 +11,8 @@
  * "pair_model" states the list's expected false drains and misses and what they assume. Pure: no MPI, no I/O.
  *
  * defines: pair_judge, pair_judge_obs, pair_judge_opts, pair_retest_text, accept_baseline_pair_level,
- *          PAIR_PROB_CHECK, PAIR_RETEST_CHECK, PAIR_BAD_PCT_MAX, PAIR_BASELINE_CV */
+ *          PAIR_PROB_CHECK, PAIR_RETEST_CHECK, PAIR_BAD_PCT_{MIN,MAX}, PAIR_PRIOR_{MIN,MAX}, PAIR_DRAIN_{MIN,MAX},
+ *          PAIR_BASELINE_CV */
 #ifndef DDPBENCH_PAIR_JUDGE_H
 #define DDPBENCH_PAIR_JUDGE_H
 
@@ -25,7 +28,13 @@ extern "C" {
 
 #define PAIR_PROB_CHECK "pair_bad_probability" /* src/result/prom.c reads findings of this check */
 #define PAIR_RETEST_CHECK "pair_retest"
-#define PAIR_BAD_PCT_MAX 89 /* the model's bad levels span --bad-pct to 95 % */
+#define PAIR_BAD_PCT_MAX 89 /* the model's bad levels span --bad-pct to PM_BAD_MAX (99.9 %) */
+/* the options' ranges, the same in accept and judge: --bad-pct (PCT), --prior-bad, --drain-threshold */
+#define PAIR_BAD_PCT_MIN 0.1
+#define PAIR_PRIOR_MIN 1e-6
+#define PAIR_PRIOR_MAX 0.5
+#define PAIR_DRAIN_MIN 0.01
+#define PAIR_DRAIN_MAX 0.99
 #define PAIR_BASELINE_CV 0.05 /* the between-run CV a one-run baseline is widened by (stated in its finding) */
 
 /* The model's observations from d: every sample of every "pair_pass" record (one round id for all: the passes' differences are noise too)

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #define NPAIR_MAX (PM_MAX_NODES * (PM_MAX_NODES - 1) / 2)
-#define KB 16 /* levels of a bad node or path: d log-uniform on (bad_pct, 0.95) */
+#define KB 16 /* levels of a bad node or path: d log-uniform on (bad_pct, PM_BAD_MAX) */
 #define KG 9  /* levels of a good node: d = 0 (0.8), or uniform on (0, bad_pct) in 8 steps */
 #define NMU 9
 #define KNORM 2.6136636604911 /* sqrt(pi/2) + sqrt(3) pi / 4: the noise density's normaliser */
@@ -406,6 +406,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
   if (!ok_frac(o->path_prior, 0, 1)) return bad_input(r, "path_prior: a fraction in (0, 1)");
   if (!ok_frac(o->drain_threshold, 0, 1)) return bad_input(r, "drain_threshold: a fraction in (0, 1)");
   if (!(o->grey_lo >= 0 && o->grey_lo < o->grey_hi && o->grey_hi <= 1)) return bad_input(r, "grey zone");
+  if (!(o->iter_weight >= 0 && o->iter_weight <= 1)) return bad_input(r, "iter_weight: in (0, 1], or 0 for 1");
   if (!(isfinite(o->scale) && o->scale >= 0 && o->scale_floor > 0 && o->scale_default > 0))
     return bad_input(r, "scale");
   if (o->have_baseline &&
@@ -445,7 +446,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
 
   /* levels */
   for (int k = 0; k < KB; k++) {
-    w->db[k] = o->bad_pct * pow(0.95 / o->bad_pct, (k + 0.5) / KB);
+    w->db[k] = o->bad_pct * pow(PM_BAD_MAX / o->bad_pct, (k + 0.5) / KB);
     w->ab[k] = log1p(-w->db[k]);
   }
   w->lwb = -log((double)KB);
@@ -498,9 +499,10 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
    * on a grid point (the upper tail is light: a pair a little above its level costs much). */
   double dlo[KB + KG], dhi[KB + KG];
   noise_k nk = noise_k_of(s);
+  double iw = o->iter_weight > 0 ? o->iter_weight : 1;
   for (int k = 0; k < KB; k++) {
-    dlo[k] = o->bad_pct * pow(0.95 / o->bad_pct, (double)k / KB);
-    dhi[k] = o->bad_pct * pow(0.95 / o->bad_pct, (k + 1.0) / KB);
+    dlo[k] = o->bad_pct * pow(PM_BAD_MAX / o->bad_pct, (double)k / KB);
+    dhi[k] = o->bad_pct * pow(PM_BAD_MAX / o->bad_pct, (k + 1.0) / KB);
   }
   for (int g = 0; g < KG; g++) {
     dlo[KB + g] = g ? o->bad_pct * (g - 1.0) / (KG - 1) : 0;
@@ -524,6 +526,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
           double a = log1p(-d), l = 0;
           for (int u = 0; u < ycount[p]; u++)
             l += noise_ll(&nk, y[ystart[p] + u] - w->mu[m] - a, o->gauss_likelihood);
+          l *= iw;
           acc = lse2(acc, l);
         }
         acc -= log((double)nsub);
@@ -691,7 +694,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
   /* the decision and its error rate */
   double iters = 0;
   for (int p = 0; p < w->npair; p++) iters += ycount[p];
-  iters = w->npair ? iters / w->npair : 1;
+  iters = w->npair ? iters / w->npair * (o->iter_weight > 0 ? o->iter_weight : 1) : 1;
   for (int i = 0; i < n; i++) {
     double p = r->p_node[i];
     r->d_node[i] = p > 0 ? dsum[i] / p : 0;

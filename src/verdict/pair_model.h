@@ -13,7 +13,7 @@
  * beat its slower end's healthy rate by more than the noise), and a fraction PM_OUTLIER_FRAC of iterations
  * from a wide t(3) either way (a hiccup, a flapping link's good moment: one iteration must not decide a node);
  * s the scale, from the spread between repeats of the same pair in the same round.
- * A node is bad when d_i > bad_pct. Prior: P(bad) = prior; a bad node's d is log-uniform on (bad_pct, 0.95);
+ * A node is bad when d_i > bad_pct. Prior: P(bad) = prior; a bad node's d is log-uniform on (bad_pct, PM_BAD_MAX);
  * a good node's d is 0 with probability 0.8, else uniform on (0, bad_pct). A bad path's d has the bad prior.
  * Inference: exact sum over the 2^N good/bad states of the nodes (N <= PM_MAX_NODES; the sum stops once a whole
  * number of bad nodes carries under 1e-12 of the mass and less than the number before), the healthy level summed
@@ -35,6 +35,10 @@ extern "C" {
 #endif
 
 #define PM_MAX_NODES 16
+/* The deepest slowdown a bad node or path may have: a pair stalled to 0.0012 GB/s among pairs at 0.5-0.9 (a path
+ * at 20 Mbit/s, 99.8 % down) fitted no level of the 95 % it stopped at before, and with the iterations' weight below 1
+ * its path was not named; 99.9 % (a thousandth of the healthy level) is deeper than the tests shape */
+#define PM_BAD_MAX 0.999
 #define PM_EXACT_GOOD_MAX 12 /* good_levels_exact: the most nodes summed exactly (2^n sets, n 2^n steps) */
 #define PM_OUTLIER_FRAC 0.01  /* iterations that follow neither tail: from t(3) at PM_OUTLIER_SCALE scales */
 #define PM_OUTLIER_SCALE 3.0
@@ -70,6 +74,11 @@ typedef struct {
    * p_path of a pair between good nodes still comes from their single most likely levels: it can name a path for
    * a pair the exact sum explains by a slightly slow end (a 7 % pair of 2 nodes: 0.32). */
   int good_levels_exact;
+  /* (0, 1]: what one iteration counts for in a pair's likelihood (0 is taken as 1). Iterations of one pass that
+   * move together (a burst of load, a round-mate's share of the fabric) are worth fewer independent ones: summed at
+   * full weight, 10 iterations of a pair's lucky pass set the healthy level with the weight of 10 (pair_judge.c
+   * sets it from how the passes' medians differ against the iterations' spread inside a pass). */
+  double iter_weight;
 } pm_opts;
 
 pm_opts pm_opts_default(void);

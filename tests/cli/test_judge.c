@@ -151,6 +151,15 @@ int main(int argc, char **argv) {
   rc = tl_job_run(&jjob, 0, NULL, args);
   CHECK(rc == 2 && strstr(err, "missing.json") && tl_newlines(err) == 1 && !strstr(out, "findings"),
         "missing file: exit %d\n%s%s", rc, out, err);
+  /* the pair model's options take accept's ranges (judge took --bad-pct 0 to 100 and passed a run on 95) */
+  static const char *const out_of_range[][2] = {{"--bad-pct 95", "bad_pct"}, {"--bad-pct 0", "bad_pct"},
+                                               {"--prior-bad 0.9", "prior_bad"}, {"--drain-threshold 1", "drain_threshold"}};
+  for (size_t k = 0; k < sizeof out_of_range / sizeof out_of_range[0]; k++) {
+    snprintf(args, sizeof args, "%s %s", tl_path(dir, "ok.json"), out_of_range[k][0]);
+    rc = tl_job_run(&jjob, 0, NULL, args);
+    CHECK(rc == 2 && strstr(err, out_of_range[k][1]) && tl_newlines(err) == 1 && !out[0], "%s: exit %d\n%s",
+          out_of_range[k][0], rc, err);
+  }
   tl_file_write(tl_path(dir, "junk.json"), "{\"hello\": 1}\n");
   rc = tl_job_run(&jjob, 0, NULL, tl_path(dir, "junk.json"));
   CHECK(rc == 2 && strstr(err, "junk.json") && tl_newlines(err) == 1, "not a result: exit %d\n%s", rc, err);

@@ -2,7 +2,7 @@
 # tests/multinode/lib.sh: N emulated hosts (2 to 4) on one machine, for the multinode tests (sourced).
 #
 # Provides: mn_init (checks, exits 77 naming what the kernel or machine refuses), mn_hosts_up N, mn_shape HOST
-# RATE, mn_shape_pair HOST HOST RATE, mn_cgroup_cpu PCT, mn_mpirun ARGS (Open MPI across the hosts), mn_check / mn_done (the "N passed, N failed" counting),
+# RATE, mn_shape_pair HOST HOST RATE [FABRIC], mn_cgroup_cpu PCT, mn_mpirun ARGS (Open MPI across the hosts), mn_check / mn_done (the "N passed, N failed" counting),
 # and a trap that removes everything it made on every exit path (normal end, failure, signal, CTest timeout).
 #
 # Layout. Each host is a network namespace ddpb<id>n<i> whose processes run in their own UTS namespace with
@@ -128,16 +128,25 @@ mn_shape() {
   ip netns exec "${MN_PREFIX}sw" tc qdisc add dev "${MN_PREFIX}b$i" root tbf rate "$rate" burst 32kbit latency 400ms
 }
 
-# mn_shape_pair HOST_A HOST_B RATE: only the traffic between HOST_A and HOST_B is shaped (the path between two
-# nodes, not either node's link): on each of the two hosts an htb root whose default class is unlimited and a
-# RATE class that a u32 filter fills with the packets addressed to the other host. Returns 1, naming what the
+# mn_shape_pair HOST_A HOST_B RATE [FABRIC]: only the traffic between HOST_A and HOST_B is shaped (the path between
+# two nodes, not either node's link): on each of the two hosts an htb root whose default class is unlimited (or
+# FABRIC, every host's egress then held to it: links, not the machine's cores, bound the pairs, as on a fabric) and
+# a RATE class that a u32 filter fills with the packets addressed to the other host. Returns 1, naming what the
 # kernel refused, when htb or u32 is missing.
 mn_shape_pair() {
-  local a=$1 b=$2 rate=$3 h o err
+  local a=$1 b=$2 rate=$3 fabric=${4:-40gbit} h o err
+  if [ -n "${4:-}" ]; then
+    for h in "${MN_HOSTS[@]}"; do
+      { [ "$h" = "$a" ] || [ "$h" = "$b" ]; } && continue
+      err=$(ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root handle 1: htb default 10 2>&1 &&
+        ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate "$fabric" 2>&1) ||
+        { echo "mn_shape_pair: the kernel refuses htb shaping: $err" >&2; return 1; }
+    done
+  fi
   for h in "$a:$b" "$b:$a"; do
     o=${h#*:} h=${h%%:*}
     if ! err=$(ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root handle 1: htb default 10 2>&1 &&
-      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate 40gbit 2>&1 &&
+      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate "$fabric" 2>&1 &&
       ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:20 htb rate "$rate" ceil "$rate" 2>&1 &&
       ip netns exec "$h" tc filter add dev "$MN_PREFIX" parent 1: protocol ip prio 1 u32 \
         match ip dst "$MN_SUBNET.${o##*n}/32" flowid 1:20 2>&1); then

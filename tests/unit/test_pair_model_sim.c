@@ -203,12 +203,12 @@ static void calibration(int nc) {
       t.n = sizes[z];
       t.mu = o.baseline_sd * gauss();
       for (int i = 0; i < t.n; i++) {
-        if (urand() < prior) t.d[i] = o.bad_pct * pow(0.95 / o.bad_pct, urand());
+        if (urand() < prior) t.d[i] = o.bad_pct * pow(PM_BAD_MAX / o.bad_pct, urand());
         else t.d[i] = urand() < 0.8 ? 0 : o.bad_pct * urand();
       }
       for (int i = 0; i < t.n; i++)
         for (int j = i + 1; j < t.n; j++)
-          t.dpath[i][j] = t.dpath[j][i] = urand() < o.path_prior ? o.bad_pct * pow(0.95 / o.bad_pct, urand()) : 0;
+          t.dpath[i][j] = t.dpath[j][i] = urand() < o.path_prior ? o.bad_pct * pow(PM_BAD_MAX / o.bad_pct, urand()) : 0;
       double s = 0.02 * pow(4, urand()); /* 2 % to 8 %: many nodes near the line */
       int nobs = measure(&t, NZ_MODEL, s, obs);
       outcome oc = judge(&t, obs, nobs, &o, r);
