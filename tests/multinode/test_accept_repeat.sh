@@ -11,7 +11,7 @@
 #     to 10 % of a CPU (its GEMM measured), each without and with the baseline: the host is named in every run (it
 #     alone drained; or, nobody drained, it alone in --retest-hosts or alone warned: "cannot tell" naming it);
 #   - the path between hosts 1 and 2 shaped to 200 Mbit/s, every host's link held to 1 Gbit/s, without and with
-#     the baseline, twice each: the path named, no host drained. The links bound the pairs there, not the machine's
+#     a baseline of 3 runs on that fabric, twice each: the path named, no host drained. The links bound the pairs there, not the machine's
 #     2 cores: with the cores the bound, the pairs of a round share them, and the stalled pair 1-2 hands its
 #     round-mate 3-4 its CPU (0.81-0.97 GB/s against 0.37-0.54 for every other pair, run p2 of 2026-12-07 19:50):
 #     two hosts then look slow beside it, and the model said "cannot tell" on them instead of naming the path. A
@@ -22,7 +22,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 runs=${1:-20}
 fruns=${2:-5}
-mn_bound $((300 + 30 * (2 * runs + 4 * fruns + 4))) "$@"
+mn_bound $((300 + 30 * (2 * runs + 4 * fruns + 7))) "$@"
 mn_init
 mn_cgroup_cpu 10 2>"$MN_DIR/cg.err" || mn_skip "$(cat "$MN_DIR/cg.err")"
 procs=$MN_CG_PROCS
@@ -122,12 +122,21 @@ done
 mn_eq "host 3 held to 10 % of a CPU: host 3 named, nobody else drained, in every run" "$held/$fruns" "$fruns/$fruns"
 mn_eq "host 3 held, baseline: host 3 named, nobody else drained, in every run" "$heldb/$fruns" "$fruns/$fruns"
 
-mn_shape_pair "$h1" "$h2" 200mbit 1gbit 2>shape.err || mn_skip "$(cat shape.err)"
+# every link at 1 Gbit/s first (the path's class at the same rate), and a baseline of 3 runs on that fabric: the
+# baseline above, on unbounded links, sits 8x above every pair here, and its floors failed every healthy pair
+# (2026-12-07 21:04); then the path's class down to 200 Mbit/s
+mn_shape_pair "$h1" "$h2" 1gbit 1gbit 2>shape.err || mn_skip "$(cat shape.err)"
+for i in 1 2 3; do run "f$i"; line "f$i"; done
+fbase=f1.json,f2.json,f3.json
+for h in "$h1" "$h2"; do
+  ip netns exec "$h" tc class change dev "$MN_PREFIX" parent 1: classid 1:20 htb rate 200mbit ceil 200mbit 2>shape.err ||
+    mn_skip "$(cat shape.err)"
+done
 path=0
 for i in 1 2; do
   run "p$i"; line "p$i"
   [ "$(paths "p$i")" = "$h1<->$h2" ] && [ -z "$(drained "p$i")" ] && path=$((path + 1))
-  run "pb$i" --baseline "$base"; line "pb$i"
+  run "pb$i" --baseline "$fbase"; line "pb$i"
   [ "$(paths "pb$i")" = "$h1<->$h2" ] && [ -z "$(drained "pb$i")" ] && path=$((path + 1))
 done
 mn_eq "the path 1-2 shaped: the path named, no host drained, in every run (2 without, 2 with the baseline)" "$path/4" 4/4
