@@ -299,7 +299,7 @@ static ddp_result findings_from(result_doc *d, const pm_result *pr, const pm_opt
   /* a path: named as the path, never its hosts. Every pair of one round named (2 pairs or more) is not failed:
    * pairs that run at once share the fabric (an uplink that ECMP hashes them onto, a spine; on emulated hosts the
    * machine's cores), so a round slow as a whole is that as well as several bad paths at once, and the model has no
-   * round term for rounds of fewer than 4 pairs (seen here: 2 of 20 healthy runs of 4 emulated hosts exited 4 on the
+   * round term for rounds of fewer than 4 pairs (seen here: 2 of 40 healthy runs of 4 emulated hosts exited 4 on the
    * two pairs of one round, slow in both passes, at P 0.96-0.99) */
   int named[PM_MAX_NODES][PM_MAX_NODES] = {{0}}, round[PM_MAX_NODES][PM_MAX_NODES], together[PM_MAX_NODES] = {0};
   int nround = sched_rounds(d, N, round);
