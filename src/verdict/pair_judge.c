@@ -113,11 +113,6 @@ static double scale_without_repeats(const pm_obs *obs, int nobs, double floor_s)
   return s > floor_s ? s : floor_s;
 }
 
-static int cmp_asc(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return a < b ? -1 : a > b;
-}
-
 /* What one iteration counts for (pm_opts.iter_weight), from d's pair_pass records (2 passes or more, 3 iterations
  * a pass or more): k iterations of one pass, independent, give pass medians whose differences between passes have a
  * median of 0.6745 sqrt(pi / k) sigma (sigma the iterations' spread inside a pass: the median over every pair's
@@ -146,12 +141,10 @@ static double iteration_weight(const result_doc *d, int nnodes, int *k_out) {
     for (int j = 0; j < x->nsamples && k < 512; j++)
       if (isfinite(x->samples[j]) && x->samples[j] > 0) v[k++] = log(x->samples[j]);
     if (k < 3) continue;
-    qsort(v, (size_t)k, sizeof *v, cmp_asc);
-    double m = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+    double m = stats_percentile(v, k, 0.5);
     for (int j = 0; j < k; j++) v[j] = fabs(v[j] - m);
-    qsort(v, (size_t)k, sizeof *v, cmp_asc);
     const char *pass = result_record_label(x, "pass");
-    med[n] = m, sig[n] = 1.4826 * (k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2])), kk[n] = k;
+    med[n] = m, sig[n] = 1.4826 * stats_percentile(v, k, 0.5), kk[n] = k;
     pa[n] = a < b ? a : b, pb[n] = a < b ? b : a, ps[n] = pass ? atoi(pass) : 0;
     n++;
   }

@@ -694,7 +694,7 @@ pm_state pm_judge(int n, const pm_obs *obs, int nobs, const pm_opts *o, pm_resul
   /* the decision and its error rate */
   double iters = 0;
   for (int p = 0; p < w->npair; p++) iters += ycount[p];
-  iters = w->npair ? iters / w->npair * (o->iter_weight > 0 ? o->iter_weight : 1) : 1;
+  iters = w->npair ? iters / w->npair * iw : 1;
   for (int i = 0; i < n; i++) {
     double p = r->p_node[i];
     r->d_node[i] = p > 0 ? dsum[i] / p : 0;

@@ -134,25 +134,19 @@ mn_shape() {
 # a RATE class that a u32 filter fills with the packets addressed to the other host. Returns 1, naming what the
 # kernel refused, when htb or u32 is missing.
 mn_shape_pair() {
-  local a=$1 b=$2 rate=$3 fabric=${4:-40gbit} h o err
-  if [ -n "${4:-}" ]; then
-    for h in "${MN_HOSTS[@]}"; do
-      { [ "$h" = "$a" ] || [ "$h" = "$b" ]; } && continue
-      err=$(ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root handle 1: htb default 10 2>&1 &&
-        ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate "$fabric" 2>&1) ||
-        { echo "mn_shape_pair: the kernel refuses htb shaping: $err" >&2; return 1; }
-    done
-  fi
+  local a=$1 b=$2 rate=$3 fabric=${4:-40gbit} h o err hosts=("$1" "$2")
+  [ -n "${4:-}" ] && hosts=("${MN_HOSTS[@]}")
+  for h in "${hosts[@]}"; do
+    err=$(ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root handle 1: htb default 10 2>&1 &&
+      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate "$fabric" 2>&1) ||
+      { echo "mn_shape_pair: the kernel refuses htb/u32 shaping: $err" >&2; return 1; }
+  done
   for h in "$a:$b" "$b:$a"; do
     o=${h#*:} h=${h%%:*}
-    if ! err=$(ip netns exec "$h" tc qdisc add dev "$MN_PREFIX" root handle 1: htb default 10 2>&1 &&
-      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:10 htb rate "$fabric" 2>&1 &&
-      ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:20 htb rate "$rate" ceil "$rate" 2>&1 &&
+    err=$(ip netns exec "$h" tc class add dev "$MN_PREFIX" parent 1: classid 1:20 htb rate "$rate" ceil "$rate" 2>&1 &&
       ip netns exec "$h" tc filter add dev "$MN_PREFIX" parent 1: protocol ip prio 1 u32 \
-        match ip dst "$MN_SUBNET.${o##*n}/32" flowid 1:20 2>&1); then
-      echo "mn_shape_pair: the kernel refuses htb/u32 shaping: $err" >&2
-      return 1
-    fi
+        match ip dst "$MN_SUBNET.${o##*n}/32" flowid 1:20 2>&1) ||
+      { echo "mn_shape_pair: the kernel refuses htb/u32 shaping: $err" >&2; return 1; }
   done
 }
 

@@ -11,11 +11,12 @@
 #     to 10 % of a CPU (its GEMM measured), each without and with the baseline: the host is named in every run (it
 #     alone drained; or, nobody drained, it alone in --retest-hosts or alone warned: "cannot tell" naming it);
 #   - the path between hosts 1 and 2 shaped to 200 Mbit/s, every host's link held to 1 Gbit/s, without and with
-#     a baseline of 3 runs on that fabric, twice each: the path named, no host drained. The links bound the pairs there, not the machine's
-#     2 cores: with the cores the bound, the pairs of a round share them, and the stalled pair 1-2 hands its
-#     round-mate 3-4 its CPU (0.81-0.97 GB/s against 0.37-0.54 for every other pair, run p2 of 2026-12-07 19:50):
-#     two hosts then look slow beside it, and the model said "cannot tell" on them instead of naming the path. A
-#     fabric whose links are independent does not do that (docs/accept.md says what the model assumes).
+#     a baseline of 3 runs on that fabric, twice each: the path named, no host drained. The links bound the pairs
+#     there, not the machine's 2 cores: with the cores the bound, the pairs of a round share them, and the stalled
+#     pair 1-2 hands its round-mate 3-4 its CPU (0.81-0.97 GB/s against 0.37-0.54 for every other pair, run p2 of
+#     2026-12-07 19:50): two hosts then look slow beside it, and the model said "cannot tell" on them instead of
+#     naming the path. A fabric whose links are independent does not do that (docs/accept.md says what the model
+#     assumes).
 # Every run's outcome is printed as a line, so a rule that is right only most of the time shows as a count.
 # Exits 77 with the reason when the machine refuses namespaces, the shaping or cpu cgroups.
 set -uo pipefail
