@@ -97,14 +97,19 @@ void accept_bottom(const cmd_ctx *c, char *out, size_t n) {
     host_list(out, n, &k, warn, nw);
     APPEND(")");
   }
-  /* the node pairs' drain list from the pair model (verdict/pair_judge.c): its stated error rate, when it drew one */
-  for (int i = 0; i < d->findings.n; i++) {
-    const finding *f = &d->findings.v[i];
-    if (strcmp(f->check, "pair_model") || !isfinite(f->measured) || !isfinite(f->expected)) continue;
-    APPEND("  pairs: expected false drains %.2f, misses %.2f", f->measured > 0 ? f->measured : 0.0,
-           f->expected > 0 ? f->expected : 0.0); /* a sum of 1 - P rounded below 0 reads 0.00, never -0.00 */
-    break;
-  }
+  /* the stated error rates: the node pairs' drain list from the pair model (verdict/pair_judge.c), when it drew
+   * one, and the GPUs judged against their peers (verdict/gpu_model.h) */
+  static const struct {
+    const char *check, *what;
+  } rates[] = {{"pair_model", "pairs"}, {"gpu_model", "GPUs"}};
+  for (size_t q = 0; q < sizeof rates / sizeof rates[0]; q++)
+    for (int i = 0; i < d->findings.n; i++) {
+      const finding *f = &d->findings.v[i];
+      if (strcmp(f->check, rates[q].check) || !isfinite(f->measured) || !isfinite(f->expected)) continue;
+      APPEND("  %s: expected false drains %.2f, misses %.2f", rates[q].what, f->measured > 0 ? f->measured : 0.0,
+             f->expected > 0 ? f->expected : 0.0); /* a sum of 1 - P rounded below 0 reads 0.00, never -0.00 */
+      break;
+    }
 }
 
 void collectives_bottom(const cmd_ctx *c, char *out, size_t n) {

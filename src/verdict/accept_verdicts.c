@@ -14,6 +14,7 @@
 #include "pair_passes.h"
 #include "stats.h"
 #include "pair_judge.h"
+#include "gpu_model.h"
 
 /* ---- views: a document's per-GPU records, one view per rank ------------------------------------------------ */
 void accept_views_free(gpu_views *vs) {
@@ -318,13 +319,31 @@ static ddp_result add(result_doc *d, accept_severity sev, const char *check, fin
   return DDP_OK;
 }
 
+/* A GPU's figure against its peers under the GPU model (gpu_model.h): its P(bad), the noise s it was judged with
+ * and how the between-run part of s came about. */
+typedef struct {
+  double p, peer, time;
+  gm_noise noise;
+  char time_src[64];
+} gpu_judgement;
+
+/* A GPU is bad this far below its peers, percent: --bad-pct (accept carries an explicit --relative-fail-pct over to
+ * it), else --relative-fail-pct, else 10 */
+static double gpu_bad_pct(const accept_rules *r) {
+  return r->bad_pct > 0 ? r->bad_pct : r->rel_fail_pct > 0 ? r->rel_fail_pct : 10;
+}
+static double gpu_prior(const accept_rules *r) { return r->prior_bad > 0 ? r->prior_bad : 0.01; }
+static double gpu_drain(const accept_rules *r) { return r->drain_threshold > 0 ? r->drain_threshold : 0.5; }
+#define GPU_GREY_LO 0.05 /* below the drain threshold and above this: "cannot tell", as the pair model's grey zone */
+
 /* Absolute (vs the floor, when there is one) and relative (vs the median of the same GPU model) checks of one
  * figure, higher is better. sv: the small-group verdict (accept_relative_small) of a GPU among 2 or 3 of its
- * model, NULL elsewhere. */
+ * model, NULL elsewhere. gm: the GPU model's judgement of a GPU among 4 or more (NULL: the fixed rule, as for the
+ * GPU-to-GPU copies); *failed set to 1 when gm failed it. */
 static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const gpu_view *g, const char *check,
                                finding_scope scope, const char *host, int rank, const char *subject, double measured,
                                expect_key key, double peer_median, double z, int size, const char *unit,
-                               const accept_small_verdict *sv) {
+                               const accept_small_verdict *sv, const gpu_judgement *gm, int *failed) {
   double margin;
   double floor_v = g->exp.v[key], warn = isfinite(g->exp.v[EXP_WARN_PCT]) ? g->exp.v[EXP_WARN_PCT] : 5;
   if (isfinite(floor_v)) {
@@ -340,6 +359,27 @@ static ddp_result judge_figure(result_doc *d, const accept_rules *rules, const g
     snprintf(c, sizeof c, "%s.rel", check);
     snprintf(text, sizeof text, "vs %s of %d %s: %s", size == 2 ? "the other" : "the median", size, g->model, sv->why);
     DDP_TRY(add(d, sv->sev, c, scope, host, rank, subject, measured, sv->ref, sv->margin_pct, unit, text));
+  } else if (isfinite(peer_median) && size >= 4 && gm && isfinite(gm->p)) {
+    accept_severity s = accept_relative(measured, peer_median, z, size, rules->rel_warn_pct, rules->rel_fail_pct, 3.5, &margin);
+    char c[48], text[480], noise[160];
+    snprintf(c, sizeof c, "%s.rel", check);
+    snprintf(noise, sizeof noise, "its peers spread %.1f %%; a GPU that moves on its own (%g of them) %.1f %% (%s)",
+             100 * expm1(gm->peer), GM_MOVED_FRAC, 100 * expm1(gm->time), gm->time_src);
+    if (gm->p > gpu_drain(rules)) {
+      s = ACCEPT_FAIL, *failed = 1;
+      snprintf(text, sizeof text, "vs the median of %d %s: P(bad) %.3f (bad: more than %g %% below; prior %g), %.1f %% "
+               "below; %s", size, g->model, gm->p, gpu_bad_pct(rules), gpu_prior(rules), -margin, noise);
+    } else if (gm->p > GPU_GREY_LO || (isfinite(margin) && -margin > gpu_bad_pct(rules))) {
+      s = ACCEPT_WARN;
+      snprintf(text, sizeof text, "vs the median of %d %s: cannot tell: %.1f %% below it, P(bad) %.3f (drained above "
+               "%g); %s; a --baseline of 3 or more runs (it measures how a GPU moves between runs) would decide",
+               size, g->model, -margin, gm->p, gpu_drain(rules), noise);
+    } else {
+      if (s == ACCEPT_FAIL) s = ACCEPT_WARN; /* only the model fails a GPU */
+      snprintf(text, sizeof text, "vs the median of %d %s (robust z %.1f): P(bad) %.3f; %s", size, g->model, z, gm->p,
+               noise);
+    }
+    DDP_TRY(add(d, s, c, scope, host, rank, subject, measured, peer_median, margin, unit, text));
   } else if (isfinite(peer_median) && size >= 4) {
     accept_severity s = accept_relative(measured, peer_median, z, size, rules->rel_warn_pct, rules->rel_fail_pct, 3.5, &margin);
     char c[48], text[400];
@@ -398,14 +438,91 @@ static int small_group(const gpu_views *vs, const char *const *model, const doub
   return 1;
 }
 
-static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views *vs) {
+/* How far one GPU's figure moves against its peers between runs (ln), from the baseline's runs (3 or more): per GPU
+ * of the model (matched by host and bus id, on the CPU device host and rank) the spread over the runs of ln(its
+ * figure / its run's median of the model), the median over the GPUs, at least GM_TIME_SD_MIN. gm_time_default when the
+ * baseline has fewer runs or no such GPU. src says which. */
+static double time_spread(const gpu_views *bs, int runs, const char *metric, const char *model, char *src, size_t n) {
+  snprintf(src, n, "assumed for %s: no baseline of 3 runs", strcmp(model, "cpu") ? "a GPU" : "CPU ranks");
+  if (runs < 3) return gm_time_default(model);
+  double *rel = malloc(((size_t)runs + 1) * sizeof *rel), *med = malloc(((size_t)runs + 1) * sizeof *med);
+  double *per = malloc(((size_t)bs[0].n + 1) * sizeof *per), *v = malloc(((size_t)bs[0].n + 1) * sizeof *v);
+  int nper = 0;
+  for (int k = 0; rel && med && per && v && k < runs; k++) { /* each run's median of the model */
+    int m = 0;
+    for (int i = 0; i < bs[k].n; i++) {
+      double x = accept_view_value(&bs[k].g[i], metric);
+      if (!strcmp(bs[k].g[i].model, model) && x > 0) v[m++] = x;
+    }
+    med[k] = m >= 4 ? stats_percentile(v, m, 0.5) : NAN; /* a peer median of 4 or more, as the run judges */
+  }
+  for (int i = 0; rel && med && per && v && i < bs[0].n; i++) {
+    const gpu_view *g = &bs[0].g[i];
+    if (strcmp(g->model, model)) continue;
+    int m = 0;
+    for (int k = 0; k < runs; k++) {
+      const gpu_view *at;
+      double x = baseline_value(&bs[k], metric, g, &at);
+      if (at && x > 0 && med[k] > 0) rel[m++] = log(x / med[k]);
+    }
+    double sp = m >= 3 ? baseline_spread_log(rel, m) : NAN;
+    if (isfinite(sp)) per[nper++] = sp;
+  }
+  double t = nper ? stats_percentile(per, nper, 0.5) : NAN;
+  free(rel), free(med), free(per), free(v);
+  if (!isfinite(t)) return gm_time_default(model);
+  snprintf(src, n, "from %d baseline runs of %d GPUs", runs, nper);
+  return t < GM_TIME_SD_MIN ? GM_TIME_SD_MIN : t;
+}
+
+/* The GPU model's judgement of x[i] against the GPUs of its model (gm_judge) with the between-run spread t. */
+static void gpu_judge_one(const double *x, const char *const *model, int W, int i, double t, const char *tsrc,
+                          double own, const accept_rules *rules, gpu_judgement *gj) {
+  memset(gj, 0, sizeof *gj);
+  gj->p = NAN;
+  double *v = malloc(((size_t)W + 1) * sizeof *v);
+  int m = 0, me = -1;
+  for (int j = 0; v && j < W; j++)
+    if (!strcmp(model[i], model[j])) {
+      if (j == i) me = m;
+      v[m++] = x[j];
+    }
+  gm_judgement j;
+  gm_judge(v ? v : x, v ? m : 0, me, t, own, gpu_bad_pct(rules) / 100, gpu_prior(rules), &j);
+  free(v);
+  gj->p = j.p, gj->noise = j.noise, gj->peer = j.peer, gj->time = j.time;
+  snprintf(gj->time_src, sizeof gj->time_src, "%s", tsrc);
+}
+
+/* The GPU model's stated error rate over the GPUs it judged: one info finding "gpu_model" (measured the expected
+ * false drains, expected the expected misses), none when it judged none. */
+static ddp_result gpu_model_say(result_doc *d, const accept_rules *rules, const double *p, const int *failed, int W) {
+  int judged = 0, nf = 0;
+  for (int i = 0; i < W; i++) judged += isfinite(p[i]), nf += failed[i] != 0;
+  if (!judged) return DDP_OK;
+  double fd, mi;
+  gm_rates(p, failed, W, &fd, &mi);
+  return findings_add_at(&d->findings, "", -1, "gpu_model", SEV_INFO, SCOPE_JOB, "job", fd, mi, "GPUs",
+                         "GPU model (docs/accept.md): %d of %d GPUs judged against 4 or more peers, %d failed, expected "
+                         "false drains %.3f, expected misses %.3f (a GPU is bad more than %g %% below its peers' median; "
+                         "prior %g, drained above P(bad) %g)", judged, W, nf, fd < 0 ? 0.0 : fd, mi, gpu_bad_pct(rules),
+                         gpu_prior(rules), gpu_drain(rules));
+}
+
+static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views *vs, const gpu_views *bs, int runs) {
   int W = vs->n;
   const char **model = malloc(((size_t)W + 1) * sizeof *model);
   double *x = malloc(((size_t)W + 1) * sizeof *x), *ref = malloc(((size_t)W + 1) * sizeof *ref);
   double *z = malloc(((size_t)W + 1) * sizeof *z), *spread = malloc(((size_t)W + 1) * sizeof *spread);
   int *size = malloc(((size_t)W + 1) * sizeof *size);
-  ddp_result r = model && x && ref && z && size && spread ? DDP_OK : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  double *pgpu = malloc(((size_t)W + 1) * sizeof *pgpu); /* each GPU's largest P(bad) over its figures */
+  int *fgpu = calloc((size_t)W + 1, sizeof *fgpu);         /* and whether the model failed one */
+  ddp_result r = model && x && ref && z && size && spread && pgpu && fgpu ? DDP_OK
+                                                                           : DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
+  for (int i = 0; r == DDP_OK && i < W; i++) pgpu[i] = NAN;
   accept_small_verdict sv;
+  gpu_judgement gj;
+  char tsrc[64];
   for (int i = 0; r == DDP_OK && i < W; i++) model[i] = vs->g[i].model;
   char subj[128], metric[64];
   for (int p = 0; r == DDP_OK && p < 4; p++) {
@@ -422,8 +539,11 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
       if (!accept_view_has(g, metric)) continue;
       snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus[0] ? g->bus : "cpu");
       int small = small_group(vs, model, x, spread, W, i, (expect_key)(EXP_GEMM_BF16 + p), rules, &sv);
+      double t = time_spread(bs, runs, metric, g->model, tsrc, sizeof tsrc);
+      gpu_judge_one(x, model, W, i, t, tsrc, median_noise(view_record(g, metric)), rules, &gj);
+      if (isfinite(gj.p) && !(gj.p <= pgpu[i])) pgpu[i] = gj.p;
       r = judge_figure(d, rules, g, check, SCOPE_GPU, g->host, g->rank, subj, x[i], (expect_key)(EXP_GEMM_BF16 + p),
-                       ref[i], z[i], size[i], "TFLOP/s", small ? &sv : NULL);
+                       ref[i], z[i], size[i], "TFLOP/s", small ? &sv : NULL, &gj, &fgpu[i]);
       char mk[64];
       snprintf(mk, sizeof mk, "gemm_%s_clock_reasons", PRECS[p]);
       double reasons = accept_view_value(g, mk);
@@ -458,8 +578,11 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
       if (!accept_view_has(g, copies[c].metric)) continue;
       snprintf(subj, sizeof subj, "rank %d %s", g->rank, g->bus[0] ? g->bus : "cpu");
       int small = small_group(vs, model, x, spread, W, i, copies[c].key, rules, &sv);
+      double t = time_spread(bs, runs, copies[c].metric, g->model, tsrc, sizeof tsrc);
+      gpu_judge_one(x, model, W, i, t, tsrc, median_noise(view_record(g, copies[c].metric)), rules, &gj);
+      if (isfinite(gj.p) && !(gj.p <= pgpu[i])) pgpu[i] = gj.p;
       r = judge_figure(d, rules, g, copies[c].check, SCOPE_GPU, g->host, g->rank, subj, x[i], copies[c].key, ref[i],
-                       z[i], size[i], "GB/s", small ? &sv : NULL);
+                       z[i], size[i], "GB/s", small ? &sv : NULL, &gj, &fgpu[i]);
     }
   }
   for (int i = 0; r == DDP_OK && i < W; i++) { /* links as NVML read them: NVLinks down, PCIe trained below its maximum */
@@ -519,7 +642,7 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
         if (a == b) continue;
         snprintf(subj, sizeof subj, "GPU %d -> GPU %d", a, b);
         r = judge_figure(d, rules, g, "p2p", SCOPE_PAIR, g->host, -1, subj, uni[a * n + b], EXP_P2P, pref[a * n + b],
-                         pz[a * n + b], psize[a * n + b], "GB/s", NULL);
+                         pz[a * n + b], psize[a * n + b], "GB/s", NULL, NULL, NULL);
         double access = accept_view_pair(g, "p2p_peer_access", a, b);
         if (r == DDP_OK && isfinite(access) && !access)
           r = add(d, ACCEPT_WARN, "p2p_access", SCOPE_PAIR, g->host, -1, subj, NAN, NAN, NAN, "",
@@ -527,7 +650,8 @@ static ddp_result judge_gpus(result_doc *d, const accept_rules *rules, gpu_views
       }
     free(uni), free(pz), free(pref), free(psize), free(pg);
   }
-  free(model), free(x), free(ref), free(z), free(size), free(spread);
+  if (r == DDP_OK) r = gpu_model_say(d, rules, pgpu, fgpu, W);
+  free(model), free(x), free(ref), free(z), free(size), free(spread), free(pgpu), free(fgpu);
   return r;
 }
 
@@ -825,7 +949,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       if (isfinite(bf.floor))
         node.exp.v[EXP_NODE_BUSBW] = bf.floor, snprintf(node.exp.src[EXP_NODE_BUSBW], sizeof node.exp.src[0], "%s", bf.src);
       r = judge_figure(d, rules, &node, "node_busbw", SCOPE_HOST, l->host[n], -1, subj, x[n], EXP_NODE_BUSBW, ref[n],
-                       z[n], size[n], "GB/s", NULL);
+                       z[n], size[n], "GB/s", NULL, NULL, NULL);
     }
   }
   free(grp), free(x), free(ref), free(z), free(size);
@@ -956,7 +1080,7 @@ static ddp_result judge_doc(result_doc *d, const accept_rules *rules, confirm_pl
   for (int i = 0; r == DDP_OK && i < vs.n; i++) r = expectations(&vs.g[i], rules, runs ? bs : NULL, notes);
   if (r == DDP_OK) r = baseline_notes_say(d, notes, BASE_NPER_GPU, "GPUs");
   if (r == DDP_OK && runs) r = baseline_shift_gpus(d, &vs);
-  if (r == DDP_OK) r = judge_gpus(d, rules, &vs);
+  if (r == DDP_OK) r = judge_gpus(d, rules, &vs, bs, runs);
   node_layout l;
   if (r == DDP_OK) r = layout_build(d, &l);
   if (r == DDP_OK) {

@@ -6,7 +6,7 @@
 #   - RUNS (default 20) healthy runs without a baseline, and RUNS against a baseline of 3 healthy runs of the same
 #     hosts (--baseline g1.json,g2.json,g3.json): at most 1 run of each kind drains anyone, and the hosts drained
 #     over the RUNS (every one a false drain) are at most the 99 % Poisson bound of the false drains the runs
-#     stated (the pair model's expected false drains, summed);
+#     stated (the pair and GPU models' expected false drains, summed);
 #   - FAULT_RUNS (default 5) runs each with host 2's link shaped to 200 Mbit/s with tbf (a healthy one here: 4-16 Gbit/s), and with host 3's rank held
 #     to 10 % of a CPU (its GEMM measured), each without and with the baseline: the host is named in every run (it
 #     alone drained; or, nobody drained, it alone in --retest-hosts or alone warned: "cannot tell" naming it);
@@ -61,8 +61,9 @@ run_held() {
 }
 drained() { paste -sd' ' "$1.drain" 2>/dev/null; }
 retested() { paste -sd' ' "$1.retest" 2>/dev/null; }
-# the pair model's stated expected false drains (its finding's measured value; 0 when it drew no list)
-stated() { jq '[.findings[] | select(.check == "pair_model") | .measured // 0] | add // 0' "$1.json" 2>/dev/null || echo 0; }
+# the stated expected false drains: the pair model's and the GPU model's (their findings' measured values; 0 when
+# neither drew a list)
+stated() { jq '[.findings[] | select(.check == "pair_model" or .check == "gpu_model") | .measured // 0] | add // 0' "$1.json" 2>/dev/null || echo 0; }
 paths() { grep -E '^pair: fail pair_busbw(\.abs)? \S+<->\S+: ' "$1.txt" | awk '{sub(/:$/, "", $4); print $4}' | sort -u | paste -sd' '; }
 line() { echo "#   $1: exit $(cat "$1.rc"), drained '$(drained "$1")', retest '$(retested "$1")', paths '$(paths "$1")', stated false drains $(stated "$1")"; }
 

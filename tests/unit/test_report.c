@@ -298,7 +298,12 @@ static void test_accept_bottom_no_host(void) {
   c.doc.findings.v[c.doc.findings.n - 1].measured = -1e-17; /* 8 emulated hosts in CI: 1 - P(bad) summed below 0 */
   accept_bottom(&c, line, sizeof line);
   CHECK(strstr(line, "pairs: expected false drains 0.00, misses 0.01"), "never -0.00: '%s'", line);
-  c.doc.findings.n--; /* the counts below are the three findings' */
+  /* the GPU model's stated rates follow the pairs' */
+  findings_add(&c.doc.findings, "gpu_model", SEV_INFO, SCOPE_JOB, "job", 0.184, 0.0021, "GPUs", "GPU model");
+  accept_bottom(&c, line, sizeof line);
+  CHECK(strstr(line, "misses 0.01  GPUs: expected false drains 0.18, misses 0.00") != NULL,
+        "the GPU model's stated rates after the pairs': '%s'", line);
+  c.doc.findings.n -= 2; /* the counts below are the three findings' */
   c.doc.nfailed_hosts = 0;
   char *text = NULL;
   size_t len = 0;

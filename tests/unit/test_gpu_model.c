@@ -1,0 +1,208 @@
+/* test_gpu_model.c: a GPU's P(bad) against its peers (verdict/gpu_model.h), and what accept_judge_doc makes of it.
+ *  - the cases seen on emulated hosts: a CPU rank 11.4 % below three that agree within 0.3 % (robust z -43,
+ *    healthy: a rank the scheduler slowed) and one 17.2 % below are "cannot tell", never drained; 4 ranks
+ *    spreading 45 % with one 66 % below: not drained; one at 14 % of its peers and one held to 10 % of a CPU (70 %
+ *    below peers within 1 %) fail; 70 % below 3 peers that spread 5 % is "cannot tell" (t(2): 3 peers);
+ *  - a GPU 20 % below 7 tight peers fails without a baseline, 8 % below is not bad; a 3-run baseline that measured
+ *    a 1 % move between runs makes a 12 % gap surer;
+ *  - through accept_judge_doc: the verdicts above as findings, and the job's "gpu_model" finding with the stated
+ *    expected false drains and misses;
+ *  - calibration, by simulation (seed 20261207, GM_SIM_CLUSTERS clusters a size, default 4000, of 4, 8 and 16
+ *    GPUs, drawn from the model's own priors: bad with prior 0.01, the peers' spread 1 % and 5 %, a GPU that moved
+ *    on its own with GM_MOVED_FRAC at the row's between-run move): in every bin of P(bad) (0, .05, .2, .5, .8, .95,
+ *    1) with 50 GPUs or more the fraction bad lies in the 99.9 % Wilson interval of the bin's mean P, the expected
+ *    calibration error is at most 0.03, and the stated false drains and misses per cluster lie within
+ *    max(0.05, 3 SE) of those observed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accept_verdicts.h"
+#include "check.h"
+#include "gpu_model.h"
+#include "pair_model.h"
+
+static uint64_t rng = 20261207;
+static double urand(void) { /* splitmix64, (0, 1) */
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull, z = (z ^ (z >> 27)) * 0x94D049BB133111EBull, z ^= z >> 31;
+  return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+static double gauss(void) { return sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand()); }
+
+static double p_of(const double *x, int m, int i, double t) {
+  gm_judgement j;
+  gm_judge(x, m, i, t, NAN, 0.10, 0.01, &j);
+  return j.p;
+}
+
+/* W CPU ranks (host hK, model "cpu" or a GPU's), rank k's fp32 GEMM x[k] (first and last seconds alike) */
+static void doc_make(result_doc *d, int W, const double *x, const char *model) {
+  result_init(d);
+  d->ranks = calloc((size_t)W, sizeof *d->ranks);
+  d->nranks = W;
+  for (int i = 0; i < W; i++) {
+    char h[16], rk[16];
+    snprintf(h, sizeof h, "h%d", i), snprintf(rk, sizeof rk, "%d", i);
+    d->ranks[i].rank = i, d->ranks[i].node = i, d->ranks[i].host = strdup(h);
+    const char *m[] = {"gemm_fp32_tflops", "gemm_fp32_first_tflops", "gemm_fp32_last_tflops"};
+    for (int k = 0; k < 3; k++)
+      result_add(d, "accept", "world", m[k], "TFLOP/s", BETTER_HIGHER, x[i], NULL, NULL, 0, "rank", rk, "host", h,
+                 "gpu", "", "model", model, NULL);
+  }
+}
+
+static const finding *find(const result_doc *d, const char *check, const char *host) {
+  for (int i = 0; i < d->findings.n; i++)
+    if (!strcmp(d->findings.v[i].check, check) && (!host || !strcmp(d->findings.v[i].host, host)))
+      return &d->findings.v[i];
+  return NULL;
+}
+
+static int count(const result_doc *d, const char *check, finding_severity sev) {
+  int n = 0;
+  for (int i = 0; i < d->findings.n; i++) n += !strcmp(d->findings.v[i].check, check) && d->findings.v[i].severity == sev;
+  return n;
+}
+
+static void cases(void) {
+  const double b4[] = {0.886, 1.0, 1.003, 0.997}, b16[] = {0.828, 1.0, 1.01, 0.99};
+  const double spread[] = {0.0276, 0.0190, 0.0066, 0.0199}, slow14[] = {0.14, 1.0, 1.01, 0.99};
+  const double held[] = {0.3, 1.0, 1.01, 0.99}, held5[] = {0.3, 1.0, 1.05, 0.95};
+  double p = p_of(b4, 4, 0, gm_time_default("cpu"));
+  CHECK(p > 0.05 && p < 0.5, "a CPU rank 11.4 %% below 3 that agree (z -43): grey, not drained (P %.3f)", p);
+  p = p_of(b16, 4, 0, gm_time_default("cpu"));
+  CHECK(p < 0.5, "a CPU rank 17.2 %% below 3: not drained (P %.3f)", p);
+  p = p_of(spread, 4, 2, gm_time_default("cpu"));
+  CHECK(p < 0.5, "4 ranks spreading 45 %%, one 66 %% below: not drained, t(3) (P %.3f)", p);
+  p = p_of(slow14, 4, 0, gm_time_default("cpu"));
+  CHECK(p > 0.5, "a rank at 14 %% of its peers: bad (P %.4f)", p);
+  p = p_of(held, 4, 0, gm_time_default("cpu"));
+  CHECK(p > 0.5, "a rank held to 10 %% of a CPU, 70 %% below 3 peers within 1 %%: drained (P %.3f)", p);
+  p = p_of(held5, 4, 0, gm_time_default("cpu"));
+  CHECK(p > 0.05 && p < 0.5, "70 %% below 3 peers that spread 5 %% (t(2)): cannot tell (P %.3f)", p);
+  const double g8[] = {1, 1.01, .99, 1.005, .995, 1.002, .998, 0};
+  double x[8];
+  memcpy(x, g8, sizeof x);
+  x[7] = 0.8;
+  p = p_of(x, 8, 7, gm_time_default("NVIDIA H100 80GB HBM3"));
+  CHECK(p > 0.9, "a GPU 20 %% below 7 tight peers, no baseline: bad (P %.3f)", p);
+  x[7] = 0.92;
+  p = p_of(x, 8, 7, gm_time_default("NVIDIA H100 80GB HBM3"));
+  CHECK(p < 0.05, "8 %% below (not bad), no baseline: P %.3f", p);
+  x[7] = 0.88;
+  double p5 = p_of(x, 8, 7, gm_time_default("NVIDIA H100 80GB HBM3")), p1 = p_of(x, 8, 7, 0.01);
+  CHECK(p1 > p5 && p1 > 0.5, "12 %% below: a baseline that measured 1 %% makes it surer (P %.3f, %.3f assumed)", p1, p5);
+  x[7] = 1;
+  p = p_of(x, 8, 7, 0.05);
+  CHECK(p < 1e-3, "a healthy GPU: P %.2g", p);
+  CHECK(isnan(p_of(x, 3, 0, 0.05)), "3 GPUs: not judged (the small-group rule's)");
+  gm_noise bad = {0.01, 3, 0.005, 3, 0.05};
+  CHECK(isnan(gm_p_bad(-0.1, &bad, 0.1, 0.01)), "a moved scale below the usual one: NaN");
+  gm_noise ok = {0.01, 3, 0.05, 100, 0.05};
+  CHECK(isnan(gm_p_bad(-0.1, &ok, 0.1, 0)) && isnan(gm_p_bad(NAN, &ok, 0.1, 0.01)) && isnan(gm_p_bad(-0.1, &ok, 1.0, 0.01)),
+        "prior 0, g NaN, bad_pct 1: NaN");
+  double fd, mi, pp[] = {0.9, 0.2, NAN, 0.05};
+  int failed[] = {1, 0, 1, 0};
+  gm_rates(pp, failed, 4, &fd, &mi);
+  CHECK(fabs(fd - 0.1) < 1e-12 && fabs(mi - 0.25) < 1e-12, "rates: false drains %.3f misses %.3f", fd, mi);
+
+  /* through accept_judge_doc */
+  struct {
+    const double *x;
+    int bad_at;
+    finding_severity sev;
+    const char *what;
+  } dc[] = {{b4, 0, SEV_WARN, "b4: cannot tell"}, {b16, 0, SEV_WARN, "b16: cannot tell"},
+            {slow14, 0, SEV_FAIL, "14 % of its peers: FAIL"}, {held, 0, SEV_FAIL, "held to 10 %: FAIL"}};
+  for (size_t k = 0; k < sizeof dc / sizeof dc[0]; k++) {
+    result_doc d;
+    doc_make(&d, 4, dc[k].x, "cpu");
+    accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10};
+    CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge %s", dc[k].what);
+    const finding *f = find(&d, "gemm_fp32.rel", "h0");
+    CHECK(f && f->severity == dc[k].sev && strstr(f->text, "P(bad)"), "%s: %s", dc[k].what, f ? f->text : "no finding");
+    CHECK(count(&d, "gemm_fp32.rel", SEV_FAIL) == (dc[k].sev == SEV_FAIL), "%s: no other GPU fails", dc[k].what);
+    const finding *m = find(&d, "gpu_model", NULL);
+    CHECK(m && m->severity == SEV_INFO && isfinite(m->measured) && isfinite(m->expected) &&
+              (dc[k].sev == SEV_FAIL ? m->measured < 0.5 : m->measured == 0) && strstr(m->text, "expected false drains"),
+          "%s: the gpu_model finding states the rates (%s)", dc[k].what, m ? m->text : "none");
+    if (dc[k].sev == SEV_WARN) CHECK(strstr(f->text, "cannot tell") != NULL, "%s: says cannot tell", dc[k].what);
+    result_free(&d);
+  }
+}
+
+/* The 99.9 % Wilson interval of k successes in n at p's side: 1 when p lies in it */
+static int in_wilson(double k, double n, double p) {
+  const double z = 3.2905; /* two-sided 99.9 % */
+  double f = k / n, den = 1 + z * z / n, mid = (f + z * z / (2 * n)) / den;
+  double half = z * sqrt(f * (1 - f) / n + z * z / (4 * n * n)) / den;
+  return p >= mid - half && p <= mid + half;
+}
+
+/* Calibration on clusters drawn from the model's own priors. */
+static void calibration(int clusters) {
+  static const double edges[] = {0, 0.05, 0.2, 0.5, 0.8, 0.95, 1.0000001};
+  enum { NB = 6 };
+  const int sizes[] = {4, 8, 16};
+  const double peers[] = {0.01, 0.05};
+  for (size_t si = 0; si < 3; si++)
+    for (size_t pi = 0; pi < 2; pi++) {
+      int W = sizes[si];
+      double t = gm_time_default("cpu"), n[NB] = {0}, nbad[NB] = {0}, sp[NB] = {0}, total = 0;
+      double st_fd = 0, st_mi = 0, ob_fd = 0, ob_mi = 0, var_fd = 0, var_mi = 0;
+      for (int c = 0; c < clusters; c++) {
+        double x[16], p[16];
+        int isbad[16], failed[16];
+        for (int i = 0; i < W; i++) {
+          isbad[i] = urand() < 0.01;
+          double d = isbad[i] ? 0.10 * pow(PM_BAD_MAX / 0.10, urand()) : 0;
+          double e = peers[pi] * gauss();
+          if (urand() < GM_MOVED_FRAC) e += t * gauss();
+          x[i] = exp(log1p(-d) + e);
+        }
+        double fd_c, mi_c, ofd = 0, omi = 0;
+        for (int i = 0; i < W; i++) {
+          p[i] = p_of(x, W, i, t);
+          failed[i] = p[i] > 0.5;
+          int b = 0;
+          while (b < NB - 1 && !(p[i] < edges[b + 1])) b++;
+          n[b]++, nbad[b] += isbad[i], sp[b] += p[i], total++;
+          ofd += failed[i] && !isbad[i], omi += !failed[i] && isbad[i];
+        }
+        gm_rates(p, failed, W, &fd_c, &mi_c);
+        st_fd += fd_c, st_mi += mi_c, ob_fd += ofd, ob_mi += omi;
+        var_fd += (ofd - fd_c) * (ofd - fd_c), var_mi += (omi - mi_c) * (omi - mi_c);
+      }
+      char where[64];
+      snprintf(where, sizeof where, "%d GPUs, peers %.0f %%, %d clusters", W, 100 * peers[pi], clusters);
+      double ece = 0;
+      for (int b = 0; b < NB; b++) {
+        if (!n[b]) continue;
+        ece += fabs(nbad[b] - sp[b]) / total;
+        if (n[b] < 50) continue;
+        CHECK(in_wilson(nbad[b], n[b], sp[b] / n[b]), "%s: bin [%.2f, %.2f): %.0f GPUs, %.0f bad (%.4f), mean P %.4f",
+              where, edges[b], edges[b + 1], n[b], nbad[b], nbad[b] / n[b], sp[b] / n[b]);
+      }
+      CHECK(ece <= 0.03, "%s: expected calibration error %.4f", where, ece);
+      /* SE of the mean difference observed - stated over the clusters */
+      double se_fd = sqrt(var_fd / clusters / clusters), se_mi = sqrt(var_mi / clusters / clusters);
+      CHECK(fabs(ob_fd - st_fd) / clusters <= fmax(0.05, 3 * se_fd),
+            "%s: false drains a cluster, observed %.4f stated %.4f (SE %.4f)", where, ob_fd / clusters,
+            st_fd / clusters, se_fd);
+      CHECK(fabs(ob_mi - st_mi) / clusters <= fmax(0.05, 3 * se_mi),
+            "%s: misses a cluster, observed %.4f stated %.4f (SE %.4f)", where, ob_mi / clusters, st_mi / clusters,
+            se_mi);
+      printf("# %s: false drains %.4f stated %.4f, misses %.4f stated %.4f, ECE %.4f\n", where, ob_fd / clusters,
+             st_fd / clusters, ob_mi / clusters, st_mi / clusters, ece);
+    }
+}
+
+int main(void) {
+  cases();
+  const char *c = getenv("GM_SIM_CLUSTERS");
+  calibration(c && atoi(c) > 0 ? atoi(c) : 4000);
+  return check_summary();
+}
