@@ -9,16 +9,17 @@
 #include "pair_model.h"
 #include "stats.h"
 
+#define GM_PEER_SD_MIN 0.001 /* ln: the least spread believed of peers that agree to the bit (0.1 %) */
 #define GM_BAD_BINS 64    /* a bad GPU's d: bins of equal prior mass, log-uniform on (bad_pct, PM_BAD_MAX) */
 
 static const struct {
-  const char *model; /* NULL: every other model */
+  const char *model; /* a model's name starts with it ("cpu (OpenBLAS 0.3.21, 1 threads)"); NULL: every other */
   double time_sd;
 } TIME_ROWS[] = {{"cpu", 0.10}, {NULL, 0.05}};
 
 double gm_time_default(const char *model) {
   size_t k = 0;
-  while (TIME_ROWS[k].model && (!model || strcmp(TIME_ROWS[k].model, model))) k++;
+  while (TIME_ROWS[k].model && (!model || strncmp(TIME_ROWS[k].model, model, strlen(TIME_ROWS[k].model)))) k++;
   return TIME_ROWS[k].time_sd;
 }
 
@@ -105,7 +106,7 @@ void gm_judge(const double *x, int m, int i, double time_sd, double own_sd, doub
   double o = isfinite(own_sd) ? own_sd : 0, t = isfinite(time_sd) ? time_sd : 0;
   gm_noise *z = &j->noise;
   z->s = sqrt(j->peer * j->peer + o * o);
-  if (!(z->s > 0)) z->s = GM_TIME_SD_MIN; /* peers that agree to the bit: no scale below the least believed */
+  if (!(z->s > 0)) z->s = GM_PEER_SD_MIN; /* peers that agree to the bit: no scale below the least believed */
   z->s_w = sqrt(z->s * z->s + t * t);
   z->nu = dof(z->s, j->peer, n), z->nu_w = dof(z->s_w, j->peer, n);
   z->moved = GM_MOVED_FRAC;

@@ -9,8 +9,9 @@
  * (peer the robust spread of the peers' ln x, 1.4826 MAD: how the job's GPUs differ now; own the noise of the
  * GPU's median); with probability GM_MOVED_FRAC the GPU moved on its own for this run (a scheduler's placement, a
  * neighbour's load, a clock state), t(nu_w) at scale sqrt(s^2 + time^2), time how far a GPU moves against its
- * peers between runs: a --baseline's runs measure it (pooled over its GPUs); else the device's assumed row
- * (gm_time_default: 10 % for CPU ranks sharing cores, seen at 11 %; 5 % for a GPU). A run's few peers cannot show
+ * peers between runs: the device's row (gm_time_default: 10 % for CPU ranks sharing cores, seen at 11 %; 5 % for a
+ * GPU), or what a --baseline's runs measured when they hold 40 GPU-runs or more (accept_verdicts.c: fewer rarely
+ * show a move that comes in 1 figure of 20). A run's few peers cannot show
  * such a move: one rank of 4 at 11 % below three that agree within 0.3 % is robust z -43 and was healthy.
  * nu and nu_w (Welch-Satterthwaite): only the peers' spread is estimated, from n values (n - 1 degrees), so
  * nu = (n - 1) (s / peer)^4: t(2) where 3 peers that spread decide the noise, Gaussian where the known terms do.
@@ -21,7 +22,7 @@
  * slight slowness on top of it, as the pair model's, counted that spread twice: P(bad) read 3x too low in the
  * simulation).
  *
- * defines: gm_noise, gm_p_bad, gm_judge, gm_judgement, gm_rates, gm_time_default, GM_MOVED_FRAC, GM_TIME_SD_MIN,
+ * defines: gm_noise, gm_p_bad, gm_judge, gm_judgement, gm_rates, gm_time_default, GM_MOVED_FRAC,
  *          GM_NU_GAUSS */
 #ifndef DDPBENCH_GPU_MODEL_H
 #define DDPBENCH_GPU_MODEL_H
@@ -31,11 +32,10 @@ extern "C" {
 #endif
 
 #define GM_MOVED_FRAC 0.05   /* the share of GPU figures that moved on their own in a run */
-#define GM_TIME_SD_MIN 0.005 /* ln: the least a baseline's runs are believed to show (0.5 %) */
 #define GM_NU_GAUSS 100      /* nu at or above this (or infinite): Gaussian */
 
-/* The assumed between-run move (ln) of a GPU of this model against its peers when no baseline measured it: a row
- * per device kind ("cpu": 0.10; any GPU model: 0.05). */
+/* The assumed between-run move (ln) of a GPU of this model against its peers: a row per device kind (a model
+ * whose name starts with "cpu": 0.10; any GPU model: 0.05). */
 double gm_time_default(const char *model);
 
 typedef struct {

@@ -18,6 +18,10 @@
 #include "baseline.h"
 #include "check.h"
 
+/* The GPUs' model: a GPU's name (the GPU model's 5 % row for a move of its own between runs; the CPU's 10 % would make
+ * a rank 20 % below three identical peers "cannot tell", test_gpu_model.c) with no built-in floors */
+#define MODEL "gpu under test"
+
 /* N nodes of one rank each (host hK), rank k's fp32 GEMM gemm[k] (its first and last seconds first[k] and
  * last[k] times it; NULL: 1, 1) and the pairs' busbw pair[] in the order 0-1, 0-2, ..., 1-2, ... (NULL: none). */
 static void doc_make(result_doc *d, int N, const double *gemm, const double *first, const double *last,
@@ -36,7 +40,7 @@ static void doc_make(result_doc *d, int N, const double *gemm, const double *fir
     for (int k = 0; k < 3; k++) {
       snprintf(m, sizeof m, "gemm_fp32_%s", what[k]);
       result_add(d, "accept", "world", m, "TFLOP/s", BETTER_HIGHER, v[k], NULL, NULL, 0, "rank", rk, "host", h, "gpu",
-                 "", "model", "cpu", NULL);
+                 "", "model", MODEL, NULL);
     }
   }
   int p = 0;
@@ -153,8 +157,11 @@ static void test_three_runs(void) {
         "a 20 %% drop fails a 3-run baseline of 1 %% spread, which the floor states");
   result_free(&d);
   CHECK(judge_one(&d, 0.88, 8.8, b, 3), "judge a 12 %% drop");
-  CHECK(count(&d, "gemm_fp32", SEV_FAIL, "--tolerance-pct") == 1 && count(&d, "pair_busbw.abs", SEV_FAIL, NULL) == 1,
-        "a 12 %% drop fails it too: the spread is small, --tolerance-pct is the margin");
+  /* the GEMM: below its floor (--tolerance-pct the margin), but against the 3 peers beside it the GPU model cannot
+   * tell (a GPU moves 5 % on its own in 1 run of 20, which 12 GPU-runs of baseline do not measure): a warning */
+  CHECK(count(&d, "gemm_fp32", SEV_WARN, "--tolerance-pct); cannot tell: against the peers") == 1 &&
+            count(&d, "gemm_fp32", SEV_FAIL, NULL) == 0 && count(&d, "pair_busbw.abs", SEV_FAIL, NULL) == 1,
+        "a 12 %% drop: the GEMM's floor says it and the GPU model cannot tell; the pair fails its floor");
   result_free(&d);
   CHECK(judge(&d, 0.97, 9.7, b, 3), "judge a 3 %% drop");
   CHECK(count(&d, NULL, SEV_FAIL, NULL) == 0, "a 3 %% drop passes");

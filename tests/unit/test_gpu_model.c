@@ -6,7 +6,8 @@
  *  - a GPU 20 % below 7 tight peers fails without a baseline, 8 % below is not bad; a 3-run baseline that measured
  *    a 1 % move between runs makes a 12 % gap surer;
  *  - through accept_judge_doc: the verdicts above as findings, and the job's "gpu_model" finding with the stated
- *    expected false drains and misses;
+ *    expected false drains and misses; against a 3-run baseline, a rank under its floor but not bad against its
+ *    peers is "cannot tell", and the baseline measures the between-run move only from 40 GPU-runs or more;
  *  - calibration, by simulation (seed 20261207, GM_SIM_CLUSTERS clusters a size, default 4000, of 4, 8 and 16
  *    GPUs, drawn from the model's own priors: bad with prior 0.01, the peers' spread 1 % and 5 %, a GPU that moved
  *    on its own with GM_MOVED_FRAC at the row's between-run move): in every bin of P(bad) (0, .05, .2, .5, .8, .95,
@@ -134,6 +135,56 @@ static void cases(void) {
   }
 }
 
+/* Against a --baseline: a GPU below its baseline floor that the GPU model does not find bad against the peers beside
+ * it is "cannot tell" (seen: a CPU rank 10.2 % under a 3-run baseline's floor drained a healthy host); the CPU's row
+ * is found by the model's name ("cpu (OpenBLAS ...)"); a baseline of 48 GPU-runs measures the move (1 %), so a GPU
+ * 12 % below 15 peers fails, where 12 GPU-runs leave the row's 5 % and the same gap is "cannot tell". */
+static void baselines(void) {
+  const char *cpu = "cpu (OpenBLAS 0.3.21, 1 threads)";
+  result_doc b[3], d;
+  const double lv[3] = {1.00, 1.01, 0.99};
+  for (int k = 0; k < 3; k++) {
+    double x[4] = {1.15 * lv[k], lv[k], lv[k], lv[k]}; /* rank 0 ran fast in the baseline */
+    doc_make(&b[k], 4, x, cpu);
+  }
+  double now[4] = {0.93, 1.0, 1.01, 0.99};
+  doc_make(&d, 4, now, cpu);
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = b, .baseline_runs = 3};
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge against a 3-run baseline");
+  const finding *f = find(&d, "gemm_fp32", "h0");
+  CHECK(f && f->severity == SEV_WARN && strstr(f->text, "cannot tell: against the peers"),
+        "a rank under its baseline floor, not bad against its peers: cannot tell (%s)", f ? f->text : "none");
+  f = find(&d, "gemm_fp32.rel", "h0");
+  CHECK(f && strstr(f->text, "assumed for CPU ranks") && strstr(f->text, "10.5 %"),
+        "the CPU's row found by the model's name: %s", f ? f->text : "none");
+  CHECK(count(&d, "gemm_fp32", SEV_FAIL) + count(&d, "gemm_fp32.rel", SEV_FAIL) == 0, "nobody fails");
+  result_free(&d);
+  for (int k = 0; k < 3; k++) result_free(&b[k]);
+
+  const char *gpu = "gpu under test";
+  for (int W = 16; W >= 4; W -= 12) {
+    for (int k = 0; k < 3; k++) {
+      double x[16];
+      for (int i = 0; i < W; i++) x[i] = lv[(k + i) % 3]; /* each GPU moves 1 % between runs */
+      doc_make(&b[k], W, x, gpu);
+    }
+    double y[16];
+    for (int i = 0; i < W; i++) y[i] = lv[i % 3];
+    y[0] = 0.88;
+    doc_make(&d, W, y, gpu);
+    CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge %d GPUs against a 3-run baseline", W);
+    f = find(&d, "gemm_fp32.rel", "h0");
+    if (W == 16)
+      CHECK(f && f->severity == SEV_FAIL && strstr(f->text, "measured over 48 GPU-runs"),
+            "16 GPUs: 48 GPU-runs measure the move; 12 %% below fails: %s", f ? f->text : "none");
+    else
+      CHECK(f && f->severity == SEV_WARN && strstr(f->text, "assumed for a GPU; the baseline's 12 GPU-runs are too few"),
+            "4 GPUs: 12 GPU-runs are too few; 12 %% below is cannot tell: %s", f ? f->text : "none");
+    result_free(&d);
+    for (int k = 0; k < 3; k++) result_free(&b[k]);
+  }
+}
+
 /* The 99.9 % Wilson interval of k successes in n at p's side: 1 when p lies in it */
 static int in_wilson(double k, double n, double p) {
   const double z = 3.2905; /* two-sided 99.9 % */
@@ -202,6 +253,7 @@ static void calibration(int clusters) {
 
 int main(void) {
   cases();
+  baselines();
   const char *c = getenv("GM_SIM_CLUSTERS");
   calibration(c && atoi(c) > 0 ? atoi(c) : 4000);
   return check_summary();
