@@ -745,6 +745,33 @@ static int pair_measured(const node_pair *pairs, int np, int a, int b) {
   return 0;
 }
 
+/* The pair model's P(bad) of host (its PAIR_PROB_CHECK finding) when it drew a drain list with its error rate (its
+ * "pair_model" finding's figures are finite: repeated passes, no shared shift, not "cannot tell"); NaN otherwise. */
+static double model_node_p(const result_doc *d, const char *host) {
+  double p = NAN;
+  int rate = 0;
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (!strcmp(f->check, PAIR_PROB_CHECK) && !strcmp(f->host, host)) p = f->measured;
+    if (!strcmp(f->check, "pair_model")) rate = isfinite(f->measured) && isfinite(f->expected);
+  }
+  return rate ? p : NAN;
+}
+
+/* 1 when the pair model (pair_judge, already run on d) drew a drain list with its error rate, stated both ends'
+ * P(bad) (*pa, *pb) at or below thr and named no path between hosts a and b */
+static int model_clears(const result_doc *d, const char *a, const char *b, double thr, double *pa, double *pb) {
+  *pa = model_node_p(d, a), *pb = model_node_p(d, b);
+  char ab[160], ba[160];
+  snprintf(ab, sizeof ab, "%.70s<->%.70s", a, b), snprintf(ba, sizeof ba, "%.70s<->%.70s", b, a);
+  for (int i = 0; i < d->findings.n; i++) {
+    const finding *f = &d->findings.v[i];
+    if (!strcmp(f->check, "pair_busbw") && f->scope == SCOPE_PAIR && (!strcmp(f->subject, ab) || !strcmp(f->subject, ba)))
+      return 0;
+  }
+  return *pa <= thr && *pb <= thr;
+}
+
 /* The confirmation pass: a node that the pairs name or leave a suspect (need[n]), none of whose failed
  * pairs is with a node that passed with another partner, is not proven: its partners may be the slow ones (a ring
  * with slow hosts two apart names the healthy host between them). Each such node is paired with a node that passed
@@ -786,7 +813,7 @@ out:
 }
 
 static ddp_result pair_structure(result_doc *d, const node_layout *l, const node_pair *pairs, const int *state,
-                                 const int *fidx, int np, confirm_plan *cp) {
+                                 const int *fidx, int np, confirm_plan *cp, double drain_thr) {
   int N = l->nnodes, judged = 0, failed = 0;
   for (int p = 0; p < np; p++) judged += state[p] != 0, failed += state[p] == 2;
   char subj[160], text[320];
@@ -799,7 +826,7 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
   int *culprit = calloc((size_t)N + 1, sizeof *culprit);
   DDP_CHECK_ALLOC(culprit);
   ddp_result r = DDP_OK;
-  for (int n = 0; n < N; n++) {
+  for (int n = 0; r == DDP_OK && n < N; n++) {
     int mine = 0, mine_failed = 0, pass_without = -1;
     for (int p = 0; p < np; p++) {
       if (!state[p]) continue;
@@ -808,6 +835,16 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
       if (!in && state[p] == 1 && pass_without < 0) pass_without = p;
     }
     if (!mine || mine_failed != mine || pass_without < 0) continue;
+    /* the pair model, where it drew its list with a stated rate, has the last word on a host: floors state none
+     * (seen: a host whose one judged pair was with a held host, the rest refused as noisy, drained "1 of 1") */
+    double pm = model_node_p(d, l->host[n]);
+    if (pm <= drain_thr) {
+      snprintf(subj, sizeof subj, "%.100s (all its pairs)", l->host[n]);
+      snprintf(text, sizeof text, "every judged pair with this node fails its floor (%d of %d), but cannot tell: the "
+               "pair model, which reads every iteration, gives it P(bad) %.3f: measure again", mine_failed, mine, pm);
+      r = add(d, ACCEPT_WARN, "pair_busbw.abs", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "GB/s", text);
+      continue;
+    }
     culprit[n] = 1;
     const node_pair *ok = &pairs[pass_without];
     snprintf(subj, sizeof subj, "%.100s (all its pairs)", l->host[n]);
@@ -920,29 +957,6 @@ static ddp_result pair_floors(result_doc *d, const accept_rules *rules, const no
   }
   free(v);
   return baseline_notes_say(d, &note, 1, "pairs");
-}
-
-/* 1 when the pair model (pair_judge, already run on d) drew a drain list with its error rate (its "pair_model"
- * finding's figures are finite: repeated passes, no shared shift, not "cannot tell"), stated both ends' P(bad) (*pa,
- * *pb) at or below thr and named no path between hosts a and b */
-static int model_clears(const result_doc *d, const char *a, const char *b, double thr, double *pa, double *pb) {
-  *pa = *pb = NAN;
-  int rate = 0;
-  char ab[160], ba[160];
-  snprintf(ab, sizeof ab, "%.70s<->%.70s", a, b), snprintf(ba, sizeof ba, "%.70s<->%.70s", b, a);
-  for (int i = 0; i < d->findings.n; i++) {
-    const finding *f = &d->findings.v[i];
-    if (!strcmp(f->check, PAIR_PROB_CHECK)) {
-      if (!strcmp(f->host, a)) *pa = f->measured;
-      if (!strcmp(f->host, b)) *pb = f->measured;
-    } else if (!strcmp(f->check, "pair_busbw") && f->scope == SCOPE_PAIR &&
-               (!strcmp(f->subject, ab) || !strcmp(f->subject, ba))) {
-      return 0;
-    } else if (!strcmp(f->check, "pair_model")) {
-      rate = isfinite(f->measured) && isfinite(f->expected);
-    }
-  }
-  return rate && *pa <= thr && *pb <= thr;
 }
 
 static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gpu_views *vs, const node_layout *l,
@@ -1081,7 +1095,7 @@ static ddp_result judge_nodes(result_doc *d, const accept_rules *rules, const gp
       }
     }
     accept_localization_free(&loc);
-    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, fidx, np, cp);
+    if (r == DDP_OK) r = pair_structure(d, l, pairs, state, fidx, np, cp, gpu_drain(rules));
   }
   free(pairs), free(value), free(exp), free(state), free(fidx), free(bfl), free(bmedian);
   return r;

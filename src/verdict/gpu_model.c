@@ -105,10 +105,12 @@ void gm_judge(const double *x, int m, int i, double time_sd, double own_sd, doub
   if (!isfinite(j->peer) || !isfinite(j->g)) return;
   double o = isfinite(own_sd) ? own_sd : 0, t = isfinite(time_sd) ? time_sd : 0;
   gm_noise *z = &j->noise;
-  z->s = sqrt(j->peer * j->peer + o * o);
+  /* the yardstick's own noise: the median of n peers varies as pi / (2 n) of one figure's variance */
+  double pe = j->peer * sqrt(1 + 1.5707963267948966 / n); /* the estimated part */
+  z->s = sqrt(pe * pe + o * o);
   if (!(z->s > 0)) z->s = GM_PEER_SD_MIN; /* peers that agree to the bit: no scale below the least believed */
   z->s_w = sqrt(z->s * z->s + t * t);
-  z->nu = dof(z->s, j->peer, n), z->nu_w = dof(z->s_w, j->peer, n);
+  z->nu = dof(z->s, pe, n), z->nu_w = dof(z->s_w, pe, n);
   z->moved = GM_MOVED_FRAC;
   j->p = gm_p_bad(j->g, z, bad_pct, prior);
 }

@@ -624,8 +624,47 @@ static void test_floor_model(void) {
   result_free(&d), result_free(&b);
 }
 
+/* The floors' culprit rule (every judged pair of a host fails its floor while another pair passes) gives way to the
+ * pair model where it drew its list with a stated rate (seen: a host whose one judged pair was with a held host,
+ * its other pairs' floors refused as noisy, drained "1 of 1" beside it). 4 nodes, 3 baseline runs whose pairs 0-1
+ * and 1-2 varied 6x between them (refused), node 3 slow today: node 3 drained, node 1 not. */
+static void test_floor_culprit_model(void) {
+  result_doc b[3], d;
+  for (int k = 0; k < 3; k++) {
+    cluster_doc(&b[k], 4, NULL, -1, -1);
+    for (int i = 0; k && i < b[k].nrecords; i++) {
+      result_record *x = &b[k].records[i];
+      if (strcmp(x->group, "pair:0-1") && strcmp(x->group, "pair:1-2")) continue;
+      double f = k == 1 ? 0.3 : 1.8;
+      x->value *= f;
+      for (int j = 0; j < x->nsamples; j++) x->samples[j] *= f;
+    }
+  }
+  int slow[] = {3, -1};
+  cluster_doc(&d, 4, slow, -1, -1);
+  accept_rules rules = {.rel_warn_pct = 5, .rel_fail_pct = 10, .tolerance_pct = 10, .baseline = b, .baseline_runs = 3};
+  CHECK(accept_judge_doc(&d, &rules) == DDP_OK, "judge against 3 runs");
+  const char *hosts[] = {"h0", "h1", "h2", "h3"};
+  hosts_verdict hv;
+  CHECK(hosts_judge(&d, hosts, 4, 0, &hv) == DDP_OK, "hosts");
+  char drained[128] = "";
+  for (int i = 0; i < d.nfailed_hosts; i++)
+    snprintf(drained + strlen(drained), sizeof drained - strlen(drained), "%s%s", i ? "," : "", d.failed_hosts[i]);
+  int warned = 0;
+  for (int i = 0; i < d.findings.n; i++)
+    warned += !strcmp(d.findings.v[i].check, "pair_busbw.abs") && d.findings.v[i].severity == SEV_WARN &&
+              !strcmp(d.findings.v[i].host, "h1") && strstr(d.findings.v[i].text, "every judged pair") &&
+              strstr(d.findings.v[i].text, "cannot tell: the pair model");
+  CHECK(!strcmp(drained, "h3") && warned == 1, "node 3 slow: drained '%s' (want h3), h1's floors-only culprit a "
+        "warning (%d)", drained, warned);
+  if (strcmp(drained, "h3")) dump(&d);
+  result_free(&d);
+  for (int k = 0; k < 3; k++) result_free(&b[k]);
+}
+
 int main(void) {
   test_floor_model();
+  test_floor_culprit_model();
   test_no_repeats();
   test_obs();
   test_slow_hosts();

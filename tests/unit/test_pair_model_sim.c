@@ -28,22 +28,7 @@
 #include "pair_model.h"
 #include "pairs.h"
 #include "rules.h"
-
-static uint64_t rng = 20261207;
-static double urand(void) { /* splitmix64, (0, 1) */
-  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull, z = (z ^ (z >> 27)) * 0x94D049BB133111EBull, z ^= z >> 31;
-  return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
-}
-static double gauss(void) { return sqrt(-2 * log(urand())) * cos(6.283185307179586 * urand()); }
-static double t3(void) {
-  double z = gauss(), c = 0;
-  for (int i = 0; i < 3; i++) {
-    double g = gauss();
-    c += g * g;
-  }
-  return z / sqrt(c / 3);
-}
+#include "sim_rng.h"
 
 typedef enum { NZ_MODEL, NZ_T3, NZ_GAUSS, NZ_BIMODAL, NZ_DRIFT } noise_kind;
 static const char *noise_name[] = {"model", "t3", "gauss", "bimodal", "drift"};
