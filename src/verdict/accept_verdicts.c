@@ -868,6 +868,7 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
       snprintf(text, sizeof text, "every judged pair with this node fails its floor (%d of %d), but cannot tell: the "
                "pair model, which reads every iteration, gives it P(bad) %.3f: measure again", mine_failed, mine, pm);
       r = add(d, ACCEPT_WARN, "pair_busbw.abs", SCOPE_HOST, l->host[n], -1, subj, NAN, NAN, NAN, "GB/s", text);
+      culprit[n] = -1; /* not a culprit; the confirmation pass measures it again */
       continue;
     }
     culprit[n] = 1;
@@ -880,7 +881,10 @@ static ddp_result pair_structure(result_doc *d, const node_layout *l, const node
   }
   int *need = cp ? calloc((size_t)N + 1, sizeof *need) : NULL; /* culprits and suspects, for the plan */
   if (cp && !need) r = DDP_FAIL(DDP_ERR_SYSTEM, "out of host memory");
-  for (int n = 0; need && n < N; n++) need[n] = culprit[n];
+  for (int n = 0; n < N; n++) {
+    if (need) need[n] = culprit[n] != 0;
+    culprit[n] = culprit[n] > 0;
+  }
   for (int p = 0; r == DDP_OK && p < np; p++) {
     int a = pairs[p].a, b = pairs[p].b;
     if (state[p] == 2 && (culprit[a] || culprit[b])) { /* the culprit's failure: counted against its host */
