@@ -527,9 +527,11 @@ static void gpu_judge_one(const double *x, const char *const *model, int W, int 
 static void gpu_judge_all(const gpu_views *vs, const double *x, const char *const *model, int W, const char *metric,
                           const gpu_views *bs, int runs, const accept_rules *rules, gpu_judgement *gj) {
   char tsrc[96];
+  double t = NAN;
   for (int i = 0; i < W; i++) {
     const gpu_view *g = &vs->g[i];
-    double t = time_spread(bs, runs, metric, g->model, tsrc, sizeof tsrc);
+    if (!i || strcmp(model[i], model[i - 1])) /* once per model: the GPUs of a job are mostly one */
+      t = time_spread(bs, runs, metric, g->model, tsrc, sizeof tsrc);
     gpu_judge_one(x, model, W, i, t, tsrc, median_noise(view_record(g, metric)), rules, &gj[i]);
   }
   for (int i = 0; i < W; i++) {
